@@ -1,0 +1,1 @@
+"""Backends: the numpy reference interpreter (and later IR XML, CPU and OpenCL)."""

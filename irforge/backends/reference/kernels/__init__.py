@@ -1,0 +1,5 @@
+"""Reference kernels, one module per dialect family; importing this registers them all."""
+
+from irforge.backends.reference.kernels import activation, conv, elementwise
+
+FAMILIES = (activation, conv, elementwise)

@@ -1,0 +1,74 @@
+"""Building models in Python: what frontends, tests and examples use to make `nn` modules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region, SSAValue
+
+from irforge.dialects.nn.base import OpT, build
+from irforge.dialects.nn.constant import INLINE_LIMIT, Constant
+from irforge.model import Model
+from irforge.weights import WeightStore
+from irforge.weights.dtypes import to_xdsl
+
+
+class ModelBuilder:
+    """Appends `nn` ops to one function; `finish()` returns the `Model`."""
+
+    def __init__(self, store: WeightStore | None = None) -> None:
+        self.store = store if store is not None else WeightStore()
+        self.block = Block()
+        self._input_names: list[str] = []
+        self._outputs: list[tuple[SSAValue, str]] = []
+
+    def input(self, name: str, shape: Sequence[int], dtype: np.dtype | type = np.float32) -> SSAValue:
+        self._input_names.append(name)
+        t = TensorType(to_xdsl(np.dtype(dtype)), list(shape))
+        return self.block.insert_arg(t, len(self.block.args))
+
+    def constant(self, array: np.ndarray, name: str = "const") -> SSAValue:
+        """A constant: inline when small, otherwise a new weight-store entry."""
+        array = np.asarray(array)
+        if array.size <= INLINE_LIMIT:
+            op = Constant.inline(array)
+        else:
+            weight = self.store.add(array, name)
+            op = Constant.reference(weight, TensorType(to_xdsl(array.dtype), list(array.shape)))
+        self.block.add_op(op)
+        return op.output
+
+    def add(
+        self,
+        cls: type[OpT],
+        operands: Sequence[SSAValue],
+        *,
+        num_results: int = 1,
+        name: str | None = None,
+        **props: object,
+    ) -> OpT:
+        op = build(cls, operands, num_results=num_results, name=name, **props)
+        self.block.add_op(op)
+        return op
+
+    def output(self, value: SSAValue, name: str) -> None:
+        self._outputs.append((value, name))
+
+    def finish(self, func_name: str = "main") -> Model:
+        values = [v for v, _ in self._outputs]
+        self.block.add_op(ReturnOp(*values))
+        func = FuncOp(
+            func_name,
+            ([a.type for a in self.block.args], [v.type for v in values]),
+            Region(self.block),
+            arg_attrs=_name_attrs(self._input_names),
+            res_attrs=_name_attrs([n for _, n in self._outputs]),
+        )
+        return Model(ModuleOp([func]), self.store)
+
+
+def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({"nn.name": StringAttr(n)}) for n in names])

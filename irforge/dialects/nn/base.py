@@ -1,0 +1,257 @@
+"""What every `nn` op shares: the layer name, the textual form, shape inference, verification.
+
+An `nn` op is declared as an IRDL class deriving from `NNOp`. It lists its operands,
+results and properties, implements `infer_shapes` (result types from operand types and
+properties), and may add `verify_attributes` for property checks. `NNOp.verify_` runs both,
+then checks that the declared result types agree with the inferred ones, so a wrong shape in
+hand-written IR is caught where it is written.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from typing import ClassVar, TypeVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    NoneType,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, traits_def
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+DYN = DYNAMIC_INDEX
+"""A dimension whose size is not known until run time (`?` in the IR)."""
+
+Shape = tuple[int, ...]
+
+IntArrayAttr = DenseArrayBase.constr(i64)
+FloatArrayAttr = DenseArrayBase.constr(f32)
+
+
+class NNOp(IRDLOperation, ABC):
+    """Base of all `nn` ops: a pure tensor op with a framework layer name."""
+
+    layer_name = opt_prop_def(StringAttr, prop_name="name")
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    STRING_CHOICES: ClassVar[Mapping[str, frozenset[str]]] = {}
+    """Allowed values of string-valued properties, checked by the verifier."""
+
+    @abstractmethod
+    def infer_shapes(self) -> list[TensorType]:
+        """Result types computed from the operand types and the properties."""
+
+    def verify_attributes(self) -> None:
+        """Property checks beyond their types; raise `self.error(...)` on violation."""
+
+    # -- helpers for subclasses ------------------------------------------------------
+    @property
+    def label(self) -> str:
+        layer = self.layer_name
+        return f"{self.name} '{layer.data}'" if layer is not None else self.name
+
+    def error(self, message: str) -> VerifyException:
+        return VerifyException(f"{self.label}: {message}")
+
+    def operand_type(self, index: int) -> TensorType:
+        t = self.operands[index].type
+        if not isinstance(t, TensorType):
+            raise self.error(f"operand #{index} must be a tensor, got {t}")
+        return t
+
+    def operand_shape(self, index: int) -> Shape:
+        return tuple(self.operand_type(index).get_shape())
+
+    def ints(self, prop: str) -> tuple[int, ...]:
+        value = getattr(self, prop)
+        if value is None:
+            return ()
+        assert isinstance(value, DenseArrayBase)
+        return tuple(int(v) for v in value.get_values())
+
+    def floats(self, prop: str) -> tuple[float, ...]:
+        value = getattr(self, prop)
+        if value is None:
+            return ()
+        assert isinstance(value, DenseArrayBase)
+        return tuple(float(v) for v in value.get_values())
+
+    def int_prop(self, prop: str) -> int:
+        value = getattr(self, prop)
+        assert isinstance(value, IntegerAttr)
+        return int(value.value.data)
+
+    def float_prop(self, prop: str) -> float:
+        value = getattr(self, prop)
+        assert isinstance(value, FloatAttr)
+        return float(value.value.data)
+
+    def bool_prop(self, prop: str) -> bool:
+        value = getattr(self, prop)
+        assert isinstance(value, IntegerAttr)
+        return bool(value.value.data)
+
+    def str_prop(self, prop: str) -> str:
+        value = getattr(self, prop)
+        assert isinstance(value, StringAttr)
+        return value.data
+
+    def property_value(self, prop: str) -> object:
+        """The Python value of a property, whatever its kind (for interpreters)."""
+        return python_value(getattr(self, prop))
+
+    # -- verification ----------------------------------------------------------------
+    def check_properties(self) -> None:
+        """Property checks that need no operand types: enumerations, then the op's own."""
+        for prop, allowed in self.STRING_CHOICES.items():
+            if getattr(self, prop) is not None and self.str_prop(prop) not in allowed:
+                raise self.error(
+                    f"{prop} must be one of {', '.join(sorted(allowed))}, "
+                    f"got '{self.str_prop(prop)}'"
+                )
+        self.verify_attributes()
+
+    def verify_(self) -> None:
+        self.check_properties()
+        if any(not isinstance(o.type, TensorType) for o in self.operands):
+            return
+        inferred = self.infer_shapes()
+        if len(inferred) != len(self.results):
+            raise self.error(f"expected {len(inferred)} results, got {len(self.results)}")
+        for i, (result, expected) in enumerate(zip(self.results, inferred)):
+            if not isinstance(result.type, TensorType):
+                raise self.error(f"result #{i} must be a tensor, got {result.type}")
+            if not types_compatible(result.type, expected):
+                raise self.error(
+                    f"result #{i} has type {result.type} but the operands imply {expected}"
+                )
+
+
+def types_compatible(declared: TensorType, inferred: TensorType) -> bool:
+    """Same element type and rank, and equal sizes where both are known."""
+    if declared.element_type != inferred.element_type:
+        return False
+    a, b = declared.get_shape(), inferred.get_shape()
+    return len(a) == len(b) and all(x == y or DYN in (x, y) for x, y in zip(a, b))
+
+
+def tensor(shape: Iterable[int], element_type: Attribute) -> TensorType:
+    return TensorType(element_type, list(shape))
+
+
+def known(*dims: int) -> bool:
+    return all(d != DYN for d in dims)
+
+
+def product(dims: Iterable[int]) -> int:
+    """Product of sizes, DYN if any size is DYN."""
+    result = 1
+    for d in dims:
+        if d == DYN:
+            return DYN
+        result *= d
+    return result
+
+
+def normalize_axis(op: NNOp, axis: int, rank: int, prop: str = "axis") -> int:
+    if not -rank <= axis < rank:
+        raise op.error(f"{prop} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def broadcast_shapes(op: NNOp, a: Shape, b: Shape) -> Shape:
+    """Numpy broadcasting of two shapes, with DYN for sizes known only at run time."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1 or x == y:
+            out.append(x)
+        elif DYN in (x, y):
+            out.append(x if y == DYN else y)
+        else:
+            raise op.error(f"shapes {list(a)} and {list(b)} cannot be broadcast")
+    return tuple(out)
+
+
+# -- building ops ----------------------------------------------------------------------
+def attr(value: object) -> Attribute:
+    """The attribute for a Python property value (int, float, bool, str, int/float list)."""
+    if isinstance(value, Attribute):
+        return value
+    if isinstance(value, bool):
+        return BoolAttr.from_bool(value)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, f32)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, Sequence):
+        values = list(value)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return DenseArrayBase.from_list(i64, [int(v) for v in values])
+        return DenseArrayBase.from_list(f32, [float(v) for v in values])
+    raise TypeError(f"no attribute for property value {value!r}")
+
+
+def python_value(value: Attribute | None) -> object:
+    """Inverse of `attr`: the Python value held by a property attribute."""
+    if value is None:
+        return None
+    if isinstance(value, IntegerAttr):
+        data = int(value.value.data)
+        return bool(data) if value.type.width.data == 1 else data
+    if isinstance(value, FloatAttr):
+        return float(value.value.data)
+    if isinstance(value, StringAttr):
+        return value.data
+    if isinstance(value, DenseArrayBase):
+        return tuple(value.get_values())
+    return value
+
+
+OpT = TypeVar("OpT", bound=NNOp)
+
+
+def build(
+    cls: type[OpT],
+    operands: Sequence[SSAValue],
+    *,
+    num_results: int = 1,
+    name: str | None = None,
+    **props: object,
+) -> OpT:
+    """Create an `nn` op with its result types inferred from operands and properties.
+
+    Raises `VerifyException` (naming the op and the property) for invalid properties.
+    """
+    properties = {k: attr(v) for k, v in props.items() if v is not None}
+    if name is not None:
+        properties["name"] = StringAttr(name)
+    probe = cls.create(
+        operands=list(operands), result_types=[NoneType()] * num_results, properties=properties
+    )
+    try:
+        probe.check_properties()
+        result_types = probe.infer_shapes()
+    finally:
+        probe.drop_all_references()
+    return cls.create(operands=list(operands), result_types=result_types, properties=properties)

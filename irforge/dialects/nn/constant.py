@@ -1,0 +1,129 @@
+"""`nn.constant`: a tensor known at compile time.
+
+Large tensors live in the weight store and are referenced by symbol; small ones (scalars,
+shape vectors) may be inline dense attributes:
+
+    %w = nn.constant @conv1_w : tensor<64x3x7x7xf32>
+    %s = nn.constant dense<[1, 2048]> : tensor<2xi64>
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+)
+from xdsl.irdl import irdl_op_definition, opt_prop_def, result_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from irforge.dialects.nn.base import NNOp
+from irforge.weights.dtypes import from_xdsl, to_xdsl
+
+INLINE_LIMIT = 16
+"""Constants with at most this many elements are printed inline, larger ones go to the store."""
+
+
+@irdl_op_definition
+class Constant(NNOp):
+    """A constant tensor: a weight-store reference (`@name`) or an inline dense value."""
+
+    name = "nn.constant"
+
+    weight = opt_prop_def(SymbolRefAttr)
+    value = opt_prop_def(DenseIntOrFPElementsAttr)
+    output = result_def(TensorType)
+
+    assembly_format = None
+
+    def infer_shapes(self) -> list[TensorType]:
+        if self.value is not None:
+            value_type = self.value.get_type()
+            assert isinstance(value_type, TensorType)
+            return [value_type]
+        assert isinstance(self.output.type, TensorType)
+        return [self.output.type]
+
+    def verify_attributes(self) -> None:
+        if (self.weight is None) == (self.value is None):
+            raise self.error("exactly one of a weight reference or an inline value is needed")
+
+    @property
+    def weight_name(self) -> str | None:
+        return None if self.weight is None else self.weight.root_reference.data
+
+    @staticmethod
+    def inline(array: np.ndarray, name: str | None = None) -> Constant:
+        """An inline constant holding `array` (meant for small arrays)."""
+        array = np.ascontiguousarray(array)
+        if array.dtype == np.bool_:
+            raw = (array.astype(np.uint8) * 0xFF).tobytes()
+        else:
+            raw = array.tobytes()
+        t = TensorType(to_xdsl(array.dtype), list(array.shape))
+        props = {"value": DenseIntOrFPElementsAttr(t, BytesAttr(raw))}
+        if name is not None:
+            props["name"] = StringAttr(name)
+        return Constant.create(properties=props, result_types=[t])
+
+    @staticmethod
+    def reference(weight: str, result_type: TensorType, name: str | None = None) -> Constant:
+        props: dict[str, object] = {"weight": SymbolRefAttr(weight)}
+        if name is not None:
+            props["name"] = StringAttr(name)
+        return Constant.create(properties=props, result_types=[result_type])  # type: ignore[arg-type]
+
+    def inline_array(self) -> np.ndarray:
+        """The value of an inline constant as a read-only numpy array (no copy)."""
+        assert self.value is not None
+        t = self.value.get_type()
+        assert isinstance(t, TensorType)
+        dtype = from_xdsl(t.element_type)
+        raw = self.value.data.data
+        if dtype == np.bool_:
+            array = np.frombuffer(raw, np.uint8) != 0
+        else:
+            array = np.frombuffer(raw, dtype)
+        return array.reshape(tuple(t.get_shape()))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Constant:
+        weight = parser.parse_optional_symbol_name()
+        props: dict[str, object] = {}
+        if weight is not None:
+            props["weight"] = SymbolRefAttr(weight.data)
+        else:
+            value = parser.parse_attribute()
+            if not isinstance(value, DenseIntOrFPElementsAttr):
+                parser.raise_error("expected '@weight' or a dense<...> attribute")
+            props["value"] = value
+        extra = parser.parse_optional_attr_dict()
+        props.update(extra)
+        if weight is not None:
+            parser.parse_punctuation(":")
+            result_type = parser.parse_type()
+        else:
+            result_type = props["value"].get_type()  # type: ignore[union-attr]
+        return cls.create(properties=props, result_types=[result_type])  # type: ignore[arg-type]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        if self.weight is not None:
+            printer.print_attribute(self.weight)
+        else:
+            assert self.value is not None
+            printer.print_attribute(self.value)
+        if self.layer_name is not None:
+            printer.print_string(" {name = ")
+            printer.print_attribute(self.layer_name)
+            printer.print_string("}")
+        if self.weight is not None:
+            printer.print_string(" : ")
+            printer.print_attribute(self.output.type)
+
+
+__all__ = ["INLINE_LIMIT", "Constant"]

@@ -1,0 +1,62 @@
+"""Binary element-wise ops with numpy broadcasting, and type conversion.
+
+`nn.eltwise` covers arithmetic (result has the operands' element type) and comparisons
+(result is i1). `nn.convert` changes the element type; `nn.identity` forwards its input
+(Dropout and Identity import as it, and canonicalize removes it).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import StringAttr, TensorType, TypeAttribute, i1
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from irforge.dialects.nn.activation import UnaryNNOp
+from irforge.dialects.nn.base import NNOp, broadcast_shapes, tensor
+
+ARITHMETIC = frozenset({"sum", "sub", "mul", "div", "max", "min", "pow", "squared_diff", "mod"})
+COMPARISON = frozenset(
+    {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "and", "or", "xor"}
+)
+
+
+@irdl_op_definition
+class Eltwise(NNOp):
+    """`operation`(lhs, rhs) element by element, operands broadcast as in numpy."""
+
+    name = "nn.eltwise"
+    operation = prop_def(StringAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    STRING_CHOICES: ClassVar = {"operation": ARITHMETIC | COMPARISON}
+
+    def infer_shapes(self) -> list[TensorType]:
+        a, b = self.operand_type(0), self.operand_type(1)
+        if a.element_type != b.element_type:
+            raise self.error(f"operand element types differ: {a.element_type} vs {b.element_type}")
+        shape = broadcast_shapes(self, a.get_shape(), b.get_shape())
+        element = i1 if self.str_prop("operation") in COMPARISON else a.element_type
+        return [tensor(shape, element)]
+
+
+@irdl_op_definition
+class Convert(NNOp):
+    """Converts the element type to `destination_type` (float->int rounds toward zero)."""
+
+    name = "nn.convert"
+    destination_type = prop_def(TypeAttribute)
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [tensor(self.operand_shape(0), self.destination_type)]
+
+
+@irdl_op_definition
+class Identity(UnaryNNOp):
+    """Forwards its input unchanged."""
+
+    name = "nn.identity"

@@ -1,0 +1,25 @@
+"""User-facing errors.
+
+Every problem a user can cause (bad input file, bad flag, unsupported op) is raised as
+`IrforgeError`; the tools print it as one line and exit with code 2.
+"""
+
+from __future__ import annotations
+
+
+class IrforgeError(Exception):
+    """An error caused by the user's input, with a hint on how to fix it."""
+
+    def __init__(self, what: str, *, where: str | None = None, fix: str | None = None):
+        self.what = what
+        self.where = where
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        text = self.what
+        if self.where:
+            text += f" ({self.where})"
+        if self.fix:
+            text += f"; {self.fix}"
+        return text

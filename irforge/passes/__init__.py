@@ -1,0 +1,36 @@
+"""The pass registry: every irforge pass by its command-line name.
+
+A pipeline is a comma-separated list of names with options, as in mlir-opt/xdsl-opt:
+`infer-shapes,canonicalize`. Extensions add passes with `irforge.extensions.register_pass`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _infer_shapes() -> type[ModulePass]:
+    from irforge.passes.infer_shapes import InferShapesPass
+
+    return InferShapesPass
+
+
+def _canonicalize() -> type[ModulePass]:
+    from irforge.passes.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "canonicalize": _canonicalize,
+    "infer-shapes": _infer_shapes,
+}
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Built-in passes and those registered by loaded extensions."""
+    from irforge.extensions import extension_passes
+
+    return {**BUILTIN_PASSES, **extension_passes()}

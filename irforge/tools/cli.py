@@ -1,0 +1,38 @@
+"""What every irforge command shares: one-line errors with exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+from irforge.errors import IrforgeError
+
+EXIT_USAGE = 2
+
+
+def fail(message: str) -> NoReturn:
+    print(f"irforge: error: {message}", file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
+
+def exit_on_error(body: Callable[[], None]) -> None:
+    """Run a command body; user errors become `irforge: error: ...` and exit code 2."""
+    try:
+        body()
+    except IrforgeError as e:
+        fail(e.render())
+    except KeyboardInterrupt:
+        fail("interrupted")
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # a bug in irforge, not in the input: say so in one line
+        if os.environ.get("IRFORGE_TRACEBACK"):
+            raise
+        print(
+            f"irforge: internal error: {type(e).__name__}: {e}; this is a bug in irforge, "
+            "rerun with IRFORGE_TRACEBACK=1 and report the traceback",
+            file=sys.stderr,
+        )
+        sys.exit(1)

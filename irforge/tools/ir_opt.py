@@ -1,0 +1,198 @@
+"""ir-opt: textual `nn` IR in, a pass pipeline applied, IR out (like mlir-opt / xdsl-opt).
+
+Built on xDSL's opt main, but registering only irforge's dialects and passes. Weights: the
+module's constants are read from `--weights` (default: NAME.weights beside NAME.mlir) and,
+with `-o OUT.mlir`, written to OUT.weights (or `--weights-out`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from irforge.dialects.nn import NN
+from irforge.errors import IrforgeError
+from irforge.extensions import load_entry_point_extensions, load_extension, loaded_dialects
+from irforge.model import (
+    attach_store,
+    check_weights,
+    first_line,
+    parse_error_line,
+    referenced_weights,
+    store_of,
+    weights_path_for,
+    write_atomically,
+)
+from irforge.passes import all_passes
+from irforge.tools.cli import exit_on_error
+from irforge.weights import WeightStore
+
+
+class IrOptMain(xDSLOptMain):
+    version_format = "ir-opt (irforge) built on xdsl {xdsl_version}"
+
+    def register_all_dialects(self) -> None:
+        for dialect in (Builtin, Func, NN, *loaded_dialects()):
+            self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
+
+    def register_all_passes(self) -> None:
+        for name, factory in all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--weights", help="weights file of the input (default: INPUT.weights if present)"
+        )
+        arg_parser.add_argument(
+            "--weights-out", help="where to write the weights (default: OUTPUT.weights with -o)"
+        )
+        arg_parser.add_argument(
+            "--extensions",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="load a Python file or package that registers extra ops and passes",
+        )
+        arg_parser.add_argument(
+            "--print-ir-after-all",
+            action="store_true",
+            help="print the IR to stderr after every pass",
+        )
+        arg_parser.epilog = "passes:\n" + "\n".join(
+            f"  {name:24} {_summary(factory())}" for name, factory in sorted(all_passes().items())
+        )
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+    def setup_pipeline(self) -> None:
+        super().setup_pipeline()
+        if not self.args.print_ir_after_all:
+            return
+        callback = self.pipeline.callback
+
+        def print_after(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+            if callback is not None:
+                callback(previous, module, following)
+            if previous is not None:
+                print(f"// -----// IR Dump After {previous.name} //----- //", file=sys.stderr)
+                Printer(stream=sys.stderr).print_op(module)
+                print(file=sys.stderr)
+
+        self.pipeline = PassPipeline(self.pipeline.passes, print_after)
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        module = super().parse_chunk(chunk, file_extension, start_offset)
+        if module is not None:
+            module.verify()
+            attach_store(module, self._input_store(module))
+        return module
+
+    def _input_store(self, module: ModuleOp) -> WeightStore:
+        path = self.args.weights
+        if path is None and self.args.input_file is not None:
+            candidate = weights_path_for(self.args.input_file)
+            path = candidate if candidate.is_file() else None
+        if path is None:
+            if any(True for _ in referenced_weights(module)):
+                raise IrforgeError(
+                    "the IR refers to weights (@name) but no weights file was given",
+                    where=self.get_input_name(),
+                    fix="pass --weights PATH or put INPUT.weights beside the input",
+                )
+            return WeightStore()
+        store = WeightStore.open(path)
+        check_weights(module, store, self.get_input_name())
+        return store
+
+    def prepare_output(self) -> IO[str]:
+        # written atomically in run(); nothing touches the output path before success
+        from io import StringIO
+
+        return StringIO() if self.args.output_file is not None else sys.stdout
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        text = super().output_resulting_program(prog)
+        weights_out = self.args.weights_out
+        if weights_out is None and self.args.output_file is not None:
+            weights_out = weights_path_for(self.args.output_file)
+        names = list(dict.fromkeys(referenced_weights(prog)))
+        if weights_out is not None and names:
+            store_of(prog).save(weights_out, names)
+        return text
+
+    def run(self) -> None:
+        if self.args.output_file is None:
+            super().run()
+            return
+        buffer = self.prepare_output()
+        self.prepare_output = lambda: _Unclosable(buffer)  # type: ignore[method-assign]
+        super().run()
+        write_atomically(self.args.output_file, buffer.getvalue())  # type: ignore[attr-defined]
+
+
+class _Unclosable:
+    """Lets xDSL's run() 'close' our in-memory output before we write it atomically."""
+
+    def __init__(self, buffer: IO[str]) -> None:
+        self._buffer = buffer
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._buffer, name)
+
+    def close(self) -> None:
+        pass
+
+
+def _summary(pass_class: type[ModulePass]) -> str:
+    import inspect
+
+    module = inspect.getmodule(pass_class)
+    doc = (module.__doc__ if module is not None else None) or pass_class.__doc__ or ""
+    return first_line(doc).split(": ", 1)[-1] if doc else ""
+
+
+def _preload_extensions(argv: Sequence[str]) -> None:
+    """Extensions must be imported before the opt main registers dialects and passes."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--extensions", action="append", default=[])
+    known, _ = pre.parse_known_args(argv)
+    load_entry_point_extensions()
+    for path in known.extensions:
+        load_extension(path)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def run() -> None:
+        _preload_extensions(argv)
+        tool = IrOptMain(description="irforge IR optimizer: nn IR in, passes applied, IR out", args=argv)
+        input_file = tool.args.input_file
+        if input_file is not None and not Path(input_file).is_file():
+            raise IrforgeError(f"input file '{input_file}' not found", fix="check the path")
+        try:
+            tool.run()
+        except ParseError as e:
+            raise IrforgeError(parse_error_line(e, tool.get_input_name())) from None
+        except DiagnosticException as e:
+            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name()) from None
+
+    exit_on_error(run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+import os
+
+os.environ.setdefault("PYOPENCL_CTX", "0")
