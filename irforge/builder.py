@@ -16,6 +16,15 @@ from irforge.weights import WeightStore
 from irforge.weights.dtypes import to_xdsl
 
 
+def constant_op(array: np.ndarray, store: WeightStore, name_hint: str) -> Constant:
+    """An `nn.constant` for `array`: inline when small, else a new entry of `store`."""
+    array = np.asarray(array)
+    if array.size <= INLINE_LIMIT:
+        return Constant.inline(array)
+    weight = store.add(array, name_hint)
+    return Constant.reference(weight, TensorType(to_xdsl(array.dtype), list(array.shape)))
+
+
 class ModelBuilder:
     """Appends `nn` ops to one function; `finish()` returns the `Model`."""
 
@@ -32,12 +41,7 @@ class ModelBuilder:
 
     def constant(self, array: np.ndarray, name: str = "const") -> SSAValue:
         """A constant: inline when small, otherwise a new weight-store entry."""
-        array = np.asarray(array)
-        if array.size <= INLINE_LIMIT:
-            op = Constant.inline(array)
-        else:
-            weight = self.store.add(array, name)
-            op = Constant.reference(weight, TensorType(to_xdsl(array.dtype), list(array.shape)))
+        op = constant_op(array, self.store, name)
         self.block.add_op(op)
         return op.output
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 
@@ -34,3 +36,16 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from irforge.extensions import extension_passes
 
     return {**BUILTIN_PASSES, **extension_passes()}
+
+
+def apply_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> None:
+    """Apply the comma-separated pass pipeline `spec` to `module`, verifying after each pass."""
+    from xdsl.passes import PassPipeline
+
+    from irforge.model import make_context
+
+    def verify(previous: object, op: ModuleOp, following: object) -> None:
+        op.verify()
+
+    pipeline = PassPipeline.parse_spec(all_passes(), spec, verify)
+    pipeline.apply(ctx or make_context(), module)

@@ -16,13 +16,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.dialects.builtin import FunctionType
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from irforge.dialects.nn.base import NNOp
+
+
+def sync_signature(func: FuncOp) -> bool:
+    """Make the function's result types those of its returned values."""
+    ret = func.body.block.last_op
+    if not isinstance(ret, ReturnOp):
+        return False
+    outputs = [v.type for v in ret.arguments]
+    if list(func.function_type.outputs) == outputs:
+        return False
+    func.function_type = FunctionType.from_lists(func.function_type.inputs, outputs)
+    return True
 
 
 def infer_function(func: FuncOp) -> bool:
@@ -34,12 +45,7 @@ def infer_function(func: FuncOp) -> bool:
                 if result.type != new_type:
                     Rewriter.replace_value_with_new_type(result, new_type)
                     changed = True
-        elif isinstance(op, ReturnOp):
-            outputs = [v.type for v in op.arguments]
-            if list(func.function_type.outputs) != outputs:
-                func.function_type = FunctionType.from_lists(func.function_type.inputs, outputs)
-                changed = True
-    return changed
+    return sync_signature(func) or changed
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -17,8 +18,17 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
+def _argparse_error(self: argparse.ArgumentParser, message: str) -> NoReturn:
+    fail(f"{self.prog}: {message}; see {self.prog} --help")
+
+
 def exit_on_error(body: Callable[[], None]) -> None:
-    """Run a command body; user errors become `irforge: error: ...` and exit code 2."""
+    """Run a command body; user errors become `irforge: error: ...` and exit code 2.
+
+    Command-line mistakes too: argparse's two-line usage error is replaced by one line
+    (patched process-wide, as each tool is its own process).
+    """
+    argparse.ArgumentParser.error = _argparse_error  # type: ignore[method-assign]
     try:
         body()
     except IrforgeError as e:

@@ -73,13 +73,18 @@ class IrOptMain(xDSLOptMain):
             action="store_true",
             help="print the IR to stderr after every pass",
         )
-        arg_parser.epilog = "passes:\n" + "\n".join(
-            f"  {name:24} {_summary(factory())}" for name, factory in sorted(all_passes().items())
-        )
-        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        usage_and_options = arg_parser.format_help
+        # pass modules are imported only when the help is shown
+        arg_parser.format_help = lambda: usage_and_options() + _pass_list()  # type: ignore[method-assign]
 
     def setup_pipeline(self) -> None:
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except ValueError as e:  # unknown pass names, malformed options
+            raise IrforgeError(
+                f"bad pass pipeline '{self.args.passes}': {first_line(str(e))}",
+                fix="see ir-opt --help for the passes and their options",
+            ) from None
         if not self.args.print_ir_after_all:
             return
         callback = self.pipeline.callback
@@ -155,6 +160,11 @@ class _Unclosable:
 
     def close(self) -> None:
         pass
+
+
+def _pass_list() -> str:
+    lines = [f"  {name:24} {_summary(factory())}" for name, factory in sorted(all_passes().items())]
+    return "\npasses:\n" + "\n".join(lines) + "\n"
 
 
 def _summary(pass_class: type[ModulePass]) -> str:

@@ -1,0 +1,1 @@
+"""Rewrite patterns shared by passes, one module per kind of rewrite."""

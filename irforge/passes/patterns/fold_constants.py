@@ -1,0 +1,36 @@
+"""Constant folding: an `nn` op whose operands are all constants becomes constants.
+
+The values come from the op's reference kernel, so folding is exactly as correct as the
+reference interpreter. Small results are inlined, larger ones become weight-store entries.
+
+    %a = nn.constant dense<[1, 2]> : tensor<2xi64>
+    %b = nn.eltwise %a, %a {operation = "mul"} : ...
+becomes
+    %b = nn.constant dense<[1, 4]> : tensor<2xi64>
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from irforge.backends.reference import constant_value, evaluate
+from irforge.builder import constant_op
+from irforge.dialects.nn.base import NNOp
+from irforge.dialects.nn.constant import Constant
+from irforge.model import store_of
+
+
+class FoldConstantOperands(RewritePattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, NNOp) or isinstance(op, Constant) or not op.operands:
+            return
+        producers = [v.owner for v in op.operands]
+        if not all(isinstance(p, Constant) for p in producers):
+            return
+        store = store_of(op)
+        inputs = [constant_value(p, store) for p in producers]  # type: ignore[arg-type]
+        outputs = evaluate(op, inputs)
+        hint = op.layer_name.data if op.layer_name is not None else op.name.removeprefix("nn.")
+        new_ops = [constant_op(array, store, hint) for array in outputs]
+        rewriter.replace(op, new_ops, [c.output for c in new_ops])

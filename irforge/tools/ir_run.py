@@ -1,0 +1,152 @@
+"""ir-run: run a model on a device with given or seeded random inputs, print and save outputs.
+
+    ir-run model.mlir [--input NAME=FILE.npy ...] [--seed N] [--device ref] [--output out.npz]
+
+Reads `NAME.mlir` + `NAME.weights`. Prints one line per output: name, shape, element type
+and a checksum (sum and mean absolute value), so runs can be compared at a glance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+
+from irforge.errors import IrforgeError
+from irforge.extensions import load_entry_point_extensions, load_extension
+from irforge.model import Model, input_names, load_model
+from irforge.tools.cli import exit_on_error
+from irforge.weights.dtypes import from_xdsl
+
+DEVICES = ("ref",)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="ir-run", description="Run a model and print (and save) its outputs."
+    )
+    p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it)")
+    p.add_argument("--weights", help="weights file (default: NAME.weights beside the model)")
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input array; inputs not given are random (seeded)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--device", default="ref", help=f"where to run: {', '.join(DEVICES)}")
+    p.add_argument("--output", metavar="OUT.npz", help="save the outputs here (written atomically)")
+    p.add_argument("--extensions", action="append", default=[], metavar="PATH")
+    args = p.parse_args(argv)
+    if args.device not in DEVICES:
+        raise IrforgeError(
+            f"unknown device '{args.device}'", fix=f"use one of: {', '.join(DEVICES)}"
+        )
+    return args
+
+
+def load(path: str, weights: str | None) -> Model:
+    suffix = Path(path).suffix
+    if suffix != ".mlir":
+        raise IrforgeError(
+            f"cannot run '{path}': unsupported model format '{suffix}'",
+            fix="give a .mlir model (convert other formats with ir-convert --emit mlir)",
+        )
+    return load_model(path, weights)
+
+
+def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
+    arrays = {}
+    for spec in specs:
+        name, sep, file = spec.partition("=")
+        if not sep or not name or not file:
+            raise IrforgeError(f"bad --input '{spec}'", fix="write --input NAME=FILE.npy")
+        try:
+            arrays[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise IrforgeError(f"cannot read input '{name}' from '{file}': {e}") from None
+    return arrays
+
+
+def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """The given inputs, completed with seeded random arrays of the model's input types."""
+    func = model.func
+    names = input_names(func)
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise IrforgeError(
+            f"the model has no input named {', '.join(unknown)}",
+            fix=f"its inputs are: {', '.join(names)}",
+        )
+    rng = np.random.default_rng(seed)
+    inputs = dict(given)
+    for name, arg in zip(names, func.args):
+        if name in inputs:
+            continue
+        t = arg.type
+        assert isinstance(t, TensorType)
+        shape = tuple(t.get_shape())
+        if any(d < 0 for d in shape):
+            raise IrforgeError(
+                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy"
+            )
+        dtype = from_xdsl(t.element_type)
+        if dtype == np.bool_:
+            inputs[name] = rng.integers(0, 2, shape).astype(np.bool_)
+        elif np.issubdtype(dtype, np.integer):
+            inputs[name] = rng.integers(0, 10, shape).astype(dtype)
+        else:
+            inputs[name] = rng.standard_normal(shape).astype(dtype)
+    return inputs
+
+
+def summary(name: str, array: np.ndarray) -> str:
+    values = array.astype(np.float64)
+    return (
+        f"{name}: shape={list(array.shape)} dtype={array.dtype} "
+        f"sum={values.sum():.6g} mean_abs={np.abs(values).mean() if values.size else 0:.6g}"
+    )
+
+
+def save_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write atomically: a failed run leaves no partial file behind."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
+    os.close(fd)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def run_command(argv: Sequence[str]) -> None:
+    args = parse_args(argv)
+    load_entry_point_extensions()
+    for path in args.extensions:
+        load_extension(path)
+    model = load(args.model, args.weights)
+    inputs = random_inputs(model, read_inputs(args.input), args.seed)
+    from irforge.backends.reference import run
+
+    outputs = run(model, inputs)
+    for name, array in outputs.items():
+        print(summary(name, array))
+    if args.output:
+        save_npz(args.output, outputs)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    exit_on_error(lambda: run_command(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    main()
