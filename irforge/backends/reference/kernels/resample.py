@@ -1,0 +1,89 @@
+"""Reference kernel of nn.resample, axis by axis; coordinates in float32 as onnxruntime has them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from irforge.backends.reference.registry import kernel
+from irforge.dialects.nn.resample import Resample
+
+Taps = tuple[np.ndarray, np.ndarray]
+"""Source indices and weights, both [out, taps], of one axis."""
+
+_COORDINATES: dict[str, Callable[[np.ndarray, np.float32, int, int], np.ndarray]] = {
+    "half_pixel": lambda y, s, n_in, n_out: (y + np.float32(0.5)) / s - np.float32(0.5),
+    "asymmetric": lambda y, s, n_in, n_out: y / s,
+    "align_corners": lambda y, s, n_in, n_out: (
+        y * np.float32(n_in - 1) / np.float32(n_out - 1) if n_out > 1 else np.zeros_like(y)
+    ),
+    "pytorch_half_pixel": lambda y, s, n_in, n_out: (
+        (y + np.float32(0.5)) / s - np.float32(0.5) if n_out > 1 else np.zeros_like(y)
+    ),
+    "tf_half_pixel_for_nn": lambda y, s, n_in, n_out: (y + np.float32(0.5)) / s,
+}
+
+_ROUNDING: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "round_prefer_floor": lambda c: np.where(c - np.floor(c) > 0.5, np.ceil(c), np.floor(c)),
+    "round_prefer_ceil": lambda c: np.where(c - np.floor(c) >= 0.5, np.ceil(c), np.floor(c)),
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
+
+
+def source_coordinates(mode: str, scale: float, n_in: int, n_out: int) -> np.ndarray:
+    return _COORDINATES[mode](np.arange(n_out, dtype=np.float32), np.float32(scale), n_in, n_out)
+
+
+def nearest_taps(coords: np.ndarray, n_in: int, nearest_mode: str) -> Taps:
+    index = np.clip(_ROUNDING[nearest_mode](coords), 0, n_in - 1).astype(np.int64)
+    return index[:, None], np.ones((len(coords), 1))
+
+
+def linear_taps(coords: np.ndarray, n_in: int) -> Taps:
+    c = np.clip(coords.astype(np.float64), 0, n_in - 1)
+    low = np.floor(c)
+    frac = c - low
+    index = np.stack([low, np.minimum(low + 1, n_in - 1)], axis=1).astype(np.int64)
+    return index, np.stack([1 - frac, frac], axis=1)
+
+
+def cubic_taps(coords: np.ndarray, n_in: int, a: float) -> Taps:
+    """Keys' cubic convolution with parameter `a` over the 4 nearest indices, edge-clamped."""
+    c = coords.astype(np.float64)
+    low = np.floor(c)
+    # distances from the coordinate to indices low-1 .. low+2
+    dist = np.abs((c - low)[:, None] - np.arange(-1, 3)[None, :])
+    near = ((a + 2) * dist - (a + 3)) * dist * dist + 1
+    far = ((a * dist - 5 * a) * dist + 8 * a) * dist - 4 * a
+    weights = np.where(dist <= 1, near, far)
+    index = np.clip(low[:, None] + np.arange(-1, 3)[None, :], 0, n_in - 1).astype(np.int64)
+    return index, weights
+
+
+def resample_axis(x: np.ndarray, axis: int, taps: Taps) -> np.ndarray:
+    index, weights = taps
+    gathered = np.take(x, index, axis=axis)  # the axis becomes [out, taps]
+    if index.shape[1] == 1:
+        return gathered.squeeze(axis + 1)
+    shape = (1,) * axis + weights.shape + (1,) * (x.ndim - axis - 1)
+    return (gathered * weights.reshape(shape)).sum(axis=axis + 1)
+
+
+@kernel(Resample)
+def resample(op: Resample, x: np.ndarray) -> np.ndarray:
+    mode = op.str_prop("mode")
+    out_dims = op.output_dims(x.shape)
+    for axis, (n_in, n_out, scale) in enumerate(zip(x.shape, out_dims, op.axis_scales(x.shape))):
+        if n_in == n_out and scale == 1:
+            continue
+        coords = source_coordinates(op.str_prop("coordinate_transformation_mode"), scale, n_in, n_out)
+        if mode == "nearest":
+            taps = nearest_taps(coords, n_in, op.str_prop("nearest_mode"))
+        elif mode == "linear":
+            taps = linear_taps(coords, n_in)
+        else:
+            taps = cubic_taps(coords, n_in, op.float_prop("cubic_coeff_a"))
+        x = resample_axis(x, axis, taps)
+    return x
