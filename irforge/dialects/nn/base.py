@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, traits_def
+from xdsl.irdl.constraints import VerificationContext
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -212,6 +213,38 @@ def attr(value: object) -> Attribute:
     raise TypeError(f"no attribute for property value {value!r}")
 
 
+def _candidates(value: object) -> list[Attribute]:
+    """Attributes `value` may stand for, most natural first (1 may be an int, float or bool)."""
+    first = attr(value)
+    if isinstance(value, bool) or isinstance(value, Attribute):
+        return [first]
+    if isinstance(value, int):
+        others: list[Attribute] = [FloatAttr(float(value), f32)]
+        if value in (0, 1):
+            others.append(BoolAttr.from_bool(bool(value)))
+        return [first, *others]
+    if isinstance(value, Sequence) and not isinstance(value, str) and isinstance(first, DenseArrayBase):
+        if first.elt_type == i64:
+            return [first, DenseArrayBase.from_list(f32, [float(v) for v in value])]
+    return [first]
+
+
+def property_attr(cls: type[NNOp], prop: str, value: object) -> Attribute:
+    """The attribute for `value` that satisfies property `prop` of `cls` (or a clear error)."""
+    definition = cls.get_irdl_definition().properties.get(prop)
+    label = cls.name if isinstance(cls.name, str) else cls.__name__
+    if definition is None:
+        raise VerifyException(f"{label}: unknown property '{prop}'")
+    candidates = _candidates(value)
+    for candidate in candidates:
+        try:
+            definition.constr.verify(candidate, VerificationContext())
+        except VerifyException:
+            continue
+        return candidate
+    raise VerifyException(f"{label}: property '{prop}' cannot be {value!r} ({candidates[0]})")
+
+
 def python_value(value: Attribute | None) -> object:
     """Inverse of `attr`: the Python value held by a property attribute."""
     if value is None:
@@ -243,7 +276,7 @@ def build(
 
     Raises `VerifyException` (naming the op and the property) for invalid properties.
     """
-    properties = {k: attr(v) for k, v in props.items() if v is not None}
+    properties = {k: property_attr(cls, k, v) for k, v in props.items() if v is not None}
     if name is not None:
         properties["name"] = StringAttr(name)
     probe = cls.create(
