@@ -84,3 +84,11 @@ def onnx_run(
 
 def rand(*shape: int, seed: int = 0, low: float = -1.0, high: float = 1.0) -> np.ndarray:
     return np.random.default_rng(seed).uniform(low, high, shape).astype(np.float32)
+
+
+def ort_session_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of a whole ONNX model in onnxruntime (graph optimisations off)."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)

@@ -39,13 +39,27 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 def apply_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> None:
-    """Apply the comma-separated pass pipeline `spec` to `module`, verifying after each pass."""
+    """Apply the comma-separated pass pipeline `spec` to `module`, verifying after each pass.
+
+    A bad pipeline, or a pass that finds the IR invalid, raises a one-line `IrforgeError`.
+    """
     from xdsl.passes import PassPipeline
+    from xdsl.utils.exceptions import DiagnosticException
 
-    from irforge.model import make_context
+    from irforge.errors import IrforgeError
+    from irforge.model import first_line, make_context
 
-    def verify(previous: object, op: ModuleOp, following: object) -> None:
+    def verify(previous: ModulePass | None, op: ModuleOp, following: ModulePass | None) -> None:
         op.verify()
 
-    pipeline = PassPipeline.parse_spec(all_passes(), spec, verify)
-    pipeline.apply(ctx or make_context(), module)
+    try:
+        pipeline = PassPipeline.parse_spec(all_passes(), spec, verify)
+    except ValueError as e:
+        raise IrforgeError(
+            f"bad pass pipeline '{spec}': {first_line(str(e))}",
+            fix=f"passes are: {', '.join(sorted(all_passes()))}",
+        ) from None
+    try:
+        pipeline.apply(ctx or make_context(), module)
+    except DiagnosticException as e:
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}") from None

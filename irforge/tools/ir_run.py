@@ -1,9 +1,12 @@
 """ir-run: run a model on a device with given or seeded random inputs, print and save outputs.
 
-    ir-run model.mlir [--input NAME=FILE.npy ...] [--seed N] [--device ref] [--output out.npz]
+    ir-run model.mlir|model.onnx [--input NAME=FILE.npy ...] [--seed N] [--device ref]
+           [--output out.npz] [--compare-onnxruntime]
 
-Reads `NAME.mlir` + `NAME.weights`. Prints one line per output: name, shape, element type
-and a checksum (sum and mean absolute value), so runs can be compared at a glance.
+Reads `NAME.mlir` + `NAME.weights`, or imports an `.onnx` model (with the default
+pipeline of ir-convert). Prints one line per output: name, shape, element type and a
+checksum (sum and mean absolute value); with --compare-onnxruntime (ONNX models) also the
+maximum absolute and relative error of each output against onnxruntime.
 """
 
 from __future__ import annotations
@@ -43,23 +46,57 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--device", default="ref", help=f"where to run: {', '.join(DEVICES)}")
     p.add_argument("--output", metavar="OUT.npz", help="save the outputs here (written atomically)")
+    p.add_argument(
+        "--compare-onnxruntime",
+        action="store_true",
+        help="also run the ONNX model in onnxruntime and print the error of each output",
+    )
     p.add_argument("--extensions", action="append", default=[], metavar="PATH")
     args = p.parse_args(argv)
     if args.device not in DEVICES:
         raise IrforgeError(
             f"unknown device '{args.device}'", fix=f"use one of: {', '.join(DEVICES)}"
         )
+    if args.compare_onnxruntime and Path(args.model).suffix != ".onnx":
+        raise IrforgeError("--compare-onnxruntime needs an .onnx model", fix="give the .onnx file")
     return args
 
 
 def load(path: str, weights: str | None) -> Model:
     suffix = Path(path).suffix
+    if suffix == ".onnx":
+        from irforge.frontends.onnx import import_onnx
+        from irforge.passes import apply_pipeline
+        from irforge.tools.ir_convert import DEFAULT_PIPELINE
+
+        model = import_onnx(path)
+        apply_pipeline(model.module, DEFAULT_PIPELINE)
+        return model
     if suffix != ".mlir":
         raise IrforgeError(
             f"cannot run '{path}': unsupported model format '{suffix}'",
-            fix="give a .mlir model (convert other formats with ir-convert --emit mlir)",
+            fix="give a .mlir or .onnx model (convert others with ir-convert --emit mlir)",
         )
     return load_model(path, weights)
+
+
+def compare_onnxruntime(path: str, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray]) -> None:
+    """Print, per output, the max absolute and relative error against onnxruntime."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise IrforgeError("--compare-onnxruntime needs onnxruntime", fix="pip install onnxruntime") from None
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    expected = dict(zip(names, session.run(None, dict(inputs))))
+    for name, got in outputs.items():
+        want = expected[name].astype(np.float64)
+        abs_err = float(np.abs(got.astype(np.float64) - want).max()) if want.size else 0.0
+        scale = float(np.abs(want).max()) if want.size else 0.0
+        rel_err = abs_err / scale if scale else abs_err
+        print(f"{name}: vs onnxruntime max_abs_error={abs_err:.3e} max_rel_error={rel_err:.3e}")
 
 
 def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
@@ -140,6 +177,8 @@ def run_command(argv: Sequence[str]) -> None:
     outputs = run(model, inputs)
     for name, array in outputs.items():
         print(summary(name, array))
+    if args.compare_onnxruntime:
+        compare_onnxruntime(args.model, inputs, outputs)
     if args.output:
         save_npz(args.output, outputs)
 

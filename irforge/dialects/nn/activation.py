@@ -5,12 +5,13 @@ All of them keep the shape and element type of their input.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, f32
+from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, f32, i1
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
-from irforge.dialects.nn.base import NNOp, broadcast_shapes
+from irforge.dialects.nn.base import DYN, NNOp, Shape, known
 
 ACTIVATION_KINDS = frozenset(
     {
@@ -20,7 +21,8 @@ ACTIVATION_KINDS = frozenset(
     }
 )  # fmt: skip
 """`nn.activation` kinds; `alpha`/`beta` parameterise elu (alpha), selu (alpha, beta=gamma),
-swish (alpha=beta), hsigmoid (alpha, beta as ONNX HardSigmoid)."""
+swish (alpha=beta), hsigmoid (alpha, beta as ONNX HardSigmoid). `not` takes and gives i1, the
+other kinds are numeric."""
 
 
 class UnaryNNOp(NNOp):
@@ -52,6 +54,14 @@ class Activation(UnaryNNOp):
 
     STRING_CHOICES: ClassVar = {"kind": ACTIVATION_KINDS}
 
+    def infer_shapes(self) -> list[TensorType]:
+        x = self.operand_type(0)
+        kind = self.str_prop("kind")
+        if (kind == "not") != (x.element_type == i1):
+            need = "an i1" if kind == "not" else "a numeric"
+            raise self.error(f"kind '{kind}' needs {need} input, got {x.element_type}")
+        return [x]
+
 
 @irdl_op_definition
 class Clamp(UnaryNNOp):
@@ -62,13 +72,20 @@ class Clamp(UnaryNNOp):
     max = prop_def(FloatAttr)
 
     def verify_attributes(self) -> None:
-        if self.float_prop("min") > self.float_prop("max"):
-            raise self.error("min must not exceed max")
+        low, high = self.float_prop("min"), self.float_prop("max")
+        if math.isnan(low) or math.isnan(high):
+            raise self.error("min and max must not be NaN")
+        if low > high:
+            raise self.error(f"min must not exceed max, got min {low} and max {high}")
 
 
 @irdl_op_definition
 class PReLU(NNOp):
-    """x if x >= 0 else slope * x; a 1-D slope of C values applies along axis 1."""
+    """x if x >= 0 else slope * x.
+
+    A 1-D slope of C values applies along axis 1 (the channels) of an input of rank >= 2;
+    any other slope broadcasts to the input as in numpy.
+    """
 
     name = "nn.prelu"
     input = operand_def(TensorType)
@@ -76,9 +93,23 @@ class PReLU(NNOp):
     output = result_def(TensorType)
 
     def infer_shapes(self) -> list[TensorType]:
+        x_type, slope_type = self.operand_type(0), self.operand_type(1)
+        if slope_type.element_type != x_type.element_type:
+            raise self.error(
+                f"slope element type {slope_type.element_type} differs from the input's "
+                f"{x_type.element_type}"
+            )
         x, slope = self.operand_shape(0), self.operand_shape(1)
-        if len(slope) == 1 and len(x) >= 2 and slope[0] not in (1, x[1]):
-            raise self.error(f"slope of {slope[0]} values does not match {x[1]} channels")
-        if len(slope) != 1 and broadcast_shapes(self, x, slope) != x:
+        if len(slope) == 1 and len(x) >= 2:
+            if known(slope[0], x[1]) and slope[0] not in (1, x[1]):
+                raise self.error(f"slope of {slope[0]} values does not match {x[1]} channels")
+        elif not _broadcasts_to(slope, x):
             raise self.error(f"slope shape {list(slope)} does not broadcast to {list(x)}")
-        return [self.operand_type(0)]
+        return [x_type]
+
+
+def _broadcasts_to(a: Shape, b: Shape) -> bool:
+    """Whether numpy broadcasting of `a` gives `b` (DYN sizes may match anything)."""
+    if len(a) > len(b):
+        return False
+    return all(x in (1, y) or DYN in (x, y) for x, y in zip(reversed(a), reversed(b)))

@@ -9,8 +9,11 @@ shape vectors) may be inline dense attributes:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     StringAttr,
@@ -21,7 +24,7 @@ from xdsl.irdl import irdl_op_definition, opt_prop_def, result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from irforge.dialects.nn.base import NNOp
+from irforge.dialects.nn.base import DYN, NNOp
 from irforge.weights.dtypes import from_xdsl, to_xdsl
 
 INLINE_LIMIT = 16
@@ -51,6 +54,9 @@ class Constant(NNOp):
     def verify_attributes(self) -> None:
         if (self.weight is None) == (self.value is None):
             raise self.error("exactly one of a weight reference or an inline value is needed")
+        result_type = self.output.type
+        if isinstance(result_type, TensorType) and DYN in result_type.get_shape():
+            raise self.error(f"a constant needs a static shape, got {result_type}")
 
     @property
     def weight_name(self) -> str | None:
@@ -59,7 +65,8 @@ class Constant(NNOp):
     @staticmethod
     def inline(array: np.ndarray, name: str | None = None) -> Constant:
         """An inline constant holding `array` (meant for small arrays)."""
-        array = np.ascontiguousarray(array)
+        # tobytes() writes C order for any layout; np.ascontiguousarray would make 0-d arrays 1-d
+        array = np.asarray(array)
         if array.dtype == np.bool_:
             raw = (array.astype(np.uint8) * 0xFF).tobytes()
         else:
@@ -78,7 +85,7 @@ class Constant(NNOp):
         return Constant.create(properties=props, result_types=[result_type])  # type: ignore[arg-type]
 
     def inline_array(self) -> np.ndarray:
-        """The value of an inline constant as a read-only numpy array (no copy)."""
+        """The value of an inline constant as a read-only numpy array (no copy but for i1)."""
         assert self.value is not None
         t = self.value.get_type()
         assert isinstance(t, TensorType)
@@ -86,6 +93,7 @@ class Constant(NNOp):
         raw = self.value.data.data
         if dtype == np.bool_:
             array = np.frombuffer(raw, np.uint8) != 0
+            array.flags.writeable = False
         else:
             array = np.frombuffer(raw, dtype)
         return array.reshape(tuple(t.get_shape()))
@@ -115,8 +123,7 @@ class Constant(NNOp):
         if self.weight is not None:
             printer.print_attribute(self.weight)
         else:
-            assert self.value is not None
-            printer.print_attribute(self.value)
+            self._print_value(printer)
         if self.layer_name is not None:
             printer.print_string(" {name = ")
             printer.print_attribute(self.layer_name)
@@ -124,6 +131,19 @@ class Constant(NNOp):
         if self.weight is not None:
             printer.print_string(" : ")
             printer.print_attribute(self.output.type)
+
+    def _print_value(self, printer: Printer) -> None:
+        value = self.value
+        assert value is not None
+        if isinstance(value.get_element_type(), AnyFloat) and not all(
+            math.isfinite(v) for v in value.iter_values()  # type: ignore[arg-type]
+        ):
+            # xDSL prints inf and NaN as hex integers, which its parser reads back as numbers;
+            # the hex string of the raw data reads back bit for bit
+            printer.print_string(f'dense<"0x{value.data.data.hex().upper()}"> : ')
+            printer.print_attribute(value.get_type())
+        else:
+            printer.print_attribute(value)
 
 
 __all__ = ["INLINE_LIMIT", "Constant"]

@@ -73,7 +73,21 @@ def relu(op: ReLU, x: np.ndarray) -> np.ndarray:
 
 @kernel(Clamp)
 def clamp(op: Clamp, x: np.ndarray) -> np.ndarray:
-    return np.clip(x, op.float_prop("min"), op.float_prop("max"))
+    low, high = op.float_prop("min"), op.float_prop("max")
+    if np.issubdtype(x.dtype, np.integer):
+        # integer bounds, so that no value goes through float64 (exact for all of int64)
+        info = np.iinfo(x.dtype)
+        return np.clip(x, _int_bound(low, math.ceil, info), _int_bound(high, math.floor, info))
+    # bounds beyond the element type's range become +-inf, which clamp nothing
+    with np.errstate(over="ignore"):
+        bounds = np.array([low, high]).astype(x.dtype)
+    return np.clip(x, bounds[0], bounds[1])
+
+
+def _int_bound(value: float, to_int: Callable[[float], int], info: np.iinfo) -> np.integer:
+    """`value` rounded by `to_int` and limited to the range of `info`'s integer type."""
+    limited = info.min if value <= info.min else info.max if value >= info.max else to_int(value)
+    return info.dtype.type(limited)
 
 
 @kernel(PReLU)

@@ -18,6 +18,15 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a / b
 
 
+def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(b.dtype, np.signedinteger) and (b < 0).any():
+        # a negative integer power truncates toward zero (as in ONNX): only bases 1 and -1
+        # keep a value, and (-1) ** |b| == (-1) ** b
+        power = np.power(a, np.abs(b))
+        return np.where((b >= 0) | (np.abs(a) == 1), power, 0)
+    return np.power(a, b)
+
+
 _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "sum": np.add,
     "sub": np.subtract,
@@ -25,9 +34,10 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "div": _divide,
     "max": np.maximum,
     "min": np.minimum,
-    "pow": np.power,
+    "pow": _power,
     "squared_diff": lambda a, b: np.square(a - b),
     "mod": np.fmod,
+    "floor_mod": np.mod,
     "equal": np.equal,
     "not_equal": np.not_equal,
     "less": np.less,
@@ -51,7 +61,10 @@ def convert(op: Convert, x: np.ndarray) -> np.ndarray:
     dtype = from_xdsl(op.destination_type)
     if np.issubdtype(dtype, np.integer) and np.issubdtype(x.dtype, np.floating):
         x = np.trunc(x)
-    return x.astype(dtype)
+    # a float too large for float16 becomes inf, as in IEEE arithmetic; NaN and values out of
+    # an integer type's range have no defined result (in ONNX either)
+    with np.errstate(all="ignore"):
+        return x.astype(dtype)
 
 
 @kernel(Identity)

@@ -1,0 +1,1 @@
+"""Framework importers: each lowers a framework's model into the `nn` dialect."""

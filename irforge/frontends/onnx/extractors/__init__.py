@@ -1,0 +1,14 @@
+"""ONNX extractors, one module per op family; importing this registers them all."""
+
+from irforge.frontends.onnx.extractors import (
+    activation,
+    conv,
+    elementwise,
+    linear,
+    normalization,
+    reduce,
+    resample,
+    shape,
+)
+
+FAMILIES = (activation, conv, elementwise, linear, normalization, reduce, resample, shape)

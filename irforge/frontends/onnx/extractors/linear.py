@@ -1,0 +1,80 @@
+"""ONNX Gemm, MatMul and normalisations with learned scale -> nn linear ops."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn import MVN, BatchNormalization, Eltwise, FullyConnected, MatMul, ScaleShift
+from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.weights.dtypes import from_xdsl
+
+
+def _scaled(ctx: NodeContext, value: SSAValue, factor: float, suffix: str) -> SSAValue:
+    if factor == 1.0:
+        return value
+    dtype = from_xdsl(value.type.element_type)  # type: ignore[attr-defined]
+    return ctx.value(Eltwise, [value, ctx.constant(np.array(factor, dtype), suffix + "/factor")], suffix=suffix, operation="mul")
+
+
+@onnx_extractor("Gemm")
+def gemm(ctx: NodeContext) -> SSAValue:
+    alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
+    trans_a, trans_b = bool(ctx.attr("transA", 0)), bool(ctx.attr("transB", 0))
+    b = ctx.constant_input(1)
+    c = ctx.constant_input(2) if ctx.has_input(2) else None
+    out_features = ctx.input_shape(1)[0 if trans_b else 1]
+    bias_fits = not ctx.has_input(2) or (c is not None and c.size == out_features and c.ndim <= 2 and c.shape[-1] == out_features)
+    if not trans_a and b is not None and bias_fits:
+        # the common classifier form: y = x W^T + b with constant W and a per-feature bias
+        weights = (b if trans_b else b.T) * np.asarray(alpha, b.dtype)
+        operands = [ctx.input(0), ctx.constant(np.ascontiguousarray(weights), "/weights")]
+        if c is not None:
+            operands.append(ctx.constant(c.reshape(-1) * np.asarray(beta, c.dtype), "/bias"))
+        return ctx.value(FullyConnected, operands)
+    y = ctx.value(MatMul, [ctx.input(0), ctx.input(1)], suffix="/matmul", transpose_a=trans_a, transpose_b=trans_b)
+    y = _scaled(ctx, y, alpha, "/alpha")
+    if not ctx.has_input(2):
+        return y
+    bias = _scaled(ctx, ctx.input(2), beta, "/beta")
+    return ctx.value(Eltwise, [y, bias], operation="sum")
+
+
+@onnx_extractor("MatMul")
+def matmul(ctx: NodeContext) -> SSAValue:
+    return ctx.value(MatMul, [ctx.input(0), ctx.input(1)])
+
+
+@onnx_extractor("BatchNormalization")
+def batch_norm(ctx: NodeContext) -> SSAValue:
+    if len([o for o in ctx.node.output if o]) > 1 or ctx.attr("training_mode", 0):
+        raise ctx.fail("training mode (running statistics outputs) is not supported", fix="export the model for inference")
+    operands = [ctx.input(i) for i in range(5)]
+    return ctx.value(BatchNormalization, operands, epsilon=float(ctx.attr("epsilon", 1e-5)))
+
+
+@onnx_extractor("InstanceNormalization")
+def instance_norm(ctx: NodeContext) -> SSAValue:
+    rank = len(ctx.input_shape(0))
+    normalized = ctx.value(
+        MVN, [ctx.input(0)], suffix="/mvn", axes=list(range(2, rank)),
+        eps=float(ctx.attr("epsilon", 1e-5)), normalize_variance=True, eps_mode="inside_sqrt",
+    )
+    return ctx.value(ScaleShift, [normalized, ctx.input(1), ctx.input(2)])
+
+
+@onnx_extractor("LayerNormalization")
+def layer_norm(ctx: NodeContext) -> SSAValue:
+    if len([o for o in ctx.node.output if o]) > 1:
+        raise ctx.fail("the Mean and InvStdDev outputs are not supported")
+    rank = len(ctx.input_shape(0))
+    axis = int(ctx.attr("axis", -1)) % rank
+    y = ctx.value(
+        MVN, [ctx.input(0)], suffix="/mvn", axes=list(range(axis, rank)),
+        eps=float(ctx.attr("epsilon", 1e-5)), normalize_variance=True, eps_mode="inside_sqrt",
+    )
+    last = not ctx.has_input(2)
+    y = ctx.value(Eltwise, [y, ctx.input(1)], suffix="" if last else "/scale", operation="mul")
+    if last:
+        return y
+    return ctx.value(Eltwise, [y, ctx.input(2)], operation="sum")

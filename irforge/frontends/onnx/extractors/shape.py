@@ -1,0 +1,206 @@
+"""ONNX data-movement and shape ops -> nn shape ops (shape-like inputs folded to properties)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
+from irforge.dialects.nn.base import DYN
+from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+
+
+def ints_input_or_attr(ctx: NodeContext, index: int, attr: str, what: str, since: int) -> list[int] | None:
+    """An int list given as attribute before opset `since` and as constant input from it."""
+    if ctx.opset < since:
+        value = ctx.attr(attr)
+        return None if value is None else [int(v) for v in value]
+    if not ctx.has_input(index):
+        return None
+    return [int(v) for v in ctx.required_constant(index, what).reshape(-1)]
+
+
+@onnx_extractor("Constant")
+def constant(ctx: NodeContext) -> SSAValue:
+    for attr, dtype in (("value", None), ("value_float", np.float32), ("value_floats", np.float32),
+                        ("value_int", np.int64), ("value_ints", np.int64)):
+        value = ctx.attr(attr)
+        if value is not None:
+            return ctx.constant(np.asarray(value, dtype), "")
+    raise ctx.fail("only tensor, float and int Constant values are supported")
+
+
+@onnx_extractor("Shape")
+def shape(ctx: NodeContext) -> SSAValue:
+    dims = ctx.input_shape(0)
+    start, end = int(ctx.attr("start", 0)), ctx.attr("end")
+    dims = dims[start:] if end is None else dims[start:int(end)]
+    if DYN in dims:
+        raise ctx.fail(
+            "Shape of a tensor with dynamic dims cannot be folded",
+            fix="give static input shapes with --input_shape",
+        )
+    return ctx.constant(np.array(dims, np.int64), "")
+
+
+@onnx_extractor("ConstantOfShape")
+def constant_of_shape(ctx: NodeContext) -> SSAValue:
+    dims = ctx.required_constant(0, "shape")
+    value = ctx.attr("value")
+    fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    return ctx.constant(np.full(tuple(int(d) for d in dims), fill[0], fill.dtype), "")
+
+
+@onnx_extractor("Reshape")
+def reshape(ctx: NodeContext) -> SSAValue:
+    target = ints_input_or_attr(ctx, 1, "shape", "the target shape", since=5)
+    if target is None:
+        raise ctx.fail("the target shape is missing")
+    return ctx.value(Reshape, [ctx.input(0)], shape=target, special_zero=not ctx.attr("allowzero", 0))
+
+
+@onnx_extractor("Flatten")
+def flatten(ctx: NodeContext) -> SSAValue:
+    rank = len(ctx.input_shape(0))
+    return ctx.value(Flatten, [ctx.input(0)], axis=int(ctx.attr("axis", 1)) % (rank + 1) if rank else 0)
+
+
+@onnx_extractor("Transpose")
+def transpose(ctx: NodeContext) -> SSAValue:
+    rank = len(ctx.input_shape(0))
+    perm = ctx.attr("perm") or list(reversed(range(rank)))
+    return ctx.value(Permute, [ctx.input(0)], order=[int(p) for p in perm])
+
+
+@onnx_extractor("Squeeze")
+def squeeze(ctx: NodeContext) -> SSAValue:
+    axes = ints_input_or_attr(ctx, 1, "axes", "axes", since=13)
+    return ctx.value(Squeeze, [ctx.input(0)], axes=axes or None)
+
+
+@onnx_extractor("Unsqueeze")
+def unsqueeze(ctx: NodeContext) -> SSAValue:
+    axes = ints_input_or_attr(ctx, 1, "axes", "axes", since=13)
+    if not axes:
+        raise ctx.fail("axes are required")
+    return ctx.value(Unsqueeze, [ctx.input(0)], axes=axes)
+
+
+@onnx_extractor("Concat")
+def concat(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Concat, ctx.inputs(), axis=int(ctx.attr("axis", 1)))
+
+
+@onnx_extractor("Split")
+def split(ctx: NodeContext) -> list[SSAValue]:
+    shape = ctx.input_shape(0)
+    axis = int(ctx.attr("axis", 0)) % len(shape)
+    outputs = len(ctx.node.output)
+    lengths = ints_input_or_attr(ctx, 1, "split", "split lengths", since=13)
+    if lengths is None:
+        size = shape[axis]
+        if size == DYN:
+            raise ctx.fail("splitting a dynamic axis needs explicit split lengths")
+        chunk = -(-size // outputs)
+        lengths = [min(chunk, size - i * chunk) for i in range(outputs)]
+    return ctx.add(Split, [ctx.input(0)], num_results=len(lengths), axis=axis, split_lengths=lengths)
+
+
+@onnx_extractor("Slice")
+def slice_(ctx: NodeContext) -> SSAValue:
+    if ctx.opset < 10:
+        starts, ends, axes = ctx.attr("starts"), ctx.attr("ends"), ctx.attr("axes")
+        steps = None
+    else:
+        starts = ints_input_or_attr(ctx, 1, "starts", "starts", since=10)
+        ends = ints_input_or_attr(ctx, 2, "ends", "ends", since=10)
+        axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=10)
+        steps = ints_input_or_attr(ctx, 4, "steps", "steps", since=10)
+    if starts is None or ends is None:
+        raise ctx.fail("starts and ends are required")
+    props: dict[str, object] = {"begins": list(starts), "ends": list(ends)}
+    if axes is not None:
+        props["axes"] = list(axes)
+    if steps is not None:
+        props["steps"] = list(steps)
+    return ctx.value(Slice, [ctx.input(0)], **props)
+
+
+@onnx_extractor("Gather")
+def gather(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Gather, [ctx.input(0), ctx.input(1)], axis=int(ctx.attr("axis", 0)))
+
+
+@onnx_extractor("Pad")
+def pad(ctx: NodeContext) -> SSAValue:
+    rank = len(ctx.input_shape(0))
+    mode = ctx.attr("mode", "constant")
+    if ctx.opset < 11:
+        pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
+    else:
+        pads = [int(p) for p in ctx.required_constant(1, "pads")]
+        fill = ctx.constant_input(2)
+        if ctx.has_input(2) and fill is None:
+            raise ctx.fail("the constant_value input must be a constant")
+        value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
+        axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=18)
+        if axes is not None:
+            full = [0] * (2 * rank)
+            for i, axis in enumerate(axes):
+                full[axis % rank], full[rank + axis % rank] = pads[i], pads[len(axes) + i]
+            pads = full
+    if any(p < 0 for p in pads):
+        raise ctx.fail("negative pads (cropping) are not supported", fix="use Slice to crop")
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge or reflect")
+    return ctx.value(Pad, [ctx.input(0)], pads_begin=pads[:rank], pads_end=pads[rank:], mode=mode, value=value)
+
+
+@onnx_extractor("Tile")
+def tile(ctx: NodeContext) -> SSAValue:
+    repeats = [int(r) for r in ctx.required_constant(1, "repeats")]
+    return ctx.value(Tile, [ctx.input(0)], repeats=repeats)
+
+
+@onnx_extractor("Expand")
+def expand(ctx: NodeContext) -> SSAValue:
+    target = [int(d) for d in ctx.required_constant(1, "the target shape")]
+    x = ctx.input(0)
+    shape = list(ctx.input_shape(0))
+    if len(target) > len(shape):
+        x = ctx.value(Unsqueeze, [x], suffix="/unsqueeze", axes=list(range(len(target) - len(shape))))
+        shape = [1] * (len(target) - len(shape)) + shape
+    target = [1] * (len(shape) - len(target)) + target
+    if any(s == DYN and t != 1 for s, t in zip(shape, target)):
+        raise ctx.fail("expanding a dynamic dim is not supported", fix="give static input shapes")
+    repeats = [t if s == 1 else 1 for s, t in zip(shape, target)]
+    return ctx.value(Tile, [x], repeats=repeats)
+
+
+def _block_shuffle(ctx: NodeContext, split: list[int], order: list[int], result: list[int]) -> SSAValue:
+    x = ctx.value(Reshape, [ctx.input(0)], suffix="/split", shape=split)
+    x = ctx.value(Permute, [x], suffix="/permute", order=order)
+    return ctx.value(Reshape, [x], shape=result)
+
+
+@onnx_extractor("DepthToSpace")
+def depth_to_space(ctx: NodeContext) -> SSAValue:
+    _, c, h, w = ctx.input_shape(0)
+    bs = int(ctx.attr("blocksize"))
+    if DYN in (c, h, w):
+        raise ctx.fail("DepthToSpace needs static channel and spatial sizes")
+    out = [0, c // (bs * bs), h * bs, w * bs]
+    if ctx.attr("mode", "DCR") == "DCR":
+        return _block_shuffle(ctx, [0, bs, bs, c // (bs * bs), h, w], [0, 3, 4, 1, 5, 2], out)
+    return _block_shuffle(ctx, [0, c // (bs * bs), bs, bs, h, w], [0, 1, 4, 2, 5, 3], out)
+
+
+@onnx_extractor("SpaceToDepth")
+def space_to_depth(ctx: NodeContext) -> SSAValue:
+    _, c, h, w = ctx.input_shape(0)
+    bs = int(ctx.attr("blocksize"))
+    if DYN in (c, h, w):
+        raise ctx.fail("SpaceToDepth needs static channel and spatial sizes")
+    return _block_shuffle(
+        ctx, [0, c, h // bs, bs, w // bs, bs], [0, 3, 5, 1, 2, 4], [0, c * bs * bs, h // bs, w // bs]
+    )

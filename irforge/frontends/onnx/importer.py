@@ -1,0 +1,218 @@
+"""ONNX graph -> `nn` module.
+
+Nodes are imported in topological order through the extractor table. Values known at
+conversion time are tracked: an op whose operands are all constants is evaluated at once by
+its reference kernel, so shape computations (Shape -> Gather -> Concat -> Reshape) and
+weights built by ConstantOfShape fold to constants while importing, as extractors that need
+constant inputs (Reshape's shape, Slice's bounds) require.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict, deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from irforge.backends.reference import evaluate
+from irforge.builder import ModelBuilder
+from irforge.dialects.nn.base import DYN, NNOp, build
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
+from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
+from irforge.model import Model
+from irforge.weights.dtypes import dtype_name
+
+EXTENSION_HINT = (
+    "add an extractor for them in an extension module loaded with --extensions PATH "
+    "(see `ir-extgen`, or register one with @irforge.frontends.onnx.onnx_extractor)"
+)
+
+
+class GraphImporter:
+    def __init__(self, source: OnnxFile, input_shapes: Mapping[str, Sequence[int]] | None = None) -> None:
+        model = source.proto
+        self.model = model
+        self.graph = model.graph
+        self.base_dir = source.base_dir
+        self.raw_data = source.raw_data
+        self.input_shapes = dict(input_shapes or {})
+        self.builder = ModelBuilder()
+        self.values: dict[str, SSAValue] = {}
+        self.constants: dict[SSAValue, np.ndarray] = {}
+        self.opsets = {d.domain if d.domain not in DEFAULT_DOMAINS else "": d.version for d in model.opset_import}
+        self._initializers = {t.name: t for t in self.graph.initializer}
+        self._names: Counter[str] = Counter()
+
+    # -- values ----------------------------------------------------------------------------
+    def value(self, name: str) -> SSAValue:
+        if name in self.values:
+            return self.values[name]
+        tensor = self._initializers.get(name)
+        if tensor is None:
+            raise IrforgeError(
+                f"tensor '{name}' is used but produced by no node, input or initializer",
+                fix="the ONNX graph is malformed; check it with onnx.checker",
+            )
+        self.values[name] = self.constant(tensor_to_array(tensor, self.base_dir, self.raw_data), name)
+        return self.values[name]
+
+    def constant_value(self, value: SSAValue) -> np.ndarray | None:
+        return self.constants.get(value)
+
+    def constant(self, array: np.ndarray, name: str) -> SSAValue:
+        _check_dtype(array.dtype, name)
+        value = self.builder.constant(array, name)
+        self.constants[value] = array
+        return value
+
+    def generated_name(self, node: onnx.NodeProto) -> str:
+        base = f"{node.op_type}_{node.output[0]}" if node.output else node.op_type
+        self._names[base] += 1
+        return base if self._names[base] == 1 else f"{base}_{self._names[base]}"
+
+    def add(self, cls: type[NNOp], operands: Sequence[SSAValue], *, num_results: int = 1, name: str, **props: object) -> list[SSAValue]:
+        """Append an op and return its results; evaluate it at once if all operands are constants."""
+        op = build(cls, operands, num_results=num_results, name=name, **props)
+        known = [self.constants.get(v) for v in operands]
+        if operands and all(k is not None for k in known):
+            outputs = evaluate(op, known)  # type: ignore[arg-type]
+            op.drop_all_references()
+            if len(outputs) == 1:
+                return [self.constant(outputs[0], name)]
+            return [self.constant(array, f"{name}:{i}") for i, array in enumerate(outputs)]
+        self.builder.block.add_op(op)
+        return list(op.results)
+
+    # -- the graph -----------------------------------------------------------------------
+    def run(self) -> Model:
+        check_supported(self.graph, self.opsets)
+        initializer_names = set(self._initializers)
+        real_inputs = model_inputs(self.model)  # opset < 9 graphs list initializers as inputs too
+        unknown = sorted(set(self.input_shapes) - set(real_inputs))
+        if unknown:
+            raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(real_inputs)}")
+        for vi in self.graph.input:
+            if vi.name in real_inputs:
+                self.values[vi.name] = self.builder.input(vi.name, *self._input_type(vi))
+        for node in topological_order(self.graph, set(self.values) | initializer_names):
+            self._import_node(node)
+        for vi in self.graph.output:
+            self.builder.output(self.value(vi.name), vi.name)
+        return self.builder.finish()
+
+    def _input_type(self, vi: onnx.ValueInfoProto) -> tuple[list[int], np.dtype]:
+        t = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or not t.HasField("elem_type"):
+            raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type")
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type))
+        _check_dtype(dtype, vi.name)
+        if vi.name in self.input_shapes:
+            return list(self.input_shapes[vi.name]), dtype
+        if not t.HasField("shape"):
+            raise IrforgeError(
+                f"model input '{vi.name}' has no shape (not even its rank)",
+                fix=f"give it with --input_shape, e.g. --input {vi.name} --input_shape [1,3,224,224]",
+            )
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYN for d in t.shape.dim]
+        return dims, dtype
+
+    def _import_node(self, node: onnx.NodeProto) -> None:
+        domain = node.domain if node.domain not in DEFAULT_DOMAINS else ""
+        extractor = find_extractor(domain, node.op_type)
+        assert extractor is not None  # check_supported ran first
+        ctx = NodeContext(self, node, self.opsets.get(domain, 1))
+        produced = extractor(ctx)
+        results = [produced] if isinstance(produced, SSAValue) else list(produced)
+        outputs = [name for name in node.output]
+        if len(results) < len([o for o in outputs if o]):
+            raise ctx.fail(f"produced {len(results)} results for {len(outputs)} outputs")
+        for name, value in zip(outputs, results):
+            if name and value is not None:
+                self.values[name] = value
+
+
+def _check_dtype(dtype: np.dtype, name: str) -> None:
+    try:
+        dtype_name(dtype)
+    except IrforgeError:
+        raise IrforgeError(
+            f"tensor '{name}' has element type {dtype}, which irforge does not support",
+            fix="convert the model to float32/float16/int32/int64/bool tensors",
+        ) from None
+
+
+def check_supported(graph: onnx.GraphProto, opsets: Mapping[str, int]) -> None:
+    """One error listing every op type without an extractor, with counts and first nodes."""
+    missing: dict[str, list[str]] = defaultdict(list)
+    for node in graph.node:
+        domain = node.domain if node.domain not in DEFAULT_DOMAINS else ""
+        if find_extractor(domain, node.op_type) is None:
+            key = f"{domain}::{node.op_type}" if domain else node.op_type
+            missing[key].append(node.name or (node.output[0] if node.output else "?"))
+    if missing:
+        parts = [
+            f"{op} x{len(nodes)} ({', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})"
+            for op, nodes in sorted(missing.items())
+        ]
+        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=EXTENSION_HINT)
+
+
+def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:
+    """Nodes in dependency order (ONNX requires it, but not every exporter complies)."""
+    producers: dict[str, int] = {}
+    for i, node in enumerate(graph.node):
+        for out in node.output:
+            if out:
+                producers[out] = i
+    consumers: dict[int, list[int]] = defaultdict(list)
+    pending = [0] * len(graph.node)
+    for i, node in enumerate(graph.node):
+        for name in {n for n in node.input if n and n not in available}:
+            if name not in producers:
+                raise IrforgeError(
+                    f"ONNX node '{node.name or node.op_type}' reads '{name}', which nothing produces",
+                    fix="the graph is malformed; check it with onnx.checker",
+                )
+            consumers[producers[name]].append(i)
+            pending[i] += 1
+    ready = deque(i for i, count in enumerate(pending) if count == 0)
+    order: list[int] = []
+    while ready:
+        i = ready.popleft()
+        order.append(i)
+        for j in consumers[i]:
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+    if len(order) < len(graph.node):
+        stuck = [graph.node[i].name or graph.node[i].op_type for i in range(len(graph.node)) if pending[i]]
+        raise IrforgeError(
+            f"the ONNX graph has a cycle through nodes {', '.join(stuck[:5])}",
+            fix="cycles are not allowed in ONNX graphs; re-export the model",
+        )
+    return [graph.node[i] for i in order]
+
+
+def model_inputs(model: onnx.ModelProto) -> list[str]:
+    """Names of the graph inputs that are not initializers (the model's real inputs)."""
+    initializers = {t.name for t in model.graph.initializer}
+    return [vi.name for vi in model.graph.input if vi.name not in initializers]
+
+
+def import_onnx(
+    source: str | os.PathLike[str] | onnx.ModelProto | OnnxFile,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> Model:
+    """Import an ONNX model (a path, a loaded `OnnxFile`, or an in-memory ModelProto)."""
+    import irforge.frontends.onnx.extractors  # noqa: F401  (registers the extractors)
+
+    if isinstance(source, onnx.ModelProto):
+        source = OnnxFile(source, Path("."))
+    elif not isinstance(source, OnnxFile):
+        source = load_onnx_file(source)
+    return GraphImporter(source, input_shapes).run()

@@ -1,0 +1,136 @@
+"""Reading `.onnx` files: the graph through `onnx`, the weights without copies.
+
+The file is memory-mapped; embedded initializers' `raw_data` are cut out at the wire level
+(see `wire.py`) and viewed in place, and initializers stored in external data files are
+memory-mapped at their recorded offsets, so a model over 2 GB costs page cache, not Python
+memory. Only the small graph skeleton is parsed by protobuf.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import TensorProto, numpy_helper
+
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx.wire import WireFormatError, split_weights
+
+
+@dataclass
+class OnnxFile:
+    """A parsed model skeleton plus where its weights are (mapped file spans, data folder)."""
+
+    proto: onnx.ModelProto
+    base_dir: Path
+    raw_data: dict[str, np.ndarray] = field(default_factory=dict)
+    """Initializer name -> its raw_data bytes (uint8 view of the mapped file)."""
+
+
+def load_onnx_file(path: str | os.PathLike[str]) -> OnnxFile:
+    """Map `path` and parse all of it but the initializers' raw data."""
+    path = Path(path)
+    if not path.is_file():
+        raise IrforgeError(f"model file '{path}' not found", fix="check the path")
+    if path.stat().st_size == 0:
+        raise IrforgeError(f"'{path}' holds no ONNX graph (empty file)", fix="re-export the model")
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        skeleton, spans = split_weights(mapped)
+        proto = onnx.ModelProto.FromString(skeleton)
+    except (WireFormatError, DecodeError):
+        return OnnxFile(load_model_proto(path), path.parent)  # reports what is wrong
+    check_graph(proto, path)
+    whole = np.frombuffer(mapped, dtype=np.uint8)
+    raw = {
+        tensor.name: whole[span.offset : span.offset + span.length]
+        for tensor, span in zip(proto.graph.initializer, spans)
+        if span is not None
+    }
+    return OnnxFile(proto, path.parent, raw)
+
+
+def check_graph(model: onnx.ModelProto, path: Path) -> None:
+    if not model.HasField("graph") or not model.graph.node:
+        raise IrforgeError(
+            f"'{path}' holds no ONNX graph (empty or truncated file)",
+            fix="re-export the model",
+        )
+
+
+def load_model_proto(path: str | os.PathLike[str]) -> onnx.ModelProto:
+    """Parse `path` without reading external data (that is mapped per tensor later)."""
+    path = Path(path)
+    if not path.is_file():
+        raise IrforgeError(f"model file '{path}' not found", fix="check the path")
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except (DecodeError, ValueError, RuntimeError) as e:
+        raise IrforgeError(
+            f"'{path}' is not a valid ONNX model ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'cannot parse'})",
+            fix="check that the file is a complete .onnx model (not truncated or of another format)",
+        ) from None
+    check_graph(model, path)
+    return model
+
+
+def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
+    info = {entry.key: entry.value for entry in tensor.external_data}
+    location = info.get("location")
+    if not location:
+        raise IrforgeError(f"initializer '{tensor.name}' has external data without a location")
+    file = (base_dir / location).resolve()
+    if not file.is_file():
+        raise IrforgeError(
+            f"external data file '{location}' of initializer '{tensor.name}' not found",
+            fix=f"keep it beside the model in {base_dir}",
+        )
+    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
+    shape = tuple(tensor.dims)
+    count = int(np.prod(shape, dtype=np.int64))
+    offset = int(info.get("offset", 0))
+    length = int(info.get("length", count * dtype.itemsize))
+    if length != count * dtype.itemsize or offset + length > file.stat().st_size:
+        raise IrforgeError(
+            f"external data of initializer '{tensor.name}' is truncated or inconsistent ({location})",
+            fix="re-export the model with its external data",
+        )
+    if count == 0:
+        return np.zeros(shape, dtype)
+    return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape)
+
+
+def _raw_array(tensor: TensorProto, raw: np.ndarray | bytes) -> np.ndarray:
+    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
+    count = int(np.prod(tensor.dims, dtype=np.int64))
+    if len(raw) != count * dtype.itemsize:
+        raise IrforgeError(
+            f"tensor '{tensor.name}' has {len(raw)} bytes of data for shape {list(tensor.dims)}",
+            fix="the model file is corrupt; re-export it",
+        )
+    array = np.frombuffer(raw, dtype=np.uint8).view(dtype) if count else np.zeros(0, dtype)
+    return array.reshape(tuple(tensor.dims))
+
+
+def tensor_to_array(tensor: TensorProto, base_dir: Path, raw_data: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """A read-only numpy array for an ONNX tensor, without per-element Python objects."""
+    if tensor.data_location == TensorProto.EXTERNAL:
+        return _external_array(tensor, base_dir)
+    if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        raise IrforgeError(f"tensor '{tensor.name}' has an unsupported element type")
+    if raw_data is not None and tensor.name in raw_data:
+        return _raw_array(tensor, raw_data[tensor.name])
+    if tensor.HasField("raw_data"):
+        return _raw_array(tensor, tensor.raw_data)
+    try:
+        array = numpy_helper.to_array(tensor)
+    except (ValueError, TypeError) as e:
+        raise IrforgeError(f"tensor '{tensor.name}' cannot be read ({e})") from None
+    array.flags.writeable = False
+    return array

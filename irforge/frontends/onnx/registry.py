@@ -1,0 +1,141 @@
+"""The table from ONNX op type to its extractor, and the context an extractor works in.
+
+An extractor is a small function `(ctx: NodeContext) -> SSAValue | Sequence[SSAValue]` that
+reads the node's inputs and attributes and builds `nn` ops for it. Extensions register more
+with `@onnx_extractor("MyOp", domain="com.example")`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from irforge.errors import IrforgeError
+
+if TYPE_CHECKING:
+    from irforge.dialects.nn.base import NNOp
+    from irforge.frontends.onnx.importer import GraphImporter
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+Extractor = Callable[["NodeContext"], "SSAValue | Sequence[SSAValue | None]"]
+
+EXTRACTORS: dict[tuple[str, str], Extractor] = {}
+
+
+def onnx_extractor(*op_types: str, domain: str = "") -> Callable[[Extractor], Extractor]:
+    """Register the decorated function as the extractor of `op_types` in `domain`."""
+
+    def register(fn: Extractor) -> Extractor:
+        for op_type in op_types:
+            EXTRACTORS[(_canonical_domain(domain), op_type)] = fn
+        return fn
+
+    return register
+
+
+def _canonical_domain(domain: str) -> str:
+    return "" if domain in DEFAULT_DOMAINS else domain
+
+
+def find_extractor(domain: str, op_type: str) -> Extractor | None:
+    return EXTRACTORS.get((_canonical_domain(domain), op_type))
+
+
+class NodeContext:
+    """What an extractor sees of one ONNX node: inputs, constants, attributes, and a builder."""
+
+    def __init__(self, importer: GraphImporter, node: onnx.NodeProto, opset: int) -> None:
+        self.importer = importer
+        self.node = node
+        self.opset = opset
+        self.name = node.name or importer.generated_name(node)
+        self._attrs = {a.name: a for a in node.attribute}
+
+    # -- inputs ------------------------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        """Inputs given, not counting trailing omitted optional ones."""
+        names = list(self.node.input)
+        while names and not names[-1]:
+            names.pop()
+        return len(names)
+
+    def has_input(self, index: int) -> bool:
+        return index < len(self.node.input) and bool(self.node.input[index])
+
+    def input(self, index: int) -> SSAValue:
+        if not self.has_input(index):
+            raise self.fail(f"input #{index} is required")
+        return self.importer.value(self.node.input[index])
+
+    def optional_input(self, index: int) -> SSAValue | None:
+        return self.input(index) if self.has_input(index) else None
+
+    def inputs(self) -> list[SSAValue]:
+        return [self.input(i) for i in range(self.num_inputs)]
+
+    def input_type(self, index: int) -> TensorType:
+        t = self.input(index).type
+        assert isinstance(t, TensorType)
+        return t
+
+    def input_shape(self, index: int) -> tuple[int, ...]:
+        return tuple(self.input_type(index).get_shape())
+
+    def constant_input(self, index: int) -> np.ndarray | None:
+        """The value of input `index` if it is known at compile time, else None."""
+        if not self.has_input(index):
+            return None
+        return self.importer.constant_value(self.input(index))
+
+    def required_constant(self, index: int, what: str) -> np.ndarray:
+        value = self.constant_input(index)
+        if value is None:
+            raise self.fail(
+                f"{what} (input #{index}) must be known at conversion time",
+                fix="give static input shapes (--input_shape) so shape computations fold",
+            )
+        return value
+
+    # -- attributes ----------------------------------------------------------------------
+    def attr(self, name: str, default: Any = None) -> Any:
+        attribute = self._attrs.get(name)
+        if attribute is None:
+            return default
+        value = onnx.helper.get_attribute_value(attribute)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, onnx.TensorProto):
+            from irforge.frontends.onnx.loader import tensor_to_array
+
+            return tensor_to_array(value, self.importer.base_dir)
+        if isinstance(value, list):
+            return [v.decode() if isinstance(v, bytes) else v for v in value]
+        return value
+
+    # -- building --------------------------------------------------------------------------
+    def add(self, cls: type[NNOp], operands: Sequence[SSAValue], *, num_results: int = 1, suffix: str = "", **props: object) -> list[SSAValue]:
+        """Build an `nn` op named after this node (plus `suffix` for helper ops); its results."""
+        try:
+            return self.importer.add(cls, operands, num_results=num_results, name=self.name + suffix, **props)
+        except VerifyException as e:
+            raise self.fail(str(e).splitlines()[0]) from None
+
+    def value(self, cls: type[NNOp], operands: Sequence[SSAValue], *, suffix: str = "", **props: object) -> SSAValue:
+        """The single result of `add(...)`."""
+        return self.add(cls, operands, suffix=suffix, **props)[0]
+
+    def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
+        return self.importer.constant(np.asarray(array), self.name + suffix)
+
+    def fail(self, message: str, fix: str | None = None) -> IrforgeError:
+        return IrforgeError(
+            message, where=f"ONNX node '{self.name}' of type {self.node.op_type}", fix=fix
+        )

@@ -1,0 +1,1 @@
+"""Model builders for tests, benchmarks and examples (no downloads)."""
