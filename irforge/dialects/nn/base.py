@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BoolAttr,
@@ -193,8 +194,18 @@ def broadcast_shapes(op: NNOp, a: Shape, b: Shape) -> Shape:
 
 
 # -- building ops ----------------------------------------------------------------------
+def _plain(value: object) -> object:
+    """numpy scalars and arrays as the Python values they hold."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def attr(value: object) -> Attribute:
     """The attribute for a Python property value (int, float, bool, str, int/float list)."""
+    value = _plain(value)
     if isinstance(value, Attribute):
         return value
     if isinstance(value, bool):
@@ -206,7 +217,7 @@ def attr(value: object) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, Sequence):
-        values = list(value)
+        values = [_plain(v) for v in value]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             return DenseArrayBase.from_list(i64, [int(v) for v in values])
         return DenseArrayBase.from_list(f32, [float(v) for v in values])
@@ -215,6 +226,7 @@ def attr(value: object) -> Attribute:
 
 def _candidates(value: object) -> list[Attribute]:
     """Attributes `value` may stand for, most natural first (1 may be an int, float or bool)."""
+    value = _plain(value)
     first = attr(value)
     if isinstance(value, bool) or isinstance(value, Attribute):
         return [first]
@@ -225,7 +237,7 @@ def _candidates(value: object) -> list[Attribute]:
         return [first, *others]
     if isinstance(value, Sequence) and not isinstance(value, str) and isinstance(first, DenseArrayBase):
         if first.elt_type == i64:
-            return [first, DenseArrayBase.from_list(f32, [float(v) for v in value])]
+            return [first, DenseArrayBase.from_list(f32, [float(v) for v in value])]  # type: ignore[arg-type]
     return [first]
 
 
