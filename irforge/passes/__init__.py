@@ -25,8 +25,15 @@ def _canonicalize() -> type[ModulePass]:
     return CanonicalizePass
 
 
+def _fuse_linear_ops() -> type[ModulePass]:
+    from irforge.passes.fuse_linear_ops import FuseLinearOpsPass
+
+    return FuseLinearOpsPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
+    "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
 }
 
