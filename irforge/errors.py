@@ -23,3 +23,15 @@ class IrforgeError(Exception):
         if self.fix:
             text += f"; {self.fix}"
         return text
+
+
+class NotConstantError(IrforgeError):
+    """A value that conversion needs as a constant (a Reshape target, Resize scales) is not one.
+
+    `tensor` names the framework tensor, so a caller can freeze that input to a value
+    (as mo.py's --freeze_placeholder_with_value does) and convert again.
+    """
+
+    def __init__(self, what: str, tensor: str, *, where: str | None = None, fix: str | None = None):
+        self.tensor = tensor
+        super().__init__(what, where=where, fix=fix)

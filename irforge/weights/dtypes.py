@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
     i8,
+    i16,
     i32,
     i64,
 )
@@ -27,21 +28,32 @@ _NAMES: dict[str, np.dtype] = {
     "f64": np.dtype(np.float64),
     "i8": np.dtype(np.int8),
     "u8": np.dtype(np.uint8),
+    "i16": np.dtype(np.int16),
+    "u16": np.dtype(np.uint16),
     "i32": np.dtype(np.int32),
+    "u32": np.dtype(np.uint32),
     "i64": np.dtype(np.int64),
+    "u64": np.dtype(np.uint64),
     "bool": np.dtype(np.bool_),
 }
 _BY_DTYPE = {v: k for k, v in _NAMES.items()}
 
 u8 = IntegerType(8, Signedness.UNSIGNED)
+u16 = IntegerType(16, Signedness.UNSIGNED)
+u32 = IntegerType(32, Signedness.UNSIGNED)
+u64 = IntegerType(64, Signedness.UNSIGNED)
 _XDSL: dict[str, Attribute] = {
     "f16": f16,
     "f32": f32,
     "f64": f64,
     "i8": i8,
     "u8": u8,
+    "i16": i16,
+    "u16": u16,
     "i32": i32,
+    "u32": u32,
     "i64": i64,
+    "u64": u64,
     "bool": i1,
 }
 _BY_XDSL = {v: k for k, v in _XDSL.items()}
@@ -85,4 +97,7 @@ __all__ = [
     "is_float",
     "to_xdsl",
     "u8",
+    "u16",
+    "u32",
+    "u64",
 ]

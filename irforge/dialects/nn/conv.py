@@ -298,8 +298,6 @@ class Pooling(WindowedOp):
         kernel = self.ints("kernel")
         if not kernel:
             raise self.error("kernel is required unless global_pool is set")
-        if self.str_prop("method") == "avg" and any(d != 1 for d in self.ints("dilations")):
-            raise self.error("dilations apply to max pooling only")
         begin, end = self.window("pads_begin", 0), self.window("pads_end", 0)
         if self.str_prop("auto_pad") == "explicit" and any(
             max(b, e) >= k for b, e, k in zip(begin, end, kernel)

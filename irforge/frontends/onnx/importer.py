@@ -47,6 +47,9 @@ class GraphImporter:
         self.opsets = {d.domain if d.domain not in DEFAULT_DOMAINS else "": d.version for d in model.opset_import}
         self._initializers = {t.name: t for t in self.graph.initializer}
         self._names: Counter[str] = Counter()
+        self.used_names = {name for node in self.graph.node for name in node.input} | {
+            vi.name for vi in self.graph.output
+        }
 
     # -- values ----------------------------------------------------------------------------
     def value(self, name: str) -> SSAValue:
@@ -128,12 +131,12 @@ class GraphImporter:
         ctx = NodeContext(self, node, self.opsets.get(domain, 1))
         produced = extractor(ctx)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
-        outputs = [name for name in node.output]
-        if len(results) < len([o for o in outputs if o]):
-            raise ctx.fail(f"produced {len(results)} results for {len(outputs)} outputs")
-        for name, value in zip(outputs, results):
-            if name and value is not None:
+        for index, name in enumerate(node.output):
+            value = results[index] if index < len(results) else None
+            if value is not None:
                 self.values[name] = value
+            elif ctx.output_used(index):
+                raise ctx.fail(f"output #{index} ('{name}') is not supported, and the graph reads it")
 
 
 def _check_dtype(dtype: np.dtype, name: str) -> None:

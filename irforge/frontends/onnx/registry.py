@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, NotConstantError
 
 if TYPE_CHECKING:
     from irforge.dialects.nn.base import NNOp
@@ -98,11 +98,18 @@ class NodeContext:
     def required_constant(self, index: int, what: str) -> np.ndarray:
         value = self.constant_input(index)
         if value is None:
-            raise self.fail(
-                f"{what} (input #{index}) must be known at conversion time",
+            raise NotConstantError(
+                f"{what} (input #{index}, '{self.node.input[index]}') must be known at conversion time",
+                self.node.input[index],
+                where=self.where,
                 fix="give static input shapes (--input_shape) so shape computations fold",
             )
         return value
+
+    def output_used(self, index: int) -> bool:
+        """Whether output `index` is named and read by a node or the graph's outputs."""
+        names = self.node.output
+        return index < len(names) and bool(names[index]) and names[index] in self.importer.used_names
 
     # -- attributes ----------------------------------------------------------------------
     def attr(self, name: str, default: Any = None) -> Any:
@@ -135,7 +142,9 @@ class NodeContext:
     def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
         return self.importer.constant(np.asarray(array), self.name + suffix)
 
+    @property
+    def where(self) -> str:
+        return f"ONNX node '{self.name}' of type {self.node.op_type}"
+
     def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(
-            message, where=f"ONNX node '{self.name}' of type {self.node.op_type}", fix=fix
-        )
+        return IrforgeError(message, where=self.where, fix=fix)

@@ -39,7 +39,7 @@ func.func @avg_dilations(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
   %y = nn.pooling %x {method = "avg", kernel = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
   func.return %y : tensor<1x3x4x4xf32>
 }
-// CHECK: nn.pooling: dilations apply to max pooling only
+// CHECK: nn.pooling: result #0 has type tensor<1x3x4x4xf32> but the operands imply tensor<1x3x6x6xf32>
 
 // -----
 func.func @big_pads(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x5x4xf32> {

@@ -10,9 +10,22 @@ from irforge.backends.reference.registry import kernel
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 
 
+def _lowest(dtype: np.dtype) -> object:
+    """The identity of max: what the max of an empty set is (ONNX: -inf, or the type's minimum)."""
+    if dtype == np.bool_:
+        return False
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype) -> object:
+    if dtype == np.bool_:
+        return True
+    return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
+
+
 def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     # shift by the max so exp neither overflows nor underflows to all zeros
-    shift = np.max(x, axis=axes, keepdims=True)
+    shift = np.max(x, axis=axes, keepdims=True, initial=_lowest(x.dtype))
     shift = np.where(np.isfinite(shift), shift, 0)
     return np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
 
@@ -20,8 +33,8 @@ def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 _REDUCTIONS: dict[str, Callable[[np.ndarray, tuple[int, ...]], np.ndarray]] = {
     "mean": lambda x, axes: np.mean(x, axis=axes, keepdims=True),
     "sum": lambda x, axes: np.sum(x, axis=axes, keepdims=True),
-    "max": lambda x, axes: np.max(x, axis=axes, keepdims=True),
-    "min": lambda x, axes: np.min(x, axis=axes, keepdims=True),
+    "max": lambda x, axes: np.max(x, axis=axes, keepdims=True, initial=_lowest(x.dtype)),
+    "min": lambda x, axes: np.min(x, axis=axes, keepdims=True, initial=_highest(x.dtype)),
     "prod": lambda x, axes: np.prod(x, axis=axes, keepdims=True),
     "l1": lambda x, axes: np.sum(np.abs(x), axis=axes, keepdims=True),
     "l2": lambda x, axes: np.sqrt(np.sum(np.square(x), axis=axes, keepdims=True)),

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Activation, Clamp, Identity, PReLU, ReLU
+from irforge.dialects.nn import Activation, Clamp, Eltwise, Identity, PReLU, ReLU
+from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.weights.dtypes import from_xdsl
 
 # ONNX op type -> (nn.activation kind, alpha attribute and default, beta attribute and default)
 ACTIVATIONS: dict[str, tuple[str, tuple[str, float] | None, tuple[str, float] | None]] = {
@@ -74,7 +76,17 @@ def prelu(ctx: NodeContext) -> SSAValue:
     if slope is not None and len(x_shape) >= 2 and slope.ndim >= 2 and slope.shape[0] == x_shape[1] \
             and all(d == 1 for d in slope.shape[1:]) and slope.ndim == len(x_shape) - 1:
         return ctx.value(PReLU, [ctx.input(0), ctx.constant(slope.reshape(-1), "/slope")])
-    return ctx.value(PReLU, [ctx.input(0), ctx.input(1)])
+    slope_shape = ctx.input_shape(1)
+    per_channel = len(slope_shape) == 1 and len(x_shape) >= 2 and slope_shape[0] in (1, x_shape[1])
+    if per_channel:
+        return ctx.value(PReLU, [ctx.input(0), ctx.input(1)])
+    # any other numpy-broadcast slope: max(x, 0) + slope * min(x, 0)
+    x = ctx.input(0)
+    zero = ctx.constant(np.zeros((), from_xdsl(ctx.input_type(0).element_type)), "/zero")
+    positive = ctx.value(Eltwise, [x, zero], suffix="/positive", operation="max")
+    negative = ctx.value(Eltwise, [x, zero], suffix="/negative", operation="min")
+    scaled = ctx.value(Eltwise, [negative, ctx.input(1)], suffix="/scaled", operation="mul")
+    return ctx.value(Eltwise, [positive, scaled], operation="sum")
 
 
 @onnx_extractor("Clip")
@@ -83,17 +95,47 @@ def clip(ctx: NodeContext) -> SSAValue:
         low, high = ctx.attr("min", -np.inf), ctx.attr("max", np.inf)
     else:
         lo, hi = ctx.constant_input(1), ctx.constant_input(2)
-        if (ctx.has_input(1) and lo is None) or (ctx.has_input(2) and hi is None):
-            raise ctx.fail("min/max must be constants", fix="fold them or use an extension")
+        floating = np.issubdtype(from_xdsl(ctx.input_type(0).element_type), np.floating)
+        if (ctx.has_input(1) and lo is None) or (ctx.has_input(2) and hi is None) or not floating:
+            return _clip_eltwise(ctx)
         low = float(lo) if lo is not None else -np.inf
         high = float(hi) if hi is not None else np.inf
     finfo = np.finfo(np.float32)
     return ctx.value(Clamp, [ctx.input(0)], min=float(max(low, finfo.min)), max=float(min(high, finfo.max)))
 
 
-@onnx_extractor("Identity", "Dropout")
-def identity(ctx: NodeContext) -> list[SSAValue | None]:
-    # Dropout's optional mask output is not computed at inference; nothing may consume it
-    if ctx.node.op_type == "Dropout" and len(ctx.node.output) > 1 and ctx.node.output[1]:
-        raise ctx.fail("the Dropout mask output is not supported at inference")
-    return [ctx.value(Identity, [ctx.input(0)])]
+def _clip_eltwise(ctx: NodeContext) -> SSAValue:
+    """Clip with bounds known only at run time (or of integer type): max, then min."""
+    y = ctx.input(0)
+    if ctx.has_input(1):
+        y = ctx.value(Eltwise, [y, ctx.input(1)], suffix="/min" if ctx.has_input(2) else "", operation="max")
+    if ctx.has_input(2):
+        y = ctx.value(Eltwise, [y, ctx.input(2)], operation="min")
+    return y if y is not ctx.input(0) else ctx.value(Identity, [y])
+
+
+@onnx_extractor("Identity")
+def identity(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Identity, [ctx.input(0)])
+
+
+@onnx_extractor("Dropout")
+def dropout(ctx: NodeContext) -> list[SSAValue | None]:
+    """Inference Dropout: the input unchanged and, if anything reads it, an all-true mask."""
+    # before opset 12 there is no training switch on the node: a converter assumes inference
+    training = False
+    if ctx.opset >= 12 and ctx.has_input(2):
+        training = bool(ctx.required_constant(2, "training_mode").reshape(-1)[0])
+    if training and ctx.has_input(1):
+        ratio = float(ctx.required_constant(1, "ratio").reshape(-1)[0])
+    else:
+        ratio = 0.5
+    if training and ratio != 0.0:
+        raise ctx.fail("training-mode Dropout is random and cannot be converted", fix="export the model for inference")
+    y = ctx.value(Identity, [ctx.input(0)])
+    if not ctx.output_used(1):
+        return [y]
+    shape = ctx.input_shape(0)
+    if DYN in shape:
+        raise ctx.fail("the Dropout mask of a tensor with dynamic dims is not supported", fix="give static input shapes")
+    return [y, ctx.constant(np.ones(shape, np.bool_), "/mask")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Convolution, Deconvolution, Pooling
+from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 AUTO_PAD = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower", "VALID": "valid"}
@@ -43,18 +44,42 @@ def conv(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("ConvTranspose")
 def conv_transpose(ctx: NodeContext) -> SSAValue:
     spatial = len(ctx.input_shape(1)) - 2
-    if ctx.attr("output_shape") is not None:
-        raise ctx.fail("the output_shape attribute is not supported", fix="give pads and output_padding instead")
     props = window_props(ctx, spatial)
     props["dilations"] = list(ctx.attr("dilations", [1] * spatial))
     props["group"] = int(ctx.attr("group", 1))
     output_padding = ctx.attr("output_padding")
     if output_padding:
         props["output_padding"] = list(output_padding)
+    if ctx.attr("output_shape") is not None:
+        props.update(_pads_for_output_shape(ctx, props, [int(d) for d in ctx.attr("output_shape")][-spatial:]))
     operands = [ctx.input(0), ctx.input(1)]
     if ctx.has_input(2):
         operands.append(ctx.input(2))
     return ctx.value(Deconvolution, operands, **props)
+
+
+def _pads_for_output_shape(ctx: NodeContext, props: dict[str, object], target: list[int]) -> dict[str, object]:
+    """Explicit pads (and output_padding where the target is larger) giving `target` sizes.
+
+    ONNX: total padding = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out,
+    split evenly with the odd one at the end (SAME_UPPER) or at the beginning (otherwise)."""
+    in_dims, kernel = ctx.input_shape(0)[2:], ctx.input_shape(1)[2:]
+    if DYN in in_dims or DYN in kernel:
+        raise ctx.fail("output_shape with dynamic spatial sizes is not supported", fix="give static input shapes")
+    strides, dilations = props["strides"], props["dilations"]
+    extra = list(props.get("output_padding", [0] * len(kernel)))  # type: ignore[call-overload]
+    begin, end = [], []
+    for i, (size, k, s, d, out) in enumerate(zip(in_dims, kernel, strides, dilations, target)):  # type: ignore[call-overload]
+        total = s * (size - 1) + extra[i] + (k - 1) * d + 1 - out
+        if total < 0:
+            extra[i], total = extra[i] - total, 0
+        first = total // 2 if ctx.attr("auto_pad", "NOTSET") == "SAME_UPPER" else total - total // 2
+        begin.append(first)
+        end.append(total - first)
+    result: dict[str, object] = {"pads_begin": begin, "pads_end": end, "auto_pad": None}
+    if any(extra):
+        result["output_padding"] = extra
+    return result
 
 
 @onnx_extractor("MaxPool", "AveragePool")
@@ -67,9 +92,9 @@ def pool(ctx: NodeContext) -> SSAValue:
     props = window_props(ctx, len(kernel))
     props["kernel"] = kernel
     props["rounding_type"] = "ceil" if ctx.attr("ceil_mode", 0) else "floor"
+    props["dilations"] = list(ctx.attr("dilations", [1] * len(kernel)))
     if ctx.node.op_type == "MaxPool":
         props["method"] = "max"
-        props["dilations"] = list(ctx.attr("dilations", [1] * len(kernel)))
     else:
         props["method"] = "avg"
         props["exclude_pad"] = not ctx.attr("count_include_pad", 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import MVN, BatchNormalization, Eltwise, FullyConnected, MatMul, ScaleShift
+from irforge.dialects.nn import MVN, BatchNormalization, Eltwise, FullyConnected, MatMul, Power, Reduce, ScaleShift
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
 
@@ -64,17 +64,27 @@ def instance_norm(ctx: NodeContext) -> SSAValue:
 
 
 @onnx_extractor("LayerNormalization")
-def layer_norm(ctx: NodeContext) -> SSAValue:
-    if len([o for o in ctx.node.output if o]) > 1:
-        raise ctx.fail("the Mean and InvStdDev outputs are not supported")
+def layer_norm(ctx: NodeContext) -> list[SSAValue]:
     rank = len(ctx.input_shape(0))
     axis = int(ctx.attr("axis", -1)) % rank
-    y = ctx.value(
-        MVN, [ctx.input(0)], suffix="/mvn", axes=list(range(axis, rank)),
-        eps=float(ctx.attr("epsilon", 1e-5)), normalize_variance=True, eps_mode="inside_sqrt",
-    )
+    axes, eps = list(range(axis, rank)), float(ctx.attr("epsilon", 1e-5))
+    y = ctx.value(MVN, [ctx.input(0)], suffix="/mvn", axes=axes, eps=eps, normalize_variance=True, eps_mode="inside_sqrt")
     last = not ctx.has_input(2)
     y = ctx.value(Eltwise, [y, ctx.input(1)], suffix="" if last else "/scale", operation="mul")
-    if last:
-        return y
-    return ctx.value(Eltwise, [y, ctx.input(2)], operation="sum")
+    if not last:
+        y = ctx.value(Eltwise, [y, ctx.input(2)], operation="sum")
+    if not (ctx.output_used(1) or ctx.output_used(2)):
+        return [y]
+    return [y, *_layer_norm_statistics(ctx, axes, eps)]
+
+
+def _layer_norm_statistics(ctx: NodeContext, axes: list[int], eps: float) -> list[SSAValue]:
+    """LayerNormalization's optional Mean and InvStdDev outputs, 1 / sqrt(var + eps)."""
+    x = ctx.input(0)
+    mean = ctx.value(Reduce, [x], suffix="/mean", operation="mean", axes=axes, keep_dims=True)
+    centered = ctx.value(Eltwise, [x, mean], suffix="/centered", operation="sub")
+    square = ctx.value(Eltwise, [centered, centered], suffix="/square", operation="mul")
+    variance = ctx.value(Reduce, [square], suffix="/variance", operation="mean", axes=axes, keep_dims=True)
+    shifted = ctx.value(Power, [variance], suffix="/variance_eps", shift=eps)
+    inv_std = ctx.value(Power, [shifted], suffix="/inv_std_dev", power=-0.5)
+    return [mean, inv_std]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Resample
+from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"}
@@ -16,8 +17,8 @@ def resize(ctx: NodeContext) -> SSAValue:
     coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 11 else "asymmetric")
     if coordinate_mode not in COORDINATE_MODES:
         raise ctx.fail(f"coordinate_transformation_mode '{coordinate_mode}' is not supported")
-    if ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0) or ctx.attr("axes") is not None:
-        raise ctx.fail("exclude_outside, antialias and axes are not supported")
+    if ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0):
+        raise ctx.fail("exclude_outside and antialias are not supported")
     if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
         raise ctx.fail("keep_aspect_ratio_policy other than 'stretch' is not supported")
     props: dict[str, object] = {
@@ -27,15 +28,31 @@ def resize(ctx: NodeContext) -> SSAValue:
         "cubic_coeff_a": float(ctx.attr("cubic_coeff_a", -0.75)),
     }
     scales_index, sizes_index = (1, None) if ctx.opset < 11 else (2, 3)
-    sizes = ctx.constant_input(sizes_index) if sizes_index is not None else None
-    scales = ctx.constant_input(scales_index)
-    if sizes is not None and sizes.size:
-        props["sizes"] = [int(s) for s in sizes]
-    elif scales is not None and scales.size:
-        props["scales"] = [float(s) for s in scales]
-    else:
-        raise ctx.fail("scales or sizes must be constants", fix="give static shapes so they fold")
+    if sizes_index is not None and ctx.has_input(sizes_index):
+        props["sizes"] = _full(ctx, [int(s) for s in ctx.required_constant(sizes_index, "sizes")], None)
+    elif ctx.has_input(scales_index):
+        props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales")], 1.0)
+    if not props.get("sizes") and not props.get("scales"):
+        raise ctx.fail("Resize needs non-empty scales or sizes")
     return ctx.value(Resample, [ctx.input(0)], **props)
+
+
+def _full(ctx: NodeContext, values: list, fill: float | None) -> list:  # type: ignore[type-arg]
+    """Per-axis values for every axis, from values given for the `axes` attribute's axes.
+
+    Axes not listed keep their size: scale 1.0, or their input size for `sizes`."""
+    axes = ctx.attr("axes")
+    if axes is None or not values:
+        return values
+    shape = ctx.input_shape(0)
+    if len(axes) != len(values):
+        raise ctx.fail(f"axes has {len(axes)} entries but {len(values)} scales or sizes are given")
+    full = list(shape) if fill is None else [fill] * len(shape)
+    if fill is None and DYN in shape:
+        raise ctx.fail("sizes for some axes of a tensor with dynamic dims", fix="give static input shapes")
+    for axis, value in zip(axes, values):
+        full[axis % len(shape)] = value
+    return full
 
 
 @onnx_extractor("Upsample")

@@ -62,7 +62,10 @@ def reshape(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("Flatten")
 def flatten(ctx: NodeContext) -> SSAValue:
     rank = len(ctx.input_shape(0))
-    return ctx.value(Flatten, [ctx.input(0)], axis=int(ctx.attr("axis", 1)) % (rank + 1) if rank else 0)
+    axis = int(ctx.attr("axis", 1))
+    if not -rank <= axis <= rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    return ctx.value(Flatten, [ctx.input(0)], axis=axis + rank if axis < 0 else axis)
 
 
 @onnx_extractor("Transpose")
@@ -139,9 +142,7 @@ def pad(ctx: NodeContext) -> SSAValue:
         pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
     else:
         pads = [int(p) for p in ctx.required_constant(1, "pads")]
-        fill = ctx.constant_input(2)
-        if ctx.has_input(2) and fill is None:
-            raise ctx.fail("the constant_value input must be a constant")
+        fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
         value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
         axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=18)
         if axes is not None:
@@ -201,6 +202,6 @@ def space_to_depth(ctx: NodeContext) -> SSAValue:
     bs = int(ctx.attr("blocksize"))
     if DYN in (c, h, w):
         raise ctx.fail("SpaceToDepth needs static channel and spatial sizes")
-    return _block_shuffle(
-        ctx, [0, c, h // bs, bs, w // bs, bs], [0, 3, 5, 1, 2, 4], [0, c * bs * bs, h // bs, w // bs]
-    )
+    # DCR puts the block offset before the channel in the output channel index, CRD after it
+    order = [0, 1, 3, 5, 2, 4] if ctx.attr("mode", "DCR") == "CRD" else [0, 3, 5, 1, 2, 4]
+    return _block_shuffle(ctx, [0, c, h // bs, bs, w // bs, bs], order, [0, c * bs * bs, h // bs, w // bs])
