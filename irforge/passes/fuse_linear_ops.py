@@ -70,7 +70,7 @@ def replace_by_steps(
     """Replace `op` by x * scale -> + shift."""
     scale_const, mul = make_step(x, MUL, scale, op, f"{name}/mul")
     shift_const, add = make_step(mul.output, ADD, shift, op, name)
-    rewriter.replace_op(op, [scale_const, mul, shift_const, add], [add.output])
+    rewriter.replace(op, [scale_const, mul, shift_const, add], [add.output])
 
 
 class DecomposeBatchNorm(RewritePattern):
@@ -135,11 +135,11 @@ class MergeSteps(RewritePattern):
         if inner.operation == outer.operation:
             merged = a * b if outer.is_mul else a + b
             const, step = make_step(inner.input, outer.operation, merged, op, name)
-            rewriter.replace_op(op, [const, step], [step.output])
+            rewriter.replace(op, [const, step], [step.output])
         elif inner.operation == ADD:
             scale_const, mul = make_step(inner.input, MUL, b, op, f"{name}/mul")
             shift_const, add = make_step(mul.output, ADD, a * b, op, name)
-            rewriter.replace_op(op, [scale_const, mul, shift_const, add], [add.output])
+            rewriter.replace(op, [scale_const, mul, shift_const, add], [add.output])
 
 
 class RemoveIdentityStep(RewritePattern):
@@ -151,7 +151,7 @@ class RemoveIdentityStep(RewritePattern):
             return
         neutral = 1.0 if step.is_mul else 0.0
         if np.all(step.value == neutral):
-            rewriter.replace_op(op, [], [step.input])
+            rewriter.replace(op, [], [step.input])
 
 
 class StepsToScaleShift(RewritePattern):
@@ -179,7 +179,7 @@ class StepsToScaleShift(RewritePattern):
                 axis=axis,
                 name=layer_name(op, "scale_shift"),
             )
-            rewriter.replace_op(op, [scale_const, shift_const, new], [new.output])
+            rewriter.replace(op, [scale_const, shift_const, new], [new.output])
             return
 
 

@@ -203,7 +203,7 @@ class FuseStepBackward(RewritePattern):
         layer = layer_of(step.input.owner)  # type: ignore[arg-type]
         new_ops = fuse_backward(layer, step) if layer is not None else None
         if new_ops:
-            rewriter.replace_op(op, new_ops, [new_ops[-1].results[0]])
+            rewriter.replace(op, new_ops, [new_ops[-1].results[0]])
 
 
 class FuseStepForward(RewritePattern):
@@ -219,7 +219,7 @@ class FuseStepForward(RewritePattern):
             return
         new_ops = fuse_forward(step, layer)
         if new_ops:
-            rewriter.replace_op(layer.op, new_ops, [new_ops[-1].results[0]])
+            rewriter.replace(layer.op, new_ops, [new_ops[-1].results[0]])
 
 
 def channel_permutation(op: Operation) -> np.ndarray | None:
@@ -253,5 +253,5 @@ class FusePermutationForward(RewritePattern):
             return
         weights = layer.weights[:, np.argsort(perm)]
         new_ops = rebuild(layer, op.operands[0], weights, layer.bias)
-        rewriter.replace_op(layer.op, new_ops, [new_ops[-1].results[0]])
+        rewriter.replace(layer.op, new_ops, [new_ops[-1].results[0]])
 

@@ -13,7 +13,7 @@ func.func @conv_bn(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
   func.return %y : tensor<1x2x4x4xf32>
 }
 // CHECK-LABEL: func.func @conv_bn
-// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[}}[{{\[}}[2.000000e+00]]], {{\[}}[{{\[}}4.000000e+00]]]]> : tensor<2x1x1x1xf32>
+// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[\[\[}}2.000000e+00]]], {{\[\[\[}}4.000000e+00]]]]> : tensor<2x1x1x1xf32>
 // CHECK-NEXT:    %{{.*}} = nn.constant dense<[0.000000e+00, -1.000000e+00]> : tensor<2xf32>
 // CHECK-NEXT:    %[[Y:.*]] = nn.convolution %x, %{{.*}}, %{{.*}} {name = "conv"}
 // CHECK-NEXT:    func.return %[[Y]]
@@ -85,7 +85,7 @@ func.func @forward_padded(%x: tensor<1x2x3x3xf32>) -> tensor<1x1x3x3xf32> {
 }
 // CHECK-LABEL: func.func @forward_padded
 // CHECK:         %[[A:.*]] = nn.eltwise %x, %{{.*}} {operation = "sum", name = "mean"}
-// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[}}[{{\[}}[1.000000e+01]], {{\[}}[1.000000e+02]]]]> : tensor<1x2x1x1xf32>
+// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[\[\[}}1.000000e+01]], {{\[\[}}1.000000e+02]]]]> : tensor<1x2x1x1xf32>
 // CHECK-NEXT:    %[[C:.*]] = nn.convolution %[[A]], %{{[^,]*}} {
 // CHECK-NEXT:    func.return %[[C]]
 
@@ -135,7 +135,7 @@ func.func @depthwise(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
   func.return %y : tensor<1x2x3x3xf32>
 }
 // CHECK-LABEL: func.func @depthwise
-// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[}}[{{\[}}[5.000000e+00]]], {{\[}}[{{\[}}[7.000000e+00]]]]>
+// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[\[\[}}5.000000e+00]]], {{\[\[\[}}7.000000e+00]]]]>
 // CHECK-NEXT:    %[[C:.*]] = nn.convolution %x, %{{[^,]*}} {group = 2 : i64}
 // CHECK-NEXT:    func.return %[[C]]
 
@@ -150,7 +150,7 @@ func.func @matmul_add(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   func.return %z : tensor<3x2xf32>
 }
 // CHECK-LABEL: func.func @matmul_add
-// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]>
+// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]>
 // CHECK-NEXT:    %{{.*}} = nn.constant dense<[5.000000e-01, 2.500000e-01]>
 // CHECK-NEXT:    %[[F:.*]] = nn.fully_connected %x
 // CHECK-NEXT:    func.return %[[F]]
@@ -169,7 +169,7 @@ func.func @deconv(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x4x4xf32> {
 }
 // CHECK-LABEL: func.func @deconv
 // CHECK:         %[[A:.*]] = nn.eltwise %x, %{{.*}} {operation = "sum", name = "shift"}
-// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[}}[{{\[}}[3.000000e+00, 3.000000e+00], [3.000000e+00, 3.000000e+00]]], {{\[}}[{{\[}}[4.000000e+00, 4.000000e+00], [4.000000e+00, 4.000000e+00]]]]>
+// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[\[\[}}3.000000e+00, 3.000000e+00], [3.000000e+00, 3.000000e+00]]], {{\[\[\[}}4.000000e+00, 4.000000e+00], [4.000000e+00, 4.000000e+00]]]]>
 // CHECK-NEXT:    %[[D:.*]] = nn.deconvolution %[[A]]
 // CHECK-NEXT:    func.return %[[D]]
 
@@ -184,6 +184,6 @@ func.func @permutation(%x: tensor<1x3x2x2xf32>) -> tensor<1x1x2x2xf32> {
   func.return %c : tensor<1x1x2x2xf32>
 }
 // CHECK-LABEL: func.func @permutation
-// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[}}[{{\[}}[3.000000e+00]], {{\[}}[2.000000e+00]], {{\[}}[1.000000e+00]]]]>
+// CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[\[\[}}3.000000e+00]], {{\[\[}}2.000000e+00]], {{\[\[}}1.000000e+00]]]]>
 // CHECK-NEXT:    %[[C:.*]] = nn.convolution %x
 // CHECK-NEXT:    func.return %[[C]]
