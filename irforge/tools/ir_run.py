@@ -1,12 +1,13 @@
 """ir-run: run a model on a device with given or seeded random inputs, print and save outputs.
 
     ir-run model.mlir|model.onnx [--input NAME=FILE.npy ...] [--seed N] [--device ref]
-           [--output out.npz] [--compare-onnxruntime]
+           [--output out.npz] [--compare-onnxruntime [ORIGINAL.onnx]]
 
 Reads `NAME.mlir` + `NAME.weights`, or imports an `.onnx` model (with the default
 pipeline of ir-convert). Prints one line per output: name, shape, element type and a
-checksum (sum and mean absolute value); with --compare-onnxruntime (ONNX models) also the
-maximum absolute and relative error of each output against onnxruntime.
+checksum (sum and mean absolute value); with --compare-onnxruntime also the maximum
+absolute and relative error of each output against onnxruntime running the ONNX model (the
+model itself, or the ONNX file a converted model came from).
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--output", metavar="OUT.npz", help="save the outputs here (written atomically)")
     p.add_argument(
         "--compare-onnxruntime",
-        action="store_true",
-        help="also run the ONNX model in onnxruntime and print the error of each output",
+        nargs="?",
+        const="",
+        metavar="ONNX",
+        help="also run an ONNX model in onnxruntime and print the error of each output: "
+        "the model itself if it is .onnx, else the ONNX file it was converted from",
     )
     p.add_argument("--extensions", action="append", default=[], metavar="PATH")
     args = p.parse_args(argv)
@@ -57,8 +61,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         raise IrforgeError(
             f"unknown device '{args.device}'", fix=f"use one of: {', '.join(DEVICES)}"
         )
-    if args.compare_onnxruntime and Path(args.model).suffix != ".onnx":
-        raise IrforgeError("--compare-onnxruntime needs an .onnx model", fix="give the .onnx file")
+    if args.compare_onnxruntime == "":
+        if Path(args.model).suffix != ".onnx":
+            raise IrforgeError(
+                "--compare-onnxruntime needs the ONNX model to compare with",
+                fix="give it: --compare-onnxruntime ORIGINAL.onnx",
+            )
+        args.compare_onnxruntime = args.model
+    if args.compare_onnxruntime is not None and not Path(args.compare_onnxruntime).is_file():
+        raise IrforgeError(f"ONNX model '{args.compare_onnxruntime}' not found", fix="check the path")
     return args
 
 
@@ -177,8 +188,8 @@ def run_command(argv: Sequence[str]) -> None:
     outputs = run(model, inputs)
     for name, array in outputs.items():
         print(summary(name, array))
-    if args.compare_onnxruntime:
-        compare_onnxruntime(args.model, inputs, outputs)
+    if args.compare_onnxruntime is not None:
+        compare_onnxruntime(args.compare_onnxruntime, inputs, outputs)
     if args.output:
         save_npz(args.output, outputs)
 

@@ -85,3 +85,28 @@ def test_unsupported_format_and_missing_file(tmp_path):
     assert result.returncode == 2 and "unsupported model format '.pb'" in result.stderr
     result = ir_run(str(tmp_path / "none.mlir"))
     assert result.returncode == 2 and "not found" in result.stderr
+
+
+def test_compare_onnxruntime_on_onnx_and_on_converted_models(tmp_path):
+    import re
+
+    import onnx
+
+    from irforge.frontends.onnx import import_onnx
+    from irforge.testing.onnx_models import resnet
+
+    onnx_path = tmp_path / "net.onnx"
+    onnx.save_model(resnet(blocks=(1,), width=8, size=16), str(onnx_path))
+    save_model(import_onnx(onnx_path), tmp_path / "net.mlir")
+    for model, extra in ((onnx_path, []), (tmp_path / "net.mlir", [str(onnx_path)])):
+        result = ir_run(str(model), "--compare-onnxruntime", *extra)
+        assert result.returncode == 0, result.stderr
+        errors = [float(e) for e in re.findall(r"max_rel_error=(\S+)", result.stdout)]
+        assert len(errors) == 1 and errors[0] < 1e-4, result.stdout
+
+
+def test_compare_onnxruntime_needs_the_onnx_model(model_path, tmp_path):
+    result = ir_run(str(model_path), "--compare-onnxruntime")
+    assert result.returncode == 2 and "--compare-onnxruntime ORIGINAL.onnx" in result.stderr
+    result = ir_run(str(model_path), "--compare-onnxruntime", str(tmp_path / "none.onnx"))
+    assert result.returncode == 2 and "not found" in result.stderr

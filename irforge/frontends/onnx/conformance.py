@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -73,10 +74,14 @@ def has_supported_types(graph: onnx.GraphProto) -> bool:
     return True
 
 
-def has_supported_ops(case) -> bool:  # type: ignore[no-untyped-def]
+def has_supported_ops_of(graph: onnx.GraphProto) -> bool:
     import irforge.frontends.onnx.extractors  # noqa: F401
 
-    return all(op != "<subgraph>" and find_extractor(d, op) is not None for d, op in graph_ops(case.model.graph))
+    return all(op != "<subgraph>" and find_extractor(d, op) is not None for d, op in graph_ops(graph))
+
+
+def has_supported_ops(case) -> bool:  # type: ignore[no-untyped-def]
+    return has_supported_ops_of(case.model.graph)
 
 
 def supported_cases() -> list:  # type: ignore[type-arg]
@@ -149,6 +154,49 @@ def run_case(case) -> Outcome:  # type: ignore[no-untyped-def]
     return Outcome(True)
 
 
+DATA_MODEL_KINDS = ("simple", "pytorch-operator", "pytorch-converted")
+
+
+@dataclass(frozen=True)
+class DataModel:
+    """A model of onnx/backend/test/data with its test data sets (inputs and outputs)."""
+
+    name: str
+    path: Path
+
+    @property
+    def model(self) -> onnx.ModelProto:
+        return onnx.load(str(self.path / "model.onnx"))
+
+    def data_sets(self) -> Iterator[tuple[list[np.ndarray], list[np.ndarray]]]:
+        for directory in sorted(self.path.glob("test_data_set_*")):
+            yield tuple(  # type: ignore[misc]
+                [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in sorted(directory.glob(f"{kind}_*.pb"))]
+                for kind in ("input", "output")
+            )
+
+
+def supported_data_models() -> list[DataModel]:
+    """The shipped small models (simple, pytorch-operator, pytorch-converted) irforge supports."""
+    root = Path(onnx.__file__).parent / "backend" / "test" / "data"
+    found = []
+    for kind in DATA_MODEL_KINDS:
+        for path in sorted((root / kind).iterdir()):
+            entry = DataModel(f"{kind}/{path.name}", path)
+            graph = entry.model.graph
+            if has_supported_ops_of(graph) and has_supported_types(graph):
+                found.append(entry)
+    return found
+
+
+def run_data_model(entry: DataModel, rtol: float = 1e-3, atol: float = 1e-7) -> Outcome:
+    """Import and run on every data set; onnx's backend runner uses these tolerances."""
+    from types import SimpleNamespace
+
+    case = SimpleNamespace(name=entry.name, model=entry.model, rtol=rtol, atol=atol, data_sets=list(entry.data_sets()))
+    return run_case(case)
+
+
 def safe_run_case(case) -> Outcome:  # type: ignore[no-untyped-def]
     try:
         return run_case(case)
@@ -156,10 +204,22 @@ def safe_run_case(case) -> Outcome:  # type: ignore[no-untyped-def]
         return Outcome(False, f"{type(e).__name__}: {e}")
 
 
+def safe_run_data_model(entry: DataModel) -> Outcome:
+    try:
+        return run_data_model(entry)
+    except Exception as e:  # as safe_run_case
+        return Outcome(False, f"{type(e).__name__}: {e}")
+
+
 def main() -> None:
     import irforge.frontends.onnx.extractors  # noqa: F401
     from irforge.frontends.onnx.registry import EXTRACTORS
 
+    models = supported_data_models()
+    model_failures = [(m.name, o.message) for m in models if not (o := safe_run_data_model(m)).passed]
+    for name, message in model_failures:
+        print(f"FAIL {name}: {message}")
+    print(f"data models (simple, pytorch-operator, pytorch-converted) run: {len(models)}, passed: {len(models) - len(model_failures)}")
     cases = supported_cases()
     failures = [(c.name, o.message) for c in cases if not (o := safe_run_case(c)).passed]
     for name, message in failures:
