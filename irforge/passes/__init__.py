@@ -31,10 +31,17 @@ def _fuse_linear_ops() -> type[ModulePass]:
     return FuseLinearOpsPass
 
 
+def _set_shapes() -> type[ModulePass]:
+    from irforge.passes.set_shapes import SetShapesPass
+
+    return SetShapesPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
+    "set-shapes": _set_shapes,
 }
 
 

@@ -65,7 +65,7 @@ def linear_chain_lengths(model: Model) -> list[int]:
     return lengths
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chains)
 def test_random_chains_keep_outputs_and_fuse(chain):
     model, feed = chain.build()
@@ -75,7 +75,7 @@ def test_random_chains_keep_outputs_and_fuse(chain):
     assert all(n == 1 for n in linear_chain_lengths(after))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chains)
 def test_backward_only_keeps_outputs(chain):
     model, feed = chain.build()
