@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, StringAttr, TensorTy
 from xdsl.utils.exceptions import VerifyException
 
 from irforge.builder import ModelBuilder
-from irforge.dialects.nn import Convert, Eltwise, Identity
+from irforge.dialects.nn import Convert, Eltwise, Identity, Select
 from irforge.dialects.nn.elementwise import ARITHMETIC, COMPARISON, LOGICAL
 from irforge.weights.dtypes import to_xdsl
 from tests.helpers import onnx_run, rand, run_op
@@ -277,3 +277,29 @@ def test_declared_result_type_must_match():
     )
     with pytest.raises(VerifyException, match=r"result #0 has type tensor<2x3xi64> but the operands imply tensor<2x3xi1>"):
         op.verify()
+
+
+@pytest.mark.parametrize(
+    "c_shape, a_shape, b_shape",
+    [((2, 3, 4), (2, 3, 4), (2, 3, 4)), ((3, 1), (2, 3, 4), (4,)), ((), (2, 3), (1, 3)), ((2, 1, 4), (3, 1), ())],
+)
+def test_select_matches_onnxruntime_where(c_shape, a_shape, b_shape):
+    condition = np.asarray(rand(*c_shape, seed=1) > 0)
+    a, b = rand(*a_shape, seed=2), rand(*b_shape, seed=3)
+    (got,) = run_op(Select, [condition, a, b])
+    (want,) = onnx_run("Where", [condition, a, b])
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "types, message",
+    [
+        ([TensorType(f32, [2]), TensorType(f32, [2]), TensorType(f32, [2])], "nn.select 's1': condition must be i1, got f32"),
+        ([TensorType(i1, [2]), TensorType(f32, [2]), TensorType(i32, [2])], "then and otherwise element types differ: f32 vs i32"),
+        ([TensorType(i1, [3]), TensorType(f32, [2]), TensorType(f32, [2])], "cannot be broadcast"),
+    ],
+)
+def test_select_rejects(types, message):
+    with pytest.raises(VerifyException, match=message):
+        build_op(Select, types, name="s1")

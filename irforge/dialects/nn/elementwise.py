@@ -2,7 +2,7 @@
 
 `nn.eltwise` covers arithmetic (result has the operands' element type), comparisons and
 logic (result is i1; `and`, `or` and `xor` take i1 operands). `nn.convert` changes the
-element type; `nn.identity` forwards its input (Dropout and Identity import as it, and
+element type; `nn.select` picks between two tensors by a condition; `nn.identity` forwards its input (Dropout and Identity import as it, and
 canonicalize removes it).
 """
 
@@ -66,6 +66,27 @@ class Convert(NNOp):
 
     def infer_shapes(self) -> list[TensorType]:
         return [tensor(self.operand_shape(0), self.destination_type)]
+
+
+@irdl_op_definition
+class Select(NNOp):
+    """`then` where `condition` (i1) is true, else `otherwise`; all three broadcast as in numpy
+    (OpenVINO's Select with numpy broadcasting, ONNX's Where)."""
+
+    name = "nn.select"
+    condition = operand_def(TensorType)
+    then = operand_def(TensorType)
+    otherwise = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        c, a, b = (self.operand_type(i) for i in range(3))
+        if c.element_type != i1:
+            raise self.error(f"condition must be i1, got {c.element_type}")
+        if a.element_type != b.element_type:
+            raise self.error(f"then and otherwise element types differ: {a.element_type} vs {b.element_type}")
+        shape = broadcast_shapes(self, broadcast_shapes(self, c.get_shape(), a.get_shape()), b.get_shape())
+        return [tensor(shape, a.element_type)]
 
 
 @irdl_op_definition

@@ -95,3 +95,11 @@ func.func @identity(%x: tensor<?x8xf16>, %b: tensor<3xi1>) -> (tensor<?x8xf16>, 
 }
 // CHECK:      %0 = nn.identity %x {name = "dropout1"} : (tensor<?x8xf16>) -> tensor<?x8xf16>
 // CHECK-NEXT: %1 = nn.identity %b : (tensor<3xi1>) -> tensor<3xi1>
+
+// -----
+// Select broadcasts its condition and both values.
+func.func @select(%c: tensor<3x1xi1>, %a: tensor<2x3x4xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %y = nn.select %c, %a, %b : (tensor<3x1xi1>, tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  func.return %y : tensor<2x3x4xf32>
+}
+// CHECK: %y = nn.select %c, %a, %b : (tensor<3x1xi1>, tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>

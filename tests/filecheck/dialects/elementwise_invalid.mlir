@@ -61,3 +61,10 @@ func.func @identity_result(%x: tensor<2xf32>) -> tensor<2xf16> {
   func.return %y : tensor<2xf16>
 }
 // CHECK: nn.identity: result #0 has type tensor<2xf16> but the operands imply tensor<2xf32>
+
+// -----
+func.func @select_condition(%c: tensor<2xf32>, %a: tensor<2xf32>) -> tensor<2xf32> {
+  %y = nn.select %c, %a, %a : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+// CHECK: nn.select: condition must be i1, got f32

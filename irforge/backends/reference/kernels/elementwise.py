@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from irforge.backends.reference.registry import kernel
-from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity
+from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity, Select
 from irforge.weights.dtypes import from_xdsl
 
 
@@ -65,6 +65,11 @@ def convert(op: Convert, x: np.ndarray) -> np.ndarray:
     # an integer type's range have no defined result (in ONNX either)
     with np.errstate(all="ignore"):
         return x.astype(dtype)
+
+
+@kernel(Select)
+def select(op: Select, condition: np.ndarray, then: np.ndarray, otherwise: np.ndarray) -> np.ndarray:
+    return np.where(condition, then, otherwise)
 
 
 @kernel(Identity)

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Convert, Eltwise
+from irforge.dialects.nn import Convert, Eltwise, Select
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl, to_xdsl
 
@@ -66,3 +66,8 @@ def cast(ctx: NodeContext) -> SSAValue:
     except Exception:
         raise ctx.fail(f"Cast to ONNX type {to} is not supported", fix="cast to float32/float16/int32/int64/bool") from None
     return ctx.value(Convert, [ctx.input(0)], destination_type=target)
+
+
+@onnx_extractor("Where")
+def where(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Select, [ctx.input(0), ctx.input(1), ctx.input(2)])
