@@ -37,8 +37,15 @@ def _set_shapes() -> type[ModulePass]:
     return SetShapesPass
 
 
+def _fuse_grouped_conv() -> type[ModulePass]:
+    from irforge.passes.fuse_grouped_conv import FuseGroupedConvPass
+
+    return FuseGroupedConvPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
+    "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
     "set-shapes": _set_shapes,
