@@ -97,3 +97,35 @@ def test_value_parsers():
     assert parse_per_input_values("a[1],b[2,3]", "--scale_values") == {"a": [1.0], "b": [2.0, 3.0]}
     with pytest.raises(IrforgeError):
         parse_shapes("[0,3]")
+
+
+def _broken_models(onnx_path):
+    from onnx import TensorProto, helper
+
+    data = onnx_path.read_bytes()
+    io = ([helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    unknown = helper.make_model(helper.make_graph([helper.make_node("Frobnicate", ["x"], ["y"], name="f1")], "g", *io))
+    cycle = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Relu", ["y"], ["a"], name="n1"), helper.make_node("Relu", ["a"], ["y"], name="n2")], "g", *io
+        )
+    )
+    return {
+        "truncated": (data[: len(data) // 3], "not a valid ONNX model"),
+        "garbage": (b"\x00\x01garbage" * 10, "not a valid ONNX model"),
+        "unknown_op": (unknown.SerializeToString(), "unsupported ONNX ops: Frobnicate x1 (f1)"),
+        "cycle": (cycle.SerializeToString(), "cycle through nodes"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["truncated", "garbage", "unknown_op", "cycle"])
+def test_broken_models_give_one_line_errors_and_no_output(tmp_path, onnx_path, kind):
+    content, message = _broken_models(onnx_path)[kind]
+    model = tmp_path / f"{kind}.onnx"
+    model.write_bytes(content)
+    out = tmp_path / "out"
+    result = ir_convert("--input_model", str(model), "-o", str(out))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not out.exists() or not any(out.iterdir())
