@@ -1,0 +1,195 @@
+"""Emitters of the data movement ops, the reductions and Resample.
+
+`nn` keeps shape-like parameters as properties; the opset takes them as i64 Const inputs,
+so each emitter turns its properties into those constants.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
+from irforge.backends.ir_xml.emitters.elementwise import binary
+from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
+from irforge.dialects.nn.reduce import ArgMax, Reduce
+from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
+from irforge.errors import IrforgeError
+
+
+def out_type(op, index: int = 0) -> PortType:  # type: ignore[no-untyped-def]
+    return PortType.of(op.results[index].type)
+
+
+@ir_xml_emitter(Concat)
+def concat(ctx: EmitContext, op: Concat, inputs: list[Port]) -> list[Port]:
+    return [ctx.single("Concat", inputs, out_type(op), name=ctx.name(op), data={"axis": str(op.int_prop("axis"))})]
+
+
+@ir_xml_emitter(Split)
+def split(ctx: EmitContext, op: Split, inputs: list[Port]) -> list[Port]:
+    axis = ctx.const(np.array(op.int_prop("axis"), np.int64), ctx.name(op, "axis"))
+    lengths = ctx.ints(op.ints("split_lengths"), ctx.name(op, "split_lengths"))
+    outputs = [out_type(op, i) for i in range(len(op.results))]
+    return ctx.layer("VariadicSplit", [inputs[0], axis, lengths], outputs, name=ctx.name(op))
+
+
+def reshape_layer(ctx: EmitContext, x: Port, spec: tuple[int, ...], out: PortType, special_zero: bool, name: str) -> Port:
+    shape = ctx.ints(spec, f"{name}/shape")
+    return ctx.single("Reshape", [x, shape], out, name=name, data={"special_zero": fmt_bool(special_zero)})
+
+
+@ir_xml_emitter(Reshape)
+def reshape(ctx: EmitContext, op: Reshape, inputs: list[Port]) -> list[Port]:
+    return [reshape_layer(ctx, inputs[0], op.ints("shape"), out_type(op), op.bool_prop("special_zero"), ctx.name(op))]
+
+
+@ir_xml_emitter(Flatten)
+def flatten(ctx: EmitContext, op: Flatten, inputs: list[Port]) -> list[Port]:
+    dims, axis = inputs[0].dims, op.flatten_axis()
+    before, after = dims[:axis], dims[axis:]
+    if all(d >= 0 for d in before):
+        spec, zero = (math.prod(before), -1), False
+    elif axis == 1:
+        spec, zero = (0, -1), True  # special_zero copies the dynamic batch size
+    elif all(d >= 0 for d in after):
+        spec, zero = (-1, math.prod(after)), False
+    else:
+        raise IrforgeError(
+            f"{op.name} '{ctx.name(op)}': both sides of axis {axis} of {list(dims)} are dynamic",
+            fix="give static input shapes",
+        )
+    return [reshape_layer(ctx, inputs[0], spec, out_type(op), zero, ctx.name(op))]
+
+
+@ir_xml_emitter(Permute)
+def permute(ctx: EmitContext, op: Permute, inputs: list[Port]) -> list[Port]:
+    order = ctx.ints(op.ints("order"), ctx.name(op, "order"))
+    return [ctx.single("Transpose", [inputs[0], order], out_type(op), name=ctx.name(op))]
+
+
+@ir_xml_emitter(Squeeze)
+def squeeze(ctx: EmitContext, op: Squeeze, inputs: list[Port]) -> list[Port]:
+    axes = op.squeezed_axes()
+    if not axes:
+        return [inputs[0]]
+    return [ctx.single("Squeeze", [inputs[0], ctx.ints(axes, ctx.name(op, "axes"))], out_type(op), name=ctx.name(op))]
+
+
+@ir_xml_emitter(Unsqueeze)
+def unsqueeze(ctx: EmitContext, op: Unsqueeze, inputs: list[Port]) -> list[Port]:
+    axes = ctx.ints(op.ints("axes"), ctx.name(op, "axes"))
+    return [ctx.single("Unsqueeze", [inputs[0], axes], out_type(op), name=ctx.name(op))]
+
+
+@ir_xml_emitter(Slice)
+def slice_(ctx: EmitContext, op: Slice, inputs: list[Port]) -> list[Port]:
+    specs = op.slice_specs()
+    if not specs:
+        return [inputs[0]]
+    axes = sorted(specs)
+    parts = [ctx.ints([specs[a][i] for a in axes], ctx.name(op, part)) for i, part in enumerate(("start", "stop", "step"))]
+    return [ctx.single("Slice", [inputs[0], *parts, ctx.ints(axes, ctx.name(op, "axes"))], out_type(op), name=ctx.name(op), version="opset8")]
+
+
+@ir_xml_emitter(Tile)
+def tile(ctx: EmitContext, op: Tile, inputs: list[Port]) -> list[Port]:
+    repeats = ctx.ints(op.ints("repeats"), ctx.name(op, "repeats"))
+    return [ctx.single("Tile", [inputs[0], repeats], out_type(op), name=ctx.name(op))]
+
+
+@ir_xml_emitter(Pad)
+def pad(ctx: EmitContext, op: Pad, inputs: list[Port]) -> list[Port]:
+    x, mode = inputs[0], op.str_prop("mode")
+    operands = [x, ctx.ints(op.ints("pads_begin"), ctx.name(op, "pads_begin")), ctx.ints(op.ints("pads_end"), ctx.name(op, "pads_end"))]
+    # the value is used by constant mode only, but OpenVINO adds a Const of its own if absent
+    with np.errstate(all="ignore"):
+        value = np.array(op.float_prop("value")).astype(x.dtype)
+    operands.append(ctx.const(value, ctx.name(op, "pad_value")))
+    return [ctx.single("Pad", operands, out_type(op), name=ctx.name(op), data={"pad_mode": mode}, version="opset12")]
+
+
+@ir_xml_emitter(Gather)
+def gather(ctx: EmitContext, op: Gather, inputs: list[Port]) -> list[Port]:
+    axis = ctx.const(np.array(op.int_prop("axis"), np.int64), ctx.name(op, "axis"))
+    data = {"batch_dims": str(op.int_prop("batch_dims"))}
+    return [ctx.single("Gather", [*inputs, axis], out_type(op), name=ctx.name(op), data=data, version="opset8")]
+
+
+REDUCTIONS: dict[str, tuple[str, str]] = {
+    "mean": ("ReduceMean", "opset1"), "sum": ("ReduceSum", "opset1"), "max": ("ReduceMax", "opset1"),
+    "min": ("ReduceMin", "opset1"), "prod": ("ReduceProd", "opset1"), "l1": ("ReduceL1", "opset4"),
+    "l2": ("ReduceL2", "opset4"), "sum_square": ("ReduceSum", "opset1"), "log_sum": ("ReduceSum", "opset1"),
+    "log_sum_exp": ("ReduceSum", "opset1"),
+}  # fmt: skip
+BEFORE = {"sum_square": "Square", "log_sum_exp": "Exp"}
+AFTER = {"log_sum": "Log", "log_sum_exp": "Log"}
+
+
+@ir_xml_emitter(Reduce)
+def reduce(ctx: EmitContext, op: Reduce, inputs: list[Port]) -> list[Port]:
+    operation, x, out = op.str_prop("operation"), inputs[0], out_type(op)
+    if operation in BEFORE:
+        if BEFORE[operation] == "Square":
+            x = binary(ctx, "Multiply", x, x, x.type, ctx.name(op, "square"))
+        else:
+            x = ctx.single("Exp", [x], x.type, name=ctx.name(op, "exp"))
+    ov_type, version = REDUCTIONS[operation]
+    axes = ctx.ints(op.reduced_axes(), ctx.name(op, "axes"))
+    name = ctx.name(op, "reduce") if operation in AFTER else ctx.name(op)
+    y = ctx.single(ov_type, [x, axes], out, name=name, data={"keep_dims": fmt_bool(op.bool_prop("keep_dims"))}, version=version)
+    if operation in AFTER:
+        y = ctx.single("Log", [y], out, name=ctx.name(op))
+    return [y]
+
+
+@ir_xml_emitter(ArgMax)
+def argmax(ctx: EmitContext, op: ArgMax, inputs: list[Port]) -> list[Port]:
+    """TopK with k = 1 (stable, so ties give the first index); the last index of ties is the
+    first of the input reversed along the axis, counted from the end."""
+    x, axis = inputs[0], op.reduced_axis()
+    last, size = op.bool_prop("select_last_index"), x.dims[axis]
+    if last and size < 0:
+        raise IrforgeError(f"{op.name} '{ctx.name(op)}': select_last_index needs a static size of axis {axis}", fix="give static input shapes")
+    if last:
+        parts = [ctx.ints([v], ctx.name(op, p)) for v, p in ((-1, "start"), (np.iinfo(np.int64).min, "stop"), (-1, "step"), (axis, "axes"))]
+        x = ctx.single("Slice", [x, *parts], x.type, name=ctx.name(op, "reverse"), version="opset8")
+    kept = x.type.with_dims(1 if i == axis else d for i, d in enumerate(x.dims))
+    data = {"axis": str(axis), "mode": op.str_prop("mode"), "sort": "value", "index_element_type": "i64", "stable": "true"}
+    k = ctx.const(np.array(1, np.int64), ctx.name(op, "k"))
+    final = op.bool_prop("keep_dims") and not last
+    outputs = [kept, kept.with_dtype(np.int64)]
+    index = ctx.layer("TopK", [x, k], outputs, name=ctx.name(op, "" if final else "topk"), data=data, version="opset11")[1]
+    if last:
+        last_index = ctx.const(np.array(size - 1, np.int64), ctx.name(op, "last"))
+        name = ctx.name(op, "" if op.bool_prop("keep_dims") else "from_end")
+        index = binary(ctx, "Subtract", last_index, index, index.type, name)
+    if op.bool_prop("keep_dims"):
+        return [index]
+    return [ctx.single("Squeeze", [index, ctx.ints([axis], ctx.name(op, "axes"))], out_type(op), name=ctx.name(op))]
+
+
+RESAMPLE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
+
+
+@ir_xml_emitter(Resample)
+def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
+    x = inputs[0]
+    if op.scales is not None:
+        target, mode = ctx.const(np.asarray(op.floats("scales"), np.float32), ctx.name(op, "scales")), "scales"
+    else:
+        target, mode = ctx.ints(op.ints("sizes"), ctx.name(op, "sizes")), "sizes"
+    data = {
+        "mode": RESAMPLE_MODES[op.str_prop("mode")],
+        "shape_calculation_mode": mode,
+        "coordinate_transformation_mode": op.str_prop("coordinate_transformation_mode"),
+        "nearest_mode": op.str_prop("nearest_mode"),
+        "antialias": "false",
+        "pads_begin": fmt_ints((0,) * x.type.rank),
+        "pads_end": fmt_ints((0,) * x.type.rank),
+        "cube_coeff": fmt_float(op.float_prop("cubic_coeff_a")),
+    }
+    axes = ctx.ints(range(x.type.rank), ctx.name(op, "axes"))
+    return [ctx.single("Interpolate", [x, target, axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]

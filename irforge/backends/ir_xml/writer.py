@@ -1,0 +1,103 @@
+"""`nn` model -> OpenVINO IR v11 (`NAME.xml` + `NAME.bin`).
+
+The function's ops are turned into layers through the emitter table (`mapping.py`), with
+the model inputs as Parameters first and the outputs as Results last. The whole graph is
+built before anything touches the disk; then the .bin is streamed from the weight store
+and the .xml printed, both into temporary files beside the targets that replace them only
+when both are complete, so a failure leaves the previous files as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from xdsl.dialects.func import ReturnOp
+from xdsl.ir import SSAValue
+
+from irforge.backends.ir_xml import mapping  # noqa: F401  (fills the emitter table)
+from irforge.backends.ir_xml.bin import BinWriter
+from irforge.backends.ir_xml.context import EMITTERS, EmitContext, Port, unsupported_ops
+from irforge.backends.ir_xml.graph import IrGraph, PortType
+from irforge.backends.ir_xml.xml_text import graph_xml
+from irforge.dialects.nn.constant import Constant
+from irforge.errors import IrforgeError
+from irforge.model import Model, input_names, output_names, returned_values
+
+DATA_TYPES = ("FP32", "FP16")
+
+
+def emit_graph(model: Model, data_type: str = "FP32") -> IrGraph:
+    """The IR graph of `model`; with FP16, f32 Consts are stored as f16 plus a Convert."""
+    if data_type not in DATA_TYPES:
+        raise IrforgeError(f"unknown IR data type '{data_type}'", fix=f"use one of {', '.join(DATA_TYPES)}")
+    func = model.func
+    ops = [op for op in func.body.block.ops if not isinstance(op, ReturnOp | Constant)]
+    error = unsupported_ops(ops)
+    if error is not None:
+        raise error
+    ctx = EmitContext(func.sym_name.data, compress_to_fp16=data_type == "FP16")
+    ports: dict[SSAValue, Port] = {}
+    for name, arg in zip(input_names(func), func.args):
+        ports[arg] = ctx.parameter(name, PortType.of(arg.type))
+    for op in func.body.block.ops:
+        if isinstance(op, ReturnOp):
+            break
+        if isinstance(op, Constant):
+            array = model.store[op.weight_name] if op.weight_name is not None else op.inline_array()
+            ports[op.output] = ctx.const(array, ctx.name(op) if op.layer_name else op.weight_name or "Constant")
+            continue
+        outputs = list(EMITTERS[type(op)](ctx, op, [ports[v] for v in op.operands]))
+        if len(outputs) != len(op.results):
+            raise IrforgeError(f"the IR XML emitter of {op.name} gave {len(outputs)} outputs for {len(op.results)} results")
+        ports.update(zip(op.results, outputs))
+    for name, value in zip(output_names(func), returned_values(func)):
+        ctx.result(ports[value], name)
+    return ctx.graph
+
+
+def write_bin(graph: IrGraph, f) -> None:  # type: ignore[no-untyped-def]
+    """Stream every Const's blob into `f` and record its offset and size in the layer."""
+    bin_writer = BinWriter(f)
+    for layer in graph.layers:
+        if layer.blob is None:
+            continue
+        offset, size = bin_writer.add(layer.blob, layer.outputs[0].dtype)
+        layer.data["offset"] = str(offset)
+        layer.data["size"] = str(size)
+
+
+def _temp_beside(path: Path) -> str:
+    """A temporary file in the target's folder (so os.replace is atomic), with the
+    permissions a plain open() would give (mkstemp makes it private)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return tmp
+
+
+def write_ir_xml(model: Model, xml_path: str | os.PathLike[str], data_type: str = "FP32") -> tuple[Path, Path]:
+    """Write `model` as `xml_path` and the .bin beside it, atomically; returns both paths."""
+    xml_path = Path(xml_path)
+    bin_path = xml_path.with_suffix(".bin")
+    graph = emit_graph(model, data_type)
+    temps = [_temp_beside(bin_path), _temp_beside(xml_path)]
+    try:
+        with open(temps[0], "wb") as f:
+            write_bin(graph, f)
+        with open(temps[1], "w", encoding="utf-8") as f:
+            f.write(graph_xml(graph))
+        os.replace(temps[0], bin_path)
+        os.replace(temps[1], xml_path)
+    except BaseException:
+        for tmp in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+    return xml_path, bin_path
+
+
+__all__ = ["DATA_TYPES", "emit_graph", "write_ir_xml"]
