@@ -43,11 +43,18 @@ def _fuse_grouped_conv() -> type[ModulePass]:
     return FuseGroupedConvPass
 
 
+def _preprocess() -> type[ModulePass]:
+    from irforge.passes.preprocess import PreprocessPass
+
+    return PreprocessPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
+    "preprocess": _preprocess,
     "set-shapes": _set_shapes,
 }
 

@@ -1,0 +1,122 @@
+"""preprocess: mean subtraction, scaling and channel reversal at the model inputs.
+
+For each input named in `mean` / `scale` (`data[123,117,104]`, or `[...]` for every input),
+the model sees (x - mean) / scale per channel (axis 1) instead of x; with
+`reverse-input-channels`, the channels of every input with more than one channel are then
+reversed (RGB <-> BGR), so mean and scale values are in the order of the channels the model
+was trained with, as in the Model Optimizer. The ops are plain eltwise sub/div and a gather;
+fuse-linear-ops folds them into the first layer where that is exact (a scale and a channel
+permutation always fold into a convolution; a mean only where it reads no padding).
+
+    // preprocess{mean="data[1,2]" scale="data[4,8]"}
+    func.func @main(%data: tensor<1x2x8x8xf32>) ...
+      %c = nn.convolution %data, %w ...
+becomes
+      %m = nn.constant dense<[[[1.0]], [[2.0]]]> : tensor<2x1x1xf32>
+      %0 = nn.eltwise %data, %m {operation = "sub", name = "data/mean"}
+      %s = nn.constant dense<[[[4.0]], [[8.0]]]> : tensor<2x1x1xf32>
+      %1 = nn.eltwise %0, %s {operation = "div", name = "data/scale"}
+      %c = nn.convolution %1, %w ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from irforge.builder import constant_op
+from irforge.dialects.nn.base import DYN, build
+from irforge.dialects.nn.elementwise import Eltwise
+from irforge.dialects.nn.shape import Gather
+from irforge.errors import IrforgeError
+from irforge.model import input_names, main_function, store_of
+from irforge.passes.patterns.affine import dtype_of, float_tensor, shape_of
+from irforge.tools.convert_args import parse_per_input_values
+
+
+def values_by_input(text: str, what: str, names: list[str]) -> dict[str, np.ndarray]:
+    """Per-input values of a `mean`/`scale` option ('' = all inputs)."""
+    if not text:
+        return {}
+    parsed = parse_per_input_values(text, what)
+    unknown = [n for n in parsed if n and n not in names]
+    if unknown:
+        raise IrforgeError(
+            f"{what} names input '{unknown[0]}', which the model does not have",
+            fix=f"its inputs are: {', '.join(names)}",
+        )
+    if "" in parsed:
+        return {n: np.array(parsed[""]) for n in names}
+    return {n: np.array(v) for n, v in parsed.items()}
+
+
+def channel_constant(values: np.ndarray, arg: SSAValue, what: str, name: str) -> np.ndarray:
+    """`values` shaped to broadcast along axis 1 of input `arg` (checked against its channels)."""
+    shape = shape_of(arg)
+    if len(shape) < 2 or not float_tensor(arg):
+        raise IrforgeError(f"{what} for input '{name}' needs a float input of rank >= 2, got {arg.type}")
+    if values.size not in (1, shape[1]) and shape[1] != DYN:
+        raise IrforgeError(
+            f"{what} for input '{name}' has {values.size} values but the input has {shape[1]} channels",
+            fix="give one value per channel",
+        )
+    return values.astype(dtype_of(arg)).reshape([values.size] + [1] * (len(shape) - 2))
+
+
+def reversal(arg: SSAValue) -> np.ndarray | None:
+    """Indices that reverse the channels of `arg`, None if it has fewer than two or unknown."""
+    shape = shape_of(arg)
+    if len(shape) < 2 or shape[1] == DYN or shape[1] < 2:
+        return None
+    return np.arange(shape[1] - 1, -1, -1, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PreprocessPass(ModulePass):
+    name = "preprocess"
+
+    mean: str = ""
+    """Values subtracted per channel: `data[123.7,116.3,103.5]`."""
+    scale: str = ""
+    """Values divided by per channel (after the mean): `data[58.4,57.1,57.4]`."""
+    reverse_input_channels: bool = False
+    """Reverse the channel order of the inputs (after mean and scale)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        func = main_function(op)
+        names = input_names(func)
+        means = values_by_input(self.mean, "mean", names)
+        scales = values_by_input(self.scale, "scale", names)
+        for name, values in scales.items():
+            if not np.all(values != 0):
+                raise IrforgeError(f"scale for input '{name}' has a zero", fix="give nonzero scale values")
+        for name, arg in zip(names, func.args):
+            self.preprocess_input(arg, name, means.get(name), scales.get(name))
+
+    def preprocess_input(self, arg: BlockArgument, name: str, mean: np.ndarray | None, scale: np.ndarray | None) -> None:
+        block = arg.block
+        store = store_of(block.parent_op())  # type: ignore[arg-type]
+        new_ops: list[Operation] = []
+        y: SSAValue = arg
+        for values, operation, what in ((mean, "sub", "mean"), (scale, "div", "scale")):
+            if values is None:
+                continue
+            const = constant_op(channel_constant(values, arg, what, name), store, f"{name}/{what}")
+            step = build(Eltwise, [y, const.output], operation=operation, name=f"{name}/{what}")
+            new_ops += [const, step]
+            y = step.output
+        indices = reversal(arg) if self.reverse_input_channels else None
+        if indices is not None:
+            const = constant_op(indices, store, f"{name}/reverse")
+            gather = build(Gather, [y, const.output], axis=1, name=f"{name}/reverse_channels")
+            new_ops += [const, gather]
+            y = gather.output
+        if not new_ops:
+            return
+        arg.replace_uses_with_if(y, lambda use: use.operation not in new_ops)
+        block.insert_ops_before(new_ops, block.first_op)  # type: ignore[arg-type]
