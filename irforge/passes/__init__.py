@@ -37,6 +37,12 @@ def _set_shapes() -> type[ModulePass]:
     return SetShapesPass
 
 
+def _compress_fp16() -> type[ModulePass]:
+    from irforge.passes.compress_fp16 import CompressFp16Pass
+
+    return CompressFp16Pass
+
+
 def _fuse_grouped_conv() -> type[ModulePass]:
     from irforge.passes.fuse_grouped_conv import FuseGroupedConvPass
 
@@ -51,6 +57,7 @@ def _preprocess() -> type[ModulePass]:
 
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
+    "compress-fp16": _compress_fp16,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
