@@ -43,6 +43,12 @@ def _compress_fp16() -> type[ModulePass]:
     return CompressFp16Pass
 
 
+def _cut() -> type[ModulePass]:
+    from irforge.passes.cut import CutPass
+
+    return CutPass
+
+
 def _fuse_grouped_conv() -> type[ModulePass]:
     from irforge.passes.fuse_grouped_conv import FuseGroupedConvPass
 
@@ -58,6 +64,7 @@ def _preprocess() -> type[ModulePass]:
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
+    "cut": _cut,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
