@@ -43,6 +43,12 @@ def _compress_fp16() -> type[ModulePass]:
     return CompressFp16Pass
 
 
+def _convert_layout() -> type[ModulePass]:
+    from irforge.passes.convert_layout import ConvertLayoutPass
+
+    return ConvertLayoutPass
+
+
 def _cut() -> type[ModulePass]:
     from irforge.passes.cut import CutPass
 
@@ -64,6 +70,7 @@ def _preprocess() -> type[ModulePass]:
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
+    "convert-layout": _convert_layout,
     "cut": _cut,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
