@@ -21,20 +21,11 @@ from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, load_model, save_model
 from irforge.tools.cli import exit_on_error
 from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes
+from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, pipeline_for  # noqa: F401  (ir-run uses it)
 
-DEFAULT_PIPELINE = "infer-shapes,canonicalize"
 FRAMEWORKS = {".onnx": "onnx", ".mlir": "mlir", ".caffemodel": "caffe", ".prototxt": "caffe", ".pb": "tf", ".pbtxt": "tf", ".xml": "ir"}
 LOG_LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
 T = TypeVar("T")
-
-# flags whose passes land with the optimisation and IR XML issues: accepted and validated,
-# then refused with a clear message instead of being silently ignored
-NOT_YET = {
-    "mean_values": "--mean_values (preprocess pass)",
-    "scale_values": "--scale_values (preprocess pass)",
-    "reverse_input_channels": "--reverse_input_channels (preprocess pass)",
-    "output": "--output (model cutting)",
-}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,16 +115,11 @@ def check_flags(args: argparse.Namespace) -> None:
         raise IrforgeError(f"bad value for --batch: {args.batch}", fix="give a positive batch size")
     if args.batch is not None and args.input_shape:
         raise IrforgeError("--batch and --input_shape cannot be combined", fix="put the batch size into --input_shape")
-    for flag, what in NOT_YET.items():
-        if getattr(args, flag):
-            raise IrforgeError(f"{what} is not supported by this version of ir-convert", fix=f"leave out --{flag}")
-    if args.data_type in ("FP16", "HALF"):
-        raise IrforgeError("--data_type FP16 (compress-fp16 pass) is not supported by this version", fix="use FP32")
 
 
 def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
-    pipeline = DEFAULT_PIPELINE if not args.pipeline else args.pipeline
+    pipeline = args.pipeline or pipeline_for(args, framework_of(args))
     if args.pipeline == "":
         print(f"import -> {pipeline} -> emit {args.emit}")
         return
