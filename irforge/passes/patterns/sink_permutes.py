@@ -33,7 +33,7 @@ from irforge.dialects.nn.activation import Activation, Clamp, ReLU
 from irforge.dialects.nn.base import DYN, NNOp, build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity, Select
-from irforge.dialects.nn.linear import FullyConnected, Power
+from irforge.dialects.nn.linear import FullyConnected, MatMul, Power
 from irforge.dialects.nn.normalization import SoftMax
 from irforge.dialects.nn.reduce import Reduce
 from irforge.dialects.nn.shape import Concat, Flatten, Pad, Permute, Reshape
@@ -174,15 +174,16 @@ class SinkPermuteThroughAxisOps(RewritePattern):
 
 
 class FlattenPermuteIntoWeights(RewritePattern):
-    """fully_connected(flatten(permute(x)), W) -> fully_connected(flatten(x), W') with W's
-    columns reordered, so flattening an NHWC tensor keeps TensorFlow's element order
+    """fully_connected / matmul(flatten(permute(x)), W) -> the same of flatten(x) with W's
+    input features reordered, so flattening an NHWC tensor keeps TensorFlow's element order
     without a transpose (Reshape to [N, K] and Flatten at axis 1 alike)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, FullyConnected) or not isinstance(op.operands[1].owner, Constant):
+        features_axis = self._features_axis(op)
+        if features_axis is None:
             return
         flat = op.operands[0].owner
-        if not isinstance(flat, Reshape | Flatten) or len(flat.results[0].uses) != 1:
+        if not isinstance(flat, Reshape | Flatten) or not flat.results[0].has_one_use():
             return
         permute = flat.operands[0].owner
         if not isinstance(permute, Permute) or permute.ints("order")[0] != 0:
@@ -190,15 +191,27 @@ class FlattenPermuteIntoWeights(RewritePattern):
         x = permute.operands[0]
         shape = tuple(x.type.get_shape())  # type: ignore[attr-defined]
         out_shape = tuple(flat.results[0].type.get_shape())  # type: ignore[attr-defined]
-        if DYN in shape[1:] or len(out_shape) != 2 or out_shape[1] != int(np.prod(shape[1:])):
+        if DYN in shape or len(out_shape) != 2 or out_shape != (shape[0], int(np.prod(shape[1:]))):
             return
         store = store_of(op)
         weights = constant_value(op.operands[1].owner, store)  # type: ignore[arg-type]
         order = permute.ints("order")
-        # column k of W reads permuted element k; W' must read the same element of x
-        permuted_dims = [shape[a] for a in order[1:]]
-        columns = np.arange(weights.shape[1]).reshape(permuted_dims).transpose(inverse([a - 1 for a in order[1:]]))
-        new_weights = constant_op(np.ascontiguousarray(weights[:, columns.reshape(-1)]), store, _layer(op) or "fc")
+        # feature k of W reads element k of the permuted tensor; W' must read that element of x
+        permuted = np.arange(out_shape[1]).reshape([shape[a] for a in order[1:]])
+        source = permuted.transpose(inverse([a - 1 for a in order[1:]])).reshape(-1)
+        new_weights = constant_op(np.ascontiguousarray(np.take(weights, source, axis=features_axis)), store, _layer(op) or "fc")
         new_flat = build(Reshape, [x], shape=list(out_shape), name=_layer(flat))
-        fc = build(FullyConnected, [new_flat.output, new_weights.output, *op.operands[2:]], name=_layer(op))
-        rewriter.replace(op, [new_weights, new_flat, fc], [fc.output])
+        operands = [new_flat.output, new_weights.output, *op.operands[2:]]
+        new = build(type(op), operands, **_props(op), name=_layer(op))  # type: ignore[arg-type]
+        rewriter.replace(op, [new_weights, new_flat, new], [new.results[0]])
+
+    @staticmethod
+    def _features_axis(op: Operation) -> int | None:
+        """The axis of the constant weights that runs over the input features, if any."""
+        if not isinstance(op, FullyConnected | MatMul) or not isinstance(op.operands[1].owner, Constant):
+            return None
+        if isinstance(op, FullyConnected):
+            return 1
+        if op.bool_prop("transpose_a") or _rank(op.operands[1]) != 2:
+            return None
+        return 1 if op.bool_prop("transpose_b") else 0
