@@ -18,14 +18,12 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from irforge.backends.reference import evaluate
-from irforge.builder import ModelBuilder
-from irforge.dialects.nn.base import DYN, NNOp, build
+from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
+from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
 from irforge.model import Model
-from irforge.weights.dtypes import dtype_name
 
 EXTENSION_HINT = (
     "add an extractor for them in an extension module loaded with --extensions PATH "
@@ -33,17 +31,16 @@ EXTENSION_HINT = (
 )
 
 
-class GraphImporter:
+class GraphImporter(FoldingBuilder):
     def __init__(self, source: OnnxFile, input_shapes: Mapping[str, Sequence[int]] | None = None) -> None:
+        super().__init__()
         model = source.proto
         self.model = model
         self.graph = model.graph
         self.base_dir = source.base_dir
         self.raw_data = source.raw_data
         self.input_shapes = dict(input_shapes or {})
-        self.builder = ModelBuilder()
         self.values: dict[str, SSAValue] = {}
-        self.constants: dict[SSAValue, np.ndarray] = {}
         self.opsets = {d.domain if d.domain not in DEFAULT_DOMAINS else "": d.version for d in model.opset_import}
         self._initializers = {t.name: t for t in self.graph.initializer}
         self._names: Counter[str] = Counter()
@@ -64,32 +61,10 @@ class GraphImporter:
         self.values[name] = self.constant(tensor_to_array(tensor, self.base_dir, self.raw_data), name)
         return self.values[name]
 
-    def constant_value(self, value: SSAValue) -> np.ndarray | None:
-        return self.constants.get(value)
-
-    def constant(self, array: np.ndarray, name: str) -> SSAValue:
-        _check_dtype(array.dtype, name)
-        value = self.builder.constant(array, name)
-        self.constants[value] = array
-        return value
-
     def generated_name(self, node: onnx.NodeProto) -> str:
         base = f"{node.op_type}_{node.output[0]}" if node.output else node.op_type
         self._names[base] += 1
         return base if self._names[base] == 1 else f"{base}_{self._names[base]}"
-
-    def add(self, cls: type[NNOp], operands: Sequence[SSAValue], *, num_results: int = 1, name: str, **props: object) -> list[SSAValue]:
-        """Append an op and return its results; evaluate it at once if all operands are constants."""
-        op = build(cls, operands, num_results=num_results, name=name, **props)
-        known = [self.constants.get(v) for v in operands]
-        if operands and all(k is not None for k in known):
-            outputs = evaluate(op, known)  # type: ignore[arg-type]
-            op.drop_all_references()
-            if len(outputs) == 1:
-                return [self.constant(outputs[0], name)]
-            return [self.constant(array, f"{name}:{i}") for i, array in enumerate(outputs)]
-        self.builder.block.add_op(op)
-        return list(op.results)
 
     # -- the graph -----------------------------------------------------------------------
     def run(self) -> Model:
@@ -113,7 +88,7 @@ class GraphImporter:
         if not vi.type.HasField("tensor_type") or not t.HasField("elem_type"):
             raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type")
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type))
-        _check_dtype(dtype, vi.name)
+        check_dtype(dtype, vi.name)
         if vi.name in self.input_shapes:
             return list(self.input_shapes[vi.name]), dtype
         if not t.HasField("shape"):
@@ -137,16 +112,6 @@ class GraphImporter:
                 self.values[name] = value
             elif ctx.output_used(index):
                 raise ctx.fail(f"output #{index} ('{name}') is not supported, and the graph reads it")
-
-
-def _check_dtype(dtype: np.dtype, name: str) -> None:
-    try:
-        dtype_name(dtype)
-    except IrforgeError:
-        raise IrforgeError(
-            f"tensor '{name}' has element type {dtype}, which irforge does not support",
-            fix="convert the model to float32/float16/int32/int64/bool tensors",
-        ) from None
 
 
 def check_supported(graph: onnx.GraphProto, opsets: Mapping[str, int]) -> None:
