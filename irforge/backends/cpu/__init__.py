@@ -1,0 +1,92 @@
+"""The native CPU backend: `nn` ops compiled to LLVM through llvmlite, run by native threads.
+
+Pipeline: the model (a copy) is optimised with `infer-shapes,canonicalize,fuse-linear-ops`
+(BatchNorm/ScaleShift folded into convolutions), lowered op by op into kernels specialised
+to static shapes (`lower.py`, `ops/`, `codegen/`), buffers are placed by a liveness planner
+(`planner.py`), modules are optimised at O3 for the host CPU and JIT-compiled, with an on-disk
+object cache (`jit.py`, `cache.py`), and the generated driver runs all phases in one native
+call per thread (`runtime.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from irforge.model import Model
+
+PIPELINE = "infer-shapes,canonicalize,fuse-linear-ops"
+
+
+@dataclass
+class CompileStats:
+    seconds: float
+    kernels: int
+    phases: int
+    cache_hits: int
+    cache_misses: int
+    arena_bytes: int
+    unplanned_bytes: int
+
+
+class CompiledModel:
+    """A model compiled for this CPU: call it with a dict of input arrays by name."""
+
+    def __init__(self, executable, stats: CompileStats) -> None:  # type: ignore[no-untyped-def]
+        self._executable = executable
+        self.stats = stats
+        self.threads = executable.team.threads
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self._executable(feeds)
+
+    def close(self) -> None:
+        """Stop the worker threads (they are daemons, so this is optional)."""
+        self._executable.team.close()
+
+
+def copy_model(model: Model) -> Model:
+    return Model(model.module.clone(), model.store)
+
+
+def compile_model(
+    model: Model,
+    threads: int | None = None,
+    cache_dir: str | os.PathLike[str] | None | bool = None,
+    pipeline: str = PIPELINE,
+) -> CompiledModel:
+    """Compile `model` (left unchanged). `cache_dir=False` disables the object cache;
+    None uses the default directory (see `cache.default_cache_dir`)."""
+    from irforge.backends.cpu.cache import default_cache_dir
+    from irforge.backends.cpu.jit import Jit
+    from irforge.backends.cpu.lower import lower
+    from irforge.backends.cpu.planner import naive_size, plan
+    from irforge.backends.cpu.runtime import DRIVER, Executable, driver_module
+    from irforge.passes import apply_pipeline
+
+    start = time.perf_counter()
+    threads = threads or os.cpu_count() or 1
+    work = copy_model(model)
+    if pipeline:
+        apply_pipeline(work.module, pipeline)
+    directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
+    jit = Jit(directory)
+    program = lower(work, jit.module)
+    arena = plan(program.buffers)
+    driver = jit.module("driver")
+    driver_module(driver, [p.function for p in program.phases])
+    for module in [*program.modules, driver]:
+        jit.add(module)
+    jit.finalize()
+    executable = Executable(program, arena, jit.address(DRIVER), threads)
+    executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
+    stats = CompileStats(
+        time.perf_counter() - start, len(program.modules), len(program.phases),
+        jit.cache.hits, jit.cache.misses, arena, naive_size(program.buffers),
+    )
+    return CompiledModel(executable, stats)

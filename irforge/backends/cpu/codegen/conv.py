@@ -1,0 +1,153 @@
+"""Convolution kernels: im2col into the GEMM's packed B panels, and direct depthwise.
+
+Grouped and dense convolutions run on the GEMM core (weights packed once into A panels);
+a 1x1 stride-1 unpadded convolution reads its input as B directly. Everything else is
+first unfolded by `im2col_kernel`, which writes each (channel, ky, kx) row of the unfolded
+input straight into the [P/NR][K][NR] panel layout, 16 output positions per masked gather
+(padding and the tail panel become zeros). Depthwise convolutions (one input channel per
+group) have their own kernel: 16 outputs of a row per vector, an FMA per tap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
+from irforge.backends.cpu.codegen.gemm import NR
+from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """A 2-D window over an NCHW input (1-D convolutions use h = kh = 1)."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    kh: int
+    kw: int
+    oh: int
+    ow: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad: tuple[int, int]
+    """pads_begin (top, left); the end pads follow from the output size."""
+    group: int = 1
+
+    @property
+    def p(self) -> int:
+        return self.oh * self.ow
+
+    @property
+    def k_per_group(self) -> int:
+        return self.c // self.group * self.kh * self.kw
+
+    @property
+    def panels(self) -> int:
+        return -(-self.p // NR)
+
+
+def _ivec(values: list[int]) -> ir.Constant:
+    return ir.Constant(vec(VW, I64), values)
+
+
+def _in_range(kb: KernelBuilder, v: ir.Value, size: int) -> ir.Value:
+    """0 <= v < size, lane-wise, as one unsigned compare."""
+    return kb.b.icmp_unsigned("<", v, kb.splat(i64(size)))
+
+
+def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str) -> None:
+    """args: X [N, C, H, W], col [N][G][panels][Kg][NR]; threads split the rows."""
+    kb = KernelBuilder(module, name)
+    x, col = kb.slot(0), kb.slot(1)
+    b = kb.b
+    taps = g.kh * g.kw
+    rows = g.n * g.c * taps
+    cg = g.c // g.group
+    r0, r1 = kb.partition(rows)
+    with kb.loop(r0, r1, name="row") as r:
+        n = b.udiv(r, i64(g.c * taps))
+        rest = b.urem(r, i64(g.c * taps))
+        c = b.udiv(rest, i64(taps))
+        tap = b.urem(rest, i64(taps))
+        ky, kx = b.udiv(tap, i64(g.kw)), b.urem(tap, i64(g.kw))
+        group, k_local = b.udiv(c, i64(cg)), b.add(b.mul(b.urem(c, i64(cg)), i64(taps)), tap)
+        block = b.add(b.mul(n, i64(g.group)), group)
+        dst = kb.at(col, b.add(b.mul(block, i64(g.panels * g.k_per_group * NR)), b.mul(k_local, i64(NR))))
+        src = kb.at(x, b.mul(b.add(b.mul(n, i64(g.c)), c), i64(g.h * g.w)))
+        dy = b.sub(b.mul(ky, i64(g.dilation[0])), i64(g.pad[0]))
+        dx = b.sub(b.mul(kx, i64(g.dilation[1])), i64(g.pad[1]))
+        with kb.loop(0, g.panels * NR, VW, name="p") as p0:
+            p = b.add(kb.splat(p0), _ivec(list(range(VW))))
+            oy, ox = b.udiv(p, kb.splat(i64(g.ow))), b.urem(p, kb.splat(i64(g.ow)))
+            iy = b.add(b.mul(oy, kb.splat(i64(g.stride[0]))), kb.splat(dy))
+            ix = b.add(b.mul(ox, kb.splat(i64(g.stride[1]))), kb.splat(dx))
+            ok = b.and_(b.and_(_in_range(kb, iy, g.h), _in_range(kb, ix, g.w)), _in_range(kb, p, g.p))
+            values = kb.gather(src, b.add(b.mul(iy, kb.splat(i64(g.w))), ix), ok)
+            panel = b.udiv(p0, i64(NR))
+            offset = b.add(b.mul(panel, i64(g.k_per_group * NR)), b.urem(p0, i64(NR)))
+            kb.vstore(values, kb.at(dst, offset))
+    kb.finish()
+
+
+@dataclass(frozen=True)
+class DepthwiseSpec:
+    geometry: ConvGeometry
+    bias: bool
+    epilogue: Epilogue
+
+
+def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
+    """args: X, W [C][kh*kw], out, [bias], [residual]; threads split the (n, c) planes."""
+    g = spec.geometry
+    kb = KernelBuilder(module, name)
+    x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
+    bias = kb.slot(3) if spec.bias else None
+    res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
+    b = kb.b
+    q0, q1 = kb.partition(g.n * g.c)
+    with kb.loop(q0, q1, name="plane") as q:
+        c = b.urem(q, i64(g.c))
+        src = kb.at(x, b.mul(q, i64(g.h * g.w)))
+        dst_off = b.mul(q, i64(g.p))
+        init = kb.splat(b.load(kb.at(bias, c))) if bias is not None else kb.vconst(0.0)
+        taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
+        with kb.loop(0, g.oh, name="oy") as oy:
+            with kb.loop(0, g.ow, VW, name="ox") as ox0:
+                acc = _depthwise_vector(kb, g, src, taps, oy, ox0, init)
+                lanes = b.sub(i64(g.ow), ox0)
+                mask = kb.mask(lanes)
+                offset = b.add(dst_off, b.add(b.mul(oy, i64(g.ow)), ox0))
+                residual = kb.vload(kb.at(res, offset), mask=mask) if res is not None else None
+                kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+    kb.finish()
+
+
+def _depthwise_vector(kb: KernelBuilder, g: ConvGeometry, src, taps, oy, ox0, init):  # type: ignore[no-untyped-def]
+    """Sum over taps for outputs (oy, ox0 .. ox0+15); rows outside the input are skipped."""
+    b = kb.b
+    with b.goto_block(kb.fn.entry_basic_block):
+        acc_slot = b.alloca(vec())
+    b.store(init, acc_slot)
+    ox = b.add(kb.splat(ox0), _ivec(list(range(VW))))
+    ox_ok = b.icmp_signed("<", ox, kb.splat(i64(g.ow)))
+    for ky in range(g.kh):
+        iy = b.sub(b.add(b.mul(oy, i64(g.stride[0])), i64(ky * g.dilation[0])), i64(g.pad[0]))
+        row_ok = b.icmp_unsigned("<", iy, i64(g.h))
+        with kb.if_(row_ok):
+            row = kb.at(src, b.mul(iy, i64(g.w)))
+            acc = b.load(acc_slot)
+            for kx in range(g.kw):
+                ix = b.add(b.mul(ox, kb.splat(i64(g.stride[1]))), kb.splat(i64(kx * g.dilation[1] - g.pad[1])))
+                ok = b.and_(ox_ok, _in_range(kb, ix, g.w))
+                if g.stride[1] == 1:
+                    start = b.sub(b.add(ox0, i64(kx * g.dilation[1])), i64(g.pad[1]))
+                    values = kb.vload(kb.at(row, start), mask=ok)
+                else:
+                    values = kb.gather(row, ix, ok)
+                acc = kb.fma(kb.splat(b.load(kb.at(taps, ky * g.kw + kx))), values, acc)
+            b.store(acc, acc_slot)
+    return b.load(acc_slot)

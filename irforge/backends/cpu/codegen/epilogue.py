@@ -1,0 +1,44 @@
+"""What a producer kernel applies to each output vector before storing it.
+
+Fusion folds `conv -> [add residual] -> [relu | clamp]` into the producer: the residual is
+added first, then the activation, exactly the order of the unfused graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from irforge.backends.cpu.codegen.irutil import KernelBuilder
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    residual: bool = False
+    activation: str = "none"
+    """none | relu (leaky with params[0] != 0) | clamp (params = (min, max))."""
+    params: tuple[float, ...] = ()
+
+
+def apply_epilogue(kb: KernelBuilder, ep: Epilogue, v: ir.Value, residual: ir.Value | None) -> ir.Value:
+    b = kb.b
+    if residual is not None:
+        v = b.fadd(v, residual)
+    return activate(kb, ep.activation, ep.params, v)
+
+
+def activate(kb: KernelBuilder, kind: str, params: tuple[float, ...], v: ir.Value) -> ir.Value:
+    """ReLU / leaky ReLU / Clamp on a float vector (NaN propagates as in numpy)."""
+    b = kb.b
+    n = v.type.count
+    zero = kb.vconst(0.0, n)
+    if kind == "relu":
+        slope = params[0] if params else 0.0
+        negative = b.fmul(v, kb.vconst(slope, n)) if slope else zero
+        return b.select(b.fcmp_ordered("<", v, zero), negative, v)
+    if kind == "clamp":
+        low, high = params
+        v = b.select(b.fcmp_ordered("<", v, kb.vconst(low, n)), kb.vconst(low, n), v)
+        return b.select(b.fcmp_ordered(">", v, kb.vconst(high, n)), kb.vconst(high, n), v)
+    return v

@@ -1,0 +1,195 @@
+"""LLVM IR building blocks shared by the kernel generators.
+
+Every generated kernel has the signature `void k(i8** slots, i64 tid, i64 nthreads)`: the
+runtime's slot table holds one pointer per buffer (inputs, outputs, arena tensors, packed
+weights, scratch); a kernel reads its pointers at constant slot indices and processes the
+part of its iteration space that belongs to thread `tid`. Shapes and strides are compile-time
+constants, so LLVM sees fully specialised loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from llvmlite import ir
+
+F32 = ir.FloatType()
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+VOID = ir.VoidType()
+VW = 16
+"""float lanes of one 512-bit vector."""
+SLOTS = ir.PointerType(ir.PointerType(I8))
+KERNEL_TYPE = ir.FunctionType(VOID, [SLOTS, I64, I64])
+
+Value = ir.Value
+
+
+def vec(n: int = VW, element: ir.Type = F32) -> ir.VectorType:
+    return ir.VectorType(element, n)
+
+
+def i64(v: int) -> ir.Constant:
+    return ir.Constant(I64, v)
+
+
+def f32(v: float) -> ir.Constant:
+    return ir.Constant(F32, v)
+
+
+class KernelBuilder:
+    """An IRBuilder positioned in a fresh kernel function, with loop and vector helpers."""
+
+    def __init__(self, module: ir.Module, name: str, fn_type: ir.FunctionType = KERNEL_TYPE) -> None:
+        self.module = module
+        self.fn = ir.Function(module, fn_type, name)
+        self.fn.linkage = "external"
+        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        if fn_type is KERNEL_TYPE:
+            self.slots, self.tid, self.nth = self.fn.args
+
+    # -- pointers --------------------------------------------------------------------
+    def slot(self, index: int, element: ir.Type = F32) -> Value:
+        """The buffer in slot `index`, as a pointer to `element`."""
+        raw = self.b.load(self.b.gep(self.slots, [i64(index)], inbounds=True))
+        return self.b.bitcast(raw, ir.PointerType(element))
+
+    def at(self, base: Value, offset: Value | int) -> Value:
+        return self.b.gep(base, [offset if isinstance(offset, ir.Value) else i64(offset)], inbounds=True)
+
+    # -- integer arithmetic that folds constants --------------------------------------
+    def add(self, a: Value | int, b: Value | int) -> Value | int:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(b, int) and b == 0:
+            return a
+        if isinstance(a, int) and a == 0:
+            return b
+        return self.b.add(self._v(a), self._v(b))
+
+    def mul(self, a: Value | int, b: Value | int) -> Value | int:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if isinstance(b, int) and b == 1:
+            return a
+        if isinstance(a, int) and a == 1:
+            return b
+        if 0 in (a, b):
+            return 0
+        return self.b.mul(self._v(a), self._v(b))
+
+    def _v(self, x: Value | int) -> Value:
+        return x if isinstance(x, ir.Value) else i64(x)
+
+    def min(self, a: Value | int, b: Value | int) -> Value:
+        a, b = self._v(a), self._v(b)
+        return self.b.select(self.b.icmp_signed("<", a, b), a, b)
+
+    # -- control flow ----------------------------------------------------------------
+    @contextmanager
+    def loop(self, start: Value | int, stop: Value | int, step: int = 1, name: str = "i") -> Iterator[Value]:
+        """for (iv = start; iv < stop; iv += step): the body is emitted inside the `with`."""
+        b = self.b
+        start_v, stop_v = self._v(start), self._v(stop)
+        pre = b.block
+        head = b.append_basic_block(f"{name}.head")
+        body = b.append_basic_block(f"{name}.body")
+        done = b.append_basic_block(f"{name}.done")
+        b.branch(head)
+        b.position_at_end(head)
+        iv = b.phi(I64, name=name)
+        iv.add_incoming(start_v, pre)
+        b.cbranch(b.icmp_signed("<", iv, stop_v), body, done)
+        b.position_at_end(body)
+        yield iv
+        nxt = b.add(iv, i64(step))
+        iv.add_incoming(nxt, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    @contextmanager
+    def if_(self, cond: Value) -> Iterator[None]:
+        with self.b.if_then(cond):
+            yield
+
+    def partition(self, total: int, align: int = 1) -> tuple[Value, Value]:
+        """This thread's [begin, end) of `total` units, split evenly in multiples of `align`."""
+        blocks = -(-total // align)
+        b = self.b
+        begin = b.mul(b.sdiv(b.mul(i64(blocks), self.tid), self.nth), i64(align))
+        end = b.mul(b.sdiv(b.mul(i64(blocks), b.add(self.tid, i64(1))), self.nth), i64(align))
+        return self.min(begin, total), self.min(end, total)
+
+    # -- vectors ---------------------------------------------------------------------
+    def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
+        return fn
+
+    def splat(self, x: Value, n: int = VW) -> Value:
+        v = self.b.insert_element(ir.Constant(vec(n, x.type), ir.Undefined), x, ir.Constant(I32, 0))
+        return self.b.shuffle_vector(v, ir.Constant(vec(n, x.type), ir.Undefined), ir.Constant(vec(n, I32), [0] * n))
+
+    def vconst(self, value: float, n: int = VW) -> ir.Constant:
+        return ir.Constant(vec(n), [value] * n)
+
+    def mask(self, count: Value | int, n: int = VW) -> Value:
+        """Lanes [0, count) on."""
+        lanes = ir.Constant(vec(n, I64), list(range(n)))
+        if isinstance(count, int):
+            return ir.Constant(vec(n, I1), [i < count for i in range(n)])
+        return self.b.icmp_signed("<", lanes, self.splat(count, n))
+
+    def vload(self, ptr: Value, n: int = VW, mask: Value | None = None, fill: float = 0.0) -> Value:
+        vp = self.b.bitcast(ptr, ir.PointerType(vec(n)))
+        if mask is None:
+            return self.b.load(vp, align=4)
+        fn = self.intrinsic(f"llvm.masked.load.v{n}f32.p0", vec(n), [vp.type, I32, vec(n, I1), vec(n)])
+        return self.b.call(fn, [vp, ir.Constant(I32, 4), mask, self.vconst(fill, n)])
+
+    def vstore(self, value: Value, ptr: Value, mask: Value | None = None) -> None:
+        n = value.type.count
+        vp = self.b.bitcast(ptr, ir.PointerType(vec(n)))
+        if mask is None:
+            self.b.store(value, vp, align=4)
+            return
+        fn = self.intrinsic(f"llvm.masked.store.v{n}f32.p0", VOID, [vec(n), vp.type, I32, vec(n, I1)])
+        self.b.call(fn, [value, vp, ir.Constant(I32, 4), mask])
+
+    def gather(self, base: Value, offsets: Value, mask: Value, fill: float = 0.0) -> Value:
+        """Lanes base[offsets[i]] where mask[i] (i64 offsets in elements), else `fill`."""
+        n = offsets.type.count
+        addr = self.b.add(self.splat(self.b.ptrtoint(base, I64), n), self.b.mul(offsets, ir.Constant(vec(n, I64), [4] * n)))
+        ptrs = self.b.inttoptr(addr, vec(n, ir.PointerType(F32)))
+        fn = self.intrinsic(f"llvm.masked.gather.v{n}f32.v{n}p0", vec(n), [ptrs.type, I32, vec(n, I1), vec(n)])
+        return self.b.call(fn, [ptrs, ir.Constant(I32, 4), mask, self.vconst(fill, n)])
+
+    def call_unary(self, name: str, x: Value) -> Value:
+        """An LLVM math intrinsic (`llvm.<name>.*`) on a float or float vector."""
+        suffix = f"v{x.type.count}f32" if isinstance(x.type, ir.VectorType) else "f32"
+        return self.b.call(self.intrinsic(f"llvm.{name}.{suffix}", x.type, [x.type]), [x])
+
+    def call_binary(self, name: str, x: Value, y: Value) -> Value:
+        suffix = f"v{x.type.count}f32" if isinstance(x.type, ir.VectorType) else "f32"
+        return self.b.call(self.intrinsic(f"llvm.{name}.{suffix}", x.type, [x.type, x.type]), [x, y])
+
+    def fma(self, a: Value, b: Value, c: Value) -> Value:
+        suffix = f"v{a.type.count}f32" if isinstance(a.type, ir.VectorType) else "f32"
+        fn = self.intrinsic(f"llvm.fma.{suffix}", a.type, [a.type] * 3)
+        return self.b.call(fn, [a, b, c])
+
+    def hreduce(self, kind: str, v: Value) -> Value:
+        """Horizontal fadd/fmax/fmin of a float vector to a scalar."""
+        n = v.type.count
+        if kind == "fadd":
+            fn = self.intrinsic(f"llvm.vector.reduce.fadd.v{n}f32", F32, [F32, v.type])
+            return self.b.call(fn, [f32(0.0), v])
+        fn = self.intrinsic(f"llvm.vector.reduce.{kind}.v{n}f32", F32, [v.type])
+        return self.b.call(fn, [v])
+
+    def finish(self) -> None:
+        self.b.ret_void()

@@ -1,0 +1,147 @@
+"""Lowerings of Convolution, FullyConnected and MatMul onto the GEMM core.
+
+Weights are packed here, once, at compile time. A following residual Add and ReLU/Clamp
+are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irforge.backends.cpu.codegen.conv import ConvGeometry, DepthwiseSpec, depthwise_kernel, im2col_kernel
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b
+from irforge.backends.cpu.lower import Lowering, lowering, shape_of
+from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
+from irforge.dialects.nn import Convolution, FullyConnected, MatMul
+from irforge.errors import IrforgeError
+
+
+def constant_weights(ctx: Lowering, op, index: int, what: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+    array = ctx.constant_of(op.operands[index])
+    if array is None:
+        raise IrforgeError(
+            f"'{op.name}' with non-constant {what} has no CPU kernel",
+            where=op.label,
+            fix="freeze the weights into constants, or run with --device ref",
+        )
+    return array.astype(np.float32)
+
+
+def geometry(op: Convolution) -> ConvGeometry:
+    x, w, y = shape_of(op.input), shape_of(op.weights), shape_of(op.output)
+    if len(x) not in (3, 4):
+        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label)
+    kernel = w[2:]
+    begin, _ = op.explicit_pads(kernel)
+    strides, dilations = op.window("strides", 1), op.window("dilations", 1)
+    if len(x) == 3:
+        return ConvGeometry(x[0], x[1], 1, x[2], 1, kernel[0], 1, y[2], (1, strides[0]), (1, dilations[0]), (0, begin[0]), op.int_prop("group"))
+    return ConvGeometry(x[0], x[1], x[2], x[3], kernel[0], kernel[1], y[2], y[3], tuple(strides), tuple(dilations), tuple(begin), op.int_prop("group"))  # type: ignore[arg-type]
+
+
+@lowering(Convolution)
+def convolution(ctx: Lowering, op: Convolution) -> None:
+    require_f32(op)
+    g = geometry(op)
+    weights = constant_weights(ctx, op, 1, "weights")
+    epilogue, residual, final = absorb_epilogue(ctx, op)
+    x = ctx.input(op, 0)
+    out = ctx.result(final)
+    bias = [ctx.input(op, 2)] if op.bias is not None else []
+    tail = bias + ([residual] if residual is not None else [])
+    o = weights.shape[0]
+    if g.group == g.c == o and g.group > 1:
+        spec = DepthwiseSpec(g, bool(bias), epilogue)
+        name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
+        ctx.phase(name, [x, ctx.const(weights.reshape(o, -1)), out, *tail])
+        return
+    og, kg = o // g.group, g.k_per_group
+    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
+    group_a = packed.size // g.group
+    direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
+    if direct:
+        b_buf, b_group, b_batch = x, kg * g.p, g.c * g.p
+    else:
+        b_group = g.panels * kg * NR
+        b_batch = g.group * b_group
+        b_buf = ctx.scratch(4 * g.n * b_batch)
+        ctx.phase(ctx.kernel(("im2col", g), lambda m, n: im2col_kernel(m, g, n)), [x, b_buf])
+    spec = GemmSpec(
+        m=og, n=g.p, k=kg, a_panel=True, b_panel=not direct, ldb=g.p, ldc=g.p,
+        bias="row" if bias else "none", epilogue=epilogue,
+        batches=tuple(
+            level for level in (
+                Batch(g.n, 0, b_batch, o * g.p, 0),
+                Batch(g.group, group_a, b_group, og * g.p, og),
+            ) if level.count > 1
+        ),
+    )
+    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
+    ctx.phase(name, [ctx.const(packed), b_buf, out, *tail])
+
+
+@lowering(FullyConnected)
+def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
+    """y[m, :] = x[m, :] @ W^T: x rows are broadcast (A), W^T is packed into B panels."""
+    require_f32(op)
+    weights = constant_weights(ctx, op, 1, "weights")
+    o, k = weights.shape
+    m = int(np.prod(shape_of(op.input)[:-1], dtype=np.int64))
+    epilogue, residual, final = absorb_epilogue(ctx, op)
+    out = ctx.result(final)
+    bias = [ctx.input(op, 2)] if op.bias is not None else []
+    spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=True, ldc=o,
+                    bias="col" if bias else "none", epilogue=epilogue)
+    name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n))
+    args = [ctx.input(op, 0), ctx.const(pack_b(weights.T, k, o)), out, *bias]
+    ctx.phase(name, args + ([residual] if residual is not None else []))
+
+
+def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], matrix: int) -> list[int]:
+    """Element strides of each output batch axis in an operand (0 where broadcast)."""
+    padded = (1,) * (len(batch) - len(shape)) + shape
+    strides, step = [], matrix
+    for size in reversed(padded):
+        strides.append(step if size > 1 else 0)
+        step *= size
+    return list(reversed(strides))
+
+
+@lowering(MatMul)
+def matmul(ctx: Lowering, op: MatMul) -> None:
+    """Batched y = op(a) @ op(b): a is read strided (any transpose); b is packed if constant,
+    else read as rows (a transposed non-constant b is transposed into scratch first)."""
+    require_f32(op)
+    a_shape, b_shape = shape_of(op.a), shape_of(op.b)
+    a_mat = (1, a_shape[0]) if len(a_shape) == 1 else a_shape[-2:]
+    b_mat = (b_shape[0], 1) if len(b_shape) == 1 else b_shape[-2:]
+    ta = op.bool_prop("transpose_a") and len(a_shape) > 1
+    tb = op.bool_prop("transpose_b") and len(b_shape) > 1
+    m, k = (a_mat[1], a_mat[0]) if ta else a_mat
+    n = b_mat[0] if tb else b_mat[1]
+    batch = shape_of(op.output)[: max(len(a_shape), len(b_shape)) - 2] if max(len(a_shape), len(b_shape)) > 2 else ()
+    epilogue, residual, final = absorb_epilogue(ctx, op)
+    out = ctx.result(final)
+    b_const = ctx.constant_of(op.b)
+    b_batch = b_shape[:-2] if len(b_shape) > 2 else ()
+    if b_const is not None:
+        full = np.broadcast_to(b_const.reshape(*b_batch, *b_mat), (*batch, *b_mat)) if batch else b_const.reshape(b_mat)
+        mats = full.reshape(-1, *b_mat)
+        mats = mats.transpose(0, 2, 1) if tb else mats
+        b_buf = ctx.const(np.concatenate([pack_b(mt, k, n).ravel() for mt in mats]))
+        b_strides = _batch_strides(batch, batch, -(-n // NR) * NR * k) if batch else []
+        b_panel, ldb = True, 0
+    else:
+        if tb:
+            raise IrforgeError(f"'{op.name}' with transpose_b on a non-constant b has no CPU kernel", where=op.label,
+                               fix="transpose b with a Permute first")
+        b_buf, b_panel, ldb = ctx.input(op, 1), False, n
+        b_strides = _batch_strides(b_batch, batch, k * n) if batch else []
+    a_strides = _batch_strides(a_shape[:-2] if len(a_shape) > 2 else (), batch, m * k) if batch else []
+    a_rs, a_cs = (1, m) if ta else (k, 1)
+    levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
+    spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
+                    epilogue=epilogue, batches=levels)
+    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
+    ctx.phase(name, [ctx.input(op, 0), b_buf, out] + ([residual] if residual is not None else []))
+
