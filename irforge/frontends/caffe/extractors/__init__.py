@@ -1,0 +1,5 @@
+"""Caffe extractors, one module per layer family; importing this registers them all."""
+
+from irforge.frontends.caffe.extractors import activation, conv, detection, normalization, shape
+
+FAMILIES = (activation, conv, detection, normalization, shape)

@@ -1,0 +1,150 @@
+"""Caffe net -> `nn` module.
+
+Caffe names data by blob: each layer reads its `bottom` blobs and writes its `top` blobs,
+and an in-place layer (top == bottom, e.g. ReLU after a convolution) rebinds the name to its
+result. Layers run in prototxt order (Caffe requires bottoms to be produced first). The
+net's inputs come from `input:` with `input_shape`/`input_dim` (legacy) or from `Input`
+layers; its outputs are the blobs no later layer reads, as in Caffe. Layers excluded from the
+TEST phase by `include`/`exclude` rules are skipped. Every layer type without an extractor is
+reported in one error before anything is built.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from xdsl.ir import SSAValue
+
+from irforge.builder import ModelBuilder
+from irforge.errors import IrforgeError
+from irforge.frontends.caffe.loader import CaffeModel, load_caffe
+from irforge.frontends.caffe.registry import EXTRACTORS, LayerContext, layer_type
+from irforge.model import Model
+
+TEST_PHASE = 1
+EXTENSION_HINT = (
+    "add an extractor for them in an extension module loaded with --extensions PATH "
+    "(register one with @irforge.frontends.caffe.caffe_extractor(\"Type\"))"
+)
+
+
+def in_test_phase(layer: Any) -> bool:
+    """Whether Caffe's TEST net has this layer (phase rules only; levels and stages are not
+    set in a deploy net)."""
+    rules_include = [r for r in layer.include]
+    if rules_include and not any(not r.HasField("phase") or r.phase == TEST_PHASE for r in rules_include):
+        return False
+    return not any(r.HasField("phase") and r.phase == TEST_PHASE for r in layer.exclude)
+
+
+def net_layers(net: Any) -> list[Any]:
+    """The net's layers in the TEST phase: `layer {}` entries, or legacy `layers {}` ones."""
+    return [layer for layer in (net.layer if len(net.layer) else net.layers) if in_test_phase(layer)]
+
+
+def legacy_inputs(net: Any) -> list[tuple[str, list[int]]]:
+    """Inputs declared with `input:` and `input_shape {}` or four `input_dim:` each."""
+    names = list(net.input)
+    if len(net.input_shape):
+        shapes = [[int(d) for d in s.dim] for s in net.input_shape]
+    else:
+        dims = [int(d) for d in net.input_dim]
+        shapes = [dims[i : i + 4] for i in range(0, len(dims), 4)]
+    if names and len(shapes) != len(names):
+        raise IrforgeError(
+            f"the net declares {len(names)} inputs but {len(shapes)} input shapes",
+            fix="give one input_shape {} (or four input_dim) per input:, or use --input_shape",
+        )
+    return list(zip(names, shapes))
+
+
+def check_supported(layers: Sequence[Any]) -> None:
+    """One error listing every layer type without an extractor, with counts and first layers."""
+    missing: dict[str, list[str]] = defaultdict(list)
+    for layer in layers:
+        kind = layer_type(layer)
+        if kind not in EXTRACTORS:
+            label = layer.name
+            if kind == "Python" and layer.HasField("python_param"):
+                label += f" = {layer.python_param.module}.{layer.python_param.layer}"
+            missing[kind].append(label)
+    if missing:
+        parts = [
+            f"{kind} x{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+            for kind, names in sorted(missing.items())
+        ]
+        hint = EXTENSION_HINT
+        if "Python" in missing:
+            hint += "; Python layers run Caffe's Python code (python_param module.layer named above), which an extractor must reimplement"
+        raise IrforgeError(f"unsupported Caffe layer types: {'; '.join(parts)}", fix=hint)
+
+
+class NetImporter:
+    def __init__(self, model: CaffeModel, input_shapes: Mapping[str, Sequence[int]] | None = None) -> None:
+        self.model = model
+        self.net = model.net
+        self.input_shapes = dict(input_shapes or {})
+        self.builder = ModelBuilder()
+        self.values: dict[str, SSAValue] = {}
+        self.unread: dict[str, SSAValue] = {}  # blobs written and not (yet) read: the outputs
+
+    def value(self, blob: str, ctx: LayerContext) -> SSAValue:
+        if blob not in self.values:
+            raise ctx.fail(f"bottom blob '{blob}' is produced by no earlier layer or input", fix="check the prototxt's bottom/top names")
+        self.unread.pop(blob, None)
+        return self.values[blob]
+
+    def add_input(self, name: str, shape: Sequence[int]) -> None:
+        shape = list(self.input_shapes.get(name, shape))
+        if not shape or any(d < 1 for d in shape):
+            raise IrforgeError(
+                f"input '{name}' has no usable shape ({shape})",
+                fix=f"give it with --input {name} --input_shape [1,3,224,224]",
+            )
+        self.values[name] = self.builder.input(name, shape)
+
+    def input_names(self, layers: Sequence[Any]) -> list[str]:
+        names = [n for n, _ in legacy_inputs(self.net)]
+        return names + [str(t) for layer in layers if layer_type(layer) == "Input" for t in layer.top]
+
+    def run(self) -> Model:
+        layers = net_layers(self.net)
+        check_supported(layers)
+        unknown = sorted(set(self.input_shapes) - set(self.input_names(layers)))
+        if unknown:
+            raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(self.input_names(layers))}")
+        for name, shape in legacy_inputs(self.net):
+            self.add_input(name, shape)
+        for layer in layers:
+            self.import_layer(layer)
+        if not self.unread:
+            raise IrforgeError("the net has no output blob (every blob is read by a later layer)")
+        for blob, value in self.unread.items():
+            self.builder.output(value, blob)
+        return self.builder.finish()
+
+    def import_layer(self, layer: Any) -> None:
+        ctx = LayerContext(self, layer)
+        produced = EXTRACTORS[ctx.type](ctx)
+        results = [produced] if isinstance(produced, SSAValue) else list(produced)
+        if len(results) != ctx.num_tops:
+            raise ctx.fail(f"has {ctx.num_tops} top blobs, but irforge makes {len(results)} outputs for it")
+        for blob, value in zip(layer.top, results):
+            self.values[blob] = value
+            self.unread.pop(blob, None)
+            self.unread[blob] = value
+
+
+def import_caffe(
+    model: str | os.PathLike[str] | CaffeModel | None,
+    proto: str | os.PathLike[str] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> Model:
+    """Import a Caffe model from its caffemodel and prototxt paths (or a loaded `CaffeModel`)."""
+    import irforge.frontends.caffe.extractors  # noqa: F401  (registers the extractors)
+
+    source = model if isinstance(model, CaffeModel) else load_caffe(model, proto)
+    return NetImporter(source, input_shapes).run()
