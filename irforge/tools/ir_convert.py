@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--input_model", "-m", required=True, help="the model file (.onnx, or .mlir)")
     p.add_argument("--framework", choices=sorted(set(FRAMEWORKS.values())), help="default: from the file extension")
+    p.add_argument("--input_proto", "-d", help="Caffe: the deploy prototxt (default: NET.prototxt beside NET.caffemodel)")
     p.add_argument("--output_dir", "-o", default=".", help="where to write the result (default: .)")
     p.add_argument("--model_name", "-n", help="base name of the output files (default: the input's)")
     p.add_argument("--input", type=parse_names, default=[], help="input names, comma-separated (order of --input_shape)")
@@ -84,6 +85,10 @@ def framework_of(args: argparse.Namespace) -> str:
 def import_model(args: argparse.Namespace, framework: str) -> Model:
     if framework == "mlir":
         return load_model(args.input_model)
+    if framework == "caffe":
+        from irforge.frontends.caffe.cli import import_from_args
+
+        return import_from_args(args)
     if framework != "onnx":
         raise IrforgeError(
             f"the {framework} frontend is not part of this version of irforge",

@@ -148,3 +148,14 @@ def import_caffe(
 
     source = model if isinstance(model, CaffeModel) else load_caffe(model, proto)
     return NetImporter(source, input_shapes).run()
+
+
+def net_inputs(net: Any) -> dict[str, list[int]]:
+    """The net's inputs and their declared shapes (legacy declarations, then Input layers)."""
+    inputs = dict(legacy_inputs(net))
+    for layer in net_layers(net):
+        if layer_type(layer) == "Input":
+            shapes = [[int(d) for d in s.dim] for s in layer.input_param.shape]
+            for i, top in enumerate(layer.top):
+                inputs[str(top)] = shapes[min(i, len(shapes) - 1)] if shapes else []
+    return inputs
