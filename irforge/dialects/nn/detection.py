@@ -158,9 +158,10 @@ class DetectionOutput(NNOp):
     """
 
     name = "nn.detection_output"
-    location = operand_def(TensorType)
-    confidence = operand_def(TensorType)
-    priors = operand_def(TensorType)
+    # OpenVINO's operand names (`location` is taken by xDSL's source locations)
+    box_logits = operand_def(TensorType)
+    class_preds = operand_def(TensorType)
+    proposals = operand_def(TensorType)
     output = result_def(TensorType)
     num_classes = prop_def(IntegerAttr.constr(type=i64))
     background_label_id = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(0, i64))
