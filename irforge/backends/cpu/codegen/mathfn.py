@@ -1,0 +1,162 @@
+"""Vector expressions of the element-wise ops: name -> IR for 16-lane float vectors.
+
+Each entry takes the builder, the operand vectors and the op's float parameters. Functions
+LLVM has intrinsics for (exp, log, sqrt, tanh, sin, cos, floor, ...) use them; erf calls
+libm's erff lane by lane (only GELU-style layers use it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from irforge.backends.cpu.codegen.epilogue import activate
+from irforge.backends.cpu.codegen.irutil import F32, I32, KernelBuilder
+
+Expr = Callable[[KernelBuilder, list[ir.Value], tuple[float, ...]], ir.Value]
+
+
+def _c(kb: KernelBuilder, value: float, like: ir.Value) -> ir.Value:
+    return kb.vconst(value, like.type.count)
+
+
+def _select(kb: KernelBuilder, cond_op: str, x: ir.Value, y: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+    return kb.b.select(kb.b.fcmp_ordered(cond_op, x, y), a, b)
+
+
+def _sigmoid(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    """exp of -|x| only, so neither side overflows (as the reference does)."""
+    b = kb.b
+    e = kb.call_unary("exp", b.fneg(kb.call_unary("fabs", x)))
+    one = _c(kb, 1.0, x)
+    pos = b.fdiv(one, b.fadd(one, e))
+    return _select(kb, ">=", x, _c(kb, 0.0, x), pos, b.fdiv(e, b.fadd(one, e)))
+
+
+def _softplus(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    b = kb.b
+    e = kb.call_unary("exp", b.fneg(kb.call_unary("fabs", x)))
+    relu = activate(kb, "relu", (0.0,), x)
+    return b.fadd(relu, kb.call_unary("log", b.fadd(_c(kb, 1.0, x), e)))
+
+
+def _expm1(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    return kb.b.fsub(kb.call_unary("exp", x), _c(kb, 1.0, x))
+
+
+def _erf(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    fn = kb.intrinsic("erff", F32, [F32])
+    out = x
+    for lane in range(x.type.count):
+        idx = ir.Constant(I32, lane)
+        out = kb.b.insert_element(out, kb.b.call(fn, [kb.b.extract_element(x, idx)]), idx)
+    return out
+
+
+def _clip(kb: KernelBuilder, x: ir.Value, low: float, high: float) -> ir.Value:
+    return activate(kb, "clamp", (low, high), x)
+
+
+def _sign(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    zero = _c(kb, 0.0, x)
+    pos = _select(kb, ">", x, zero, _c(kb, 1.0, x), zero)
+    return _select(kb, "<", x, zero, _c(kb, -1.0, x), pos)
+
+
+def _gelu(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    b = kb.b
+    inner = _erf(kb, b.fmul(x, _c(kb, float(1 / math.sqrt(2)), x)))
+    return b.fmul(b.fmul(_c(kb, 0.5, x), x), b.fadd(_c(kb, 1.0, x), inner))
+
+
+def _gelu_tanh(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    b = kb.b
+    cube = b.fmul(b.fmul(x, x), x)
+    inner = b.fmul(_c(kb, math.sqrt(2 / math.pi), x), b.fadd(x, b.fmul(_c(kb, 0.044715, x), cube)))
+    return b.fmul(b.fmul(_c(kb, 0.5, x), x), b.fadd(_c(kb, 1.0, x), kb.call_unary("tanh", inner)))
+
+
+def _elu(kb: KernelBuilder, x: ir.Value, alpha: float) -> ir.Value:
+    neg = kb.b.fmul(_c(kb, alpha, x), _expm1(kb, x))
+    return _select(kb, ">", x, _c(kb, 0.0, x), x, neg)
+
+
+def _power(kb: KernelBuilder, x: ir.Value, p: tuple[float, ...]) -> ir.Value:
+    """Power: scale * x ** power + shift."""
+    b = kb.b
+    power, scale, shift = p
+    y = x if power == 1.0 else b.fmul(x, x) if power == 2.0 else kb.call_binary("pow", x, _c(kb, power, x))
+    return b.fadd(b.fmul(y, _c(kb, scale, x)), _c(kb, shift, x))
+
+
+UNARY: dict[str, Callable[[KernelBuilder, ir.Value, float, float], ir.Value]] = {
+    "sigmoid": lambda kb, x, a, c: _sigmoid(kb, x),
+    "tanh": lambda kb, x, a, c: kb.call_unary("tanh", x),
+    "elu": lambda kb, x, a, c: _elu(kb, x, a),
+    "selu": lambda kb, x, a, c: kb.b.fmul(_c(kb, c, x), _elu(kb, x, a)),
+    "exp": lambda kb, x, a, c: kb.call_unary("exp", x),
+    "log": lambda kb, x, a, c: kb.call_unary("log", x),
+    "abs": lambda kb, x, a, c: kb.call_unary("fabs", x),
+    "sqrt": lambda kb, x, a, c: kb.call_unary("sqrt", x),
+    "erf": lambda kb, x, a, c: _erf(kb, x),
+    "gelu": lambda kb, x, a, c: _gelu(kb, x),
+    "gelu_tanh": lambda kb, x, a, c: _gelu_tanh(kb, x),
+    "swish": lambda kb, x, a, c: kb.b.fmul(x, _sigmoid(kb, kb.b.fmul(x, _c(kb, a, x)))),
+    "hswish": lambda kb, x, a, c: kb.b.fdiv(kb.b.fmul(x, _clip(kb, kb.b.fadd(x, _c(kb, 3.0, x)), 0.0, 6.0)), _c(kb, 6.0, x)),
+    "hsigmoid": lambda kb, x, a, c: _clip(kb, kb.b.fadd(kb.b.fmul(x, _c(kb, a, x)), _c(kb, c, x)), 0.0, 1.0),
+    "softplus": lambda kb, x, a, c: _softplus(kb, x),
+    "softsign": lambda kb, x, a, c: kb.b.fdiv(x, kb.b.fadd(_c(kb, 1.0, x), kb.call_unary("fabs", x))),
+    "mish": lambda kb, x, a, c: kb.b.fmul(x, kb.call_unary("tanh", _softplus(kb, x))),
+    "relu6": lambda kb, x, a, c: _clip(kb, x, 0.0, 6.0),
+    "neg": lambda kb, x, a, c: kb.b.fneg(x),
+    "reciprocal": lambda kb, x, a, c: kb.b.fdiv(_c(kb, 1.0, x), x),
+    "floor": lambda kb, x, a, c: kb.call_unary("floor", x),
+    "ceil": lambda kb, x, a, c: kb.call_unary("ceil", x),
+    "round": lambda kb, x, a, c: kb.call_unary("roundeven", x),
+    "sign": lambda kb, x, a, c: _sign(kb, x),
+    "sin": lambda kb, x, a, c: kb.call_unary("sin", x),
+    "cos": lambda kb, x, a, c: kb.call_unary("cos", x),
+}
+
+
+def _floor_mod(kb: KernelBuilder, a: ir.Value, b_: ir.Value) -> ir.Value:
+    """Python's %: fmod, then shifted by b where the signs differ and the result is not 0."""
+    b = kb.b
+    r = b.frem(a, b_)
+    zero = _c(kb, 0.0, a)
+    fix = b.and_(b.fcmp_ordered("!=", r, zero), b.xor(b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", b_, zero)))
+    return b.select(fix, b.fadd(r, b_), r)
+
+
+BINARY: dict[str, Callable[[KernelBuilder, ir.Value, ir.Value], ir.Value]] = {
+    "sum": lambda kb, a, b: kb.b.fadd(a, b),
+    "sub": lambda kb, a, b: kb.b.fsub(a, b),
+    "mul": lambda kb, a, b: kb.b.fmul(a, b),
+    "div": lambda kb, a, b: kb.b.fdiv(a, b),
+    "max": lambda kb, a, b: _select(kb, "uno", a, b, kb.b.fadd(a, b), _select(kb, ">=", a, b, a, b)),
+    "min": lambda kb, a, b: _select(kb, "uno", a, b, kb.b.fadd(a, b), _select(kb, "<=", a, b, a, b)),
+    "pow": lambda kb, a, b: kb.call_binary("pow", a, b),
+    "squared_diff": lambda kb, a, b: kb.b.fmul(kb.b.fsub(a, b), kb.b.fsub(a, b)),
+    "mod": lambda kb, a, b: kb.b.frem(a, b),
+    "floor_mod": _floor_mod,
+}
+
+
+def _expressions() -> dict[str, Expr]:
+    table: dict[str, Expr] = {}
+    for kind, fn in UNARY.items():
+        table[f"act.{kind}"] = lambda kb, xs, p, fn=fn: fn(kb, xs[0], *p)
+    for kind, fn in BINARY.items():
+        table[f"bin.{kind}"] = lambda kb, xs, p, fn=fn: fn(kb, xs[0], xs[1])
+    table["relu"] = lambda kb, xs, p: activate(kb, "relu", p, xs[0])
+    table["clamp"] = lambda kb, xs, p: activate(kb, "clamp", p, xs[0])
+    table["power"] = lambda kb, xs, p: _power(kb, xs[0], p)
+    table["prelu"] = lambda kb, xs, p: _select(kb, ">=", xs[0], _c(kb, 0.0, xs[0]), xs[0], kb.b.fmul(xs[0], xs[1]))
+    table["scale_shift"] = lambda kb, xs, p: kb.fma(xs[0], xs[1], xs[2])
+    table["copy"] = lambda kb, xs, p: xs[0]
+    return table
+
+
+EXPRESSIONS: dict[str, Expr] = _expressions()

@@ -1,0 +1,99 @@
+"""Element-wise kernels with numpy broadcasting, vectorised along the innermost axis.
+
+The output shape is collapsed (adjacent axes merged wherever every operand allows), so
+the innermost run is contiguous in each operand or broadcast (stride 0, a splat). Threads
+split (outer index, chunk of the inner run) units; each unit is a 16-lane vector loop with a
+masked tail. The arithmetic is a named expression from `mathfn.EXPRESSIONS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from irforge.backends.cpu.codegen.irutil import VW, KernelBuilder, i64
+from irforge.backends.cpu.codegen.mathfn import EXPRESSIONS
+
+CHUNK = 4096
+
+
+@dataclass(frozen=True)
+class PointwiseSpec:
+    shape: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]
+    """per input, the element stride of each output axis (0 where broadcast)."""
+    expr: str
+    params: tuple[float, ...] = ()
+
+
+def broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, ...]:
+    padded = (1,) * (len(out) - len(shape)) + tuple(shape)
+    strides, step = [], 1
+    for size in reversed(padded):
+        strides.append(step if size > 1 else 0)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def collapse(shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """Merge axis i into i+1 when every operand steps through them as one axis."""
+    dims = [1] + list(shape)
+    st = [[0] + list(s) for s in strides]
+    out_dims, out_st = [dims[-1]], [[s[-1]] for s in st]
+    for i in range(len(dims) - 2, -1, -1):
+        size = dims[i]
+        if size == 1:
+            continue
+        if all(s[i] == o[0] * out_dims[0] for s, o in zip(st, out_st)):
+            out_dims[0] *= size
+            continue
+        out_dims.insert(0, size)
+        for s, o in zip(st, out_st):
+            o.insert(0, s[i])
+    return tuple(out_dims), tuple(tuple(o) for o in out_st)
+
+
+def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
+    """args: inputs..., out."""
+    shape, strides = collapse(spec.shape, spec.strides)
+    inner = shape[-1]
+    outer_dims = shape[:-1]
+    outer = 1
+    for d in outer_dims:
+        outer *= d
+    chunk = min(inner, CHUNK)
+    chunks = -(-inner // chunk)
+    kb = KernelBuilder(module, name)
+    b = kb.b
+    ins = [kb.slot(i) for i in range(len(strides))]
+    out = kb.slot(len(strides))
+    u0, u1 = kb.partition(outer * chunks)
+    with kb.loop(u0, u1, name="unit") as u:
+        o, j0 = b.udiv(u, i64(chunks)), b.mul(b.urem(u, i64(chunks)), i64(chunk))
+        j1 = kb.min(b.add(j0, i64(chunk)), inner)
+        offsets = _outer_offsets(kb, o, outer_dims, strides)
+        bases = [kb.at(p, off) for p, off in zip(ins, offsets)]
+        dst = kb.at(out, b.add(b.mul(o, i64(inner)), j0))
+        full_end = b.sub(j1, b.urem(b.sub(j1, j0), i64(VW)))
+        for lo, hi, masked in ((j0, full_end, False), (full_end, j1, True)):
+            with kb.loop(lo, hi, VW, name="j") as j:
+                mask = kb.mask(b.sub(j1, j)) if masked else None
+                args = [
+                    kb.vload(kb.at(base, j), mask=mask) if s[-1] else kb.splat(b.load(base))
+                    for base, s in zip(bases, strides)
+                ]
+                value = EXPRESSIONS[spec.expr](kb, args, spec.params)
+                kb.vstore(value, kb.at(dst, b.sub(j, j0)), mask)
+    kb.finish()
+
+
+def _outer_offsets(kb: KernelBuilder, o, dims, strides):  # type: ignore[no-untyped-def]
+    b = kb.b
+    offsets = [i64(0)] * len(strides)
+    rest = o
+    for axis in range(len(dims) - 1, -1, -1):
+        index = b.urem(rest, i64(dims[axis])) if axis else rest
+        rest = b.udiv(rest, i64(dims[axis]))
+        offsets = [b.add(off, b.mul(index, i64(s[axis]))) for off, s in zip(offsets, strides)]
+    return offsets
