@@ -1,6 +1,6 @@
 """ir-convert's default pass pipeline, from its Model Optimizer-style flags.
 
-    infer-shapes, canonicalize,
+    infer-shapes, canonicalize, [convert-layout (TensorFlow's NHWC graphs)],
     [cut (--output)], [set-shapes (--input_shape on .mlir input)], [preprocess (--mean_values,
     --scale_values, --reverse_input_channels)],
     fuse-linear-ops (unless --disable_fusing), fuse-grouped-conv, canonicalize,
@@ -47,7 +47,9 @@ def set_shapes_stage(args: argparse.Namespace, framework: str) -> str | None:
 
 def pipeline_for(args: argparse.Namespace, framework: str) -> str:
     stages: list[str | None] = ["infer-shapes", "canonicalize"]
-    if args.output:
+    if framework == "tf":  # NHWC graphs: cancel the transposes around layout-sensitive ops
+        stages.append("convert-layout")
+    if args.output and framework != "tf":  # the TensorFlow importer cuts at --output itself
         stages.append(f"cut{{outputs={quoted(','.join(args.output))}}}")
     stages.append(set_shapes_stage(args, framework))
     stages.append(preprocess_stage(args))

@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--input_model", "-m", required=True, help="the model file (.onnx, or .mlir)")
     p.add_argument("--framework", choices=sorted(set(FRAMEWORKS.values())), help="default: from the file extension")
+    p.add_argument("--input_model_is_text", action="store_true", help="TensorFlow: the GraphDef is in text format (.pbtxt)")
     p.add_argument("--input_proto", "-d", help="Caffe: the deploy prototxt (default: NET.prototxt beside NET.caffemodel)")
     p.add_argument("--output_dir", "-o", default=".", help="where to write the result (default: .)")
     p.add_argument("--model_name", "-n", help="base name of the output files (default: the input's)")
@@ -89,6 +90,8 @@ def import_model(args: argparse.Namespace, framework: str) -> Model:
         from irforge.frontends.caffe.cli import import_from_args
 
         return import_from_args(args)
+    if framework == "tf":
+        return import_tensorflow(args)
     if framework != "onnx":
         raise IrforgeError(
             f"the {framework} frontend is not part of this version of irforge",
@@ -106,6 +109,16 @@ def import_model(args: argparse.Namespace, framework: str) -> Model:
     if args.batch is not None:
         shapes = {n: [args.batch, *shapes.get(n, input_dims(proto, n))[1:]] for n in names}
     return import_onnx(source, shapes)
+
+
+def import_tensorflow(args: argparse.Namespace) -> Model:
+    from irforge.frontends.tf.importer import GraphImporter, INPUT_OPS
+    from irforge.frontends.tf.loader import load_graph
+
+    graph_def = load_graph(args.input_model, True if args.input_model_is_text else None)
+    names = [n.name for n in graph_def.node if n.op in INPUT_OPS]
+    shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
+    return GraphImporter(graph_def, shapes, args.output).run()
 
 
 def input_dims(proto, name: str) -> list[int]:  # type: ignore[no-untyped-def]

@@ -80,6 +80,8 @@ MESSAGES: dict[str, list[tuple[str, int, int, str, str | None]]] = {
     ],
 }
 MAP_ENTRIES = {"NodeDef.AttrEntry"}
+ONEOFS = {"AttrValue": "value"}
+"""Messages whose fields all belong to one oneof (AttrValue holds exactly one kind of value)."""
 DATA_TYPES = (
     "DT_INVALID DT_FLOAT DT_DOUBLE DT_INT32 DT_UINT8 DT_INT16 DT_INT8 DT_STRING DT_COMPLEX64 DT_INT64 "
     "DT_BOOL DT_QINT8 DT_QUINT8 DT_QINT32 DT_BFLOAT16 DT_QINT16 DT_QUINT16 DT_UINT16 DT_COMPLEX128 "
@@ -115,6 +117,10 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
         if full_name in MAP_ENTRIES:
             message.options.map_entry = True
         message.field.extend(_field(*f) for f in fields)
+        if full_name in ONEOFS:
+            message.oneof_decl.add(name=ONEOFS[full_name])
+            for field in message.field:
+                field.oneof_index = 0
     return file
 
 

@@ -1,0 +1,156 @@
+"""TensorFlow constants, shape and data-movement ops (shape-like inputs folded to properties)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn import Concat, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
+from irforge.dialects.nn.base import DYN
+from irforge.frontends.tf.loader import numpy_dtype, tensor_to_array
+from irforge.frontends.tf.registry import NodeContext, tf_extractor
+
+END = np.iinfo(np.int64).max
+START = np.iinfo(np.int64).min
+
+
+@tf_extractor("Const")
+def const(ctx: NodeContext) -> SSAValue:
+    return ctx.constant(tensor_to_array(ctx.node.attr["value"].tensor, ctx.where), "")
+
+
+@tf_extractor("Shape")
+def shape(ctx: NodeContext) -> SSAValue:
+    dims = ctx.input_shape(0)
+    if DYN in dims:
+        raise ctx.fail("Shape of a tensor with dynamic dims cannot be folded", fix="give static input shapes with --input_shape")
+    return ctx.constant(np.array(dims, numpy_dtype(int(ctx.attr("out_type", 3)), ctx.where)), "")
+
+
+@tf_extractor("Fill")
+def fill(ctx: NodeContext) -> SSAValue:
+    dims = ctx.ints_input(0, "dims")
+    value = ctx.required_constant(1, "value")
+    return ctx.constant(np.full(dims, value.reshape(()), value.dtype), "")
+
+
+@tf_extractor("Range")
+def range_(ctx: NodeContext) -> SSAValue:
+    start, limit, delta = (ctx.required_constant(i, "Range bounds").reshape(()) for i in range(3))
+    return ctx.constant(np.arange(start, limit, delta).astype(start.dtype), "")
+
+
+@tf_extractor("Reshape")
+def reshape(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Reshape, [ctx.input(0)], shape=ctx.ints_input(1, "the target shape"), special_zero=False)
+
+
+@tf_extractor("Squeeze")
+def squeeze(ctx: NodeContext) -> SSAValue:
+    axes = [int(a) for a in ctx.attr("squeeze_dims", []) or []]
+    return ctx.value(Squeeze, [ctx.input(0)], axes=axes or None)
+
+
+@tf_extractor("ExpandDims")
+def expand_dims(ctx: NodeContext) -> SSAValue:
+    axis = ctx.ints_input(1, "axis")[0]
+    rank = len(ctx.input_shape(0))
+    return ctx.value(Unsqueeze, [ctx.input(0)], axes=[axis + rank + 1 if axis < 0 else axis])
+
+
+@tf_extractor("Transpose")
+def transpose(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Permute, [ctx.input(0)], order=ctx.ints_input(1, "perm"))
+
+
+@tf_extractor("ConcatV2")
+def concat(ctx: NodeContext) -> SSAValue:
+    axis = ctx.ints_input(ctx.num_inputs - 1, "axis")[0]
+    return ctx.value(Concat, [ctx.input(i) for i in range(ctx.num_inputs - 1)], axis=axis)
+
+
+@tf_extractor("Pack")
+def pack(ctx: NodeContext) -> SSAValue:
+    axis = int(ctx.attr("axis", 0))
+    rank = len(ctx.input_shape(0)) + 1
+    axis = axis + rank if axis < 0 else axis
+    parts = [ctx.value(Unsqueeze, [ctx.input(i)], suffix=f"/{i}", axes=[axis]) for i in range(ctx.num_inputs)]
+    return ctx.value(Concat, parts, axis=axis)
+
+
+@tf_extractor("Unpack")
+def unpack(ctx: NodeContext) -> list[SSAValue]:
+    axis = int(ctx.attr("axis", 0)) % len(ctx.input_shape(0))
+    count = int(ctx.attr("num"))
+    parts = ctx.add(Split, [ctx.input(0)], num_results=count, suffix="/split", axis=axis, split_lengths=[1] * count)
+    return [ctx.value(Squeeze, [p], suffix=f":{i}", axes=[axis]) for i, p in enumerate(parts)]
+
+
+@tf_extractor("Split")
+def split(ctx: NodeContext) -> list[SSAValue]:
+    x_shape = ctx.input_shape(1)
+    axis = ctx.ints_input(0, "axis")[0] % len(x_shape)
+    count = int(ctx.attr("num_split"))
+    if x_shape[axis] == DYN or x_shape[axis] % count:
+        raise ctx.fail(f"cannot split axis {axis} of size {x_shape[axis]} into {count} equal parts")
+    return ctx.add(Split, [ctx.input(1)], num_results=count, axis=axis, split_lengths=[x_shape[axis] // count] * count)
+
+
+@tf_extractor("SplitV")
+def split_v(ctx: NodeContext) -> list[SSAValue]:
+    x_shape = ctx.input_shape(0)
+    axis = ctx.ints_input(2, "axis")[0] % len(x_shape)
+    sizes = ctx.ints_input(1, "size_splits")
+    if sizes.count(-1) == 1 and x_shape[axis] != DYN:
+        sizes[sizes.index(-1)] = x_shape[axis] - (sum(sizes) + 1)
+    return ctx.add(Split, [ctx.input(0)], num_results=len(sizes), axis=axis, split_lengths=sizes)
+
+
+@tf_extractor("Slice")
+def slice_(ctx: NodeContext) -> SSAValue:
+    begins, sizes = ctx.ints_input(1, "begin"), ctx.ints_input(2, "size")
+    ends = [END if s == -1 else b + s for b, s in zip(begins, sizes)]
+    return ctx.value(Slice, [ctx.input(0)], begins=begins, ends=ends)
+
+
+@tf_extractor("StridedSlice")
+def strided_slice(ctx: NodeContext) -> SSAValue:
+    begins, ends, steps = (ctx.ints_input(i, what) for i, what in ((1, "begin"), (2, "end"), (3, "strides")))
+    if ctx.attr("ellipsis_mask", 0) or ctx.attr("new_axis_mask", 0):
+        raise ctx.fail("StridedSlice with ellipsis_mask or new_axis_mask is not supported")
+    begin_mask, end_mask, shrink = (int(ctx.attr(m, 0)) for m in ("begin_mask", "end_mask", "shrink_axis_mask"))
+    for i, step in enumerate(steps):
+        if begin_mask >> i & 1:
+            begins[i] = 0 if step > 0 else END
+        if end_mask >> i & 1:
+            ends[i] = END if step > 0 else START
+        if shrink >> i & 1:
+            ends[i] = END if begins[i] == -1 else begins[i] + 1
+    shrunk = [i for i in range(len(steps)) if shrink >> i & 1]
+    y = ctx.value(Slice, [ctx.input(0)], suffix="/slice" if shrunk else "", begins=begins, ends=ends, steps=steps)
+    return ctx.value(Squeeze, [y], axes=shrunk) if shrunk else y
+
+
+@tf_extractor("Pad", "PadV2", "MirrorPad")
+def pad(ctx: NodeContext) -> SSAValue:
+    paddings = ctx.required_constant(1, "paddings").reshape(-1, 2).astype(np.int64)
+    mode = "constant"
+    if ctx.node.op == "MirrorPad":
+        if ctx.attr("mode") != "REFLECT":
+            raise ctx.fail(f"MirrorPad mode '{ctx.attr('mode')}' is not supported", fix="use REFLECT")
+        mode = "reflect"
+    value = float(ctx.required_constant(2, "constant_values").reshape(())) if ctx.node.op == "PadV2" else 0.0
+    return ctx.value(
+        Pad, [ctx.input(0)], pads_begin=paddings[:, 0].tolist(), pads_end=paddings[:, 1].tolist(), mode=mode, value=value
+    )
+
+
+@tf_extractor("Tile")
+def tile(ctx: NodeContext) -> SSAValue:
+    return ctx.value(Tile, [ctx.input(0)], repeats=ctx.ints_input(1, "multiples"))
+
+
+@tf_extractor("GatherV2")
+def gather(ctx: NodeContext) -> SSAValue:
+    axis = ctx.ints_input(2, "axis")[0]
+    return ctx.value(Gather, [ctx.input(0), ctx.input(1)], axis=axis, batch_dims=int(ctx.attr("batch_dims", 0)))
