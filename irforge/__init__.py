@@ -5,3 +5,15 @@ emitted as OpenVINO IR or run by one of the backends.
 """
 
 __version__ = "0.1.0"
+
+
+def compile(model, device: str = "cpu", **options):  # type: ignore[no-untyped-def]  # noqa: A001
+    """Compile a `Model` for `device` ("cpu"); returns a callable from a dict of input arrays
+    (by name) to a dict of output arrays. Options: threads=N, cache_dir=PATH|False."""
+    from irforge.errors import IrforgeError
+
+    if device != "cpu":
+        raise IrforgeError(f"unknown device '{device}'", fix="use device='cpu'")
+    from irforge.backends.cpu import compile_model
+
+    return compile_model(model, **options)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from irforge.backends.cpu.codegen.irutil import VW, KernelBuilder, i64
+from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64
 from irforge.backends.cpu.codegen.mathfn import EXPRESSIONS
 
 CHUNK = 4096
@@ -79,13 +79,23 @@ def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
         for lo, hi, masked in ((j0, full_end, False), (full_end, j1, True)):
             with kb.loop(lo, hi, VW, name="j") as j:
                 mask = kb.mask(b.sub(j1, j)) if masked else None
-                args = [
-                    kb.vload(kb.at(base, j), mask=mask) if s[-1] else kb.splat(b.load(base))
-                    for base, s in zip(bases, strides)
-                ]
+                args = [_operand(kb, base, j, s[-1], mask) for base, s in zip(bases, strides)]
                 value = EXPRESSIONS[spec.expr](kb, args, spec.params)
                 kb.vstore(value, kb.at(dst, b.sub(j, j0)), mask)
     kb.finish()
+
+
+def _operand(kb: KernelBuilder, base, j, stride: int, mask):  # type: ignore[no-untyped-def]
+    """16 lanes of an operand along the inner axis: contiguous, broadcast, or strided (a
+    permuted input: gathered)."""
+    b = kb.b
+    if stride == 0:
+        return kb.splat(b.load(base))
+    if stride == 1:
+        return kb.vload(kb.at(base, j), mask=mask)
+    lanes = ir.Constant(ir.VectorType(I64, VW), [i * stride for i in range(VW)])
+    ok = mask if mask is not None else kb.mask(VW)
+    return kb.gather(kb.at(base, b.mul(j, i64(stride))), lanes, ok)
 
 
 def _outer_offsets(kb: KernelBuilder, o, dims, strides):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_stri
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import require_f32
 from irforge.dialects.nn import (
-    Activation, Clamp, Convert, Eltwise, Flatten, Identity, Power, PReLU, ReLU, Reshape, ScaleShift, Squeeze, Unsqueeze,
+    Activation, Clamp, Convert, Eltwise, Flatten, Identity, Permute, Power, PReLU, ReLU, Reshape, ScaleShift, Squeeze, Unsqueeze,
 )
 from irforge.errors import IrforgeError
 
@@ -94,3 +94,19 @@ def convert(ctx: Lowering, op: Convert) -> None:
         raise IrforgeError(f"'{op.name}' to or from non-f32 types has no CPU kernel", where=op.label,
                            fix="run the model with --device ref")
     ctx.alias(op.results[0], ctx.input(op, 0))
+
+
+@lowering(Permute)
+def permute(ctx: Lowering, op: Permute) -> None:
+    """A copy whose input strides are the input's, permuted: gathers along the new inner axis."""
+    require_f32(op)
+    x = shape_of(op.input)
+    strides = [1] * len(x)
+    for axis in range(len(x) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * x[axis + 1]
+    order = op.ints("order") or tuple(reversed(range(len(x))))
+    out_shape = shape_of(op.output)
+    permuted = tuple(strides[a] if x[a] > 1 else 0 for a in order)
+    spec = PointwiseSpec(out_shape, (permuted,), "copy")
+    name = ctx.kernel(("pointwise", spec), lambda m, n: pointwise_kernel(m, spec, n))
+    ctx.phase(name, [ctx.input(op, 0), ctx.output(op)])

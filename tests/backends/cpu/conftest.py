@@ -1,0 +1,36 @@
+"""CPU backend tests: one object cache per test session, so repeated kernels compile once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pytest
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.reference import run
+from irforge.model import Model
+from tests.helpers import one_op_model
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    return tmp_path_factory.mktemp("cpu-cache")
+
+
+def run_cpu(model: Model, feeds: Mapping[str, np.ndarray], cache, threads: int = 2) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    compiled = compile_model(model, threads=threads, cache_dir=cache)
+    try:
+        return compiled(feeds)
+    finally:
+        compiled.close()
+
+
+def check_op(cls, inputs: Sequence[np.ndarray], constants: Sequence[np.ndarray], cache, rtol: float = 1e-4, atol: float = 1e-5, **props) -> None:  # type: ignore[no-untyped-def]
+    """The CPU output of one op equals the reference interpreter's."""
+    model = one_op_model(cls, inputs, constants, **props)
+    feeds = {f"x{i}": x for i, x in enumerate(inputs)}
+    want = run(model, feeds)["y0"]
+    got = run_cpu(model, feeds, cache)["y0"]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)

@@ -1,0 +1,78 @@
+"""Convolution, FullyConnected, MatMul and the fused epilogue on the CPU vs the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irforge.builder import ModelBuilder
+from irforge.backends.reference import run
+from irforge.dialects.nn import Clamp, Convolution, Eltwise, FullyConnected, MatMul, ReLU
+from tests.backends.cpu.conftest import check_op, run_cpu
+from tests.helpers import rand
+
+CONV_CASES = [
+    # (N, C, H, W), (O, C/g, kh, kw), props
+    ((1, 3, 17, 19), (8, 3, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 5, 9, 11), (7, 5, 3, 3), dict(strides=[2, 1], pads_begin=[1, 0], pads_end=[0, 2])),
+    ((1, 19, 8, 8), (37, 19, 1, 1), {}),
+    ((2, 17, 7, 5), (13, 17, 1, 1), dict(strides=[2, 2])),
+    ((1, 6, 8, 9), (9, 2, 3, 3), dict(group=3, dilations=[2, 1], pads_begin=[2, 1], pads_end=[2, 1])),
+    ((1, 8, 10, 10), (16, 2, 1, 1), dict(group=4)),
+    ((2, 8, 9, 9), (8, 1, 3, 3), dict(group=8, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 24, 17, 35), (24, 1, 3, 3), dict(group=24, pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 5, 13, 13), (5, 1, 5, 5), dict(group=5, dilations=[2, 2], pads_begin=[3, 4], pads_end=[4, 3])),
+    ((1, 4, 30, 30), (40, 4, 7, 7), dict(strides=[2, 2], pads_begin=[3, 3], pads_end=[3, 3])),
+    ((1, 3, 20), (5, 3, 3), dict(pads_begin=[1], pads_end=[2], strides=[2])),
+    ((1, 64, 14, 14), (50, 64, 3, 3), dict(pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 300, 4, 4), (20, 300, 1, 1), {}),
+]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("x_shape,w_shape,props", CONV_CASES)
+def test_convolution(x_shape, w_shape, props, bias, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    consts = [rand(*w_shape, seed=1)] + ([rand(w_shape[0], seed=2)] if bias else [])
+    check_op(Convolution, [rand(*x_shape)], consts, cache_dir, **props)
+
+
+@pytest.mark.parametrize("x_shape,o", [((1, 37), 45), ((3, 300), 1000), ((2, 5, 33), 17), ((13, 64), 32)])
+def test_fully_connected(x_shape, o, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    check_op(FullyConnected, [rand(*x_shape)], [rand(o, x_shape[-1], seed=1), rand(o, seed=2)], cache_dir)
+
+
+@pytest.mark.parametrize(
+    "a,b,props",
+    [((5, 7), (7, 33), {}), ((2, 3, 9, 4), (2, 3, 4, 17), {}), ((4, 6, 5), (5, 6), {}),
+     ((5, 8), (8, 3), dict(transpose_a=True, transpose_b=True)), ((7,), (7, 20), {})],
+)
+def test_matmul_constant_b(a, b, props, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    b_shape = tuple(reversed(b)) if props.get("transpose_b") else b
+    a_shape = (a[1], a[0]) if props.get("transpose_a") else a
+    check_op(MatMul, [rand(*a_shape)], [rand(*b_shape, seed=1)], cache_dir, **props)
+
+
+def test_matmul_two_inputs_broadcast(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    check_op(MatMul, [rand(2, 1, 6, 5), rand(3, 5, 18, seed=1)], [], cache_dir)
+
+
+@pytest.mark.parametrize("act", ["relu", "clamp", None])
+def test_conv_residual_activation_fused(act, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """conv -> add(residual) -> act runs as one kernel (2 phases with the im2col) and matches."""
+    b = ModelBuilder()
+    x = b.input("x", (2, 6, 9, 9))
+    r = b.input("r", (2, 10, 9, 9))
+    y = b.add(Convolution, [x, b.constant(rand(10, 6, 3, 3, seed=1)), b.constant(rand(10, seed=2))],
+              pads_begin=[1, 1], pads_end=[1, 1]).output
+    y = b.add(Eltwise, [r, y], operation="sum").output
+    if act == "relu":
+        y = b.add(ReLU, [y]).output
+    elif act == "clamp":
+        y = b.add(Clamp, [y], min=-0.2, max=0.3).output
+    b.output(y, "y")
+    model = b.finish()
+    feeds = {"x": rand(2, 6, 9, 9), "r": rand(2, 10, 9, 9, seed=3)}
+    np.testing.assert_allclose(run_cpu(model, feeds, cache_dir)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
+    from irforge.backends.cpu import compile_model
+
+    assert compile_model(model, threads=1, cache_dir=cache_dir).stats.phases == 2

@@ -1,0 +1,59 @@
+"""Whole models on the CPU backend vs onnxruntime; threads, the object cache, the API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irforge
+from irforge.backends.cpu import compile_model
+from irforge.frontends.onnx import import_onnx
+from irforge.testing import onnx_models
+from tests.helpers import ort_session_run
+
+MODELS = {
+    "resnet": (lambda: onnx_models.resnet(), (1, 3, 32, 32)),
+    "resnet_bottleneck_64": (lambda: onnx_models.resnet((1, 1), 8, 64, 10, bottleneck=True), (1, 3, 64, 64)),
+    "mobilenet_v2": (lambda: onnx_models.mobilenet_v2(), (1, 3, 32, 32)),
+    "vgg": (lambda: onnx_models.vgg(), (1, 3, 32, 32)),
+    "transformer_encoder": (lambda: onnx_models.transformer_encoder(), (1, 8, 32)),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_matches_onnxruntime(name, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    build, shape = MODELS[name]
+    proto = build()
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    feeds = {proto.graph.input[0].name: x}
+    want = ort_session_run(proto, feeds)[0]
+    compiled = compile_model(import_onnx(proto), threads=threads, cache_dir=cache_dir)
+    for _ in range(2):  # a second run reuses the arena: no state leaks between runs
+        got = next(iter(compiled(feeds).values()))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    compiled.close()
+
+
+def test_second_compile_hits_the_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model = import_onnx(onnx_models.resnet())
+    first = compile_model(model, threads=1, cache_dir=tmp_path)
+    second = compile_model(model, threads=1, cache_dir=tmp_path)
+    assert first.stats.cache_misses > 0 and first.stats.cache_hits == 0
+    assert second.stats.cache_misses == 0 and second.stats.cache_hits == first.stats.cache_misses
+    x = {"data": np.ones((1, 3, 32, 32), np.float32)}
+    np.testing.assert_array_equal(next(iter(first(x).values())), next(iter(second(x).values())))
+
+
+def test_planner_reuses_memory(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    stats = compile_model(import_onnx(onnx_models.resnet()), threads=1, cache_dir=cache_dir).stats
+    assert stats.arena_bytes < stats.unplanned_bytes / 2
+
+
+def test_public_api(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    proto = onnx_models.vgg()
+    run = irforge.compile(import_onnx(proto), device="cpu", threads=2, cache_dir=cache_dir)
+    x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_allclose(next(iter(run({"data": x}).values())), ort_session_run(proto, {"data": x})[0], rtol=1e-4, atol=1e-5)
+    with pytest.raises(irforge.errors.IrforgeError, match="unknown device"):
+        irforge.compile(import_onnx(proto), device="tpu")
