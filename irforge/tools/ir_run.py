@@ -28,7 +28,7 @@ from irforge.model import Model, input_names, load_model
 from irforge.tools.cli import exit_on_error
 from irforge.weights.dtypes import from_xdsl
 
-DEVICES = ("ref",)
+DEVICES = ("ref", "cpu")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -183,9 +183,14 @@ def run_command(argv: Sequence[str]) -> None:
         load_extension(path)
     model = load(args.model, args.weights)
     inputs = random_inputs(model, read_inputs(args.input), args.seed)
-    from irforge.backends.reference import run
+    if args.device == "cpu":
+        from irforge.backends.cpu import compile_model
 
-    outputs = run(model, inputs)
+        outputs = compile_model(model)(inputs)
+    else:
+        from irforge.backends.reference import run
+
+        outputs = run(model, inputs)
     for name, array in outputs.items():
         print(summary(name, array))
     if args.compare_onnxruntime is not None:
