@@ -71,7 +71,7 @@ def test_pipeline_is_printed_and_replaceable(tmp_path, onnx_path):
         (["--data_type", "FP8"], "invalid choice"),
         (["--batch", "0"], "--batch"),
         (["--pipeline", "no-such-pass"], "bad pass pipeline"),
-        (["--framework", "caffe"], "caffe frontend is not part"),
+        (["--framework", "caffe"], "no prototxt given"),
     ],
 )
 def test_bad_flags_give_one_line_errors(tmp_path, onnx_path, args, message):
