@@ -58,6 +58,7 @@ class WeightStore:
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] = {}
+        self._next_suffix: dict[str, int] = {}
 
     # -- reading -------------------------------------------------------------------
     @classmethod
@@ -148,9 +149,12 @@ class WeightStore:
     def _fresh_name(self, hint: str) -> str:
         if hint not in self._arrays:
             return hint
-        i = 1
+        # remember where the search for this hint stopped: many entries named after one
+        # layer (fusion rewrites them repeatedly) would otherwise cost a quadratic search
+        i = self._next_suffix.get(hint, 1)
         while f"{hint}_{i}" in self._arrays:
             i += 1
+        self._next_suffix[hint] = i + 1
         return f"{hint}_{i}"
 
     def save(self, path: str | os.PathLike[str], names: Iterable[str] | None = None) -> None:
