@@ -62,6 +62,9 @@ class Buffer:
 class Phase:
     function: str
     args: list[Buffer]
+    tag: str = ""
+    """layer class for profiling: conv3x3, conv1x1, depthwise, fc, ... (empty: other)"""
+    flops: int = 0
 
 
 @dataclass
@@ -135,9 +138,9 @@ class Lowering:
             self.modules.append(module)
         return name
 
-    def phase(self, function: str, args: list[Buffer]) -> None:
+    def phase(self, function: str, args: list[Buffer], tag: str = "", flops: int = 0) -> None:
         index = len(self.phases)
-        self.phases.append(Phase(function, args))
+        self.phases.append(Phase(function, args, tag, flops))
         for buf in args:
             buf.touch(index)
 

@@ -53,7 +53,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if g.group == g.c == o and g.group > 1:
         spec = DepthwiseSpec(g, bool(bias), epilogue)
         name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
-        ctx.phase(name, [x, ctx.const(weights.reshape(o, -1)), out, *tail])
+        ctx.phase(name, [x, ctx.const(weights.reshape(o, -1)), out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
         return
     og, kg = o // g.group, g.k_per_group
     packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
@@ -65,7 +65,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         b_group = g.panels * kg * NR
         b_batch = g.group * b_group
         b_buf = ctx.scratch(4 * g.n * b_batch)
-        ctx.phase(ctx.kernel(("im2col", g), lambda m, n: im2col_kernel(m, g, n)), [x, b_buf])
+        ctx.phase(ctx.kernel(("im2col", g), lambda m, n: im2col_kernel(m, g, n)), [x, b_buf], "im2col")
     spec = GemmSpec(
         m=og, n=g.p, k=kg, a_panel=True, b_panel=not direct, ldb=g.p, ldc=g.p,
         bias="row" if bias else "none", epilogue=epilogue,
@@ -77,7 +77,8 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         ),
     )
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
-    ctx.phase(name, [ctx.const(packed), b_buf, out, *tail])
+    tag = "conv1x1" if g.kh == g.kw == 1 else f"conv{g.kh}x{g.kw}"
+    ctx.phase(name, [ctx.const(packed), b_buf, out, *tail], tag, 2 * g.n * o * g.p * kg)
 
 
 @lowering(FullyConnected)
@@ -94,7 +95,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
                     bias="col" if bias else "none", epilogue=epilogue)
     name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n))
     args = [ctx.input(op, 0), ctx.const(pack_b(weights.T, k, o)), out, *bias]
-    ctx.phase(name, args + ([residual] if residual is not None else []))
+    ctx.phase(name, args + ([residual] if residual is not None else []), "fc", 2 * m * o * k)
 
 
 def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], matrix: int) -> list[int]:
