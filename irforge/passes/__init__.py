@@ -67,6 +67,12 @@ def _preprocess() -> type[ModulePass]:
     return PreprocessPass
 
 
+def _replace_subgraph() -> type[ModulePass]:
+    from irforge.passes.replace_subgraph import ReplaceSubgraphPass
+
+    return ReplaceSubgraphPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
@@ -76,6 +82,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
     "preprocess": _preprocess,
+    "replace-subgraph": _replace_subgraph,
     "set-shapes": _set_shapes,
 }
 

@@ -1,0 +1,23 @@
+"""The built-in sub-graph replacements of `replace-subgraph`, in the order they are tried."""
+
+from __future__ import annotations
+
+from xdsl.pattern_rewriter import RewritePattern
+
+
+def builtin_replacements() -> list[RewritePattern]:
+    from irforge.passes.patterns.subgraphs.activations import Gelu, GeluTanh, HSigmoid, HSwish, Swish
+    from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
+    from irforge.passes.patterns.subgraphs.normalization import MeanVarianceNormalization
+
+    # pattern -> op replacements before the op -> sub-graph ones; HSwish before HSigmoid,
+    # whose pattern is a part of HSwish's
+    return [
+        MeanVarianceNormalization(),
+        Gelu(),
+        GeluTanh(),
+        HSwish(),
+        HSigmoid(),
+        Swish(),
+        DecomposeSquaredDifference(),
+    ]
