@@ -17,7 +17,7 @@ from __future__ import annotations
 import mmap
 from dataclasses import dataclass
 
-from irforge.frontends.onnx.wire import LENGTH_DELIMITED, Span, WireFormatError, _fields, _message
+from irforge.frontends.protowire import LENGTH_DELIMITED, Span, WireFormatError, fields, message
 
 NET_LAYER, NET_V1_LAYERS = 100, 2
 BLOBS_FIELD = {NET_LAYER: 7, NET_V1_LAYERS: 6}
@@ -39,7 +39,7 @@ Buffer = mmap.mmap | bytes
 
 def _strip_blob(buf: Buffer, start: int, end: int) -> tuple[bytes, BlobSpan | None]:
     parts, found = [], None
-    for number, wire_type, field_start, value_start, value_end in _fields(buf, start, end):
+    for number, wire_type, field_start, value_start, value_end in fields(buf, start, end):
         packed = wire_type == LENGTH_DELIMITED and number in (BLOB_DATA, BLOB_DOUBLE_DATA)
         if packed and value_end > value_start:
             found = BlobSpan(Span(value_start, value_end - value_start), 4 if number == BLOB_DATA else 8)
@@ -51,10 +51,10 @@ def _strip_blob(buf: Buffer, start: int, end: int) -> tuple[bytes, BlobSpan | No
 
 def _strip_layer(buf: Buffer, start: int, end: int, blobs_field: int) -> tuple[bytes, list[BlobSpan | None]]:
     parts, spans = [], []
-    for number, wire_type, field_start, value_start, value_end in _fields(buf, start, end):
+    for number, wire_type, field_start, value_start, value_end in fields(buf, start, end):
         if number == blobs_field and wire_type == LENGTH_DELIMITED:
             blob, span = _strip_blob(buf, value_start, value_end)
-            parts.append(_message(blobs_field, blob))
+            parts.append(message(blobs_field, blob))
             spans.append(span)
         else:
             parts.append(buf[field_start:value_end])
@@ -66,10 +66,10 @@ def split_blobs(buf: Buffer) -> tuple[bytes, dict[int, list[list[BlobSpan | None
     order, keyed by the layer field (100: `layer`, 2: legacy `layers`)."""
     parts: list[bytes] = []
     spans: dict[int, list[list[BlobSpan | None]]] = {NET_LAYER: [], NET_V1_LAYERS: []}
-    for number, wire_type, field_start, value_start, value_end in _fields(buf, 0, len(buf)):
+    for number, wire_type, field_start, value_start, value_end in fields(buf, 0, len(buf)):
         if number in BLOBS_FIELD and wire_type == LENGTH_DELIMITED:
             layer, layer_spans = _strip_layer(buf, value_start, value_end, BLOBS_FIELD[number])
-            parts.append(_message(number, layer))
+            parts.append(message(number, layer))
             spans[number].append(layer_spans)
         else:
             parts.append(buf[field_start:value_end])
