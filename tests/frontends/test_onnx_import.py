@@ -1,7 +1,5 @@
 """The ONNX importer on small graphs: mapping, names, folding, external data and errors."""
 
-import subprocess
-import sys
 
 import numpy as np
 import onnx

@@ -18,8 +18,8 @@ from typing import Any
 
 from xdsl.ir import SSAValue
 
-from irforge.builder import ModelBuilder
 from irforge.errors import IrforgeError
+from irforge.frontends.folding import FoldingBuilder
 from irforge.frontends.caffe.loader import CaffeModel, load_caffe
 from irforge.frontends.caffe.registry import EXTRACTORS, LayerContext, layer_type
 from irforge.model import Model
@@ -82,12 +82,12 @@ def check_supported(layers: Sequence[Any]) -> None:
         raise IrforgeError(f"unsupported Caffe layer types: {'; '.join(parts)}", fix=hint)
 
 
-class NetImporter:
+class NetImporter(FoldingBuilder):
     def __init__(self, model: CaffeModel, input_shapes: Mapping[str, Sequence[int]] | None = None) -> None:
+        super().__init__()
         self.model = model
         self.net = model.net
         self.input_shapes = dict(input_shapes or {})
-        self.builder = ModelBuilder()
         self.values: dict[str, SSAValue] = {}
         self.unread: dict[str, SSAValue] = {}  # blobs written and not (yet) read: the outputs
 

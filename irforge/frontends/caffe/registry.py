@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
-from xdsl.utils.exceptions import VerifyException
 
-from irforge.dialects.nn.base import NNOp, build
-from irforge.errors import IrforgeError
+from irforge.frontends.context import BuildContext
 
 if TYPE_CHECKING:
     from irforge.frontends.caffe.importer import NetImporter
@@ -60,7 +58,7 @@ def layer_type(layer: Any) -> str:
     return str(layer.type)
 
 
-class LayerContext:
+class LayerContext(BuildContext):
     """What an extractor sees of one Caffe layer: bottoms, parameters, blobs, and a builder."""
 
     def __init__(self, importer: NetImporter, layer: Any) -> None:
@@ -122,24 +120,10 @@ class LayerContext:
         return array.reshape(tuple(shape))
 
     # -- building --------------------------------------------------------------------------
-    def add(self, cls: type[NNOp], operands: Sequence[SSAValue], *, num_results: int = 1, suffix: str = "", **props: object) -> list[SSAValue]:
-        """Append an `nn` op named after this layer (plus `suffix` for helper ops)."""
-        try:
-            op = build(cls, operands, num_results=num_results, name=self.name + suffix, **props)
-        except VerifyException as e:
-            raise self.fail(str(e).splitlines()[0]) from None
-        self.importer.builder.block.add_op(op)
-        return list(op.results)
-
-    def value(self, cls: type[NNOp], operands: Sequence[SSAValue], *, suffix: str = "", **props: object) -> SSAValue:
-        return self.add(cls, operands, suffix=suffix, **props)[0]
-
-    def constant(self, array: np.ndarray, suffix: str) -> SSAValue:
-        return self.importer.builder.constant(np.asarray(array, np.float32), self.name + suffix)
+    def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
+        return self.importer.constant(np.asarray(array, np.float32), self.name + suffix)
 
     @property
     def where(self) -> str:
         return f"Caffe layer '{self.name}' of type {self.type}"
 
-    def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(message, where=self.where, fix=fix)

@@ -14,12 +14,11 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
-from xdsl.utils.exceptions import VerifyException
 
-from irforge.errors import IrforgeError, NotConstantError
+from irforge.errors import NotConstantError
+from irforge.frontends.context import BuildContext
 
 if TYPE_CHECKING:
-    from irforge.dialects.nn.base import NNOp
     from irforge.frontends.onnx.importer import GraphImporter
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -48,7 +47,7 @@ def find_extractor(domain: str, op_type: str) -> Extractor | None:
     return EXTRACTORS.get((_canonical_domain(domain), op_type))
 
 
-class NodeContext:
+class NodeContext(BuildContext):
     """What an extractor sees of one ONNX node: inputs, constants, attributes, and a builder."""
 
     def __init__(self, importer: GraphImporter, node: onnx.NodeProto, opset: int) -> None:
@@ -127,24 +126,6 @@ class NodeContext:
             return [v.decode() if isinstance(v, bytes) else v for v in value]
         return value
 
-    # -- building --------------------------------------------------------------------------
-    def add(self, cls: type[NNOp], operands: Sequence[SSAValue], *, num_results: int = 1, suffix: str = "", **props: object) -> list[SSAValue]:
-        """Build an `nn` op named after this node (plus `suffix` for helper ops); its results."""
-        try:
-            return self.importer.add(cls, operands, num_results=num_results, name=self.name + suffix, **props)
-        except VerifyException as e:
-            raise self.fail(str(e).splitlines()[0]) from None
-
-    def value(self, cls: type[NNOp], operands: Sequence[SSAValue], *, suffix: str = "", **props: object) -> SSAValue:
-        """The single result of `add(...)`."""
-        return self.add(cls, operands, suffix=suffix, **props)[0]
-
-    def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
-        return self.importer.constant(np.asarray(array), self.name + suffix)
-
     @property
     def where(self) -> str:
         return f"ONNX node '{self.name}' of type {self.node.op_type}"
-
-    def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(message, where=self.where, fix=fix)

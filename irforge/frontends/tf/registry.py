@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
-from xdsl.utils.exceptions import VerifyException
 
-from irforge.errors import IrforgeError, NotConstantError
+from irforge.errors import NotConstantError
+from irforge.frontends.context import BuildContext
 
 if TYPE_CHECKING:
-    from irforge.dialects.nn.base import NNOp
     from irforge.frontends.tf.importer import GraphImporter
 
 Extractor = Callable[["NodeContext"], "SSAValue | Sequence[SSAValue]"]
@@ -39,7 +38,7 @@ def tf_extractor(*op_types: str) -> Callable[[Extractor], Extractor]:
     return register
 
 
-class NodeContext:
+class NodeContext(BuildContext):
     """What an extractor sees of one NodeDef: inputs, constants, attributes, and a builder."""
 
     def __init__(self, importer: GraphImporter, node: Any) -> None:
@@ -124,19 +123,7 @@ class NodeContext:
             raise self.fail(f"{name} must have 4 values, got {values}")
         return [int(v) for v in (values[1:3] if self.nhwc() else values[2:4])]
 
-    # -- building --------------------------------------------------------------------------
-    def add(self, cls: type[NNOp], operands: Sequence[SSAValue], *, num_results: int = 1, suffix: str = "", **props: object) -> list[SSAValue]:
-        try:
-            return self.importer.add(cls, operands, num_results=num_results, name=self.name + suffix, **props)
-        except VerifyException as e:
-            raise self.fail(str(e).splitlines()[0]) from None
-
-    def value(self, cls: type[NNOp], operands: Sequence[SSAValue], *, suffix: str = "", **props: object) -> SSAValue:
-        return self.add(cls, operands, suffix=suffix, **props)[0]
-
-    def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
-        return self.importer.constant(np.asarray(array), self.name + suffix)
-
+    # -- layout --------------------------------------------------------------------------
     def to_nchw(self, x: SSAValue) -> SSAValue:
         """x in NCHW for an NCHW-only `nn` op (no-op for data_format NCHW)."""
         from irforge.dialects.nn import Permute
@@ -147,6 +134,3 @@ class NodeContext:
         from irforge.dialects.nn import Permute
 
         return self.value(Permute, [y], suffix="/to_nhwc", order=TO_NHWC) if self.nhwc() else y
-
-    def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(message, where=self.where, fix=fix)
