@@ -1,0 +1,81 @@
+"""The OpenCL backend: `nn` ops printed as OpenCL C specialised to static shapes, run
+through pyopencl, with a HETERO fallback to the CPU for ops without an OpenCL kernel.
+
+Pipeline: the model (a copy) is optimised as for the CPU backend (BatchNorm/ScaleShift
+folded into convolutions), each op or fused group (conv/FC/MatMul + bias + residual add +
+ReLU/Clamp, grouped by the CPU backend's epilogue absorption) is printed as a kernel
+(`codegen/`, chosen per op in `ops/`), buffers are placed by the CPU backend's liveness
+planner in one device arena, and the runtime builds all kernels as one program per device
+and enqueues them (`runtime.py`). Ops without a kernel, listed in `lower.CPU_ONLY` or not
+in `lower.LOWERINGS`, run on the CPU backend or the reference interpreter (`hetero.py`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from irforge.model import Model
+
+
+@dataclass
+class CompileStats:
+    seconds: float
+    kernels: int
+    launches: int
+    arena_bytes: int
+    unplanned_bytes: int
+
+
+class CompiledModel:
+    """A model compiled for an OpenCL device: call it with a dict of input arrays by name.
+
+    `fallbacks` lists the ops that run on the CPU (HETERO) and why; `device` names the
+    device; with `profile=True`, `timings()` gives each launch's device time."""
+
+    def __init__(self, executable, stats: CompileStats, device_name: str) -> None:  # type: ignore[no-untyped-def]
+        self._executable = executable
+        self.stats = stats
+        self.device = device_name
+        self.fallbacks = list(executable.program.fallbacks)
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self._executable(feeds)
+
+    def timings(self) -> list:  # type: ignore[type-arg]
+        """(tag, flops, seconds) of each launch of the last call (profile=True only)."""
+        return list(self._executable.timings)
+
+
+def compile_model(
+    model: Model,
+    device: str | int | None = None,
+    cpu_ops: Collection[str] = (),
+    profile: bool = False,
+) -> CompiledModel:
+    """Compile `model` (left unchanged) for the OpenCL device chosen by `device` (see
+    `device.select_device`). Ops named in `cpu_ops` (e.g. "nn.softmax") are placed on the
+    CPU, as HETERO's manual affinities."""
+    from irforge.backends.cpu import PIPELINE, copy_model
+    from irforge.backends.cpu.planner import naive_size, plan
+    from irforge.backends.opencl.device import DeviceInfo, select_device
+    from irforge.backends.opencl.lower import lower
+    from irforge.backends.opencl.runtime import Executable
+    from irforge.passes import apply_pipeline
+
+    start = time.perf_counter()
+    cl_device = select_device(device)
+    work = copy_model(model)
+    apply_pipeline(work.module, PIPELINE)
+    program = lower(work, DeviceInfo.of(cl_device), cpu_ops)
+    arena = plan(program.buffers)
+    executable = Executable(program, arena, cl_device, profile)
+    executable.model = work  # host steps hold ops of this module
+    stats = CompileStats(
+        time.perf_counter() - start, program.source.count("__kernel"), sum(1 for s in executable.steps if isinstance(s, tuple)),
+        arena, naive_size(program.buffers),
+    )
+    return CompiledModel(executable, stats, cl_device.name.strip())
