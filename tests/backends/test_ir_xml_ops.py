@@ -151,6 +151,7 @@ def misc_cases():  # type: ignore[no-untyped-def]
         yield case(nn.Convert, [X4 * 3], destination_type=t, id=f"convert-{t}")
     yield case(nn.Convert, [np.arange(6, dtype=np.int64)], destination_type=f32, id="convert-i64-f32")
     yield case(nn.Identity, [X4], id="identity")
+    yield case(nn.Select, [X4 > 0, rand(3, 5, 1, seed=39)], [np.array(-1.0, np.float32)], id="select")
 
 
 CASES = [

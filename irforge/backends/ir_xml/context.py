@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from xdsl.ir import Operation
 
+from irforge.backends.ir_xml.xml_text import escape_name
 from irforge.backends.ir_xml.graph import Edge, IrGraph, Layer, PortType, fmt_ints, fmt_partial_shape, element_name
 from irforge.errors import IrforgeError
 
@@ -134,6 +135,8 @@ class EmitContext:
         port = self.materialize(port)
         self.add_tensor_name(port, name)
         self.layer("Result", [port], [], name=f"{name}/sink_port_0")
+        # the name of this output alone, where the port also carries others (an input's)
+        self.graph.layers[-1].attributes["output_names"] = escape_name(name)
 
     def add_tensor_name(self, port: Port, name: str) -> None:
         assert port.layer is not None

@@ -78,6 +78,8 @@ class Layer:
     outputs: list[PortType]
     output_names: list[list[str]] = field(default_factory=list)
     rt_info: list[str] = field(default_factory=list)
+    attributes: dict[str, str] = field(default_factory=dict)
+    """Extra attributes of the <layer> element itself (a Result's output_names)."""
     blob: np.ndarray | None = None
     """Const layers: the values, in the element type written to the .bin."""
 

@@ -32,7 +32,7 @@ def _port(lines: list[str], port_id: int, t: PortType, names: list[str], indent:
 
 
 def _layer(lines: list[str], layer: Layer) -> None:
-    head = {"id": str(layer.id), "name": layer.name, "type": layer.type, "version": layer.version}
+    head = {"id": str(layer.id), "name": layer.name, "type": layer.type, "version": layer.version, **layer.attributes}
     lines.append(f"\t\t<layer{_attrs(head)}>")
     if layer.data:
         lines.append(f"\t\t\t<data{_attrs(layer.data)} />")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool, fmt_float
 from irforge.dialects.nn.activation import Activation, Clamp, PReLU, ReLU
-from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity
+from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity, Select
 from irforge.weights.dtypes import from_xdsl
 
 UNARY: dict[str, tuple[str, str]] = {
@@ -91,7 +91,7 @@ def relu(ctx: EmitContext, op: ReLU, inputs: list[Port]) -> list[Port]:
     x = inputs[0]
     slope = op.float_prop("negative_slope")
     if slope == 0:
-        return [ctx.single("Relu", [x], x.type, name=ctx.name(op))]
+        return [ctx.single("ReLU", [x], x.type, name=ctx.name(op))]
     return [ctx.single("PReLU", [x, ctx.scalar(slope, x, ctx.name(op, "slope"), rank=1)], x.type, name=ctx.name(op))]
 
 
@@ -131,6 +131,12 @@ def binary(ctx: EmitContext, ov_type: str, a: Port, b: Port, out: PortType, name
 def eltwise(ctx: EmitContext, op: Eltwise, inputs: list[Port]) -> list[Port]:
     out = PortType.of(op.output.type)
     return [binary(ctx, ELTWISE[op.str_prop("operation")], inputs[0], inputs[1], out, ctx.name(op))]
+
+
+@ir_xml_emitter(Select)
+def select(ctx: EmitContext, op: Select, inputs: list[Port]) -> list[Port]:
+    data = {"auto_broadcast": "numpy"}
+    return [ctx.single("Select", inputs, PortType.of(op.output.type), name=ctx.name(op), data=data)]
 
 
 @ir_xml_emitter(Convert)

@@ -1,0 +1,152 @@
+"""Readers of the opset operations that have an `nn` equivalent: element-wise ops,
+activations and the linear ops (windowed, normalisation and shape ops: `readers_shape.py`).
+
+Each reader is the inverse of the matching emitter in `backends/ir_xml/emitters`, and also
+accepts the other forms OpenVINO itself writes (older opset versions, optional inputs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn.activation import Activation, Clamp, PReLU, ReLU
+from irforge.dialects.nn.elementwise import Convert, Eltwise
+from irforge.dialects.nn.linear import BatchNormalization, MatMul
+from irforge.dialects.nn.normalization import SoftMax
+from irforge.frontends.ir_xml import readers_shape  # noqa: F401  (registers the rest)
+from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
+from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES
+from irforge.weights.dtypes import to_xdsl
+
+BINARY = {
+    "Add": "sum", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "Maximum": "max",
+    "Minimum": "min", "Power": "pow", "SquaredDifference": "squared_diff", "Mod": "mod",
+    "FloorMod": "floor_mod", "Equal": "equal", "NotEqual": "not_equal", "Less": "less",
+    "LessEqual": "less_equal", "Greater": "greater", "GreaterEqual": "greater_equal",
+    "LogicalAnd": "and", "LogicalOr": "or", "LogicalXor": "xor",
+}  # fmt: skip
+
+UNARY = {
+    "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "Log": "log", "Abs": "abs",
+    "Sqrt": "sqrt", "Erf": "erf", "HSwish": "hswish", "SoftPlus": "softplus",
+    "SoftSign": "softsign", "Mish": "mish", "Negative": "neg", "Floor": "floor",
+    "Ceiling": "ceil", "Sign": "sign", "Sin": "sin", "Cos": "cos", "LogicalNot": "not",
+}  # fmt: skip
+
+
+@ir_layer_reader(*BINARY)
+def binary(ctx: LayerContext) -> SSAValue:
+    if ctx.attr("auto_broadcast", "numpy").lower() not in ("numpy", "none"):
+        raise ctx.fail(f"auto_broadcast '{ctx.attr('auto_broadcast')}' is not supported", fix="only numpy broadcasting has an nn equivalent")
+    operation = BINARY[ctx.layer.type]
+    dtype = ctx.layer.outputs[0].dtype if ctx.layer.outputs else None
+    if operation == "div" and ctx.bool("m_pythondiv", "true") and dtype is not None and dtype.kind in "iu":
+        raise ctx.fail("integer Divide rounding down (m_pythondiv) is not supported", fix="nn.eltwise div truncates toward zero")
+    return ctx.value(Eltwise, [ctx.input(0), ctx.input(1)], operation=operation)
+
+
+@ir_layer_reader(*UNARY)
+def unary(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Activation, [ctx.input(0)], kind=UNARY[ctx.layer.type])
+
+
+@ir_layer_reader("ReLU", "Relu")
+def relu(ctx: LayerContext) -> SSAValue:
+    return ctx.value(ReLU, [ctx.input(0)])
+
+
+@ir_layer_reader("PReLU")
+def prelu(ctx: LayerContext) -> SSAValue:
+    x_rank, slope_shape = ctx.rank(0), ctx.shape(1)
+    if len(slope_shape) > 1 and x_rank > 2 and slope_shape[1:] == (1,) * (len(slope_shape) - 1) and len(slope_shape) == x_rank - 1:
+        slope = ctx.reshaped(1, slope_shape[:1], "/slope")  # [C, 1, 1]: the channel vector
+    else:
+        slope = ctx.input(1)
+    return ctx.value(PReLU, [ctx.input(0), slope])
+
+
+@ir_layer_reader("Clamp")
+def clamp(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Clamp, [ctx.input(0)], min=ctx.float("min"), max=ctx.float("max"))
+
+
+@ir_layer_reader("Elu")
+def elu(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Activation, [ctx.input(0)], kind="elu", alpha=ctx.float("alpha"))
+
+
+@ir_layer_reader("Selu")
+def selu(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Activation, [ctx.input(0)], kind="selu", alpha=ctx.scalar(1, "alpha"), beta=ctx.scalar(2, "lambda"))
+
+
+@ir_layer_reader("Gelu")
+def gelu(ctx: LayerContext) -> SSAValue:
+    mode = ctx.attr("approximation_mode", "ERF").upper()
+    return ctx.value(Activation, [ctx.input(0)], kind="gelu_tanh" if mode == "TANH" else "gelu")
+
+
+@ir_layer_reader("Swish")
+def swish(ctx: LayerContext) -> SSAValue:
+    beta = ctx.scalar(1, "beta") if ctx.num_inputs > 1 else 1.0
+    return ctx.value(Activation, [ctx.input(0)], kind="swish", alpha=beta)
+
+
+@ir_layer_reader("HardSigmoid")
+def hard_sigmoid(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Activation, [ctx.input(0)], kind="hsigmoid", alpha=ctx.scalar(1, "alpha"), beta=ctx.scalar(2, "beta"))
+
+
+@ir_layer_reader("HSigmoid")
+def h_sigmoid(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Activation, [ctx.input(0)], kind="hsigmoid", alpha=1 / 6, beta=0.5)
+
+
+@ir_layer_reader("Round")
+def round_(ctx: LayerContext) -> SSAValue:
+    if ctx.attr("mode") != "half_to_even":
+        raise ctx.fail(f"Round mode '{ctx.attr('mode')}' is not supported", fix="nn rounds halves to even")
+    return ctx.value(Activation, [ctx.input(0)], kind="round")
+
+
+@ir_layer_reader("Convert")
+def convert(ctx: LayerContext) -> SSAValue:
+    element = ctx.attr("destination_type")
+    if element not in ELEMENT_DTYPES:
+        raise ctx.fail(f"destination_type '{element}' is not supported", fix=f"use one of {', '.join(ELEMENT_DTYPES)}")
+    return ctx.value(Convert, [ctx.input(0)], destination_type=to_xdsl(ELEMENT_DTYPES[element]))
+
+
+@ir_layer_reader("MatMul")
+def matmul(ctx: LayerContext) -> SSAValue:
+    return ctx.value(MatMul, [ctx.input(0), ctx.input(1)], transpose_a=ctx.bool("transpose_a", "false"), transpose_b=ctx.bool("transpose_b", "false"))
+
+
+@ir_layer_reader("BatchNormInference")
+def batch_norm(ctx: LayerContext) -> SSAValue:
+    # opset1 takes (gamma, beta, data, mean, variance), opset5 the data first
+    order = (2, 0, 1, 3, 4) if ctx.layer.version == "opset1" else (0, 1, 2, 3, 4)
+    return ctx.value(BatchNormalization, [ctx.input(i) for i in order], epsilon=ctx.float("epsilon"))
+
+
+@ir_layer_reader("ScaledDotProductAttention")
+def attention(ctx: LayerContext) -> SSAValue:
+    """softmax(q @ k^T * scale + mask) @ v, which OpenVINO's converter fuses attention into."""
+    if ctx.bool("causal", "false"):
+        raise ctx.fail("causal attention is not supported", fix="convert the model with an explicit mask")
+    q = ctx.input(0)
+    dtype = ctx.layer.inputs[0].dtype or np.dtype(np.float32)
+    scale = ctx.scalar(4, "scale") if ctx.num_inputs > 4 else 1 / math.sqrt(ctx.shape(0)[-1])
+    scores = ctx.value(MatMul, [q, ctx.input(1)], suffix="/scores", transpose_b=True)
+    scores = ctx.value(Eltwise, [scores, ctx.constant(np.array(scale, dtype), "/scale")], suffix="/scaled", operation="mul")
+    if ctx.num_inputs > 3:
+        mask = ctx.importer.constant_at(ctx.source(3))
+        if mask is None or mask.dtype == np.bool_ or np.any(mask != 0):
+            if mask is not None and mask.dtype == np.bool_:
+                raise ctx.fail("a boolean attention mask is not supported", fix="give an additive float mask")
+            scores = ctx.value(Eltwise, [scores, ctx.input(3)], suffix="/masked", operation="sum")
+    probs = ctx.value(SoftMax, [scores], suffix="/probs", axis=-1)
+    return ctx.value(MatMul, [probs, ctx.input(2)])

@@ -1,0 +1,238 @@
+"""Readers of the windowed, normalisation, reduction and data movement operations.
+
+Their shape-like inputs (axes, shapes, pads, sizes) must be constants: `nn` holds them as
+properties. Group* weights carry the group as a leading axis, which `nn` folds into the
+channel axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn.conv import Convolution, Deconvolution, Pooling
+from irforge.dialects.nn.elementwise import Convert
+from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
+from irforge.dialects.nn.reduce import ArgMax, Reduce
+from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
+from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
+from irforge.weights.dtypes import to_xdsl
+
+
+def window(ctx: LayerContext) -> dict[str, object]:
+    auto_pad = ctx.attr("auto_pad", "explicit").lower()
+    props: dict[str, object] = {"auto_pad": "explicit" if auto_pad == "notset" else auto_pad}
+    for name in ("strides", "pads_begin", "pads_end", "dilations"):
+        if name in ctx.layer.data:
+            props[name] = ctx.ints(name)
+    return props
+
+
+@ir_layer_reader("Convolution", "GroupConvolution")
+def convolution(ctx: LayerContext) -> SSAValue:
+    if ctx.layer.type == "GroupConvolution":
+        g, o, i, *k = ctx.shape(1)
+        w, group = ctx.reshaped(1, (g * o, i, *k), "/weights"), g
+    else:
+        w, group = ctx.input(1), 1
+    return ctx.value(Convolution, [ctx.input(0), w], group=group, **window(ctx))
+
+
+@ir_layer_reader("ConvolutionBackpropData", "GroupConvolutionBackpropData")
+def deconvolution(ctx: LayerContext) -> SSAValue:
+    if ctx.num_inputs > 2:
+        raise ctx.fail("an output_shape input is not supported", fix="give explicit pads instead")
+    if ctx.layer.type == "GroupConvolutionBackpropData":
+        g, i, o, *k = ctx.shape(1)
+        w, group = ctx.reshaped(1, (g * i, o, *k), "/weights"), g
+    else:
+        w, group = ctx.input(1), 1
+    props = window(ctx)
+    if "output_padding" in ctx.layer.data:
+        props["output_padding"] = ctx.ints("output_padding")
+    return ctx.value(Deconvolution, [ctx.input(0), w], group=group, **props)
+
+
+@ir_layer_reader("MaxPool", "AvgPool")
+def pooling(ctx: LayerContext) -> SSAValue:
+    props = window(ctx)
+    rounding = ctx.attr("rounding_type", "floor").lower()
+    props["rounding_type"] = "ceil" if rounding == "ceil_torch" else rounding
+    if ctx.layer.type == "AvgPool":
+        props["exclude_pad"] = ctx.bool("exclude-pad", "false")
+        props.pop("dilations", None)
+    return ctx.value(Pooling, [ctx.input(0)], method="max" if ctx.layer.type == "MaxPool" else "avg", kernel=ctx.ints("kernel"), **props)
+
+
+REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min", "ReduceProd": "prod", "ReduceL1": "l1", "ReduceL2": "l2"}
+
+
+@ir_layer_reader(*REDUCTIONS)
+def reduce(ctx: LayerContext) -> SSAValue:
+    axes = ctx.const_ints(1, "axes")
+    if not axes:  # reducing over no axis changes nothing
+        return ctx.input(0)
+    return ctx.value(Reduce, [ctx.input(0)], operation=REDUCTIONS[ctx.layer.type], axes=axes, keep_dims=ctx.bool("keep_dims", "false"))
+
+
+@ir_layer_reader("SoftMax", "LogSoftmax")
+def softmax(ctx: LayerContext) -> SSAValue:
+    return ctx.value(SoftMax, [ctx.input(0)], axis=ctx.int("axis", "1"), log=ctx.layer.type == "LogSoftmax")
+
+
+def normalized_axes(ctx: LayerContext, index: int) -> list[int]:
+    rank = ctx.rank(0)
+    return sorted(a % rank for a in ctx.const_ints(index, "axes")) if rank else []
+
+
+@ir_layer_reader("LRN")
+def lrn(ctx: LayerContext) -> SSAValue:
+    axes, rank = normalized_axes(ctx, 1), ctx.rank(0)
+    if axes == [1]:
+        region = "across"
+    elif axes == list(range(2, rank)) and axes:
+        region = "same"
+    else:
+        raise ctx.fail(f"LRN over axes {axes} is not supported", fix="nn.lrn covers the channels [1] or all spatial axes")
+    props = {p: ctx.float(p) for p in ("alpha", "beta", "bias")}
+    return ctx.value(Norm, [ctx.input(0)], size=ctx.int("size"), region=region, **props)
+
+
+@ir_layer_reader("MVN")
+def mvn(ctx: LayerContext) -> SSAValue:
+    if ctx.layer.version == "opset2" or ctx.num_inputs < 2:
+        raise ctx.fail("MVN-1 (across_channels) is not supported", fix="use MVN-6 with an axes input")
+    props = {"normalize_variance": ctx.bool("normalize_variance", "true"), "eps": ctx.float("eps"), "eps_mode": ctx.attr("eps_mode", "inside_sqrt").lower()}
+    return ctx.value(MVN, [ctx.input(0)], axes=normalized_axes(ctx, 1), **props)
+
+
+@ir_layer_reader("NormalizeL2")
+def normalize_l2(ctx: LayerContext) -> SSAValue:
+    axes, rank = normalized_axes(ctx, 1), ctx.rank(0)
+    if ctx.attr("eps_mode", "add").lower() != "add" or axes not in ([1], list(range(1, rank))):
+        raise ctx.fail(f"NormalizeL2 over axes {axes} with eps_mode {ctx.attr('eps_mode', 'add')} is not supported", fix="nn.normalize adds eps over [1] or [1..rank-1]")
+    return ctx.value(Normalize, [ctx.input(0)], across_spatial=axes != [1], eps=ctx.float("eps"))
+
+
+@ir_layer_reader("GRN")
+def grn(ctx: LayerContext) -> SSAValue:
+    return ctx.value(GRN, [ctx.input(0)], bias=ctx.float("bias"))
+
+
+@ir_layer_reader("TopK")
+def top_k(ctx: LayerContext) -> Sequence[SSAValue | None]:
+    """TopK with k = 1 whose values nothing reads: an ArgMax (ties give the first index)."""
+    if ctx.scalar(1, "k") != 1 or ctx.output_used(0) or ctx.attr("mode") not in ("max", "min"):
+        raise ctx.fail("only TopK with k = 1 and its indices used (an argmax) is supported")
+    index = ctx.value(ArgMax, [ctx.input(0)], axis=ctx.int("axis"), mode=ctx.attr("mode"), keep_dims=True)
+    if ctx.attr("index_element_type", "i32") == "i32":
+        index = ctx.value(Convert, [index], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
+    return [None, index]
+
+
+INTERPOLATE_MODES = {"nearest": "nearest", "linear_onnx": "linear", "cubic": "cubic"}
+
+
+@ir_layer_reader("Interpolate")
+def interpolate(ctx: LayerContext) -> SSAValue:
+    mode, rank = ctx.attr("mode"), ctx.rank(0)
+    if mode not in INTERPOLATE_MODES or ctx.bool("antialias", "false") or any(ctx.ints("pads_begin", "0") + ctx.ints("pads_end", "0")):
+        raise ctx.fail(f"Interpolate mode '{mode}' with antialias or pads is not supported", fix="nn.resample has nearest, linear_onnx and cubic, unpadded")
+    by_scales = ctx.attr("shape_calculation_mode") == "scales"
+    if ctx.layer.version == "opset4":
+        target, axes_index = ctx.const(2 if by_scales else 1, "scales" if by_scales else "sizes"), 3
+    else:
+        target, axes_index = ctx.const(1, "scales_or_sizes"), 2
+    axes = ctx.const_ints(axes_index, "axes") if ctx.num_inputs > axes_index else list(range(rank))
+    props: dict[str, object] = {
+        "mode": INTERPOLATE_MODES[mode],
+        "coordinate_transformation_mode": ctx.attr("coordinate_transformation_mode", "half_pixel"),
+        "nearest_mode": ctx.attr("nearest_mode", "round_prefer_floor"),
+        "cubic_coeff_a": ctx.float("cube_coeff", "-0.75"),
+    }
+    full: list[float | int] = [1.0] * rank if by_scales else list(ctx.shape(0))
+    for axis, v in zip(axes, np.asarray(target).reshape(-1)):
+        full[axis % rank] = float(v) if by_scales else int(v)
+    props["scales" if by_scales else "sizes"] = full
+    return ctx.value(Resample, [ctx.input(0)], **props)
+
+
+@ir_layer_reader("Concat")
+def concat(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Concat, [ctx.input(i) for i in range(ctx.num_inputs)], axis=ctx.int("axis"))
+
+
+@ir_layer_reader("VariadicSplit", "Split")
+def split(ctx: LayerContext) -> Sequence[SSAValue]:
+    axis = int(ctx.scalar(1, "axis"))
+    size = ctx.shape(0)[axis]
+    if ctx.layer.type == "Split":
+        lengths = [size // ctx.int("num_splits")] * ctx.int("num_splits")
+    else:
+        lengths = ctx.const_ints(2, "split_lengths")
+        if -1 in lengths:
+            lengths[lengths.index(-1)] = size - sum(n for n in lengths if n != -1)
+    return ctx.add(Split, [ctx.input(0)], num_results=len(lengths), axis=axis, split_lengths=lengths)
+
+
+@ir_layer_reader("Reshape")
+def reshape(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Reshape, [ctx.input(0)], shape=ctx.const_ints(1, "shape"), special_zero=ctx.bool("special_zero"))
+
+
+@ir_layer_reader("Transpose")
+def transpose(ctx: LayerContext) -> SSAValue:
+    order = ctx.const_ints(1, "order") or list(reversed(range(ctx.rank(0))))
+    return ctx.value(Permute, [ctx.input(0)], order=order)
+
+
+@ir_layer_reader("Squeeze")
+def squeeze(ctx: LayerContext) -> SSAValue:
+    axes = ctx.const_ints(1, "axes") if ctx.num_inputs > 1 else []
+    return ctx.value(Squeeze, [ctx.input(0)], axes=axes or None)
+
+
+@ir_layer_reader("Unsqueeze")
+def unsqueeze(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Unsqueeze, [ctx.input(0)], axes=ctx.const_ints(1, "axes"))
+
+
+@ir_layer_reader("Slice")
+def slice_(ctx: LayerContext) -> SSAValue:
+    begins, ends, steps = (ctx.const_ints(i, what) for i, what in ((1, "start"), (2, "stop"), (3, "step")))
+    axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else None
+    return ctx.value(Slice, [ctx.input(0)], begins=begins, ends=ends, steps=steps, axes=axes)
+
+
+@ir_layer_reader("Tile")
+def tile(ctx: LayerContext) -> SSAValue:
+    repeats, rank = ctx.const_ints(1, "repeats"), ctx.rank(0)
+    if len(repeats) > rank:
+        raise ctx.fail(f"{len(repeats)} repeats for a rank-{rank} input is not supported", fix="unsqueeze the input first")
+    return ctx.value(Tile, [ctx.input(0)], repeats=[1] * (rank - len(repeats)) + repeats)
+
+
+@ir_layer_reader("Pad")
+def pad(ctx: LayerContext) -> SSAValue:
+    begin, end = ctx.const_ints(1, "pads_begin"), ctx.const_ints(2, "pads_end")
+    if min(begin + end, default=0) < 0:
+        raise ctx.fail("negative pads (cropping) are not supported", fix="use a Slice")
+    value = ctx.scalar(3, "pad_value") if ctx.num_inputs > 3 else 0.0
+    return ctx.value(Pad, [ctx.input(0)], pads_begin=begin, pads_end=end, mode=ctx.attr("pad_mode", "constant"), value=value)
+
+
+@ir_layer_reader("Gather")
+def gather(ctx: LayerContext) -> SSAValue:
+    return ctx.value(Gather, [ctx.input(0), ctx.input(1)], axis=int(ctx.scalar(2, "axis")), batch_dims=ctx.int("batch_dims", "0"))
+
+
+@ir_layer_reader("ShapeOf")
+def shape_of(ctx: LayerContext) -> SSAValue:
+    dims = ctx.shape(0)
+    if any(d < 0 for d in dims):
+        raise ctx.fail("ShapeOf of a dynamic shape is not supported", fix="give static input shapes")
+    dtype = np.int32 if ctx.attr("output_type", "i64") == "i32" else np.int64
+    return ctx.constant(np.asarray(dims, dtype), "")
