@@ -154,7 +154,7 @@ class CutPass(ModulePass):
         ret = block.last_op
         assert isinstance(ret, ReturnOp)
         points = input_points(func, self.inputs)
-        outputs = output_values(func, self.outputs) or list(zip(output_names(func), ret.arguments))
+        explicit = output_values(func, self.outputs)
         names = dict(zip(func.args, input_names(func)))
         kept = {p.value for p in points if p.value in names}
         for point in points:
@@ -165,6 +165,8 @@ class CutPass(ModulePass):
             for use in point.uses:
                 use.operation.operands[use.index] = arg
             kept.add(arg)
+        # read after the rewiring: a cut result that is also a model output now returns the new input
+        outputs = explicit or list(zip(output_names(func), ret.arguments))
         if points:
             for name, value in outputs:
                 if not depends_on(value, kept):

@@ -71,17 +71,13 @@ def parse_names(text: str) -> list[str]:
 
 
 def match_shapes(names: Sequence[str], shapes: list[list[int]], model_inputs: Sequence[str]) -> dict[str, list[int]]:
-    """Shapes by input name: in --input order, or the model's when there is one input."""
+    """Shapes of model inputs by name: in --input order, or the model's when there is one
+    input. Names that are not model inputs are layers to cut at; set-shapes gives their
+    shapes after the cut (convert_pipeline.cut_points checks them)."""
     targets = list(names) if names else list(model_inputs)
     if len(shapes) != len(targets):
         raise IrforgeError(
             f"--input_shape gives {len(shapes)} shapes for {len(targets)} inputs ({', '.join(targets)})",
             fix="give one shape per input, in the order of --input",
         )
-    unknown = [n for n in targets if n not in model_inputs]
-    if unknown:
-        raise IrforgeError(
-            f"--input names {', '.join(unknown)}, which the model does not have",
-            fix=f"its inputs are: {', '.join(model_inputs)}",
-        )
-    return dict(zip(targets, shapes))
+    return {n: s for n, s in zip(targets, shapes) if n in model_inputs}

@@ -1,8 +1,10 @@
 """ir-convert's default pass pipeline, from its Model Optimizer-style flags.
 
     infer-shapes, canonicalize, [convert-layout (TensorFlow's NHWC graphs)],
-    [cut (--output)], [set-shapes (--input_shape on .mlir input)], [preprocess (--mean_values,
+    [cut (--output; --input names that are layers, not model inputs)], [set-shapes
+    (--input_shape on .mlir input, or of those cut points)], [preprocess (--mean_values,
     --scale_values, --reverse_input_channels)],
+    replace-subgraph [{config=--transformations_config}],
     fuse-linear-ops (unless --disable_fusing), fuse-grouped-conv, canonicalize,
     [compress-fp16 (--data_type FP16)]
 """
@@ -10,8 +12,13 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
-DEFAULT_PIPELINE = "infer-shapes,canonicalize,fuse-linear-ops,fuse-grouped-conv,canonicalize"
+from xdsl.dialects.func import FuncOp
+
+from irforge.errors import IrforgeError
+
+DEFAULT_PIPELINE = "infer-shapes,canonicalize,replace-subgraph,fuse-linear-ops,fuse-grouped-conv,canonicalize"
 """The pipeline without any of the flags that add or drop passes."""
 
 
@@ -36,23 +43,65 @@ def preprocess_stage(args: argparse.Namespace) -> str | None:
     return "preprocess{" + " ".join(options) + "}" if options else None
 
 
-def set_shapes_stage(args: argparse.Namespace, framework: str) -> str | None:
-    """Importers take --input_shape themselves; an .mlir model gets it from set-shapes."""
-    if framework != "mlir" or not args.input_shape:
+def cut_points(names: Sequence[str], func: FuncOp) -> list[str]:
+    """The --input names that are not model inputs: layers to cut at, as mo.py's `--input node`
+    (also node:port and port:node). A name that is neither is an error."""
+    from irforge.model import input_names
+    from irforge.passes.cut import layers_by_name, resolve
+
+    inputs = input_names(func)
+    points = [n for n in names if n not in inputs]
+    layers = layers_by_name(func) if points else {}
+    for point in points:
+        try:
+            resolve(point, layers, "input")
+        except IrforgeError:
+            raise IrforgeError(
+                f"--input names '{point}', which the model does not have as an input or a layer",
+                fix=f"its inputs are: {', '.join(inputs)}; a layer to cut at is named node, node:port or port:node",
+            ) from None
+    return points
+
+
+def cut_stage(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str]) -> str | None:
+    options = []
+    if cut_inputs:  # as in mo.py, the inputs are then exactly those --input names
+        options.append(f"inputs={quoted(','.join(args.input))}")
+    if args.output and framework != "tf":  # the TensorFlow importer cuts at --output itself
+        options.append(f"outputs={quoted(','.join(args.output))}")
+    return "cut{" + " ".join(options) + "}" if options else None
+
+
+def set_shapes_stage(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str]) -> str | None:
+    """Importers take --input_shape for model inputs themselves; an .mlir model, and the new
+    inputs of cut points, get it from set-shapes (after the cut)."""
+    if not args.input_shape:
         return None
-    names = args.input or [""] * len(args.input_shape)
-    spec = ",".join(f"{n}[{','.join(map(str, s))}]" for n, s in zip(names, args.input_shape))
+    if framework == "mlir":
+        pairs = list(zip(args.input or [""] * len(args.input_shape), args.input_shape))
+    else:
+        pairs = [(n, s) for n, s in zip(args.input, args.input_shape) if n in cut_inputs]
+    if not pairs:
+        return None
+    spec = ",".join(f"{n}[{','.join(map(str, s))}]" for n, s in pairs)
     return f"set-shapes{{shapes={quoted(spec)}}}"
 
 
-def pipeline_for(args: argparse.Namespace, framework: str) -> str:
+def replace_subgraph_stage(args: argparse.Namespace) -> str:
+    if args.transformations_config:
+        return f"replace-subgraph{{config={quoted(args.transformations_config)}}}"
+    return "replace-subgraph"
+
+
+def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str] = ()) -> str:
+    """The pipeline for the flags; `cut_inputs` are the --input names to cut at (cut_points)."""
     stages: list[str | None] = ["infer-shapes", "canonicalize"]
     if framework == "tf":  # NHWC graphs: cancel the transposes around layout-sensitive ops
         stages.append("convert-layout")
-    if args.output and framework != "tf":  # the TensorFlow importer cuts at --output itself
-        stages.append(f"cut{{outputs={quoted(','.join(args.output))}}}")
-    stages.append(set_shapes_stage(args, framework))
+    stages.append(cut_stage(args, framework, cut_inputs))
+    stages.append(set_shapes_stage(args, framework, cut_inputs))
     stages.append(preprocess_stage(args))
+    stages.append(replace_subgraph_stage(args))
     if not args.disable_fusing:
         stages.append("fuse-linear-ops")
     stages += ["fuse-grouped-conv", "canonicalize"]

@@ -21,7 +21,7 @@ from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, load_model, save_model
 from irforge.tools.cli import exit_on_error
 from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes
-from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, pipeline_for  # noqa: F401  (ir-run uses it)
+from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipeline_for  # noqa: F401  (ir-run uses it)
 
 FRAMEWORKS = {".onnx": "onnx", ".mlir": "mlir", ".caffemodel": "caffe", ".prototxt": "caffe", ".pb": "tf", ".pbtxt": "tf", ".xml": "ir"}
 LOG_LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reverse_input_channels", action="store_true", help="swap the channel order of inputs (RGB <-> BGR)")
     p.add_argument("--data_type", default="FP32", type=str.upper, choices=["FP32", "FP16", "FLOAT", "HALF"], help="weights precision")
     p.add_argument("--disable_fusing", action="store_true", help="do not fuse linear ops into convolutions")
+    p.add_argument("--transformations_config", metavar="PATH", help="JSON of sub-graph replacements by points (mo.py's)")
     p.add_argument("--extensions", action="append", default=[], metavar="PATH", help="Python file or package with extra ops and extractors")
     p.add_argument("--emit", choices=["mlir"], default="mlir", help="what to write (mlir: NAME.mlir + NAME.weights)")
     p.add_argument("--pipeline", nargs="?", const="", metavar="P", help="replace the pass pipeline; alone, print it and exit")
@@ -104,8 +105,6 @@ def import_model(args: argparse.Namespace, framework: str) -> Model:
     proto = source.proto
     names = model_inputs(proto)
     shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
-    if args.input and not args.input_shape:
-        match_shapes(args.input, [[1]] * len(args.input), names)  # only to check the names
     if args.batch is not None:
         shapes = {n: [args.batch, *shapes.get(n, input_dims(proto, n))[1:]] for n in names}
     return import_onnx(source, shapes)
@@ -137,17 +136,18 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
-    pipeline = args.pipeline or pipeline_for(args, framework_of(args))
-    if args.pipeline == "":
-        print(f"import -> {pipeline} -> emit {args.emit}")
-        return
+    framework = framework_of(args)
     check_flags(args)
     progress = Progress(verbose=args.log_level in ("INFO", "DEBUG"))
     load_entry_point_extensions()
     for path in args.extensions:
         load_extension(path)
-    framework = framework_of(args)
     model = progress.stage("import", lambda: import_model(args, framework))
+    # after the import: --input names that are not model inputs are layers to cut at
+    pipeline = args.pipeline or pipeline_for(args, framework, cut_points(args.input, model.func))
+    if args.pipeline == "":
+        print(f"import -> {pipeline} -> emit {args.emit}")
+        return
     from irforge.passes import apply_pipeline
 
     progress.stage("passes", lambda: apply_pipeline(model.module, pipeline))

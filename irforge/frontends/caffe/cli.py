@@ -16,8 +16,6 @@ def import_from_args(args: argparse.Namespace) -> Model:
     declared = net_inputs(source.net)
     names = list(declared)
     shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
-    if args.input and not args.input_shape:
-        match_shapes(args.input, [[1]] * len(args.input), names)  # only to check the names
     if args.batch is not None:
         shapes = {n: [args.batch, *shapes.get(n, declared[n])[1:]] for n in names}
     return import_caffe(source, input_shapes=shapes)

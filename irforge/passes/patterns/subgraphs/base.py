@@ -54,7 +54,7 @@ def replace_match(rewriter: PatternRewriter, found: Match, new_ops: list[Operati
     """Replace the root by `new_ops` (the last one's result), then erase the dead matched ops
     and the constants they alone read."""
     operands = {v.owner for op in found.matched for v in op.operands}
-    rewriter.replace_op(found.root, new_ops, [new_ops[-1].results[0]])
+    rewriter.replace(found.root, new_ops, [new_ops[-1].results[0]])
     pending = list(found.matched[1:])
     while pending:
         # all their uses are inside the match, so the ones without uses left go first
@@ -62,7 +62,7 @@ def replace_match(rewriter: PatternRewriter, found: Match, new_ops: list[Operati
         assert dead, "a self-contained match always has a dead op left"
         for op in dead:
             pending.remove(op)
-            rewriter.erase_op(op)
+            rewriter.erase(op)
     for owner in operands:
         if isinstance(owner, Constant) and owner.parent is not None and not owner.output.uses:
-            rewriter.erase_op(owner)
+            rewriter.erase(owner)

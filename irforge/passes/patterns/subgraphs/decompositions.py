@@ -29,4 +29,4 @@ class DecomposeSquaredDifference(RewritePattern):
         name = layer_name(op, "squared_diff")
         diff = build(Eltwise, [op.lhs, op.rhs], operation="sub", name=f"{name}/sub")
         square = build(Eltwise, [diff.output, diff.output], operation="mul", name=name)
-        rewriter.replace_matched_op([diff, square], [square.output])
+        rewriter.replace(op, [diff, square], [square.output])
