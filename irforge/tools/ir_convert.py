@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disable_fusing", action="store_true", help="do not fuse linear ops into convolutions")
     p.add_argument("--transformations_config", metavar="PATH", help="JSON of sub-graph replacements by points (mo.py's)")
     p.add_argument("--extensions", action="append", default=[], metavar="PATH", help="Python file or package with extra ops and extractors")
-    p.add_argument("--emit", choices=["mlir"], default="mlir", help="what to write (mlir: NAME.mlir + NAME.weights)")
+    p.add_argument("--emit", choices=["xml", "mlir"], default="xml", help="what to write (xml: OpenVINO IR NAME.xml + NAME.bin; mlir: NAME.mlir + NAME.weights)")
     p.add_argument("--pipeline", nargs="?", const="", metavar="P", help="replace the pass pipeline; alone, print it and exit")
     p.add_argument("--log_level", default="ERROR", type=str.upper, choices=LOG_LEVELS, help="INFO shows stage timings")
     return p
@@ -87,6 +87,10 @@ def framework_of(args: argparse.Namespace) -> str:
 def import_model(args: argparse.Namespace, framework: str) -> Model:
     if framework == "mlir":
         return load_model(args.input_model)
+    if framework == "ir":
+        from irforge.frontends.ir_xml import read_ir_xml
+
+        return read_ir_xml(args.input_model)
     if framework == "caffe":
         from irforge.frontends.caffe.cli import import_from_args
 
@@ -154,10 +158,21 @@ def convert(argv: Sequence[str]) -> None:
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = args.model_name or Path(args.input_model).stem
-    target = out_dir / f"{name}.mlir"
-    progress.stage("emit", lambda: save_model(model, target))
+    target = out_dir / f"{name}.{args.emit}"
+    progress.stage("emit", lambda: emit(model, target, args))
     if args.log_level in ("INFO", "DEBUG"):
         print(f"[ir-convert] wrote {target}", file=sys.stderr)
+
+
+def emit(model: Model, target: Path, args: argparse.Namespace) -> None:
+    """Write NAME.xml + NAME.bin (f32 weights as f16 + Convert with --data_type FP16), or
+    NAME.mlir + NAME.weights."""
+    if args.emit == "mlir":
+        save_model(model, target)
+        return
+    from irforge.backends.ir_xml import write_ir_xml
+
+    write_ir_xml(model, target, "FP16" if args.data_type in ("FP16", "HALF") else "FP32")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

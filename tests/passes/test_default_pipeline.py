@@ -48,7 +48,7 @@ def test_default_pipeline_fuses_every_linear_op_and_keeps_outputs(name):
 def test_ir_convert_flags_add_their_passes(tmp_path):
     path = tmp_path / "net.onnx"
     onnx.save_model(onnx_models.resnet(blocks=(1,), width=8, size=16), str(path))
-    command = [sys.executable, "-m", "irforge.tools.ir_convert", "--input_model", str(path), "-o", str(tmp_path)]
+    command = [sys.executable, "-m", "irforge.tools.ir_convert", "--emit", "mlir", "--input_model", str(path), "-o", str(tmp_path)]
     flags = ["--scale_values", "[58.4,57.1,57.4]", "--reverse_input_channels", "--data_type", "FP16"]
     shown = subprocess.run([*command, *flags, "--disable_fusing", "--pipeline"], capture_output=True, text=True, check=True)
     assert "preprocess{" in shown.stdout and "compress-fp16" in shown.stdout and "fuse-linear-ops" not in shown.stdout

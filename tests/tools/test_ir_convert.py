@@ -14,7 +14,7 @@ from irforge.testing.onnx_models import resnet
 from irforge.tools.convert_args import parse_per_input_values, parse_shapes
 from tests.helpers import ort_session_run
 
-IR_CONVERT = [sys.executable, "-m", "irforge.tools.ir_convert"]
+IR_CONVERT = [sys.executable, "-m", "irforge.tools.ir_convert", "--emit", "mlir"]  # these tests read the .mlir
 
 
 def ir_convert(*args: str) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ layer { name: "relu" type: "ReLU" bottom: "data" top: "out" relu_param { negativ
 
 def ir_convert(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "irforge.tools.ir_convert", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "irforge.tools.ir_convert", "--emit", "mlir", *args], capture_output=True, text=True, check=False
     )
 
 
