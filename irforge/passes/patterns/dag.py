@@ -228,12 +228,20 @@ def self_contained(matched: Sequence[Operation]) -> bool:
     return all(use.operation in inside for op in matched[1:] for r in op.results for use in r.uses)
 
 
+def root_names(pattern: Pattern) -> frozenset[str] | None:
+    """The op names a pattern's root can have (None: any value)."""
+    if isinstance(pattern, P):
+        return frozenset({pattern.op_name()})
+    if isinstance(pattern, OneOf):
+        names = [root_names(a) for a in pattern.alternatives]
+        return None if any(n is None for n in names) else frozenset().union(*names)  # type: ignore[arg-type]
+    return None
+
+
 def match(pattern: P | OneOf, root: Operation, accept: Callable[[Match], bool] | None = None) -> Match | None:
     """The first match of `pattern` with its value computed by `root` (and `accept`ed)."""
-    if isinstance(pattern, P) and root.name != pattern.op_name():
+    if (isinstance(pattern, P) and root.name != pattern.op_name()) or not root.results:
         return None  # the common case, decided before building any state
-    if not root.results:
-        return None
     for state in _match(pattern, root.results[0], _State()):
         if not state.matched or state.matched[0] is not root or not self_contained(state.matched):
             continue

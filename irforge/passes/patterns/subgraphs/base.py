@@ -15,6 +15,7 @@ the constants only they read.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import ClassVar
 
 from xdsl.ir import Operation
@@ -22,7 +23,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from irforge.dialects.nn.constant import Constant
 from irforge.passes.patterns.affine import layer_name
-from irforge.passes.patterns.dag import Match, OneOf, P, match
+from irforge.passes.patterns.dag import Match, OneOf, P, match, root_names
 
 
 class DagReplacement(RewritePattern):
@@ -38,7 +39,13 @@ class DagReplacement(RewritePattern):
         """The new ops, in order; the last one's result replaces the root's."""
         raise NotImplementedError
 
+    @cached_property
+    def roots(self) -> frozenset[str] | None:
+        return root_names(self.pattern)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if self.roots is not None and op.name not in self.roots:
+            return  # what most ops are decided by, before any matching
         found = match(self.pattern, op, self.accept)
         if found is None:
             return

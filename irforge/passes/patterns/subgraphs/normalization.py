@@ -1,7 +1,8 @@
 """Decomposed mean-variance normalisation back to one `nn.mvn`.
 
     d = x - mean(x, axes)                         (ReduceMean keep_dims, Sub)
-    v = mean(d * d, axes)                         (or d ^ 2, or squared_diff(x, mean))
+    v = mean(d * d, axes)                         (or d ^ 2, also with d computed again,
+                                                   or squared_diff(x, mean))
     y = d / sqrt(v + eps)                         (or (v + eps) ^ 0.5; or d * reciprocal(...),
                                                    or d * (v + eps) ^ -0.5)   -> eps_mode inside_sqrt
     y = d / (sqrt(v) + eps)                                                   -> eps_mode outside_sqrt
@@ -44,10 +45,12 @@ def root(inner: Pattern) -> OneOf:
 
 
 CENTRED = eltwise("sub", Any("x"), mean(Same("x"), "mean"), alias="d")
+RECENTRED = OneOf(Same("d"), eltwise("sub", Same("x"), Same("mean")))
+"""x - mean once more: exporters without common-subexpression elimination compute it twice."""
 VARIANCE = mean(
     OneOf(
         eltwise("mul", Same("d"), Same("d")),
-        eltwise("pow", Same("d"), Const(2.0)),
+        eltwise("pow", RECENTRED, Const(2.0)),
         eltwise("squared_diff", Same("x"), Same("mean")),
     ),
     "var",
