@@ -27,9 +27,14 @@ _passes: dict[str, Callable[[], type[ModulePass]]] = {}
 _loaded: dict[str, ModuleType] = {}
 
 
-def register_dialect(dialect: Dialect) -> None:
-    if all(d.name != dialect.name for d in _dialects):
+def register_dialect(dialect: Dialect, replace: bool = False) -> None:
+    """Make `dialect` known to the tools; `replace` swaps in a newer version of one with the
+    same name (a custom-layer extension grows its dialect op by op)."""
+    existing = [i for i, d in enumerate(_dialects) if d.name == dialect.name]
+    if not existing:
         _dialects.append(dialect)
+    elif replace:
+        _dialects[existing[0]] = dialect
 
 
 def register_pass(pass_class: type[ModulePass]) -> type[ModulePass]:

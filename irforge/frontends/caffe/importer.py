@@ -21,13 +21,14 @@ from xdsl.ir import SSAValue
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder
 from irforge.frontends.caffe.loader import CaffeModel, load_caffe
-from irforge.frontends.caffe.registry import EXTRACTORS, LayerContext, layer_type
+from irforge.frontends.caffe.registry import EXTRACTORS, LayerContext, extractor_key, layer_type
 from irforge.model import Model
 
 TEST_PHASE = 1
 EXTENSION_HINT = (
-    "add an extractor for them in an extension module loaded with --extensions PATH "
-    "(register one with @irforge.frontends.caffe.caffe_extractor(\"Type\"))"
+    "make each a custom layer: `ir-extgen new --op NAME --framework caffe -o DIR` writes a "
+    "working extension to fill in, loaded with --extensions PATH (or register an extractor "
+    "with @irforge.frontends.caffe.caffe_extractor(\"Type\"))"
 )
 
 
@@ -66,7 +67,7 @@ def check_supported(layers: Sequence[Any]) -> None:
     missing: dict[str, list[str]] = defaultdict(list)
     for layer in layers:
         kind = layer_type(layer)
-        if kind not in EXTRACTORS:
+        if extractor_key(layer) not in EXTRACTORS:
             label = layer.name
             if kind == "Python" and layer.HasField("python_param"):
                 label += f" = {layer.python_param.module}.{layer.python_param.layer}"
@@ -128,7 +129,7 @@ class NetImporter(FoldingBuilder):
 
     def import_layer(self, layer: Any) -> None:
         ctx = LayerContext(self, layer)
-        produced = EXTRACTORS[ctx.type](ctx)
+        produced = EXTRACTORS[extractor_key(layer)](ctx)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
         if len(results) != ctx.num_tops:
             raise ctx.fail(f"has {ctx.num_tops} top blobs, but irforge makes {len(results)} outputs for it")

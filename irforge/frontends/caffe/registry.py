@@ -50,6 +50,17 @@ def caffe_extractor(*layer_types: str) -> Callable[[Extractor], Extractor]:
     return register
 
 
+def extractor_key(layer: Any) -> str:
+    """The EXTRACTORS key of a layer: its type, or `Python:module.layer` for a Python layer
+    that an extension maps (a Python layer's type says nothing of what it computes)."""
+    kind = layer_type(layer)
+    if kind == "Python" and layer.HasField("python_param"):
+        key = f"Python:{layer.python_param.module}.{layer.python_param.layer}"
+        if key in EXTRACTORS:
+            return key
+    return kind
+
+
 def layer_type(layer: Any) -> str:
     """The type string of a layer, for both `layer {}` and legacy `layers {}` entries."""
     if layer.DESCRIPTOR.name == "V1LayerParameter":

@@ -26,8 +26,9 @@ from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_e
 from irforge.model import Model
 
 EXTENSION_HINT = (
-    "add an extractor for them in an extension module loaded with --extensions PATH "
-    "(see `ir-extgen`, or register one with @irforge.frontends.onnx.onnx_extractor)"
+    "make each a custom layer: `ir-extgen new --op NAME --framework onnx -o DIR` writes a "
+    "working extension to fill in, loaded with --extensions PATH (or register an extractor "
+    "with @irforge.frontends.onnx.onnx_extractor)"
 )
 
 

@@ -25,8 +25,9 @@ from irforge.frontends.tf.registry import EXTRACTORS, NodeContext
 from irforge.model import Model
 
 EXTENSION_HINT = (
-    "add an extractor for them in an extension module loaded with --extensions PATH "
-    "(register one with @irforge.frontends.tf.tf_extractor)"
+    "make each a custom layer: `ir-extgen new --op NAME --framework tf -o DIR` writes a "
+    "working extension to fill in, loaded with --extensions PATH (or register an extractor "
+    "with @irforge.frontends.tf.tf_extractor)"
 )
 INPUT_OPS = ("Placeholder",)
 NOT_OUTPUTS = ("NoOp", "Const", "Assert", "SaveV2", "RestoreV2")
