@@ -24,6 +24,7 @@ from irforge.passes.patterns.affine import add_constant
 from irforge.passes.patterns.dag import Any, Match, P, Same
 from irforge.passes.patterns.subgraphs.base import DagReplacement
 from irforge.testing.onnx_models import GraphBuilder
+from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
 from tests.helpers import ort_session_run
 
 
@@ -96,20 +97,25 @@ def test_builder_graphs_keep_their_outputs(make, kind):
 
 
 # -- ONNX models as exporters write them -----------------------------------------------
+def const(g: GraphBuilder, value: float, name: str) -> str:
+    return g.tensor(np.array(value, np.float32), name)
+
+
 def onnx_layer_norm(g: GraphBuilder, x: str, dim: int) -> str:
     mean = g.node("ReduceMean", [x], axes=[-1])
     d = g.node("Sub", [x, mean])
-    var = g.node("ReduceMean", [g.node("Pow", [d, g.tensor(np.array(2, np.float32), "two")])], axes=[-1])
-    std = g.node("Sqrt", [g.node("Add", [var, g.tensor(np.array(1e-5, np.float32), "eps")])])
+    var = g.node("ReduceMean", [g.node("Pow", [d, const(g, 2, "two")])], axes=[-1])
+    std = g.node("Sqrt", [g.node("Add", [var, const(g, 1e-5, "eps")])])
     normed = g.node("Div", [d, std])
     gamma = g.tensor(g.rng.uniform(0.5, 1.5, dim).astype(np.float32), "gamma")
-    return g.node("Add", [g.node("Mul", [normed, gamma]), g.tensor(g.rng.uniform(-0.1, 0.1, dim).astype(np.float32), "beta")])  # type: ignore[list-item,return-value]
+    beta = g.tensor(g.rng.uniform(-0.1, 0.1, dim).astype(np.float32), "beta")
+    return g.node("Add", [g.node("Mul", [normed, gamma]), beta])  # type: ignore[list-item,return-value]
 
 
 def onnx_gelu(g: GraphBuilder, x: str) -> str:
-    erf = g.node("Erf", [g.node("Div", [x, g.tensor(np.array(math.sqrt(2), np.float32), "sqrt2")])])
-    one_plus = g.node("Add", [erf, g.tensor(np.array(1, np.float32), "one")])
-    return g.node("Mul", [g.node("Mul", [x, one_plus]), g.tensor(np.array(0.5, np.float32), "half")])  # type: ignore[list-item,return-value]
+    erf = g.node("Erf", [g.node("Div", [x, const(g, math.sqrt(2), "sqrt2")])])
+    one_plus = g.node("Add", [erf, const(g, 1, "one")])
+    return g.node("Mul", [g.node("Mul", [x, one_plus]), const(g, 0.5, "half")])  # type: ignore[list-item,return-value]
 
 
 def encoder_mlp(dim: int = 16) -> onnx.ModelProto:
@@ -129,12 +135,13 @@ def instance_norm_net() -> onnx.ModelProto:
     x * Clip(x + 3, 0, 6) / 6."""
     g = GraphBuilder(seed=2)
     mean = g.node("ReduceMean", ["image"], axes=[2, 3])
-    var = g.node("ReduceMean", [g.node("Pow", [g.node("Sub", ["image", mean]), g.tensor(np.array(2, np.float32), "two")])], axes=[2, 3])
+    square = g.node("Pow", [g.node("Sub", ["image", mean]), const(g, 2, "two")])
+    var = g.node("ReduceMean", [square], axes=[2, 3])
     centred = g.node("Sub", ["image", mean])
-    std = g.node("Sqrt", [g.node("Add", [var, g.tensor(np.array(1e-3, np.float32), "eps")])])
+    std = g.node("Sqrt", [g.node("Add", [var, const(g, 1e-3, "eps")])])
     y = g.node("Div", [centred, std])
-    clip = g.node("Clip", [g.node("Add", [y, g.tensor(np.array(3, np.float32), "three")]), g.tensor(np.array(0, np.float32), "lo"), g.tensor(np.array(6, np.float32), "hi")])
-    out = g.node("Div", [g.node("Mul", [y, clip]), g.tensor(np.array(6, np.float32), "six")])  # type: ignore[list-item]
+    clip = g.node("Clip", [g.node("Add", [y, const(g, 3, "three")]), const(g, 0, "lo"), const(g, 6, "hi")])  # type: ignore[list-item]
+    out = g.node("Div", [g.node("Mul", [y, clip]), const(g, 6, "six")])  # type: ignore[list-item]
     x = onnx.helper.make_tensor_value_info("image", onnx.TensorProto.FLOAT, [1, 3, 5, 5])
     return g.model([x], out, "instance_norm")  # type: ignore[arg-type]
 
@@ -150,6 +157,17 @@ def test_decomposed_layer_norm_gelu_and_silu_from_onnx():
     ]  # fmt: skip
     (want,) = ort_session_run(proto, {"tokens": x})
     (got,) = run(after, {"tokens": x}).values()
+    assert rel_err(got, want) <= 1e-5
+
+
+def test_default_pipeline_replaces_before_fusing():
+    proto = encoder_mlp()
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert "erf" not in ops(model) and "nn.mvn" in ops(model)
+    x = np.random.default_rng(1).standard_normal((1, 6, 16)).astype(np.float32)
+    (want,) = ort_session_run(proto, {"tokens": x})
+    (got,) = run(model, {"tokens": x}).values()
     assert rel_err(got, want) <= 1e-5
 
 
@@ -274,6 +292,7 @@ def test_points_replacement_by_an_extension_op(tmp_path, extension):
         ({"op": None}, "names no op"),
         ({"custom_attributes": {"beta": "high"}}, "cannot build rsx.scaled_silu"),
         ({"match_kind": "scope"}, 'match kind "scope" is not supported'),
+        ({"include_outputs_to_sub_graph": False}, "include_outputs_to_sub_graph must be true"),
     ],
 )
 def test_points_errors(tmp_path, extension, changes, message):

@@ -23,6 +23,7 @@ becomes
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from xdsl.ir import Operation
 
@@ -59,7 +60,7 @@ def relu6(inner: Pattern) -> OneOf:
     )
 
 
-def near(value: float) -> object:
+def near(value: float) -> Callable[[object], bool]:
     """A predicate for a float property: equal to `value` within 1e-6."""
     return lambda have: isinstance(have, float) and abs(have - value) <= 1e-6
 

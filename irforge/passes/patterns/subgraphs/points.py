@@ -14,7 +14,8 @@ back that reaches a model input means a value enters the sub-graph other than th
 start layers). The new op (`op`, registered by irforge or an extension, with
 `custom_attributes` as its properties and `name` or else `id` as its layer name) takes the
 start layers' non-constant operands from outside the sub-graph, in start_points order, and
-gives the end layers' results, in end_points order.
+gives the end layers' results, in end_points order. `include_inputs_to_sub_graph` and
+`include_outputs_to_sub_graph` may be given, but only as true (the guide requires it).
 
 A config that cannot be read, a point that names no layer, an end not reached from the starts,
 a sub-graph value with a consumer outside it (other than the end layers' results) or an op that
@@ -90,13 +91,19 @@ def _replacement(entry: object, index: int, path: str) -> PointsReplacement:
         raise IrforgeError(f"replacement '{rid}': no instances are defined", fix=FIX_CONFIG)
     if not isinstance(entry["instances"], dict):
         raise IrforgeError(
-            f"replacement '{rid}': the instance must be a single dictionary", fix="give {\"start_points\": [...], \"end_points\": [...]}"
+            f"replacement '{rid}': the instance must be a single dictionary",
+            fix='give "instances": {"start_points": [...], "end_points": [...]}',
         )
     if not isinstance(entry.get("op"), str):
         raise IrforgeError(
             f"replacement '{rid}': names no op",
             fix="add \"op\": the name of a registered op (the sub-graph is replaced by one op)",
         )
+    for key in ("include_inputs_to_sub_graph", "include_outputs_to_sub_graph"):
+        if entry.get(key, True) is not True:
+            raise IrforgeError(
+                f"replacement '{rid}': {key} must be true", fix="the start and end layers are always part of the sub-graph"
+            )
     attributes = entry.get("custom_attributes", {})
     if not isinstance(attributes, dict):
         raise IrforgeError(f"replacement '{rid}': custom_attributes must be an object", fix=FIX_CONFIG)
@@ -209,7 +216,9 @@ def _new_op(ctx: Context, r: PointsReplacement, inputs: list[SSAValue], outputs:
     return new
 
 
-def _place(block: Block, new: NNOp, inputs: list[SSAValue], outputs: list[SSAValue], inside: set[Operation], r: PointsReplacement) -> None:
+def _place(
+    block: Block, new: NNOp, inputs: list[SSAValue], outputs: list[SSAValue], inside: set[Operation], r: PointsReplacement
+) -> None:
     """Insert `new` after its inputs are computed and before any outside user of its outputs."""
     order = {op: i for i, op in enumerate(block.ops)}
     after = max((order[v.owner] for v in inputs if isinstance(v.owner, Operation)), default=-1)
