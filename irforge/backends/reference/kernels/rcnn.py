@@ -182,11 +182,12 @@ def psroi_average(op: PSROIPooling, image: np.ndarray, roi: np.ndarray, out: np.
     bin_h, bin_w = max(y2 - y1, 0.1) / group, max(x2 - x1, 0.1) / group
     maps = image.reshape(out.shape[0], group, group, h, w)
     for i in range(group):
-        top = min(max(math.floor(y1 + i * bin_h), 0), h)
-        bottom = min(max(math.ceil(y1 + (i + 1) * bin_h), 0), h)
+        # R-FCN's order of operations: bin edges can land on integers, where it decides
+        top = min(max(math.floor(i * bin_h + y1), 0), h)
+        bottom = min(max(math.ceil((i + 1) * bin_h + y1), 0), h)
         for j in range(group):
-            left = min(max(math.floor(x1 + j * bin_w), 0), w)
-            right = min(max(math.ceil(x1 + (j + 1) * bin_w), 0), w)
+            left = min(max(math.floor(j * bin_w + x1), 0), w)
+            right = min(max(math.ceil((j + 1) * bin_w + x1), 0), w)
             if bottom > top and right > left:
                 out[:, i, j] = maps[:, i, j, top:bottom, left:right].mean(axis=(1, 2))
 
