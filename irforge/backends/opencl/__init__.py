@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irforge.backends.opencl.device import DeviceInfo
 from irforge.model import Model
 
 
@@ -55,13 +56,15 @@ def compile_model(
     device: str | int | None = None,
     cpu_ops: Collection[str] = (),
     profile: bool = False,
+    tuning: DeviceInfo | None = None,
 ) -> CompiledModel:
     """Compile `model` (left unchanged) for the OpenCL device chosen by `device` (see
     `device.select_device`). Ops named in `cpu_ops` (e.g. "nn.softmax") are placed on the
-    CPU, as HETERO's manual affinities."""
+    CPU, as HETERO's manual affinities. `tuning` replaces the limits the printers read
+    from the device (tests use it to print for other vector widths and work-group limits)."""
     from irforge.backends.cpu import PIPELINE, copy_model
     from irforge.backends.cpu.planner import naive_size, plan
-    from irforge.backends.opencl.device import DeviceInfo, select_device
+    from irforge.backends.opencl.device import select_device
     from irforge.backends.opencl.lower import lower
     from irforge.backends.opencl.runtime import Executable
     from irforge.passes import apply_pipeline
@@ -70,7 +73,7 @@ def compile_model(
     cl_device = select_device(device)
     work = copy_model(model)
     apply_pipeline(work.module, PIPELINE)
-    program = lower(work, DeviceInfo.of(cl_device), cpu_ops)
+    program = lower(work, tuning or DeviceInfo.of(cl_device), cpu_ops)
     arena = plan(program.buffers)
     executable = Executable(program, arena, cl_device, profile)
     executable.model = work  # host steps hold ops of this module
