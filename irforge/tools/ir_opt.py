@@ -2,7 +2,8 @@
 
 Built on xDSL's opt main, but registering only irforge's dialects and passes. Weights: the
 module's constants are read from `--weights` (default: NAME.weights beside NAME.mlir) and,
-with `-o OUT.mlir`, written to OUT.weights (or `--weights-out`).
+with `-o OUT.mlir`, written to OUT.weights (or `--weights-out`). An OpenVINO IR `NAME.xml`
+(with NAME.bin beside it) is read as input too.
 """
 
 from __future__ import annotations
@@ -99,7 +100,19 @@ class IrOptMain(xDSLOptMain):
 
         self.pipeline = PassPipeline(self.pipeline.passes, print_after)
 
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        # OpenVINO IR: read in parse_chunk, which knows the input's path (the .bin is beside it)
+        self.available_frontends["xml"] = lambda chunk: ModuleOp([])
+
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if file_extension == "xml":
+            from irforge.frontends.ir_xml import read_ir_xml
+
+            if self.args.input_file is None:
+                raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml")
+            model = read_ir_xml(self.args.input_file)
+            return model.module
         module = super().parse_chunk(chunk, file_extension, start_offset)
         if module is not None:
             module.verify()

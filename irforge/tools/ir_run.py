@@ -1,10 +1,10 @@
 """ir-run: run a model on a device with given or seeded random inputs, print and save outputs.
 
-    ir-run model.mlir|model.onnx [--input NAME=FILE.npy ...] [--seed N] [--device ref]
+    ir-run model.mlir|model.xml|model.onnx [--input NAME=FILE.npy ...] [--seed N] [--device ref]
            [--output out.npz] [--compare-onnxruntime [ORIGINAL.onnx]]
 
-Reads `NAME.mlir` + `NAME.weights`, or imports an `.onnx` model (with the default
-pipeline of ir-convert). Prints one line per output: name, shape, element type and a
+Reads `NAME.mlir` + `NAME.weights`, an OpenVINO IR `NAME.xml` + `NAME.bin`, or imports an
+`.onnx` model (with the default pipeline of ir-convert). Prints one line per output: name, shape, element type and a
 checksum (sum and mean absolute value); with --compare-onnxruntime also the maximum
 absolute and relative error of each output against onnxruntime running the ONNX model (the
 model itself, or the ONNX file a converted model came from).
@@ -28,14 +28,14 @@ from irforge.model import Model, input_names, load_model
 from irforge.tools.cli import exit_on_error
 from irforge.weights.dtypes import from_xdsl
 
-DEVICES = ("ref", "cpu")
+DEVICES = ("ref", "cpu", "gpu")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="ir-run", description="Run a model and print (and save) its outputs."
     )
-    p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it)")
+    p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it), NAME.xml (with NAME.bin) or NAME.onnx")
     p.add_argument("--weights", help="weights file (default: NAME.weights beside the model)")
     p.add_argument(
         "--input",
@@ -46,6 +46,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--device", default="ref", help=f"where to run: {', '.join(DEVICES)}")
+    p.add_argument("--opencl-device", metavar="N|NAME", help="with --device gpu: the OpenCL device by index or name substring")
     p.add_argument("--output", metavar="OUT.npz", help="save the outputs here (written atomically)")
     p.add_argument(
         "--compare-onnxruntime",
@@ -83,10 +84,14 @@ def load(path: str, weights: str | None) -> Model:
         model = import_onnx(path)
         apply_pipeline(model.module, DEFAULT_PIPELINE)
         return model
+    if suffix == ".xml":
+        from irforge.frontends.ir_xml import read_ir_xml
+
+        return read_ir_xml(path)
     if suffix != ".mlir":
         raise IrforgeError(
             f"cannot run '{path}': unsupported model format '{suffix}'",
-            fix="give a .mlir or .onnx model (convert others with ir-convert --emit mlir)",
+            fix="give a .mlir, .xml (OpenVINO IR) or .onnx model (convert others with ir-convert)",
         )
     return load_model(path, weights)
 
@@ -187,6 +192,10 @@ def run_command(argv: Sequence[str]) -> None:
         from irforge.backends.cpu import compile_model
 
         outputs = compile_model(model)(inputs)
+    elif args.device == "gpu":
+        from irforge.backends.opencl import run_reporting
+
+        outputs = run_reporting(model, inputs, args.opencl_device, print)
     else:
         from irforge.backends.reference import run
 

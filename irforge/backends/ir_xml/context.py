@@ -134,9 +134,12 @@ class EmitContext:
     def result(self, port: Port, name: str) -> None:
         port = self.materialize(port)
         self.add_tensor_name(port, name)
+        producer = self.graph.layers[port.layer]  # type: ignore[index]
         self.layer("Result", [port], [], name=f"{name}/sink_port_0")
-        # the name of this output alone, where the port also carries others (an input's)
-        self.graph.layers[-1].attributes["output_names"] = escape_name(name)
+        # the name of this output alone, where the port carries several; not for an input
+        # returned as it is, whose own name OpenVINO would then lose
+        if producer.type != "Parameter":
+            self.graph.layers[-1].attributes["output_names"] = escape_name(name)
 
     def add_tensor_name(self, port: Port, name: str) -> None:
         assert port.layer is not None
@@ -187,6 +190,8 @@ class EmitContext:
         """`port` with new dims: a reshaped constant when its value is known (no layer), else
         a Reshape layer. `dims` must be fully known."""
         dims = tuple(int(d) for d in dims)
+        if any(d < 0 for d in dims):
+            raise IrforgeError(f"layer '{name}' needs static dims to reshape to, got {list(dims)}", fix="give static input shapes")
         if port.array is not None:
             return self.const(port.array.reshape(dims), port.name)
         if port.dims == dims:

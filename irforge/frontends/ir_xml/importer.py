@@ -108,7 +108,10 @@ class IrImporter:
         if layer.attrs.get("output_names"):
             return split_names(layer.attrs["output_names"])[0]
         from_layer, from_port = self.sources[(layer.id, layer.inputs[0].id)]
-        names = next((p.names for p in self.net.layers[from_layer].outputs if p.id == from_port), [])
+        source = self.net.layers[from_layer]
+        names = next((p.names for p in source.outputs if p.id == from_port), [])
+        if source.type == "Parameter":  # an input returned as it is: its first name is the input's
+            names = names[1:] or names
         return names[0] if names else layer.name.removesuffix("/sink_port_0")
 
     def order(self) -> list[IrLayer]:

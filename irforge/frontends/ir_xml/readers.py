@@ -13,7 +13,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.activation import Activation, Clamp, PReLU, ReLU
-from irforge.dialects.nn.elementwise import Convert, Eltwise
+from irforge.dialects.nn.elementwise import Convert, Eltwise, Select
 from irforge.dialects.nn.linear import BatchNormalization, MatMul
 from irforge.dialects.nn.normalization import SoftMax
 from irforge.frontends.ir_xml import readers_shape  # noqa: F401  (registers the rest)
@@ -46,6 +46,13 @@ def binary(ctx: LayerContext) -> SSAValue:
     if operation == "div" and ctx.bool("m_pythondiv", "true") and dtype is not None and dtype.kind in "iu":
         raise ctx.fail("integer Divide rounding down (m_pythondiv) is not supported", fix="nn.eltwise div truncates toward zero")
     return ctx.value(Eltwise, [ctx.input(0), ctx.input(1)], operation=operation)
+
+
+@ir_layer_reader("Select")
+def select(ctx: LayerContext) -> SSAValue:
+    if ctx.attr("auto_broadcast", "numpy").lower() not in ("numpy", "none"):
+        raise ctx.fail(f"auto_broadcast '{ctx.attr('auto_broadcast')}' is not supported", fix="only numpy broadcasting has an nn equivalent")
+    return ctx.value(Select, [ctx.input(0), ctx.input(1), ctx.input(2)])
 
 
 @ir_layer_reader(*UNARY)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool, fmt_float
 from irforge.dialects.nn.activation import Activation, Clamp, PReLU, ReLU
@@ -142,7 +144,11 @@ def select(ctx: EmitContext, op: Select, inputs: list[Port]) -> list[Port]:
 @ir_xml_emitter(Convert)
 def convert(ctx: EmitContext, op: Convert, inputs: list[Port]) -> list[Port]:
     data = {"destination_type": element_name(from_xdsl(op.destination_type))}
-    return [ctx.single("Convert", inputs, PortType.of(op.output.type), name=ctx.name(op), data=data)]
+    out = PortType.of(op.output.type)
+    # f16 weights widened to f32 (compress-fp16): marked as OpenVINO marks its own, so that
+    # its plugins may keep the weights in f16
+    weights = inputs[0].array is not None and inputs[0].dtype == np.float16 and out.dtype == np.float32
+    return ctx.layer("Convert", inputs, [out], name=ctx.name(op), data=data, rt_info=["decompression"] if weights else ())
 
 
 @ir_xml_emitter(Identity)
