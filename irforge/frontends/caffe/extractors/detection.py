@@ -1,4 +1,5 @@
-"""Caffe detection layers (SSD's PriorBox and DetectionOutput, PriorBoxClustered)."""
+"""Caffe detection layers: SSD's PriorBox and DetectionOutput, PriorBoxClustered, Faster
+R-CNN's Proposal and ROIPooling, R-FCN's PSROIPooling, YOLO's RegionYolo and ReorgYolo."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Any
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.detection import DetectionOutput, PriorBox, PriorBoxClustered
+from irforge.dialects.nn.rcnn import Proposal, PSROIPooling, ROIPooling
+from irforge.dialects.nn.yolo import RegionYolo, ReorgYolo
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
 CODE_TYPES = {1: "CORNER", 2: "CENTER_SIZE", 3: "CORNER_SIZE"}
@@ -84,3 +87,75 @@ def detection_output(ctx: LayerContext) -> SSAValue:
         # without a threshold Caffe considers every box (-FLT_MAX)
         confidence_threshold=float(p.confidence_threshold) if p.HasField("confidence_threshold") else -FLT_MAX,
     )
+
+
+# py-faster-rcnn's generate_anchors defaults, for a proposal_param that lists no anchors
+DEFAULT_RATIOS = (0.5, 1.0, 2.0)
+DEFAULT_SCALES = (8.0, 16.0, 32.0)
+
+
+@caffe_extractor("Proposal")
+def proposal(ctx: LayerContext) -> SSAValue:
+    if ctx.num_tops > 1:
+        raise ctx.fail("a second top (the proposals' scores) is not supported", fix="keep only the rois top")
+    p = ctx.param("proposal_param")
+    return ctx.value(
+        Proposal,
+        [ctx.bottom(0), ctx.bottom(1), ctx.bottom(2)],
+        base_size=int(p.base_size),
+        feat_stride=int(p.feat_stride),
+        min_size=int(p.min_size),
+        ratio=[float(v) for v in p.ratio] or list(DEFAULT_RATIOS),
+        scale=[float(v) for v in p.scale] or list(DEFAULT_SCALES),
+        pre_nms_topn=int(p.pre_nms_topn),
+        post_nms_topn=int(p.post_nms_topn),
+        nms_thresh=float(p.nms_thresh),
+    )
+
+
+@caffe_extractor("ROIPooling")
+def roi_pooling(ctx: LayerContext) -> SSAValue:
+    p = ctx.param("roi_pooling_param")
+    return ctx.value(
+        ROIPooling,
+        [ctx.bottom(0), ctx.bottom(1)],
+        pooled_h=int(p.pooled_h),
+        pooled_w=int(p.pooled_w),
+        spatial_scale=float(p.spatial_scale),
+    )
+
+
+@caffe_extractor("PSROIPooling")
+def psroi_pooling(ctx: LayerContext) -> SSAValue:
+    p = ctx.param("psroi_pooling_param")
+    return ctx.value(
+        PSROIPooling,
+        [ctx.bottom(0), ctx.bottom(1)],
+        output_dim=int(p.output_dim),
+        group_size=int(p.group_size),
+        spatial_scale=float(p.spatial_scale),
+    )
+
+
+@caffe_extractor("RegionYolo")
+def region_yolo(ctx: LayerContext) -> SSAValue:
+    p = ctx.param("region_yolo_param")
+    # the flattening of the do_softmax form is the layer's flatten_param, as in OpenVINO's Caffe
+    flatten = ctx.param("flatten_param")
+    return ctx.value(
+        RegionYolo,
+        [ctx.bottom(0)],
+        coords=int(p.coords),
+        classes=int(p.classes),
+        num=int(p.num),
+        do_softmax=bool(p.do_softmax),
+        mask=[int(v) for v in p.mask] or None,
+        anchors=[float(v) for v in p.anchors] or None,
+        axis=int(flatten.axis),
+        end_axis=int(flatten.end_axis),
+    )
+
+
+@caffe_extractor("ReorgYolo")
+def reorg_yolo(ctx: LayerContext) -> SSAValue:
+    return ctx.value(ReorgYolo, [ctx.bottom(0)], stride=int(ctx.param("reorg_yolo_param").stride))
