@@ -18,6 +18,7 @@ from irforge.dialects import nn
 from irforge.frontends.onnx import import_onnx
 from irforge.passes import apply_pipeline
 from irforge.testing import onnx_models
+from irforge.testing.ir_stats import layer_histogram
 from tests.backends.ir_xml_support import assert_close, run_openvino
 from tests.frontends.test_onnx_models import feeds_for
 from tests.helpers import ort_session_run
@@ -139,15 +140,6 @@ def test_unmapped_ops_are_listed_in_one_error(tmp_path):
     finally:
         del EMITTERS[Twice]
     assert '<layer id="1" name="a" type="Twice" version="ext">' in (tmp_path / "m.xml").read_text()
-
-
-def layer_histogram(xml_text: str) -> collections.Counter[str]:
-    """Layer types, without the bookkeeping ones (Parameter, Result, and the decompression
-    Converts and Consts, which ovc writes too)."""
-    types = collections.Counter(re.findall(r'<layer id="\d+" name="[^"]*" type="(\w+)"', xml_text))
-    for kind in ("Parameter", "Result", "Const", "Convert"):
-        types.pop(kind, None)
-    return types
 
 
 @pytest.mark.parametrize("name", sorted(BUILT))
