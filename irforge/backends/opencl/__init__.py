@@ -82,3 +82,13 @@ def compile_model(
         arena, naive_size(program.buffers),
     )
     return CompiledModel(executable, stats, cl_device.name.strip())
+
+
+def run_reporting(model: Model, inputs: Mapping[str, np.ndarray], device: str | None, report) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """Compile for the OpenCL device `device`, `report` the device and each HETERO
+    fallback (one line each), and run once: what `ir-run --device gpu` does."""
+    compiled = compile_model(model, device)
+    report(f"device: {compiled.device} (OpenCL)")
+    for fallback in compiled.fallbacks:
+        report(f"fallback: {fallback.describe()}")
+    return compiled(inputs)

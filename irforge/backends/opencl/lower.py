@@ -211,14 +211,26 @@ def lower(model: Model, info: DeviceInfo, cpu_ops: Collection[str] = ()) -> OclP
 
 
 def _register_cpu_only() -> None:
-    from irforge.dialects.nn import DetectionOutput, PriorBox, PriorBoxClustered
+    from irforge.dialects.nn import OPS
 
-    # prior boxes depend only on shapes, so canonicalize folds them to constants before a
-    # backend sees them; DetectionOutput's NMS is a sequential sort-and-suppress over a
-    # few hundred boxes, where a device round trip costs more than the CPU work
-    CPU_ONLY[PriorBox] = "CPU-only op: prior boxes are shape constants, folded when shapes are static"
-    CPU_ONLY[PriorBoxClustered] = "CPU-only op: prior boxes are shape constants, folded when shapes are static"
-    CPU_ONLY[DetectionOutput] = "CPU-only op: sequential non-maximum suppression"
+    by_name = {cls.name: cls for cls in OPS}
+    for name, reason in CPU_ONLY_REASONS.items():
+        if name in by_name:
+            CPU_ONLY[by_name[name]] = f"CPU-only op: {reason}"
 
 
+# prior boxes depend only on shapes, so canonicalize folds them to constants before a backend
+# sees them; the detection post-processing ops sort and suppress a few hundred boxes
+# sequentially, where a device round trip costs more than the CPU work (issue 9 leaves
+# their OpenCL kernels for later)
+CPU_ONLY_REASONS = {
+    "nn.prior_box": "prior boxes are shape constants, folded when shapes are static",
+    "nn.prior_box_clustered": "prior boxes are shape constants, folded when shapes are static",
+    "nn.detection_output": "sequential non-maximum suppression",
+    "nn.proposal": "sequential non-maximum suppression",
+    "nn.roi_pooling": "per-box pooling of detection post-processing",
+    "nn.psroi_pooling": "per-box pooling of detection post-processing",
+    "nn.region_yolo": "YOLO output decoding, once on the final small feature map",
+    "nn.reorg_yolo": "YOLO reorganisation, once on a small feature map",
+}
 _register_cpu_only()

@@ -1,0 +1,38 @@
+"""Whole networks on the OpenCL device against onnxruntime, and what fusion leaves to launch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irforge
+from irforge.frontends.onnx import import_onnx
+from tests.frontends.test_onnx_models import BUILT, feeds_for
+from tests.helpers import ort_session_run
+
+
+def run_on_opencl(name: str):  # type: ignore[no-untyped-def]
+    proto = BUILT[name]()
+    compiled = irforge.compile(import_onnx(proto), device="gpu")
+    feeds = feeds_for(proto)
+    return compiled, compiled(feeds), ort_session_run(proto, feeds)
+
+
+@pytest.mark.parametrize("name", sorted(BUILT))
+def test_model_on_opencl_matches_onnxruntime(name: str):
+    compiled, got, want = run_on_opencl(name)
+    assert compiled.fallbacks == [], [f.describe() for f in compiled.fallbacks]
+    for (output, g), w in zip(got.items(), want, strict=True):
+        scale = max(float(np.abs(w).max()), 1e-6)
+        err = float(np.abs(g - w).max()) / scale
+        assert err <= 1e-4, f"{output}: max abs error {err:.2e} relative to output scale"
+
+
+def test_resnet_epilogues_are_fused():
+    """BatchNorm folds into the convolutions; residual adds and ReLUs run in their epilogues."""
+    compiled, _, _ = run_on_opencl("resnet")
+    steps = compiled._executable.program.steps
+    tags = [step.tag for step in steps]
+    assert not {"nn.eltwise", "nn.relu", "nn.batch_norm", "nn.scale_shift"} & set(tags)
+    convs = [step.kernel for step in steps if step.tag == "nn.convolution"]
+    assert len(set(convs)) < len(convs)  # repeated layer shapes share one kernel
