@@ -3,7 +3,8 @@ CPU: outputs match the reference interpreter.
 
 Where OpenVINO's semantics differ from the catalog's (Caffe's), the cases stay where both
 agree: DetectionOutput packs the detections of all images one after the other and marks the
-end with one -1 row (nn pads each image's rows), so the detection rows are compared; the
+end with one -1 row (nn pads each image's rows), so the detection rows are compared (it has
+no CORNER_SIZE code and no top_k-only row count: the writer refuses those); the
 Proposal cases keep at least post_nms_topn boxes after NMS (OpenVINO keeps boxes below
 min_size with score 0 instead of dropping them); pooled ROIs lie inside the map (OpenVINO
 clamps a bin's start to the map where R-FCN leaves it empty).
@@ -16,7 +17,9 @@ import pytest
 
 from irforge.backends.ir_xml import write_ir_xml
 from irforge.backends.reference import run
+from irforge.builder import ModelBuilder
 from irforge.dialects import nn
+from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from tests.backends.ir_xml_support import assert_close, run_openvino
 from tests.helpers import one_op_model, rand
@@ -42,9 +45,21 @@ FEATURE, IMAGE = np.zeros((1, 2, 3, 5), np.float32), np.zeros((1, 3, 24, 40), np
         dict(min_size=[6.0], img_h=32, img_w=48),
     ],
 )
-def test_prior_box(tmp_path, props) -> None:
-    want, got = run_both(tmp_path, nn.PriorBox, [FEATURE, IMAGE], **props)
+@pytest.mark.parametrize("feature", [FEATURE, np.zeros((1, 2, 3, 4), np.float32)], ids=["square-steps", "steps-8x10"])
+def test_prior_box(tmp_path, props, feature) -> None:
+    want, got = run_both(tmp_path, nn.PriorBox, [feature, IMAGE], **props)
     assert_close(got, want, rtol=1e-5)
+
+
+def test_prior_box_of_dynamic_sizes_reads_them_at_run_time(tmp_path) -> None:
+    b = ModelBuilder()
+    feature, image = b.input("x0", (1, 2, DYN, DYN)), b.input("x1", (1, 3, DYN, DYN))
+    b.output(b.add(nn.PriorBox, [feature, image], min_size=[4.0], aspect_ratio=[2.0], flip=True).output, "y0")
+    model = b.finish()
+    write_ir_xml(model, tmp_path / "m.xml")
+    for shapes in (((1, 2, 3, 5), (1, 3, 24, 40)), ((1, 2, 4, 4), (1, 3, 32, 48))):
+        feeds = {f"x{i}": np.zeros(s, np.float32) for i, s in enumerate(shapes)}
+        assert_close(run_openvino(tmp_path / "m.xml", feeds)["y0"], run(model, feeds)["y0"], rtol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -52,6 +67,8 @@ def test_prior_box(tmp_path, props) -> None:
     [
         dict(width=[5.0, 12.0, 7.5], height=[9.0, 4.0, 7.5], step_w=10.0, step_h=6.0, variance=[0.1, 0.1, 0.2, 0.2]),
         dict(width=[30.0, 8.0], height=[9.0, 40.0], clip=True, offset=0.3),
+        dict(width=[5.0, 12.0], height=[9.0, 4.0], step_w=10.0),  # step_h from the sizes
+        dict(width=[5.0], height=[9.0], step_h=7.0, img_h=30, img_w=50),
     ],
 )
 def test_prior_box_clustered(tmp_path, props) -> None:
@@ -88,10 +105,16 @@ def reference_rows(out: np.ndarray) -> np.ndarray:
         (1, dict(nms_threshold=0.45, top_k=30, keep_top_k=12, confidence_threshold=0.05, code_type="caffe.PriorBoxParameter.CENTER_SIZE")),
         (2, dict(nms_threshold=0.3, keep_top_k=40, confidence_threshold=0.1, code_type="caffe.PriorBoxParameter.CENTER_SIZE")),
         (1, dict(nms_threshold=0.5, keep_top_k=20, background_label_id=-1, confidence_threshold=0.2)),
+        (2, dict(nms_threshold=0.45, keep_top_k=30, confidence_threshold=0.1, share_location=False)),
+        (1, dict(nms_threshold=0.45, keep_top_k=30, confidence_threshold=0.1, variance_encoded_in_target=True, code_type="caffe.PriorBoxParameter.CENTER_SIZE")),
     ],
 )
 def test_detection_output(tmp_path, batch, props) -> None:
     inputs = detection_inputs(batch, 40, 3, seed=batch)
+    if not props.get("share_location", True):  # one box per class
+        inputs[0] = rand(batch, 40 * 3 * 4, seed=3)
+    if props.get("variance_encoded_in_target"):  # the deltas come scaled
+        inputs[0] = inputs[0] * 0.1
     want, got = run_both(tmp_path, nn.DetectionOutput, inputs, num_classes=3, **props)
     assert got.shape == want.shape
     rows = reference_rows(want)
@@ -99,10 +122,18 @@ def test_detection_output(tmp_path, batch, props) -> None:
     assert_close(openvino_rows(got), rows, rtol=1e-5)
 
 
-def test_detection_output_top_k_alone_is_refused(tmp_path) -> None:
-    model = one_op_model(nn.DetectionOutput, detection_inputs(1, 10, 3, seed=0), num_classes=3, nms_threshold=0.5, top_k=5)
-    with pytest.raises(IrforgeError, match="top_k but no keep_top_k"):
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        (dict(top_k=5), "top_k but no keep_top_k has no OpenVINO equivalent"),
+        (dict(keep_top_k=5, code_type="caffe.PriorBoxParameter.CORNER_SIZE"), "CORNER_SIZE has no OpenVINO equivalent"),
+    ],
+)
+def test_detection_output_without_openvino_equivalent_is_refused(tmp_path, props, message) -> None:
+    model = one_op_model(nn.DetectionOutput, detection_inputs(1, 10, 3, seed=0), num_classes=3, nms_threshold=0.5, **props)
+    with pytest.raises(IrforgeError, match=message):
         write_ir_xml(model, tmp_path / "m.xml")
+    assert not (tmp_path / "m.xml").exists()
 
 
 PROPOSAL = dict(base_size=16, feat_stride=16, min_size=4, ratio=[0.5, 1.0, 2.0], scale=[2.0, 4.0], pre_nms_topn=120, post_nms_topn=12, nms_thresh=0.7)

@@ -4,7 +4,8 @@ Most map to one opset layer with the same attributes. The prior-box generators t
 feature map's and the image's spatial sizes as i64 inputs (Consts when the sizes are
 static) and give [2, ...]; `nn` keeps Caffe's [1, 2, ...], so an Unsqueeze follows.
 Proposal-4 has a second output (the scores) that `nn.proposal` does not give: it stays
-unconnected.
+unconnected. DetectionOutput-8 packs all images' detections one after the other, ended by
+one -1 row, where `nn` pads each image's rows: the detections agree, the padding differs.
 """
 
 from __future__ import annotations
@@ -67,19 +68,37 @@ def prior_box(ctx: EmitContext, op: PriorBox, inputs: list[Port]) -> list[Port]:
     return prior_layer(ctx, op, inputs, "PriorBox", "opset8", data)
 
 
+def clustered_steps(op: PriorBoxClustered, feature: Port, image: Port) -> tuple[float, float]:
+    """(step_w, step_h) for the opset: as given, but where only one is 0 (nn: that one is
+    image size / feature size; OpenVINO: only both 0 mean that) with that value written."""
+    step_w, step_h = op.float_prop("step_w"), op.float_prop("step_h")
+    if (step_w == 0) == (step_h == 0):
+        return step_w, step_h
+    img_h, img_w = op.int_prop("img_h") or image.dims[2], op.int_prop("img_w") or image.dims[3]
+    feature_h, feature_w = feature.dims[2:]
+    if min(img_h, img_w, feature_h, feature_w) < 0:
+        raise IrforgeError(
+            "PriorBoxClustered with only one of step_w and step_h needs static image and feature sizes",
+            where=op.label,
+            fix="give both steps, or static input shapes",
+        )
+    return step_w or img_w / feature_w, step_h or img_h / feature_h
+
+
 @ir_xml_emitter(PriorBoxClustered)
 def prior_box_clustered(ctx: EmitContext, op: PriorBoxClustered, inputs: list[Port]) -> list[Port]:
+    step_w, step_h = clustered_steps(op, *inputs)
     data = {
         "width": floats_text(op.floats("width")),
         "height": floats_text(op.floats("height")),
-        "step_w": fmt_float(op.float_prop("step_w")),
-        "step_h": fmt_float(op.float_prop("step_h")),
+        "step_w": fmt_float(step_w),
+        "step_h": fmt_float(step_h),
     }
     return prior_layer(ctx, op, inputs, "PriorBoxClustered", "opset1", data)
 
 
-@ir_xml_emitter(DetectionOutput)
-def detection_output(ctx: EmitContext, op: DetectionOutput, inputs: list[Port]) -> list[Port]:
+def check_detection_output(op: DetectionOutput) -> None:
+    """Refuse what DetectionOutput-8 cannot express."""
     if op.int_prop("keep_top_k") <= 0 and op.int_prop("top_k") > 0:
         # nn gives N * top_k rows there, OpenVINO N * top_k * num_classes
         raise IrforgeError(
@@ -87,6 +106,26 @@ def detection_output(ctx: EmitContext, op: DetectionOutput, inputs: list[Port]) 
             where=op.label,
             fix="set keep_top_k (at most top_k * num_classes detections per image)",
         )
+    if op.str_prop("code_type").endswith(".CORNER_SIZE"):
+        raise IrforgeError("DetectionOutput's code_type CORNER_SIZE has no OpenVINO equivalent", where=op.label)
+
+
+def boxes_only(ctx: EmitContext, priors: Port, name: str) -> Port:
+    """Priors [B, 2, P * 4] without their variances row: [B, 1, P * 4]."""
+    dims = (priors.dims[0], 1, priors.dims[2])
+    if priors.array is not None:
+        return ctx.const(priors.array[:, :1], priors.name)
+    ends = [ctx.ints(v, f"{name}/{what}") for v, what in (([0, 0, 0], "begin"), ([0, 1, 0], "end"), ([1, 1, 1], "stride"))]
+    data = {"begin_mask": "1, 0, 1", "end_mask": "1, 0, 1"}
+    return ctx.single("StridedSlice", [priors, *ends], priors.type.with_dims(dims), name=name, data=data)
+
+
+@ir_xml_emitter(DetectionOutput)
+def detection_output(ctx: EmitContext, op: DetectionOutput, inputs: list[Port]) -> list[Port]:
+    check_detection_output(op)
+    if op.bool_prop("variance_encoded_in_target") and inputs[2].dims[1] == 2:
+        # OpenVINO wants no variances row then; nn takes (and ignores) one
+        inputs = [*inputs[:2], boxes_only(ctx, inputs[2], ctx.name(op, "boxes"))]
     data = {
         "background_label_id": str(op.int_prop("background_label_id")),
         "top_k": str(op.int_prop("top_k")),
