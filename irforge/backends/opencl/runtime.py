@@ -21,28 +21,33 @@ from irforge.backends.cpu.lower import Buffer
 from irforge.backends.opencl.lower import HostStep, Launch, OclProgram
 from irforge.errors import IrforgeError
 
-_CONTEXTS: dict[tuple[int, bool], tuple[object, object]] = {}
+_CONTEXTS: dict[int, object] = {}
+_QUEUES: dict[tuple[int, bool], object] = {}
 _PROGRAMS: dict[tuple[int, str], object] = {}
 _LOCK = threading.Lock()
 
 
 def context_and_queue(device, profile: bool = False):  # type: ignore[no-untyped-def]
+    """The device's one context (programs and buffers are shared by all its models) and
+    an in-order queue, with profiling or without."""
     import pyopencl as cl
 
-    key = (device.int_ptr, profile)
     with _LOCK:
-        if key not in _CONTEXTS:
-            context = cl.Context([device])
+        if device.int_ptr not in _CONTEXTS:
+            _CONTEXTS[device.int_ptr] = cl.Context([device])
+        context = _CONTEXTS[device.int_ptr]
+        key = (device.int_ptr, profile)
+        if key not in _QUEUES:
             props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
-            _CONTEXTS[key] = (context, cl.CommandQueue(context, device, properties=props))
-        return _CONTEXTS[key]
+            _QUEUES[key] = cl.CommandQueue(context, device, properties=props)
+        return context, _QUEUES[key]
 
 
 def build_program(context, device, source: str):  # type: ignore[no-untyped-def]
     """The built program of `source` on `device` (built once, cached by its hash)."""
     import pyopencl as cl
 
-    key = (device.int_ptr, hashlib.sha256(source.encode()).hexdigest())
+    key = (context.int_ptr, hashlib.sha256(source.encode()).hexdigest())
     with _LOCK:
         program = _PROGRAMS.get(key)
         if program is None:
