@@ -1,9 +1,10 @@
 """The demo behind `make demo`: irforge's main job on the bundled example model.
 
 1. `ir-convert` converts examples/models/small_resnet.onnx (a ResNet-style classifier with
-   BatchNormalization, residual adds, Gemm and Softmax; made by examples/make_models.py);
-2. `ir-run` runs the converted model on the reference interpreter and compares it with
-   onnxruntime running the original ONNX file;
+   BatchNormalization, residual adds, Gemm and Softmax; made by examples/make_models.py) to
+   OpenVINO IR (small_resnet.xml + .bin) and, for reading, to irforge's own IR (.mlir);
+2. `ir-run` runs the converted model on the reference interpreter and on the native CPU
+   backend and compares each with onnxruntime running the original ONNX file;
 3. the op histograms before and after the pipeline show what the passes did.
 
 Run from the repository root: `python examples/demo.py [OUT_DIR]` (default: out/demo).
@@ -42,11 +43,12 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     print(f"imported as is: {histogram(import_onnx(EXAMPLE))}")
 
-    tool("ir_convert", "--input_model", str(EXAMPLE), "--output_dir", str(out), "--emit", "mlir", "--log_level", "INFO")
-    converted = out / "small_resnet.mlir"
-    print(f"after the pipeline: {histogram(load_model(converted))}")
+    tool("ir_convert", "--input_model", str(EXAMPLE), "--output_dir", str(out), "--log_level", "INFO")
+    tool("ir_convert", "--input_model", str(EXAMPLE), "--output_dir", str(out), "--emit", "mlir")
+    print(f"after the pipeline: {histogram(load_model(out / 'small_resnet.mlir'))}")
 
-    print(tool("ir_run", str(converted), "--seed", "0", "--compare-onnxruntime", str(EXAMPLE)), end="")
+    for device in ("ref", "cpu"):
+        print(tool("ir_run", str(out / "small_resnet.xml"), "--device", device, "--seed", "0", "--compare-onnxruntime", str(EXAMPLE)), end="")
 
 
 if __name__ == "__main__":
