@@ -20,8 +20,8 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.irutil import I32, I64, VOID, KernelBuilder, i64
+from irforge.backends.common import input_array
 from irforge.backends.cpu.lower import Program
-from irforge.errors import IrforgeError
 
 DRIVER = "irforge_run"
 SPINS_BEFORE_YIELD = 4000
@@ -145,7 +145,7 @@ class Executable:
         with self.lock:
             held = []
             for name, buf, shape, dtype in self.program.inputs:
-                array = _input_array(name, feeds, shape, dtype)
+                array = input_array(name, feeds, shape, dtype)
                 held.append(array)
                 self.address[id(buf)] = array.ctypes.data
                 for table, index in self.input_slots[name]:
@@ -159,14 +159,3 @@ class Executable:
         raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(self.address[id(buf)])
         return np.frombuffer(raw, dtype, count).reshape(shape).copy()
 
-
-def _input_array(name: str, feeds: Mapping[str, np.ndarray], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if name not in feeds:
-        raise IrforgeError(f"missing model input '{name}'", fix="pass every model input by name")
-    array = np.asarray(feeds[name])
-    if array.shape != shape:
-        raise IrforgeError(
-            f"input '{name}' has shape {list(array.shape)} but the model expects {list(shape)}",
-            fix="pass an array of the model's input shape",
-        )
-    return np.ascontiguousarray(array, dtype=dtype)

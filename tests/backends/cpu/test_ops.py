@@ -9,9 +9,10 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.dialects.nn import (
     MVN, Activation, Clamp, Eltwise, Flatten, Pooling, Power, PReLU, Reduce, ReLU, Reshape, ScaleShift, SoftMax,
-    Permute, Tile,
+    BatchNormalization, Permute, PriorBox,
 )
 from irforge.dialects.nn.activation import ACTIVATION_KINDS
+from irforge.backends.reference import run
 from irforge.errors import IrforgeError
 from tests.backends.cpu.conftest import check_op
 from tests.helpers import one_op_model, rand
@@ -87,9 +88,17 @@ def test_views(cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(Reshape, [rand(2, 3, 4)], [], cache_dir, shape=[4, 6])
 
 
+def test_batch_norm_unfused(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    x, params = rand(2, 5, 6, 7), [rand(5, seed=i) for i in range(1, 5)]
+    params[3] = np.abs(params[3])
+    model = one_op_model(BatchNormalization, [x], params, epsilon=1e-3)
+    got = compile_model(model, threads=1, cache_dir=cache_dir, pipeline="infer-shapes")({"x0": x})["y0"]
+    np.testing.assert_allclose(got, run(model, {"x0": x})["y0"], rtol=1e-4, atol=1e-5)
+
+
 def test_unsupported_op_is_named(cache_dir) -> None:  # type: ignore[no-untyped-def]
-    model = one_op_model(Tile, [rand(2, 3)], [], repeats=[2, 1])
-    with pytest.raises(IrforgeError, match="no CPU kernel for nn.tile"):
+    model = one_op_model(PriorBox, [rand(1, 3, 4, 4), rand(1, 3, 32, 32)], [], min_size=[4.0])
+    with pytest.raises(IrforgeError, match="no CPU kernel for nn.prior_box"):
         compile_model(model, cache_dir=cache_dir)
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 F32 = ir.FloatType()
+F16 = ir.HalfType()
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
@@ -30,6 +31,24 @@ Value = ir.Value
 
 def vec(n: int = VW, element: ir.Type = F32) -> ir.VectorType:
     return ir.VectorType(element, n)
+
+
+def suffix(element: ir.Type) -> str:
+    """The type suffix of an element type in LLVM intrinsic names (f32, f16, i8, i64, ...)."""
+    if isinstance(element, ir.FloatType):
+        return "f32"
+    if isinstance(element, ir.HalfType):
+        return "f16"
+    return f"i{element.width}"
+
+
+def itemsize(element: ir.Type) -> int:
+    """Bytes of one element in memory (i1 tensors are stored one byte per element)."""
+    if isinstance(element, ir.FloatType):
+        return 4
+    if isinstance(element, ir.HalfType):
+        return 2
+    return max(1, element.width // 8)
 
 
 def i64(v: int) -> ir.Constant:
@@ -134,8 +153,10 @@ class KernelBuilder:
         v = self.b.insert_element(ir.Constant(vec(n, x.type), ir.Undefined), x, ir.Constant(I32, 0))
         return self.b.shuffle_vector(v, ir.Constant(vec(n, x.type), ir.Undefined), ir.Constant(vec(n, I32), [0] * n))
 
-    def vconst(self, value: float, n: int = VW) -> ir.Constant:
-        return ir.Constant(vec(n), [value] * n)
+    def vconst(self, value: float, n: int = VW, element: ir.Type = F32) -> ir.Constant:
+        if isinstance(element, ir.IntType):
+            value = int(value)
+        return ir.Constant(vec(n, element), [value] * n)
 
     def mask(self, count: Value | int, n: int = VW) -> Value:
         """Lanes [0, count) on."""
@@ -145,28 +166,39 @@ class KernelBuilder:
         return self.b.icmp_signed("<", lanes, self.splat(count, n))
 
     def vload(self, ptr: Value, n: int = VW, mask: Value | None = None, fill: float = 0.0) -> Value:
-        vp = self.b.bitcast(ptr, ir.PointerType(vec(n)))
+        """n lanes from `ptr` (of its element type); masked-off lanes are `fill`."""
+        element = ptr.type.pointee
+        vp = self.b.bitcast(ptr, ir.PointerType(vec(n, element)))
+        align = itemsize(element)
         if mask is None:
-            return self.b.load(vp, align=4)
-        fn = self.intrinsic(f"llvm.masked.load.v{n}f32.p0", vec(n), [vp.type, I32, vec(n, I1), vec(n)])
-        return self.b.call(fn, [vp, ir.Constant(I32, 4), mask, self.vconst(fill, n)])
+            return self.b.load(vp, align=align)
+        t = vec(n, element)
+        fn = self.intrinsic(f"llvm.masked.load.v{n}{suffix(element)}.p0", t, [vp.type, I32, vec(n, I1), t])
+        return self.b.call(fn, [vp, ir.Constant(I32, align), mask, self.vconst(fill, n, element)])
 
     def vstore(self, value: Value, ptr: Value, mask: Value | None = None) -> None:
-        n = value.type.count
-        vp = self.b.bitcast(ptr, ir.PointerType(vec(n)))
+        t = value.type
+        element, n = t.element, t.count
+        vp = self.b.bitcast(ptr, ir.PointerType(t))
+        align = itemsize(element)
         if mask is None:
-            self.b.store(value, vp, align=4)
+            self.b.store(value, vp, align=align)
             return
-        fn = self.intrinsic(f"llvm.masked.store.v{n}f32.p0", VOID, [vec(n), vp.type, I32, vec(n, I1)])
-        self.b.call(fn, [value, vp, ir.Constant(I32, 4), mask])
+        fn = self.intrinsic(f"llvm.masked.store.v{n}{suffix(element)}.p0", VOID, [t, vp.type, I32, vec(n, I1)])
+        self.b.call(fn, [value, vp, ir.Constant(I32, align), mask])
 
     def gather(self, base: Value, offsets: Value, mask: Value, fill: float = 0.0) -> Value:
         """Lanes base[offsets[i]] where mask[i] (i64 offsets in elements), else `fill`."""
         n = offsets.type.count
-        addr = self.b.add(self.splat(self.b.ptrtoint(base, I64), n), self.b.mul(offsets, ir.Constant(vec(n, I64), [4] * n)))
-        ptrs = self.b.inttoptr(addr, vec(n, ir.PointerType(F32)))
-        fn = self.intrinsic(f"llvm.masked.gather.v{n}f32.v{n}p0", vec(n), [ptrs.type, I32, vec(n, I1), vec(n)])
-        return self.b.call(fn, [ptrs, ir.Constant(I32, 4), mask, self.vconst(fill, n)])
+        element = base.type.pointee
+        size = itemsize(element)
+        scaled = self.b.mul(offsets, ir.Constant(vec(n, I64), [size] * n))
+        addr = self.b.add(self.splat(self.b.ptrtoint(base, I64), n), scaled)
+        ptrs = self.b.inttoptr(addr, vec(n, ir.PointerType(element)))
+        align = ir.Constant(I32, size)
+        t = vec(n, element)
+        fn = self.intrinsic(f"llvm.masked.gather.v{n}{suffix(element)}.v{n}p0", t, [ptrs.type, I32, vec(n, I1), t])
+        return self.b.call(fn, [ptrs, align, mask, self.vconst(fill, n, element)])
 
     def call_unary(self, name: str, x: Value) -> Value:
         """An LLVM math intrinsic (`llvm.<name>.*`) on a float or float vector."""

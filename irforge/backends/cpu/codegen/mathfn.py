@@ -144,6 +144,29 @@ BINARY: dict[str, Callable[[KernelBuilder, ir.Value, ir.Value], ir.Value]] = {
 }
 
 
+def _lrn(kb: KernelBuilder, xs: list[ir.Value], p: tuple[float, ...]) -> ir.Value:
+    """x / (bias + alpha * sums) ** beta, params (alpha, beta, bias); beta 0.75 (the usual
+    value) as a square root of a square root's cube, which is exact and needs no pow."""
+    b = kb.b
+    x, sums = xs
+    alpha, beta, bias = p
+    base = kb.fma(sums, _c(kb, alpha, x), _c(kb, bias, x))
+    if beta == 0.75:
+        root = kb.call_unary("sqrt", base)
+        denominator = b.fmul(root, kb.call_unary("sqrt", root))
+    else:
+        denominator = kb.call_binary("pow", base, _c(kb, beta, x))
+    return b.fdiv(x, denominator)
+
+
+def _batch_norm(kb: KernelBuilder, xs: list[ir.Value], p: tuple[float, ...]) -> ir.Value:
+    """gamma * (x - mean) / sqrt(variance + eps) + beta; operands x, gamma, beta, mean, variance."""
+    b = kb.b
+    x, gamma, beta, mean, variance = xs
+    scale = b.fdiv(gamma, kb.call_unary("sqrt", b.fadd(variance, _c(kb, p[0], x))))
+    return kb.fma(b.fsub(x, mean), scale, beta)
+
+
 def _expressions() -> dict[str, Expr]:
     table: dict[str, Expr] = {}
     for kind, fn in UNARY.items():
@@ -156,6 +179,8 @@ def _expressions() -> dict[str, Expr]:
     table["prelu"] = lambda kb, xs, p: _select(kb, ">=", xs[0], _c(kb, 0.0, xs[0]), xs[0], kb.b.fmul(xs[0], xs[1]))
     table["scale_shift"] = lambda kb, xs, p: kb.fma(xs[0], xs[1], xs[2])
     table["copy"] = lambda kb, xs, p: xs[0]
+    table["lrn"] = _lrn
+    table["batch_norm"] = _batch_norm
     return table
 
 

@@ -3,7 +3,9 @@
 The output shape is collapsed (adjacent axes merged wherever every operand allows), so
 the innermost run is contiguous in each operand or broadcast (stride 0, a splat). Threads
 split (outer index, chunk of the inner run) units; each unit is a 16-lane vector loop with a
-masked tail. The arithmetic is a named expression from `mathfn.EXPRESSIONS`.
+masked tail. The arithmetic is a named expression from `mathfn.EXPRESSIONS` on f32 lanes, or
+from `typedfn` on other element types (bool tensors are bytes in memory, i1 lanes in
+registers).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64
+from irforge.backends.cpu.codegen.irutil import I8, I64, VW, KernelBuilder, i64, vec
 from irforge.backends.cpu.codegen.mathfn import EXPRESSIONS
+from irforge.backends.cpu.codegen.typedfn import ELEMENT, typed_expression
 
 CHUNK = 4096
 
@@ -25,6 +28,8 @@ class PointwiseSpec:
     """per input, the element stride of each output axis (0 where broadcast)."""
     expr: str
     params: tuple[float, ...] = ()
+    types: tuple[str, ...] = ()
+    """element types of the inputs and then the output (see `typedfn`); empty: all f32."""
 
 
 def broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, ...]:
@@ -66,8 +71,9 @@ def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
     chunks = -(-inner // chunk)
     kb = KernelBuilder(module, name)
     b = kb.b
-    ins = [kb.slot(i) for i in range(len(strides))]
-    out = kb.slot(len(strides))
+    types = spec.types or ("f32",) * (len(strides) + 1)
+    ins = [kb.slot(i, ELEMENT[t]) for i, t in enumerate(types[:-1])]
+    out = kb.slot(len(strides), ELEMENT[types[-1]])
     u0, u1 = kb.partition(outer * chunks)
     with kb.loop(u0, u1, name="unit") as u:
         o, j0 = b.udiv(u, i64(chunks)), b.mul(b.urem(u, i64(chunks)), i64(chunk))
@@ -79,23 +85,30 @@ def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
         for lo, hi, masked in ((j0, full_end, False), (full_end, j1, True)):
             with kb.loop(lo, hi, VW, name="j") as j:
                 mask = kb.mask(b.sub(j1, j)) if masked else None
-                args = [_operand(kb, base, j, s[-1], mask) for base, s in zip(bases, strides)]
-                value = EXPRESSIONS[spec.expr](kb, args, spec.params)
+                args = [_operand(kb, base, j, s[-1], mask, t == "bool") for base, s, t in zip(bases, strides, types)]
+                if spec.types:
+                    value = typed_expression(spec.expr, kb, args)
+                else:
+                    value = EXPRESSIONS[spec.expr](kb, args, spec.params)
+                if types[-1] == "bool":
+                    value = b.zext(value, vec(VW, I8))
                 kb.vstore(value, kb.at(dst, b.sub(j, j0)), mask)
     kb.finish()
 
 
-def _operand(kb: KernelBuilder, base, j, stride: int, mask):  # type: ignore[no-untyped-def]
+def _operand(kb: KernelBuilder, base, j, stride: int, mask, boolean: bool):  # type: ignore[no-untyped-def]
     """16 lanes of an operand along the inner axis: contiguous, broadcast, or strided (a
-    permuted input: gathered)."""
+    permuted input: gathered); bool bytes become i1 lanes."""
     b = kb.b
     if stride == 0:
-        return kb.splat(b.load(base))
-    if stride == 1:
-        return kb.vload(kb.at(base, j), mask=mask)
-    lanes = ir.Constant(ir.VectorType(I64, VW), [i * stride for i in range(VW)])
-    ok = mask if mask is not None else kb.mask(VW)
-    return kb.gather(kb.at(base, b.mul(j, i64(stride))), lanes, ok)
+        value = kb.splat(b.load(base))
+    elif stride == 1:
+        value = kb.vload(kb.at(base, j), mask=mask)
+    else:
+        lanes = ir.Constant(ir.VectorType(I64, VW), [i * stride for i in range(VW)])
+        ok = mask if mask is not None else kb.mask(VW)
+        value = kb.gather(kb.at(base, b.mul(j, i64(stride))), lanes, ok)
+    return b.icmp_unsigned("!=", value, kb.vconst(0, VW, I8)) if boolean else value
 
 
 def _outer_offsets(kb: KernelBuilder, o, dims, strides):  # type: ignore[no-untyped-def]

@@ -1,4 +1,5 @@
-"""Reductions over a contiguous block of axes: Reduce, global pooling, SoftMax, MVN.
+"""Reductions over a contiguous block of axes: Reduce, global pooling, SoftMax, MVN, L2
+normalisation (Normalize, GRN).
 
 The input is viewed as [outer, R, inner] with the reduction over R. When inner is 1 the
 vectors run along R (a 16-lane partial result, then a horizontal reduction); otherwise they
@@ -26,7 +27,7 @@ class RowSpec:
     r: int
     inner: int
     op: str
-    """reduce.<operation> | softmax | logsoftmax | mvn"""
+    """reduce.<operation> | softmax | logsoftmax | mvn | l2norm (x / sqrt(sum x^2 + params[0]))"""
     params: tuple[float, ...] = ()
 
 
@@ -127,6 +128,10 @@ def row_kernel(module: ir.Module, spec: RowSpec, name: str) -> None:
             rows.store(dst, _reduction(kb, rows, spec.op.split(".")[1], spec.r))
         elif kind in ("softmax", "logsoftmax"):
             _softmax(kb, rows, dst, log=kind == "logsoftmax")
+        elif kind == "l2norm":
+            total = rows.fold("fadd", lambda v: kb.b.fmul(v, v))
+            inverse = kb.b.fdiv(kb.vconst(1.0), kb.call_unary("sqrt", kb.b.fadd(total, kb.vconst(spec.params[0]))))
+            rows.map(dst, lambda v: kb.b.fmul(v, inverse))
         else:
             _mvn(kb, rows, dst, spec)
     kb.finish()

@@ -1,29 +1,45 @@
-"""Lowerings of the element-wise ops onto `codegen.pointwise` (f32 only), and the views.
+"""Lowerings of the element-wise ops onto `codegen.pointwise`, and the views.
 
-Identity, Reshape, Flatten, Squeeze and Unsqueeze (and f32 -> f32 Convert) move no data:
-their result aliases the input buffer.
+Identity, Reshape, Flatten, Squeeze and Unsqueeze (and Convert to the same type) move no
+data: their result aliases the input buffer. Comparisons (i1 results), logic on i1, integer
+arithmetic, Select and Convert between f32/f16/i8/i32/i64/bool use the typed expressions.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import f32
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.mathfn import BINARY
 from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_strides, pointwise_kernel
-from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
+from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, INT_BINARY
+from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import require_f32
+from irforge.backends.cpu.ops.movement import permute_any
 from irforge.dialects.nn import (
-    Activation, Clamp, Convert, Eltwise, Flatten, Identity, Permute, Power, PReLU, ReLU, Reshape, ScaleShift, Squeeze, Unsqueeze,
+    Activation, BatchNormalization, Clamp, Convert, Eltwise, Flatten, Identity, Permute, Power, PReLU, ReLU, Reshape, ScaleShift, Select, Squeeze,
+    Unsqueeze,
 )
+from irforge.dialects.nn.elementwise import COMPARISON, LOGICAL
+from irforge.weights.dtypes import dtype_name
 from irforge.errors import IrforgeError
 
 
-def emit_pointwise(ctx: Lowering, op: Operation, inputs: list[Buffer], shapes: list[tuple[int, ...]], expr: str, params: tuple[float, ...] = ()) -> None:
-    out_shape = shape_of(op.results[0])
-    spec = PointwiseSpec(out_shape, tuple(broadcast_strides(s, out_shape) for s in shapes), expr, params)
+def type_name(value: SSAValue) -> str:
+    """The element type's name as in the weights format (f32, i64, bool, ...)."""
+    return dtype_name(dtype_of(value))
+
+
+def pointwise_phase(ctx: Lowering, out_shape: tuple[int, ...], inputs: list[Buffer], shapes: list[tuple[int, ...]], expr: str,
+                    params: tuple[float, ...], out: Buffer, types: tuple[str, ...] = ()) -> None:
+    """A phase computing `expr` of `inputs` (broadcast from `shapes`) into `out`."""
+    spec = PointwiseSpec(out_shape, tuple(broadcast_strides(s, out_shape) for s in shapes), expr, params, types)
     name = ctx.kernel(("pointwise", spec), lambda m, n: pointwise_kernel(m, spec, n))
-    ctx.phase(name, [*inputs, ctx.output(op)])
+    ctx.phase(name, [*inputs, out])
+
+
+def emit_pointwise(ctx: Lowering, op: Operation, inputs: list[Buffer], shapes: list[tuple[int, ...]], expr: str,
+                   params: tuple[float, ...] = (), types: tuple[str, ...] = ()) -> None:
+    pointwise_phase(ctx, shape_of(op.results[0]), inputs, shapes, expr, params, ctx.output(op), types)
 
 
 def unary(ctx: Lowering, op: Operation, expr: str, params: tuple[float, ...] = ()) -> None:
@@ -54,11 +70,30 @@ def power(ctx: Lowering, op: Power) -> None:
 @lowering(Eltwise)
 def eltwise(ctx: Lowering, op: Eltwise) -> None:
     operation = op.str_prop("operation")
-    if operation not in BINARY:
-        raise IrforgeError(f"'{op.name}' operation '{operation}' has no CPU kernel", where=op.label,
+    element = type_name(op.lhs)
+    if element == "f32" and operation in BINARY:
+        emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], f"bin.{operation}")
+        return
+    if operation in COMPARISON and element in ("f32", "f16", "i8", "i32", "i64", "bool"):
+        expr = f"cmp.{operation}"
+    elif operation in LOGICAL:
+        expr = f"logic.{operation}"
+    elif operation in INT_BINARY and element in ("i8", "i32", "i64"):
+        expr = f"ibin.{operation}"
+    else:
+        raise IrforgeError(f"'{op.name}' operation '{operation}' on {element} has no CPU kernel", where=op.label,
                            fix="run the model with --device ref")
-    require_f32(op)
-    emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], f"bin.{operation}")
+    types = (element, element, type_name(op.output))
+    emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], expr, types=types)
+
+
+@lowering(Select)
+def select(ctx: Lowering, op: Select) -> None:
+    element = type_name(op.then)
+    if element not in CONVERTIBLE:
+        raise IrforgeError(f"'{op.name}' on {element} has no CPU kernel", where=op.label, fix="run the model with --device ref")
+    emit_pointwise(ctx, op, [ctx.input(op, i) for i in range(3)], [shape_of(v) for v in op.operands], "select",
+                   types=("bool", element, element, element))
 
 
 def _along(shape: tuple[int, ...], size: int, axis: int, rank: int) -> tuple[int, ...]:
@@ -83,6 +118,15 @@ def scale_shift(ctx: Lowering, op: ScaleShift) -> None:
     emit_pointwise(ctx, op, [ctx.input(op, i) for i in range(3)], [x, along, along], "scale_shift")
 
 
+@lowering(BatchNormalization)
+def batch_norm(ctx: Lowering, op: BatchNormalization) -> None:
+    """Only reached without fuse-linear-ops (which folds it into the producer or a ScaleShift)."""
+    require_f32(op)
+    x = shape_of(op.input)
+    along = _along((x[1],), x[1], 1, len(x))
+    emit_pointwise(ctx, op, [ctx.input(op, i) for i in range(5)], [x] + [along] * 4, "batch_norm", (op.float_prop("epsilon"),))
+
+
 @lowering(Identity, Reshape, Flatten, Squeeze, Unsqueeze)
 def view(ctx: Lowering, op: Operation) -> None:
     ctx.alias(op.results[0], ctx.input(op, 0))
@@ -90,16 +134,24 @@ def view(ctx: Lowering, op: Operation) -> None:
 
 @lowering(Convert)
 def convert(ctx: Lowering, op: Convert) -> None:
-    if op.operands[0].type.element_type != f32 or op.destination_type != f32:  # type: ignore[attr-defined]
-        raise IrforgeError(f"'{op.name}' to or from non-f32 types has no CPU kernel", where=op.label,
+    """Same type: a view; else a typed pointwise conversion (see `typedfn.convert`)."""
+    src, dst = type_name(op.input), type_name(op.output)
+    if src == dst:
+        ctx.alias(op.results[0], ctx.input(op, 0))
+        return
+    if src not in CONVERTIBLE or dst not in CONVERTIBLE:
+        raise IrforgeError(f"'{op.name}' from {src} to {dst} has no CPU kernel", where=op.label,
                            fix="run the model with --device ref")
-    ctx.alias(op.results[0], ctx.input(op, 0))
+    emit_pointwise(ctx, op, [ctx.input(op, 0)], [shape_of(op.input)], f"convert.{dst}", types=(src, dst))
 
 
 @lowering(Permute)
 def permute(ctx: Lowering, op: Permute) -> None:
-    """A copy whose input strides are the input's, permuted: gathers along the new inner axis."""
-    require_f32(op)
+    """A copy whose input strides are the input's, permuted: gathers along the new inner axis
+    (other element types: `movement.permute_any`)."""
+    if type_name(op.input) != "f32":
+        permute_any(ctx, op)
+        return
     x = shape_of(op.input)
     strides = [1] * len(x)
     for axis in range(len(x) - 2, -1, -1):

@@ -9,22 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, DepthwiseSpec, depthwise_kernel, im2col_kernel
+from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
-from irforge.dialects.nn import Convolution, FullyConnected, MatMul
+from irforge.backends.cpu.ops.movement import relayout
+from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul
 from irforge.errors import IrforgeError
-
-
-def constant_weights(ctx: Lowering, op, index: int, what: str) -> np.ndarray:  # type: ignore[no-untyped-def]
-    array = ctx.constant_of(op.operands[index])
-    if array is None:
-        raise IrforgeError(
-            f"'{op.name}' with non-constant {what} has no CPU kernel",
-            where=op.label,
-            fix="freeze the weights into constants, or run with --device ref",
-        )
-    return array.astype(np.float32)
 
 
 def geometry(op: Convolution) -> ConvGeometry:
@@ -41,23 +32,29 @@ def geometry(op: Convolution) -> ConvGeometry:
 
 @lowering(Convolution)
 def convolution(ctx: Lowering, op: Convolution) -> None:
+    """Depthwise kernel, or GEMM on im2col panels (1x1 stride 1: on the input itself).
+    Constant weights are packed into A panels once; others are read in place (strided A)."""
     require_f32(op)
     g = geometry(op)
-    weights = constant_weights(ctx, op, 1, "weights")
+    weights = ctx.constant_of(op.weights)
     epilogue, residual, final = absorb_epilogue(ctx, op)
     x = ctx.input(op, 0)
     out = ctx.result(final)
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     tail = bias + ([residual] if residual is not None else [])
-    o = weights.shape[0]
+    o = shape_of(op.weights)[0]
     if g.group == g.c == o and g.group > 1:
         spec = DepthwiseSpec(g, bool(bias), epilogue)
         name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
-        ctx.phase(name, [x, ctx.const(weights.reshape(o, -1)), out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
+        w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
+        ctx.phase(name, [x, w_buf, out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
         return
     og, kg = o // g.group, g.k_per_group
-    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
-    group_a = packed.size // g.group
+    if weights is not None:
+        packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
+        a_buf, a_layout, group_a = ctx.const(packed), dict(a_panel=True), packed.size // g.group
+    else:
+        a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
     if direct:
         b_buf, b_group, b_batch = x, kg * g.p, g.c * g.p
@@ -67,7 +64,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         b_buf = ctx.scratch(4 * g.n * b_batch)
         ctx.phase(ctx.kernel(("im2col", g), lambda m, n: im2col_kernel(m, g, n)), [x, b_buf], "im2col")
     spec = GemmSpec(
-        m=og, n=g.p, k=kg, a_panel=True, b_panel=not direct, ldb=g.p, ldc=g.p,
+        m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=g.p,
         bias="row" if bias else "none", epilogue=epilogue,
         batches=tuple(
             level for level in (
@@ -75,26 +72,65 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
                 Batch(g.group, group_a, b_group, og * g.p, og),
             ) if level.count > 1
         ),
+        **a_layout,  # type: ignore[arg-type]
     )
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
     tag = "conv1x1" if g.kh == g.kw == 1 else f"conv{g.kh}x{g.kw}"
-    ctx.phase(name, [ctx.const(packed), b_buf, out, *tail], tag, 2 * g.n * o * g.p * kg)
+    ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * g.n * o * g.p * kg)
+
+
+@lowering(Deconvolution)
+def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
+    """GEMM (col = W^T x per sample and group, x read in place as B rows) then col2im."""
+    require_f32(op)
+    x, w, y = shape_of(op.input), shape_of(op.weights), shape_of(op.output)
+    if len(x) not in (3, 4):
+        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label)
+    flat = len(x) == 3
+    h, wd = (1, x[2]) if flat else x[2:]
+    kh, kw = (1, w[2]) if flat else w[2:]
+    group = op.int_prop("group")
+    cg, og = x[1] // group, w[1]
+    m, p = og * kh * kw, h * wd
+    weights = ctx.constant_of(op.weights)
+    if weights is not None:  # A panels of each group's W^T [og*kh*kw, cg], packed once
+        a_buf = ctx.const(np.concatenate([pack_a(weights[i * cg:(i + 1) * cg].reshape(cg, m).T, m, cg).ravel() for i in range(group)]))
+        a_layout = dict(a_panel=True)
+        group_a = a_buf.nbytes // 4 // group
+    else:  # W read in place: A[row, c] = w[c, row], row stride 1, k stride m
+        a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=1, a_cs=m), cg * m
+    col = ctx.scratch(4 * x[0] * group * m * p)
+    levels = (Batch(x[0], 0, x[1] * p, group * m * p, 0), Batch(group, group_a, cg * p, m * p, 0))
+    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1), **a_layout)  # type: ignore[arg-type]
+    ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n)), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
+    begin, _ = op.transposed_pads(w[2:], x[2:])
+    pick = (lambda v: (1, v[0])) if flat else (lambda v: tuple(v))
+    c2i = Col2imSpec(x[0], group, og, h, wd, kh, kw, *(((1, y[2]) if flat else y[2:])), pick(op.window("strides", 1)),
+                     pick(op.window("dilations", 1)), (0, begin[0]) if flat else tuple(begin), op.bias is not None)  # type: ignore[arg-type]
+    bias = [ctx.input(op, 2)] if op.bias is not None else []
+    ctx.phase(ctx.kernel(("col2im", c2i), lambda mod, n: col2im_kernel(mod, c2i, n)), [col, ctx.output(op), *bias], "col2im")
 
 
 @lowering(FullyConnected)
 def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
-    """y[m, :] = x[m, :] @ W^T: x rows are broadcast (A), W^T is packed into B panels."""
+    """y[m, :] = x[m, :] @ W^T: x rows are broadcast (A), W^T is packed into B panels (a
+    non-constant W is transposed into scratch at run time and read as B rows)."""
     require_f32(op)
-    weights = constant_weights(ctx, op, 1, "weights")
-    o, k = weights.shape
+    weights = ctx.constant_of(op.weights)
+    o, k = shape_of(op.weights)
     m = int(np.prod(shape_of(op.input)[:-1], dtype=np.int64))
     epilogue, residual, final = absorb_epilogue(ctx, op)
     out = ctx.result(final)
     bias = [ctx.input(op, 2)] if op.bias is not None else []
-    spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=True, ldc=o,
+    if weights is not None:
+        b_buf = ctx.const(pack_b(weights.T, k, o))
+    else:
+        b_buf = ctx.scratch(4 * o * k)
+        relayout(ctx, op, ctx.input(op, 1), (o, k), (1, 0), b_buf)
+    spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=weights is not None, ldb=o, ldc=o,
                     bias="col" if bias else "none", epilogue=epilogue)
     name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n))
-    args = [ctx.input(op, 0), ctx.const(pack_b(weights.T, k, o)), out, *bias]
+    args = [ctx.input(op, 0), b_buf, out, *bias]
     ctx.phase(name, args + ([residual] if residual is not None else []), "fc", 2 * m * o * k)
 
 
@@ -133,10 +169,11 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
         b_strides = _batch_strides(batch, batch, -(-n // NR) * NR * k) if batch else []
         b_panel, ldb = True, 0
     else:
-        if tb:
-            raise IrforgeError(f"'{op.name}' with transpose_b on a non-constant b has no CPU kernel", where=op.label,
-                               fix="transpose b with a Permute first")
         b_buf, b_panel, ldb = ctx.input(op, 1), False, n
+        if tb:  # the GEMM reads B as rows along n: transpose the last two axes into scratch
+            rank = len(b_shape)
+            b_buf = ctx.scratch(4 * int(np.prod(b_shape)))
+            relayout(ctx, op, ctx.input(op, 1), b_shape, (*range(rank - 2), rank - 1, rank - 2), b_buf)
         b_strides = _batch_strides(b_batch, batch, k * n) if batch else []
     a_strides = _batch_strides(a_shape[:-2] if len(a_shape) > 2 else (), batch, m * k) if batch else []
     a_rs, a_cs = (1, m) if ta else (k, 1)

@@ -1,30 +1,49 @@
-"""Lowerings of Pooling, SoftMax, Reduce and MVN (f32)."""
+"""Lowerings of Pooling, SoftMax, Reduce, MVN, Normalize, GRN and ArgMax (f32)."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
-from irforge.backends.cpu.lower import Lowering, lowering, shape_of
+from irforge.backends.cpu.codegen.argmax import ArgSpec, argmax_kernel
+from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
+from irforge.backends.cpu.ops.elementwise import pointwise_phase
 from irforge.backends.cpu.ops.fusion import require_f32
-from irforge.dialects.nn import MVN, Pooling, Reduce, SoftMax
+from irforge.backends.cpu.ops.movement import relayout
+from irforge.dialects.nn import GRN, MVN, ArgMax, Normalize, Pooling, Reduce, SoftMax
 from irforge.dialects.nn.base import NNOp
 from irforge.errors import IrforgeError
+from xdsl.dialects.builtin import f32
 
 
 def emit_rows(ctx: Lowering, op: NNOp, shape: tuple[int, ...], axes: tuple[int, ...], kind: str, params: tuple[float, ...] = ()) -> None:
-    """Reduce/normalise `shape` over `axes`, which must be one contiguous block (size-1
-    axes aside)."""
+    """Reduce/normalise `shape` over `axes`. Axes that are not one contiguous block (size-1
+    axes aside) are first permuted to the end, into scratch (and back, for normalisations)."""
     real = [a for a in axes if shape[a] > 1]
-    if real and real != list(range(real[0], real[-1] + 1)):
-        raise IrforgeError(f"'{op.name}' over non-adjacent axes {list(axes)} has no CPU kernel", where=op.label,
-                           fix="permute the reduced axes next to each other first")
-    lo, hi = (real[0], real[-1] + 1) if real else (len(shape), len(shape))
-    spec = RowSpec(int(np.prod(shape[:lo])), int(np.prod(shape[lo:hi])), int(np.prod(shape[hi:])), kind, params)
+    if not real or real == list(range(real[0], real[-1] + 1)):
+        lo, hi = (real[0], real[-1] + 1) if real else (len(shape), len(shape))
+        rows_phase(ctx, RowSpec(math.prod(shape[:lo]), math.prod(shape[lo:hi]), math.prod(shape[hi:]), kind, params),
+                   ctx.input(op, 0), ctx.output(op))
+        return
+    order = tuple(a for a in range(len(shape)) if a not in real) + tuple(real)
+    permuted = ctx.scratch(4 * math.prod(shape))
+    relayout(ctx, op, ctx.input(op, 0), shape, order, permuted)
+    kept, reduced = math.prod(shape[a] for a in order[: -len(real)]), math.prod(shape[a] for a in real)
+    spec = RowSpec(kept, reduced, 1, kind, params)
+    if kind.startswith("reduce."):
+        rows_phase(ctx, spec, permuted, ctx.output(op))
+        return
+    normalised = ctx.scratch(4 * math.prod(shape))
+    rows_phase(ctx, spec, permuted, normalised)
+    inverse = tuple(order.index(a) for a in range(len(shape)))
+    relayout(ctx, op, normalised, tuple(shape[a] for a in order), inverse, ctx.output(op))
+
+
+def rows_phase(ctx: Lowering, spec: RowSpec, src: Buffer, dst: Buffer) -> None:
     name = ctx.kernel(("rows", spec), lambda m, n: row_kernel(m, spec, n))
-    ctx.phase(name, [ctx.input(op, 0), ctx.output(op)])
+    ctx.phase(name, [src, dst])
 
 
 @lowering(Pooling)
@@ -64,3 +83,38 @@ def mvn(ctx: Lowering, op: MVN) -> None:
     require_f32(op)
     params = (float(op.bool_prop("normalize_variance")), op.float_prop("eps"), float(op.str_prop("eps_mode") == "outside_sqrt"))
     emit_rows(ctx, op, shape_of(op.input), op.reduced_axes(), "mvn", params)
+
+
+@lowering(GRN)
+def grn(ctx: Lowering, op: GRN) -> None:
+    require_f32(op)
+    emit_rows(ctx, op, shape_of(op.input), (1,), "l2norm", (op.float_prop("bias"),))
+
+
+@lowering(Normalize)
+def normalize(ctx: Lowering, op: Normalize) -> None:
+    """L2 normalisation over the channels or all of C, H, W; then the scale per channel."""
+    require_f32(op)
+    x = shape_of(op.input)
+    axes = op.norm_axes()
+    lo, hi = axes[0], axes[-1] + 1
+    spec = RowSpec(math.prod(x[:lo]), math.prod(x[lo:hi]), math.prod(x[hi:]), "l2norm", (op.float_prop("eps"),))
+    if op.scale is None:
+        rows_phase(ctx, spec, ctx.input(op, 0), ctx.output(op))
+        return
+    normalised = ctx.scratch(4 * math.prod(x))
+    rows_phase(ctx, spec, ctx.input(op, 0), normalised)
+    scale = shape_of(op.scale)
+    along = (1, scale[0]) + (1,) * (len(x) - 2) if scale[0] > 1 else (1,)
+    pointwise_phase(ctx, x, [normalised, ctx.input(op, 1)], [x, along], "bin.mul", (), ctx.output(op))
+
+
+@lowering(ArgMax)
+def argmax(ctx: Lowering, op: ArgMax) -> None:
+    if op.input.type.element_type != f32:  # type: ignore[attr-defined]
+        raise IrforgeError(f"'{op.name}' on {op.input.type.element_type} has no CPU kernel (f32 only)", where=op.label,  # type: ignore[attr-defined]
+                           fix="run the model with --device ref")
+    x, axis = shape_of(op.input), op.reduced_axis()
+    spec = ArgSpec(math.prod(x[:axis]), x[axis], math.prod(x[axis + 1:]), op.str_prop("mode"), op.bool_prop("select_last_index"))
+    name = ctx.kernel(("argmax", spec), lambda m, n: argmax_kernel(m, spec, n))
+    ctx.phase(name, [ctx.input(op, 0), ctx.output(op)])

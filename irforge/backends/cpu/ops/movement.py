@@ -1,0 +1,129 @@
+"""Lowerings of the data movement ops onto `codegen.copy`, for every element type.
+
+Concat, Split, Slice, Pad, Tile, Permute (non-f32; f32 keeps its vectorised gather kernel
+in `elementwise`) and Gather; nearest Resample (`interpolate`) is a move too. Index tables
+(Pad borders, Tile wrap) are computed here at compile time and compiled into the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation
+
+from irforge.backends.cpu.codegen.copy import FILL, CopySpec, GatherSpec, Move, contiguous_strides, copy_kernel, gather_kernel, simplify
+from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
+from irforge.dialects.nn import Concat, Gather, Pad, Permute, Slice, Split, Tile
+
+
+def emit_moves(ctx: Lowering, op: Operation, args: list[Buffer], moves: list[Move], fill: float = 0.0) -> None:
+    """One copy kernel doing `moves` over `args` (slot indices refer to `args`)."""
+    dtype = dtype_of(op.operands[0])
+    with np.errstate(all="ignore"):
+        bits = int(np.array(fill).astype(dtype).view(f"u{dtype.itemsize}"))
+    spec = CopySpec(dtype.itemsize, tuple(simplify(m) for m in moves), bits)
+    name = ctx.kernel(("copy", spec), lambda m, n: copy_kernel(m, spec, n))
+    ctx.phase(name, args)
+
+
+def relayout(ctx: Lowering, op: Operation, src: Buffer, shape: tuple[int, ...], order: tuple[int, ...], dst: Buffer) -> None:
+    """dst = src (of `shape`) transposed by `order` (a copy kernel; any element type)."""
+    strides = contiguous_strides(shape)
+    out_shape = tuple(shape[a] for a in order)
+    move = Move(0, 1, out_shape, tuple(strides[a] for a in order), contiguous_strides(out_shape))
+    emit_moves(ctx, op, [src, dst], [move])
+
+
+@lowering(Concat)
+def concat(ctx: Lowering, op: Concat) -> None:
+    out_shape = shape_of(op.output)
+    axis = op.int_prop("axis") % len(out_shape)
+    dst_strides = contiguous_strides(out_shape)
+    moves, start = [], 0
+    for i, value in enumerate(op.inputs):
+        shape = shape_of(value)
+        moves.append(Move(i, len(op.inputs), shape, contiguous_strides(shape), dst_strides, 0, start * dst_strides[axis]))
+        start += shape[axis]
+    emit_moves(ctx, op, [ctx.input(op, i) for i in range(len(op.inputs))] + [ctx.output(op)], moves)
+
+
+@lowering(Split)
+def split(ctx: Lowering, op: Split) -> None:
+    in_shape = shape_of(op.input)
+    axis = op.int_prop("axis") % len(in_shape)
+    strides = contiguous_strides(in_shape)
+    moves, start = [], 0
+    for i, value in enumerate(op.outputs):
+        shape = shape_of(value)
+        moves.append(Move(0, i + 1, shape, strides, contiguous_strides(shape), start * strides[axis]))
+        start += shape[axis]
+    emit_moves(ctx, op, [ctx.input(op, 0)] + [ctx.output(op, i) for i in range(len(op.outputs))], moves)
+
+
+@lowering(Slice)
+def slice_(ctx: Lowering, op: Slice) -> None:
+    in_shape, out_shape = shape_of(op.input), shape_of(op.output)
+    strides = contiguous_strides(in_shape)
+    bounds = op.bounds(in_shape)
+    offset = sum(start * s for (start, _, _), s in zip(bounds, strides) if start >= 0)
+    maps = tuple(step * s for (_, _, step), s in zip(bounds, strides))
+    move = Move(0, 1, out_shape, maps, contiguous_strides(out_shape), offset)
+    emit_moves(ctx, op, [ctx.input(op, 0), ctx.output(op)], [move])
+
+
+def _pad_index(i: int, size: int, mode: str) -> int:
+    """The source index of padded position i (i may be out of [0, size)); -1: constant."""
+    if 0 <= i < size:
+        return i
+    if mode == "constant":
+        return -1
+    if mode == "edge":
+        return min(max(i, 0), size - 1)
+    period = 2 * size - 2 if mode == "reflect" else 2 * size
+    if period == 0:
+        return 0
+    i %= period
+    if i >= size:
+        i = period - i - (0 if mode == "reflect" else 1)
+    return i
+
+
+@lowering(Pad)
+def pad(ctx: Lowering, op: Pad) -> None:
+    in_shape, out_shape = shape_of(op.input), shape_of(op.output)
+    strides = contiguous_strides(in_shape)
+    mode = op.str_prop("mode")
+    maps = []
+    for size, out, begin, stride in zip(in_shape, out_shape, op.ints("pads_begin"), strides):
+        indices = (_pad_index(i - begin, size, mode) for i in range(out))
+        maps.append(tuple(FILL if j < 0 else j * stride for j in indices))
+    move = Move(0, 1, out_shape, tuple(maps), contiguous_strides(out_shape))
+    emit_moves(ctx, op, [ctx.input(op, 0), ctx.output(op)], [move], op.float_prop("value"))
+
+
+@lowering(Tile)
+def tile(ctx: Lowering, op: Tile) -> None:
+    in_shape, out_shape = shape_of(op.input), shape_of(op.output)
+    strides = contiguous_strides(in_shape)
+    maps = tuple(tuple((i % size) * s for i in range(out)) if out != size else s
+                 for size, out, s in zip(in_shape, out_shape, strides))
+    move = Move(0, 1, out_shape, maps, contiguous_strides(out_shape))
+    emit_moves(ctx, op, [ctx.input(op, 0), ctx.output(op)], [move])
+
+
+def permute_any(ctx: Lowering, op: Permute) -> None:
+    x = shape_of(op.input)
+    order = op.ints("order") or tuple(reversed(range(len(x))))
+    relayout(ctx, op, ctx.input(op, 0), x, tuple(order), ctx.output(op))
+
+
+@lowering(Gather)
+def gather(ctx: Lowering, op: Gather) -> None:
+    data, indices = shape_of(op.data), shape_of(op.indices)
+    axis, batch_dims = op.gather_axes()
+    spec = GatherSpec(
+        dtype_of(op.data).itemsize, 8 * dtype_of(op.indices).itemsize,
+        int(np.prod(data[:batch_dims])), int(np.prod(data[batch_dims:axis])), data[axis],
+        int(np.prod(indices[batch_dims:])), int(np.prod(data[axis + 1:])),
+    )
+    name = ctx.kernel(("gather", spec), lambda m, n: gather_kernel(m, spec, n))
+    ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op)])
