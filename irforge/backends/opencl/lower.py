@@ -72,6 +72,8 @@ class Launch:
     tag: str = ""
     """The op (or fused group's producer) it computes, for profiles."""
     flops: int = 0
+    plain: tuple[float | int, ...] | None = None
+    """A custom layer's kernel: whole-buffer pointers (no offsets), then these scalars."""
 
 
 @dataclass
@@ -159,8 +161,16 @@ def unsupported_reason(op: Operation, cpu_ops: Collection[str] = ()) -> str | No
         return CPU_ONLY[type(op)]
     entry = LOWERINGS.get(type(op))
     if entry is None:
-        return f"no OpenCL kernel for {op.name}"
+        return f32_only(op) if custom_kernel(op) is not None else f"no OpenCL kernel for {op.name}"
     return entry.check(op)
+
+
+def custom_kernel(op: Operation):  # type: ignore[no-untyped-def]
+    """The OpenCL kernel a custom layer (`irforge.custom.CustomOp`) declares, or None."""
+    from irforge.custom.op import CUSTOM_OPS
+
+    custom = CUSTOM_OPS.get(op.name)
+    return None if custom is None else custom.opencl
 
 
 def check_static(model: Model) -> None:
@@ -203,8 +213,12 @@ def lower(model: Model, info: DeviceInfo, cpu_ops: Collection[str] = ()) -> OclP
         elif op not in ctx.absorbed:
             reason = unsupported_reason(op, ctx.cpu_ops)
             ctx.current = op.name
-            if reason is None:
+            if reason is None and type(op) in LOWERINGS:
                 LOWERINGS[type(op)].lower(ctx, op)
+            elif reason is None:
+                from irforge.backends.opencl.ops.custom import custom_layer
+
+                custom_layer(ctx, op)
             else:
                 fallback(ctx, op, reason)
     raise IrforgeError("the model function has no func.return")

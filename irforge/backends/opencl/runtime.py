@@ -89,14 +89,22 @@ class Executable:
                 self.steps.append(step)
                 continue
             kernel = cl.Kernel(built, step.kernel)
-            args: list[object] = []
-            for buf in step.args:
-                mem, offset = self.location[id(buf)]
-                args += [mem, np.uint32(offset)]
-            kernel.set_args(*args)
+            kernel.set_args(*self._arguments(step))
             self.steps.append((kernel, step))
         self.lock = threading.Lock()
         self.timings: list[Timing] = []
+
+    def _arguments(self, step: Launch) -> list[object]:
+        """(buffer, byte offset) per tensor; a custom layer's kernel takes whole buffers
+        (the lowering gave its tensors buffers of their own), then its scalars."""
+        if step.plain is not None:
+            scalars = [np.int32(v) if isinstance(v, int | np.integer) else np.float32(v) for v in step.plain]
+            return [self.location[id(buf)][0] for buf in step.args] + scalars
+        args: list[object] = []
+        for buf in step.args:
+            mem, offset = self.location[id(buf)]
+            args += [mem, np.uint32(offset)]
+        return args
 
     def _place(self, buf: Buffer) -> tuple[object, int]:
         import pyopencl as cl
