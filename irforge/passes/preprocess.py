@@ -1,7 +1,8 @@
 """preprocess: mean subtraction, scaling and channel reversal at the model inputs.
 
 For each input named in `mean` / `scale` (`data[123,117,104]`, or `[...]` for every input),
-the model sees (x - mean) / scale per channel (axis 1) instead of x; with
+the model sees (x - mean) / scale per channel (axis 1, or the last axis with channels-last)
+instead of x; with
 `reverse-input-channels`, the channels of every input with more than one channel are then
 reversed (RGB <-> BGR), so mean and scale values are in the order of the channels the model
 was trained with, as in the Model Optimizer. The ops are plain eltwise sub/div and a gather;
@@ -55,25 +56,34 @@ def values_by_input(text: str, what: str, names: list[str]) -> dict[str, np.ndar
     return {n: np.array(v) for n, v in parsed.items()}
 
 
-def channel_constant(values: np.ndarray, arg: SSAValue, what: str, name: str) -> np.ndarray:
-    """`values` shaped to broadcast along axis 1 of input `arg` (checked against its channels)."""
+def channel_axis(arg: SSAValue, channels_last: bool) -> int:
+    return len(shape_of(arg)) - 1 if channels_last else 1
+
+
+def channel_constant(values: np.ndarray, arg: SSAValue, what: str, name: str, channels_last: bool = False) -> np.ndarray:
+    """`values` shaped to broadcast along the channel axis of input `arg` (axis 1, or the
+    last for NHWC inputs), checked against its channels."""
     shape = shape_of(arg)
     if len(shape) < 2 or not float_tensor(arg):
         raise IrforgeError(f"{what} for input '{name}' needs a float input of rank >= 2, got {arg.type}")
-    if values.size not in (1, shape[1]) and shape[1] != DYN:
+    axis = channel_axis(arg, channels_last)
+    if values.size not in (1, shape[axis]) and shape[axis] != DYN:
         raise IrforgeError(
-            f"{what} for input '{name}' has {values.size} values but the input has {shape[1]} channels",
+            f"{what} for input '{name}' has {values.size} values but the input has {shape[axis]} channels",
             fix="give one value per channel",
         )
-    return values.astype(dtype_of(arg)).reshape([values.size] + [1] * (len(shape) - 2))
+    return values.astype(dtype_of(arg)).reshape([values.size] + [1] * (len(shape) - 1 - axis))
 
 
-def reversal(arg: SSAValue) -> np.ndarray | None:
+def reversal(arg: SSAValue, channels_last: bool = False) -> np.ndarray | None:
     """Indices that reverse the channels of `arg`, None if it has fewer than two or unknown."""
     shape = shape_of(arg)
-    if len(shape) < 2 or shape[1] == DYN or shape[1] < 2:
+    if len(shape) < 2:
         return None
-    return np.arange(shape[1] - 1, -1, -1, dtype=np.int64)
+    channels = shape[channel_axis(arg, channels_last)]
+    if channels == DYN or channels < 2:
+        return None
+    return np.arange(channels - 1, -1, -1, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,8 @@ class PreprocessPass(ModulePass):
     """Values divided by per channel (after the mean): `data[58.4,57.1,57.4]`."""
     reverse_input_channels: bool = False
     """Reverse the channel order of the inputs (after mean and scale)."""
+    channels_last: bool = False
+    """The inputs are NHWC (TensorFlow): channels are their last axis, not axis 1."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         func = main_function(op)
@@ -106,14 +118,15 @@ class PreprocessPass(ModulePass):
         for values, operation, what in ((mean, "sub", "mean"), (scale, "div", "scale")):
             if values is None:
                 continue
-            const = constant_op(channel_constant(values, arg, what, name), store, f"{name}/{what}")
+            const = constant_op(channel_constant(values, arg, what, name, self.channels_last), store, f"{name}/{what}")
             step = build(Eltwise, [y, const.output], operation=operation, name=f"{name}/{what}")
             new_ops += [const, step]
             y = step.output
-        indices = reversal(arg) if self.reverse_input_channels else None
+        indices = reversal(arg, self.channels_last) if self.reverse_input_channels else None
         if indices is not None:
             const = constant_op(indices, store, f"{name}/reverse")
-            gather = build(Gather, [y, const.output], axis=1, name=f"{name}/reverse_channels")
+            axis = channel_axis(arg, self.channels_last)
+            gather = build(Gather, [y, const.output], axis=axis, name=f"{name}/reverse_channels")
             new_ops += [const, gather]
             y = gather.output
         if not new_ops:

@@ -32,7 +32,7 @@ def per_input(values: dict[str, list[float]]) -> str:
     return ",".join(f"{name}[{','.join(repr(v) for v in vs)}]" for name, vs in values.items())
 
 
-def preprocess_stage(args: argparse.Namespace) -> str | None:
+def preprocess_stage(args: argparse.Namespace, framework: str = "") -> str | None:
     options = []
     if args.mean_values:
         options.append(f"mean={quoted(per_input(args.mean_values))}")
@@ -40,6 +40,8 @@ def preprocess_stage(args: argparse.Namespace) -> str | None:
         options.append(f"scale={quoted(per_input(args.scale_values))}")
     if args.reverse_input_channels:
         options.append("reverse-input-channels=true")
+    if options and framework == "tf":  # TensorFlow inputs are NHWC
+        options.append("channels-last=true")
     return "preprocess{" + " ".join(options) + "}" if options else None
 
 
@@ -96,12 +98,14 @@ def replace_subgraph_stage(args: argparse.Namespace) -> str:
 def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str] = ()) -> str:
     """The pipeline for the flags; `cut_inputs` are the --input names to cut at (cut_points)."""
     stages: list[str | None] = ["infer-shapes", "canonicalize"]
-    if framework == "tf":  # NHWC graphs: cancel the transposes around layout-sensitive ops
-        stages.append("convert-layout")
     stages.append(cut_stage(args, framework, cut_inputs))
     stages.append(set_shapes_stage(args, framework, cut_inputs))
-    stages.append(preprocess_stage(args))
+    stages.append(preprocess_stage(args, framework))
     stages.append(replace_subgraph_stage(args))
+    if framework == "tf":
+        # NHWC graphs: cancel the transposes around layout-sensitive ops; after the sub-graph
+        # replacements, whose patterns are those of the graph as TensorFlow wrote it
+        stages.append("convert-layout")
     if not args.disable_fusing:
         stages.append("fuse-linear-ops")
     stages += ["fuse-grouped-conv", "canonicalize"]

@@ -189,3 +189,60 @@ def test_errors(tmp_path):
     (tmp_path / "bad.pbtxt").write_text("node { name: 'x' op: }")
     result = ir_convert("--input_model", str(tmp_path / "bad.pbtxt"), "-o", str(tmp_path / "out"))
     assert result.returncode == 2 and "not a valid text GraphDef" in result.stderr and "1:" in result.stderr
+
+
+@pytest.mark.parametrize("flatten", [False, True], ids=["global_mean", "flatten_dense"])
+def test_ir_convert_to_ir_xml_runs_in_openvino_without_inner_transposes(tmp_path, flatten):
+    from tests.backends.ir_xml_support import assert_close, run_openvino
+
+    graph, twin = keras_resnet(flatten=flatten)
+    path = write_graph(tmp_path, graph)
+    result = ir_convert("--input_model", str(path), "-o", str(tmp_path), "-n", "net")
+    assert result.returncode == 0, result.stderr
+    xml = (tmp_path / "net.xml").read_text()
+    assert xml.count('type="Transpose"') == 1  # at the input only
+    x = np.random.default_rng(5).standard_normal((1, 16, 16, 3)).astype(np.float32)
+    (want,) = ort_session_run(twin, {"input_1": x})
+    got = run_openvino(tmp_path / "net.xml", {"input_1": x})
+    assert_close(got["prob"], want, rtol=1e-4)
+
+
+def test_tf_instance_norm_idiom_becomes_mvn():
+    """The guide's MVN example: Mean/StopGradient/SquaredDifference/Mean/Squeeze into an
+    inference FusedBatchNorm, after a convolution, in NHWC."""
+    b = DualBuilder(seed=7)
+    x = b.placeholder("x", [1, 6, 5, 3])
+    y, _ = b.conv(x, 3, 4, 3)
+    axes = b.tf_node("Const", [], "axes", value=tf_tensor(i32(1, 2)), dtype=("type", DT_INT32))
+    b.tf_node("Mean", [y, axes], "mean", keep_dims=True)
+    b.tf_node("StopGradient", ["mean"], "stop")
+    b.tf_node("SquaredDifference", [y, "stop"], "sqdiff")
+    b.tf_node("Mean", ["sqdiff", axes], "variance", keep_dims=True)
+    b.tf_node("Squeeze", ["mean"], "squeeze_mean", squeeze_dims=[0, 1, 2])
+    b.tf_node("Squeeze", ["variance"], "squeeze_variance", squeeze_dims=[0, 1, 2])
+    gamma, _ = b.const(np.array([1.5, 0.5, 2.0, 1.0], np.float32), "gamma")
+    beta, _ = b.const(np.array([0.1, -0.2, 0.0, 0.3], np.float32), "beta")
+    b.tf_node("FusedBatchNormV3", [y, gamma, beta, "squeeze_mean", "squeeze_variance"], "fbn", epsilon=1e-3, is_training=False)
+    b.tf_node("Relu", ["fbn"], "out")
+    model = import_tf(b.graph, outputs=["out"])
+    feed = np.random.default_rng(8).standard_normal((1, 6, 5, 3)).astype(np.float32)
+    conv = run(import_tf(b.graph, outputs=[y]), {"x": feed})[y]
+    mean, var = conv.mean(axis=(1, 2), keepdims=True), conv.var(axis=(1, 2), keepdims=True)
+    want = np.maximum((conv - mean) / np.sqrt(var + 1e-3) * [1.5, 0.5, 2.0, 1.0] + [0.1, -0.2, 0.0, 0.3], 0)
+    np.testing.assert_allclose(run(model, {"x": feed})["out"], want, rtol=1e-4, atol=1e-5)
+    apply_pipeline(model.module, "infer-shapes,canonicalize,replace-subgraph,convert-layout,fuse-linear-ops,canonicalize")
+    names = [op.name for op in model.func.body.block.ops]
+    assert "nn.mvn" in names and "nn.batch_norm" not in names and "nn.reduce" not in names
+    assert names.count("nn.permute") == 2  # the input's and the output's, nothing inside
+    np.testing.assert_allclose(run(model, {"x": feed})["out"], want, rtol=1e-4, atol=1e-5)
+
+
+def test_mean_and_scale_values_apply_to_the_last_axis_of_nhwc_inputs(tmp_path):
+    graph, twin = keras_resnet()
+    path = write_graph(tmp_path, graph)
+    result = ir_convert("--input_model", str(path), "-o", str(tmp_path), "--emit", "mlir", "-n", "pre",
+                        "--mean_values", "[0.5,-1,2]", "--scale_values", "[2,4,0.5]", "--reverse_input_channels")
+    assert result.returncode == 0, result.stderr
+    x = np.random.default_rng(6).standard_normal((1, 16, 16, 3)).astype(np.float32)
+    (want,) = ort_session_run(twin, {"input_1": ((x - [0.5, -1, 2]) / [2, 4, 0.5])[..., ::-1].astype(np.float32)})
+    np.testing.assert_allclose(run(load_model(tmp_path / "pre.mlir"), {"input_1": x})["prob"], want, rtol=1e-4, atol=1e-6)

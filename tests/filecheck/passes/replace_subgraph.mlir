@@ -166,3 +166,46 @@ func.func @not_mvn(%x: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
 // CHECK-NEXT:    %[[S:.*]] = nn.eltwise %[[D]], %[[D]] {operation = "mul", name = "sq"}
 // CHECK-NEXT:    nn.reduce %[[S]]
 // CHECK:         %y = nn.eltwise %d, %r {operation = "div", name = "mvn"}
+
+// -----
+
+// TensorFlow's instance norm: moments into an inference batch norm, its input transposed
+// to NCHW from the NHWC tensor the moments read -> MVN over the spatial axes, then scale/shift.
+func.func @moments_batch_norm(%c: tensor<1x4x6x5xf32>) -> tensor<1x4x6x5xf32> {
+  %x = nn.permute %c {order = array<i64: 0, 2, 3, 1>} : (tensor<1x4x6x5xf32>) -> tensor<1x6x5x4xf32>
+  %m = nn.reduce %x {operation = "mean", axes = array<i64: 1, 2>} : (tensor<1x6x5x4xf32>) -> tensor<1x1x1x4xf32>
+  %d = nn.eltwise %x, %m {operation = "squared_diff"} : (tensor<1x6x5x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x6x5x4xf32>
+  %v = nn.reduce %d {operation = "mean", axes = array<i64: 1, 2>} : (tensor<1x6x5x4xf32>) -> tensor<1x1x1x4xf32>
+  %sm = nn.squeeze %m {axes = array<i64: 0, 1, 2>} : (tensor<1x1x1x4xf32>) -> tensor<4xf32>
+  %sv = nn.squeeze %v {axes = array<i64: 0, 1, 2>} : (tensor<1x1x1x4xf32>) -> tensor<4xf32>
+  %g = nn.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %b = nn.constant dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>
+  %y = nn.batch_norm %c, %g, %b, %sm, %sv {epsilon = 1.0e-03 : f32, name = "fbn"} : (tensor<1x4x6x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x6x5xf32>
+  func.return %y : tensor<1x4x6x5xf32>
+}
+// CHECK-LABEL: func.func @moments_batch_norm
+// CHECK:         %[[N:.*]] = nn.mvn %c {axes = array<i64: 2, 3>, eps = 1.000000e-03 : f32, name = "fbn/mvn"}
+// CHECK-NEXT:    %[[Y:.*]] = nn.scale_shift %[[N]], %g, %b {name = "fbn"}
+// CHECK-NOT:     nn.batch_norm
+// CHECK-NOT:     nn.reduce
+
+// -----
+
+// Negative: moments over the channel axis are not an instance norm: nothing changes.
+func.func @moments_wrong_axes(%c: tensor<1x4x6x5xf32>) -> tensor<1x4x6x5xf32> {
+  %x = nn.permute %c {order = array<i64: 0, 2, 3, 1>} : (tensor<1x4x6x5xf32>) -> tensor<1x6x5x4xf32>
+  %m = nn.reduce %x {operation = "mean", axes = array<i64: 0, 3>} : (tensor<1x6x5x4xf32>) -> tensor<1x6x5x1xf32>
+  %d = nn.eltwise %x, %m {operation = "squared_diff"} : (tensor<1x6x5x4xf32>, tensor<1x6x5x1xf32>) -> tensor<1x6x5x4xf32>
+  %v = nn.reduce %d {operation = "mean", axes = array<i64: 0, 3>} : (tensor<1x6x5x4xf32>) -> tensor<1x6x5x1xf32>
+  %sm = nn.reshape %m {shape = array<i64: 30>} : (tensor<1x6x5x1xf32>) -> tensor<30xf32>
+  %sv = nn.reshape %v {shape = array<i64: 30>} : (tensor<1x6x5x1xf32>) -> tensor<30xf32>
+  %g = nn.constant dense<1.0> : tensor<30xf32>
+  %b = nn.constant dense<0.0> : tensor<30xf32>
+  %r = nn.reshape %c {shape = array<i64: 1, 30, 4, 1>} : (tensor<1x4x6x5xf32>) -> tensor<1x30x4x1xf32>
+  %y = nn.batch_norm %r, %g, %b, %sm, %sv {epsilon = 1.0e-03 : f32} : (tensor<1x30x4x1xf32>, tensor<30xf32>, tensor<30xf32>, tensor<30xf32>, tensor<30xf32>) -> tensor<1x30x4x1xf32>
+  %o = nn.reshape %y {shape = array<i64: 1, 4, 6, 5>} : (tensor<1x30x4x1xf32>) -> tensor<1x4x6x5xf32>
+  func.return %o : tensor<1x4x6x5xf32>
+}
+// CHECK-LABEL: func.func @moments_wrong_axes
+// CHECK:         nn.batch_norm
+// CHECK-NOT:     nn.mvn

@@ -8,12 +8,14 @@ from xdsl.pattern_rewriter import RewritePattern
 def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.activations import Gelu, GeluTanh, HSigmoid, HSwish, Swish
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
+    from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
     from irforge.passes.patterns.subgraphs.normalization import MeanVarianceNormalization
 
     # pattern -> op replacements before the op -> sub-graph ones; HSwish before HSigmoid,
     # whose pattern is a part of HSwish's
     return [
         MeanVarianceNormalization(),
+        BatchNormOfMoments(),
         Gelu(),
         GeluTanh(),
         HSwish(),
