@@ -109,7 +109,6 @@ class OclLowering(Lowering):
     sources: dict[str, str] = field(default_factory=dict)
     steps: list[Launch | HostStep] = field(default_factory=list)
     fallbacks: list[Fallback] = field(default_factory=list)
-    store: object = None
     current: str = ""
 
     @property
@@ -190,7 +189,7 @@ def lower(model: Model, info: DeviceInfo, cpu_ops: Collection[str] = ()) -> OclP
 
     check_static(model)
     func = model.func
-    ctx = OclLowering(_no_llvm_module, info=info, cpu_ops=frozenset(cpu_ops), store=model.store)
+    ctx = OclLowering(_no_llvm_module, info=info, cpu_ops=frozenset(cpu_ops))
     body = list(func.body.block.ops)
     for op in body:
         for operand in op.operands:

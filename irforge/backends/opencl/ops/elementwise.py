@@ -53,7 +53,7 @@ def clamp(ctx: OclLowering, op: Clamp) -> None:
     unary_f32(ctx, op, "clamp", f"x < {low} ? {low} : (x > {high} ? {high} : x)")
 
 
-def _activation_check(op: Activation) -> str | None:  # type: ignore[override]
+def _activation_check(op: Activation) -> str | None:
     kind = op.str_prop("kind")
     if kind == "not":
         ok = dtype_of(op.input) == BOOL and dtype_of(op.output) == BOOL
@@ -86,7 +86,7 @@ def prelu(ctx: OclLowering, op: PReLU) -> None:
     pointwise(ctx, "prelu", operands, op.output, "float", "y[gid] = a0 >= 0.0f ? a0 : a0 * a1;")
 
 
-def _eltwise_check(op: Eltwise) -> str | None:  # type: ignore[override]
+def _eltwise_check(op: Eltwise) -> str | None:
     operation = op.str_prop("operation")
     types = {dtype_of(op.lhs), dtype_of(op.rhs)}
     if operation in LOGICAL:
@@ -109,7 +109,7 @@ def eltwise(ctx: OclLowering, op: Eltwise) -> None:
     pointwise(ctx, operation, operands, op.output, out, f"const {ctype} a = a0, b = a1; y[gid] = ({out})({expr});")
 
 
-def _select_check(op: Select) -> str | None:  # type: ignore[override]
+def _select_check(op: Select) -> str | None:
     if dtype_of(op.condition) != BOOL:
         return "OpenCL select needs a bool condition"
     return None if storage_type(dtype_of(op.output)) else f"no OpenCL select of {dtype_of(op.output)}"
@@ -127,7 +127,7 @@ def _convertible(dtype: np.dtype) -> bool:
     return dtype == F16 or value_type(dtype) is not None
 
 
-def _convert_check(op: Convert) -> str | None:  # type: ignore[override]
+def _convert_check(op: Convert) -> str | None:
     source, target = dtype_of(op.input), dtype_of(op.output)
     ok = _convertible(source) and _convertible(target)
     return None if ok else f"no OpenCL conversion from {source} to {target}"

@@ -19,7 +19,7 @@ def launch_gemm(ctx: OclLowering, prefix: str, spec: GemmSpec, args: list, flops
     ctx.launch(name, spec.global_size(), spec.local_size(), args, flops)
 
 
-def _conv_check(op: Convolution) -> str | None:  # type: ignore[override]
+def _conv_check(op: Convolution) -> str | None:
     return f32_only(op) or (None if len(shape_of(op.input)) <= 5 else "OpenCL convolution has 1 to 3 spatial axes")
 
 

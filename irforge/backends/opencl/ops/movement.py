@@ -107,7 +107,7 @@ def split(ctx: OclLowering, op: Split) -> None:
         offset += out[axis]
 
 
-def _gather_check(op: Gather) -> str | None:  # type: ignore[override]
+def _gather_check(op: Gather) -> str | None:
     return _movable(op) or (None if dtype_of(op.indices) in (np.int32, np.int64) else "OpenCL gather needs i32/i64 indices")
 
 

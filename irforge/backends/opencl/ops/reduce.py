@@ -29,7 +29,7 @@ def _emit(ctx: OclLowering, op, prefix: str, body: str, items: int, params: list
     launch_1d(ctx, name, items, [ctx.values[op.operands[0]], *(extra or []), ctx.result(op.results[0])])
 
 
-def _reduce_check(op: Reduce) -> str | None:  # type: ignore[override]
+def _reduce_check(op: Reduce) -> str | None:
     return f32_only(op) or (None if op.str_prop("operation") in REDUCE_STEP else f"no OpenCL reduction '{op.str_prop('operation')}'")
 
 
@@ -39,7 +39,7 @@ def reduce(ctx: OclLowering, op: Reduce) -> None:
     _emit(ctx, op, f"reduce_{op.str_prop('operation')}", reduce_body(shape, axes, op.str_prop("operation")), kept_count(shape, axes))
 
 
-def _argmax_check(op: ArgMax) -> str | None:  # type: ignore[override]
+def _argmax_check(op: ArgMax) -> str | None:
     if dtype_of(op.input) != np.float32 or dtype_of(op.output) not in (np.int64, np.int32):
         return "OpenCL argmax is f32 to i64/i32 only"
     return None
