@@ -1,10 +1,11 @@
 """ir-convert's default pass pipeline, from its Model Optimizer-style flags.
 
-    infer-shapes, canonicalize, [convert-layout (TensorFlow's NHWC graphs)],
+    infer-shapes, canonicalize,
     [cut (--output; --input names that are layers, not model inputs)], [set-shapes
     (--input_shape on .mlir input, or of those cut points)], [preprocess (--mean_values,
     --scale_values, --reverse_input_channels)],
     replace-subgraph [{config=--transformations_config}],
+    [convert-layout (TensorFlow's NHWC graphs; {interface=...} for --layout)],
     fuse-linear-ops (unless --disable_fusing), fuse-grouped-conv, canonicalize,
     [compress-fp16 (--data_type FP16)]
 """
@@ -95,6 +96,16 @@ def replace_subgraph_stage(args: argparse.Namespace) -> str:
     return "replace-subgraph"
 
 
+def layout_stage(args: argparse.Namespace, framework: str) -> str | None:
+    """convert-layout for TensorFlow's NHWC graphs, and to give the model's 4-D inputs and
+    outputs the --layout asked for (TensorFlow's are NHWC, the others' NCHW)."""
+    native = "nhwc" if framework == "tf" else "nchw"
+    wanted = getattr(args, "layout", None) or native
+    if wanted != native:
+        return f'convert-layout{{interface="{native}->{wanted}"}}'
+    return "convert-layout" if framework == "tf" else None
+
+
 def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str] = ()) -> str:
     """The pipeline for the flags; `cut_inputs` are the --input names to cut at (cut_points)."""
     stages: list[str | None] = ["infer-shapes", "canonicalize"]
@@ -102,10 +113,8 @@ def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[
     stages.append(set_shapes_stage(args, framework, cut_inputs))
     stages.append(preprocess_stage(args, framework))
     stages.append(replace_subgraph_stage(args))
-    if framework == "tf":
-        # NHWC graphs: cancel the transposes around layout-sensitive ops; after the sub-graph
-        # replacements, whose patterns are those of the graph as TensorFlow wrote it
-        stages.append("convert-layout")
+    # after the sub-graph replacements, whose patterns are those of the graph as written
+    stages.append(layout_stage(args, framework))
     if not args.disable_fusing:
         stages.append("fuse-linear-ops")
     stages += ["fuse-grouped-conv", "canonicalize"]

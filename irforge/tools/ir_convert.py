@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reverse_input_channels", action="store_true", help="swap the channel order of inputs (RGB <-> BGR)")
     p.add_argument("--data_type", default="FP32", type=str.upper, choices=["FP32", "FP16", "FLOAT", "HALF"], help="weights precision")
     p.add_argument("--disable_fusing", action="store_true", help="do not fuse linear ops into convolutions")
+    p.add_argument("--layout", choices=["nchw", "nhwc"], type=str.lower,
+                   help="layout of the converted model's 4-D inputs and outputs (default: the framework's)")
     p.add_argument("--transformations_config", metavar="PATH", help="JSON of sub-graph replacements by points (mo.py's)")
     p.add_argument("--extensions", action="append", default=[], metavar="PATH", help="Python file or package with extra ops and extractors")
     p.add_argument("--emit", choices=["xml", "mlir"], default="xml", help="what to write (xml: OpenVINO IR NAME.xml + NAME.bin; mlir: NAME.mlir + NAME.weights)")

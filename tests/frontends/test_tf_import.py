@@ -246,3 +246,15 @@ def test_mean_and_scale_values_apply_to_the_last_axis_of_nhwc_inputs(tmp_path):
     x = np.random.default_rng(6).standard_normal((1, 16, 16, 3)).astype(np.float32)
     (want,) = ort_session_run(twin, {"input_1": ((x - [0.5, -1, 2]) / [2, 4, 0.5])[..., ::-1].astype(np.float32)})
     np.testing.assert_allclose(run(load_model(tmp_path / "pre.mlir"), {"input_1": x})["prob"], want, rtol=1e-4, atol=1e-6)
+
+
+def test_layout_flag_changes_the_interface(tmp_path):
+    graph, twin = keras_resnet()
+    path = write_graph(tmp_path, graph)
+    result = ir_convert("--input_model", str(path), "-o", str(tmp_path), "--emit", "mlir", "-n", "nchw", "--layout", "nchw")
+    assert result.returncode == 0, result.stderr
+    model = load_model(tmp_path / "nchw.mlir")
+    assert not ops(model, "nn.permute") and model.func.args[0].type.get_shape() == (1, 3, 16, 16)
+    x = np.random.default_rng(9).standard_normal((1, 16, 16, 3)).astype(np.float32)
+    (want,) = ort_session_run(twin, {"input_1": x})
+    np.testing.assert_allclose(run(model, {"input_1": x.transpose(0, 3, 1, 2)})["prob"], want, rtol=1e-4, atol=1e-6)

@@ -92,3 +92,25 @@ def test_transposes_meeting_cancel():
     model = b.finish()
     apply_pipeline(model.module, "convert-layout")
     assert [op.name for op in model.func.body.block.ops] == ["nn.relu", "func.return"]
+
+
+def test_nchw_model_with_an_nhwc_interface():
+    from irforge.testing.onnx_models import resnet
+
+    proto = resnet(blocks=(1,), width=8, size=16)
+    model = import_onnx(proto)
+    x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    (want,) = ort_session_run(proto, {"data": x})
+    apply_pipeline(model.module, 'infer-shapes,canonicalize,convert-layout{interface="nchw->nhwc"},fuse-linear-ops,canonicalize')
+    assert model.func.args[0].type.get_shape() == (1, 16, 16, 3)
+    assert len(ops(model, "nn.permute")) == 1  # NHWC -> NCHW at the input; the output is 2-D
+    np.testing.assert_allclose(next(iter(run(model, {"data": x.transpose(0, 2, 3, 1)}).values())), want, rtol=1e-4, atol=1e-6)
+
+
+def test_unknown_interface_is_an_error():
+    from irforge.errors import IrforgeError
+
+    b = ModelBuilder()
+    b.output(b.add(ReLU, [b.input("x", [1, 2, 3, 4])]).output, "y")
+    with pytest.raises(IrforgeError, match="unknown interface 'nchw->ncdhw'"):
+        apply_pipeline(b.finish().module, 'convert-layout{interface="nchw->ncdhw"}')
