@@ -23,7 +23,7 @@ def _numbers(text: str, flag: str, kind: type) -> list:  # type: ignore[type-arg
     except ValueError:
         raise IrforgeError(
             f"bad value for {flag}: '{text}' is not a list of {'integers' if kind is int else 'numbers'}",
-            fix=f"write it as [1,3,224,224]" if kind is int else "write it as [123.7,116.3,103.5]",
+            fix="write it as [1,3,224,224]" if kind is int else "write it as [123.7,116.3,103.5]",
         ) from None
 
 
