@@ -64,7 +64,7 @@ def test_select(dtype, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(Select, [values((3, 1, 7), np.bool_), values((5, 7), dtype, 1), values((3, 5, 1), dtype, 2)], [], cache_dir)
 
 
-TYPES = [np.float32, np.float16, np.int32, np.int64, np.bool_]
+TYPES = [np.float32, np.float16, np.float64, np.int32, np.int64, np.bool_]
 
 
 @pytest.mark.parametrize("to", TYPES)

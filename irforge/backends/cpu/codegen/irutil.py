@@ -16,6 +16,7 @@ from llvmlite import ir
 
 F32 = ir.FloatType()
 F16 = ir.HalfType()
+F64 = ir.DoubleType()
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
@@ -39,6 +40,8 @@ def suffix(element: ir.Type) -> str:
         return "f32"
     if isinstance(element, ir.HalfType):
         return "f16"
+    if isinstance(element, ir.DoubleType):
+        return "f64"
     return f"i{element.width}"
 
 
@@ -48,6 +51,8 @@ def itemsize(element: ir.Type) -> int:
         return 4
     if isinstance(element, ir.HalfType):
         return 2
+    if isinstance(element, ir.DoubleType):
+        return 8
     return max(1, element.width // 8)
 
 

@@ -11,16 +11,17 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from irforge.backends.cpu.codegen.irutil import F16, F32, I1, I8, I32, I64, KernelBuilder
+from irforge.backends.cpu.codegen.irutil import F16, F32, F64, I1, I8, I32, I64, KernelBuilder, itemsize
 
-ELEMENT: dict[str, ir.Type] = {"f32": F32, "f16": F16, "i8": I8, "i32": I32, "i64": I64, "bool": I8}
+ELEMENT: dict[str, ir.Type] = {"f32": F32, "f16": F16, "f64": F64, "i8": I8, "i32": I32, "i64": I64, "bool": I8}
+FLOATS = frozenset({"f16", "f32", "f64"})
 """storage type of each element type name"""
 
 _ORDER = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
 
 
 def is_float(v: ir.Value) -> bool:
-    return isinstance(v.type.element, ir.FloatType | ir.HalfType)
+    return isinstance(v.type.element, ir.FloatType | ir.HalfType | ir.DoubleType)
 
 
 def compare(kb: KernelBuilder, operation: str, a: ir.Value, b: ir.Value) -> ir.Value:
@@ -81,7 +82,7 @@ LOGIC: dict[str, Callable[[KernelBuilder, ir.Value, ir.Value], ir.Value]] = {
     "xor": lambda kb, a, b: kb.b.xor(a, b),
 }
 
-CONVERTIBLE = frozenset({"f32", "f16", "i8", "i32", "i64", "bool"})
+CONVERTIBLE = frozenset({"f32", "f16", "f64", "i8", "i32", "i64", "bool"})
 
 
 def convert(kb: KernelBuilder, x: ir.Value, to: str) -> ir.Value:
@@ -99,18 +100,18 @@ def convert(kb: KernelBuilder, x: ir.Value, to: str) -> ir.Value:
     if src == dst:
         return x
     if src == I1:
-        return b.uitofp(x, t) if to in ("f32", "f16") else b.zext(x, t)
+        return b.uitofp(x, t) if to in FLOATS else b.zext(x, t)
     if is_float(x):
-        if to in ("f32", "f16"):
-            return b.fpext(x, t) if to == "f32" else b.fptrunc(x, t)
+        if to in FLOATS:
+            return b.fpext(x, t) if itemsize(dst) > itemsize(src) else b.fptrunc(x, t)
         return b.fptosi(x, t)
-    if to in ("f32", "f16"):
+    if to in FLOATS:
         return b.sitofp(x, t)
     return b.sext(x, t) if dst.width > src.width else b.trunc(x, t)
 
 
 def typed_expression(expr: str, kb: KernelBuilder, xs: list[ir.Value]) -> ir.Value:
-    """`family.name` over the operand vectors: cmp.*, logic.*, ibin.*, convert.<to>, select."""
+    """`family.name` over the operand vectors: cmp.*, logic.*, ibin.*, convert.<to>, select, not."""
     family, _, name = expr.partition(".")
     if family == "cmp":
         return compare(kb, name, xs[0], xs[1])
@@ -122,4 +123,6 @@ def typed_expression(expr: str, kb: KernelBuilder, xs: list[ir.Value]) -> ir.Val
         return convert(kb, xs[0], name)
     if family == "select":
         return kb.b.select(xs[0], xs[1], xs[2])
+    if family == "not":
+        return kb.b.not_(xs[0])
     raise KeyError(expr)

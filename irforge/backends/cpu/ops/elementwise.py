@@ -59,6 +59,9 @@ def clamp(ctx: Lowering, op: Clamp) -> None:
 
 @lowering(Activation)
 def activation(ctx: Lowering, op: Activation) -> None:
+    if op.str_prop("kind") == "not" and type_name(op.input) == "bool":
+        emit_pointwise(ctx, op, [ctx.input(op, 0)], [shape_of(op.input)], "not", types=("bool", "bool"))
+        return
     unary(ctx, op, f"act.{op.str_prop('kind')}", (op.float_prop("alpha"), op.float_prop("beta")))
 
 

@@ -46,6 +46,11 @@ def rows_phase(ctx: Lowering, spec: RowSpec, src: Buffer, dst: Buffer) -> None:
     ctx.phase(name, [src, dst])
 
 
+def as_2d(values: tuple[int, ...], outer: int) -> tuple[int, int]:
+    """A 1-D window's values as those of a 2-D window of height 1 (`outer` for the new axis)."""
+    return (outer, values[0]) if len(values) == 1 else (values[0], values[1])
+
+
 @lowering(Pooling)
 def pooling(ctx: Lowering, op: Pooling) -> None:
     require_f32(op)
@@ -54,13 +59,14 @@ def pooling(ctx: Lowering, op: Pooling) -> None:
     if op.bool_prop("global_pool"):
         emit_rows(ctx, op, x, tuple(range(2, len(x))), f"reduce.{'max' if method == 'max' else 'mean'}")
         return
-    if len(x) != 4:
+    if len(x) not in (3, 4):
         raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label)
     kernel = op.ints("kernel")
     begin, end = op.explicit_pads(kernel)
-    g = ConvGeometry(x[0], x[1], x[2], x[3], kernel[0], kernel[1], y[2], y[3], tuple(op.window("strides", 1)),
-                     tuple(op.window("dilations", 1)), tuple(begin))  # type: ignore[arg-type]
-    spec = PoolSpec(g, method, op.bool_prop("exclude_pad"), tuple(end))  # type: ignore[arg-type]
+    (h, w), (oh, ow), (kh, kw) = as_2d(x[2:], 1), as_2d(y[2:], 1), as_2d(kernel, 1)
+    g = ConvGeometry(x[0], x[1], h, w, kh, kw, oh, ow, as_2d(op.window("strides", 1), 1),
+                     as_2d(op.window("dilations", 1), 1), as_2d(begin, 0))
+    spec = PoolSpec(g, method, op.bool_prop("exclude_pad"), as_2d(end, 0))
     name = ctx.kernel(("pool", spec), lambda m, n: pool_kernel(m, spec, n))
     ctx.phase(name, [ctx.input(op, 0), ctx.output(op)])
 
