@@ -20,8 +20,9 @@ FAMILIES = (
     "argmax", "gather", "reduce",
 )
 # empty inputs are left out: set-shapes (which gives the backend its static shapes) takes
-# positive sizes only
-EMPTY = ("empty_set", "zero_size")
+# positive sizes only; "_expanded" variants (the op as a graph of other ops already covered)
+# too, to keep the suite fast on a CPU OpenCL driver
+EMPTY = ("empty_set", "zero_size", "_expanded")
 CASES = [
     c for c in supported_cases()
     if c.name.split("_")[1] in FAMILIES and c.name not in XFAIL and not any(e in c.name for e in EMPTY)
@@ -29,7 +30,7 @@ CASES = [
 
 
 def test_enough_cases_selected():
-    assert len(CASES) > 150
+    assert len(CASES) > 300
 
 
 def with_static_shapes(model: Model, feeds: dict[str, np.ndarray]) -> None:
