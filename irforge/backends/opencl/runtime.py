@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irforge.backends.common import input_array
 from irforge.backends.cpu.lower import Buffer
 from irforge.backends.opencl.lower import HostStep, Launch, OclProgram
 from irforge.errors import IrforgeError
@@ -122,7 +123,7 @@ class Executable:
         with self.lock:
             held = []
             for name, buf, shape, dtype in self.program.inputs:
-                array = _input_array(name, feeds, shape, dtype)
+                array = input_array(name, feeds, shape, dtype)
                 held.append(array)
                 if array.nbytes:
                     cl.enqueue_copy(self.queue, self.location[id(buf)][0], array, is_blocking=False)
@@ -163,15 +164,3 @@ class Executable:
             if array.nbytes:
                 mem, offset = self.location[id(buf)]
                 cl.enqueue_copy(self.queue, mem, array, dst_offset=offset, is_blocking=True)
-
-
-def _input_array(name: str, feeds: Mapping[str, np.ndarray], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if name not in feeds:
-        raise IrforgeError(f"missing model input '{name}'", fix="pass every model input by name")
-    array = np.asarray(feeds[name])
-    if array.shape != shape:
-        raise IrforgeError(
-            f"input '{name}' has shape {list(array.shape)} but the model expects {list(shape)}",
-            fix="pass an array of the model's input shape",
-        )
-    return np.ascontiguousarray(array, dtype=dtype)
