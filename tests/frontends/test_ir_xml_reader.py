@@ -19,9 +19,7 @@ from irforge.frontends.onnx import import_onnx
 from irforge.passes import apply_pipeline
 from irforge.testing import onnx_models
 from tests.backends.ir_xml_support import assert_close, run_openvino
-from tests.backends.test_ir_xml_ops import CASES as OP_CASES
 from tests.frontends.test_onnx_models import feeds_for
-from tests.helpers import one_op_model
 
 BUILT = {
     "resnet": onnx_models.resnet,
@@ -137,18 +135,3 @@ def test_tools_take_ir_xml(tmp_path, small_ir):
     small_ir.with_suffix(".bin").write_bytes(b"")
     failed = tool("ir_run", str(small_ir))
     assert failed.returncode == 2 and failed.stderr.count("\n") == 1 and failed.stderr.startswith("irforge: error: Const bytes")
-
-
-@pytest.mark.parametrize("cls, inputs, constants, num_results, props", OP_CASES)
-def test_every_op_reads_back(tmp_path, cls, inputs, constants, num_results, props):
-    """nn -> XML -> nn computes the same; a second XML -> nn -> XML gives the same file."""
-    model = one_op_model(cls, inputs, constants, num_results, **props)
-    feeds = {f"x{i}": x for i, x in enumerate(inputs)}
-    write_ir_xml(model, tmp_path / "a.xml")
-    again = read_ir_xml(tmp_path / "a.xml")
-    want = run(model, feeds)
-    for name, value in run(again, feeds).items():
-        assert_close(value, want[name], rtol=1e-5, what=name)
-    write_ir_xml(again, tmp_path / "b.xml")
-    write_ir_xml(read_ir_xml(tmp_path / "b.xml"), tmp_path / "c.xml")
-    assert (tmp_path / "b.xml").read_text() == (tmp_path / "c.xml").read_text()

@@ -103,6 +103,13 @@ class LayerContext:
         except ValueError:
             raise self.fail(f"attribute {name}='{text}' is not a list of integers") from None
 
+    def floats(self, name: str, default: str | None = None) -> list[float]:
+        text = self.attr(name, default).strip()
+        try:
+            return [float(v) for v in text.split(",")] if text else []
+        except ValueError:
+            raise self.fail(f"attribute {name}='{text}' is not a list of numbers") from None
+
     def float(self, name: str, default: str | None = None) -> float:
         try:
             return float(self.attr(name, default))

@@ -41,6 +41,9 @@ class IrImporter:
         self.values: dict[tuple[int, int], SSAValue] = {}
         self.pending: dict[tuple[int, int], tuple[np.ndarray, str]] = {}
         """Const layers not yet made `nn.constant`s: a layer may read them as values only."""
+        self.squeezed: dict[SSAValue, tuple[SSAValue, list[int]]] = {}
+        """Values a reader squeezed to the opset's rank -> (the `nn` value, the axes): an
+        Unsqueeze of those axes gives the `nn` value back instead of undoing the squeeze."""
         self.sources: dict[tuple[int, int], tuple[int, int]] = {}
         self.consumers: dict[tuple[int, int], int] = defaultdict(int)
         for from_layer, from_port, to_layer, to_port in net.edges:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.conv import Convolution, Deconvolution, Pooling
@@ -17,7 +18,7 @@ from irforge.dialects.nn.elementwise import Convert
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample
-from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
+from irforge.dialects.nn.shape import Concat, Gather, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 from irforge.weights.dtypes import to_xdsl
 
@@ -197,14 +198,14 @@ def squeeze(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("Unsqueeze")
 def unsqueeze(ctx: LayerContext) -> SSAValue:
-    return ctx.value(Unsqueeze, [ctx.input(0)], axes=ctx.const_ints(1, "axes"))
-
-
-@ir_layer_reader("Slice")
-def slice_(ctx: LayerContext) -> SSAValue:
-    begins, ends, steps = (ctx.const_ints(i, what) for i, what in ((1, "start"), (2, "stop"), (3, "step")))
-    axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else None
-    return ctx.value(Slice, [ctx.input(0)], begins=begins, ends=ends, steps=steps, axes=axes)
+    axes = ctx.const_ints(1, "axes")
+    squeezed = ctx.importer.squeezed.get(ctx.input(0))
+    if squeezed is not None and squeezed[1] == axes:
+        # the value before a reader's squeeze: the op giving it now gives this layer's value
+        value = squeezed[0]
+        value.owner.properties["name"] = StringAttr(ctx.layer.name)  # type: ignore[union-attr]
+        return value
+    return ctx.value(Unsqueeze, [ctx.input(0)], axes=axes)
 
 
 @ir_layer_reader("Tile")
@@ -213,15 +214,6 @@ def tile(ctx: LayerContext) -> SSAValue:
     if len(repeats) > rank:
         raise ctx.fail(f"{len(repeats)} repeats for a rank-{rank} input is not supported", fix="unsqueeze the input first")
     return ctx.value(Tile, [ctx.input(0)], repeats=[1] * (rank - len(repeats)) + repeats)
-
-
-@ir_layer_reader("Pad")
-def pad(ctx: LayerContext) -> SSAValue:
-    begin, end = ctx.const_ints(1, "pads_begin"), ctx.const_ints(2, "pads_end")
-    if min(begin + end, default=0) < 0:
-        raise ctx.fail("negative pads (cropping) are not supported", fix="use a Slice")
-    value = ctx.scalar(3, "pad_value") if ctx.num_inputs > 3 else 0.0
-    return ctx.value(Pad, [ctx.input(0)], pads_begin=begin, pads_end=end, mode=ctx.attr("pad_mode", "constant"), value=value)
 
 
 @ir_layer_reader("Gather")
