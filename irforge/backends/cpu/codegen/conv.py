@@ -3,8 +3,9 @@
 Grouped and dense convolutions run on the GEMM core (weights packed once into A panels);
 a 1x1 stride-1 unpadded convolution reads its input as B directly. Everything else is
 first unfolded by `im2col_kernel`, which writes each (channel, ky, kx) row of the unfolded
-input straight into the [P/NR][K][NR] panel layout, 16 output positions per masked gather
-(padding and the tail panel become zeros). Depthwise convolutions (one input channel per
+input straight into the [P/NR][K][NR] panel layout, 16 output positions at a time: masked
+contiguous loads at stride 1, one masked gather otherwise (padding and the tail panel
+become zeros). Depthwise convolutions (one input channel per
 group) have their own kernel: 16 outputs of a row per vector, an FMA per tap.
 """
 
@@ -81,16 +82,45 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str) -> None:
         dy = b.sub(b.mul(ky, i64(g.dilation[0])), i64(g.pad[0]))
         dx = b.sub(b.mul(kx, i64(g.dilation[1])), i64(g.pad[1]))
         with kb.loop(0, g.panels * NR, VW, name="p") as p0:
-            p = b.add(kb.splat(p0), _ivec(list(range(VW))))
-            oy, ox = b.udiv(p, kb.splat(i64(g.ow))), b.urem(p, kb.splat(i64(g.ow)))
-            iy = b.add(b.mul(oy, kb.splat(i64(g.stride[0]))), kb.splat(dy))
-            ix = b.add(b.mul(ox, kb.splat(i64(g.stride[1]))), kb.splat(dx))
-            ok = b.and_(b.and_(_in_range(kb, iy, g.h), _in_range(kb, ix, g.w)), _in_range(kb, p, g.p))
-            values = kb.gather(src, b.add(b.mul(iy, kb.splat(i64(g.w))), ix), ok)
+            values = _im2col_vector(kb, g, src, p0, dy, dx)
             panel = b.udiv(p0, i64(NR))
             offset = b.add(b.mul(panel, i64(g.k_per_group * NR)), b.urem(p0, i64(NR)))
             kb.vstore(values, kb.at(dst, offset))
     kb.finish()
+
+
+def _im2col_vector(kb: KernelBuilder, g: ConvGeometry, src, p0, dy, dx):  # type: ignore[no-untyped-def]
+    """The 16 unfolded values of output positions p0 .. p0+15 for one (c, ky, kx) row.
+
+    The positions span at most `spans` output rows; lanes are assigned row by row with
+    scalar arithmetic only (a vector division by the row length would be 16 scalar
+    divisions). At stride 1 each row's lanes are one contiguous masked load; at other
+    strides the offsets of all rows are merged into one masked gather.
+    """
+    b = kb.b
+    spans = min(-(-(VW - 1) // g.ow) + 1, VW)
+    lane = _ivec(list(range(VW)))
+    p = b.add(kb.splat(p0), lane)
+    oy0 = b.udiv(p0, i64(g.ow))
+    values, offsets, any_ok = kb.vconst(0.0), kb.splat(i64(0)), kb.mask(0)
+    for r in range(spans):
+        oy = b.add(oy0, i64(r))
+        start = b.mul(oy, i64(g.ow))
+        iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
+        row_ok = b.and_(b.icmp_unsigned("<", iy, i64(g.h)), b.icmp_signed("<", oy, i64(g.oh)))
+        ox = b.sub(p, kb.splat(start))
+        ix = b.add(b.mul(ox, kb.splat(i64(g.stride[1]))), kb.splat(dx))
+        ok = b.and_(b.and_(_in_range(kb, ox, g.ow), _in_range(kb, ix, g.w)), kb.splat(row_ok))
+        row_offset = b.mul(iy, i64(g.w))
+        if g.stride[1] == 1:
+            base = kb.at(src, b.add(row_offset, b.add(b.sub(p0, start), dx)))
+            values = b.select(ok, kb.vload(base, mask=ok), values)
+        else:
+            offsets = b.select(ok, b.add(kb.splat(row_offset), ix), offsets)
+            any_ok = b.or_(any_ok, ok)
+    if g.stride[1] == 1:
+        return values
+    return kb.gather(src, offsets, any_ok)
 
 
 @dataclass(frozen=True)
