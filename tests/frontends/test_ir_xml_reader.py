@@ -111,7 +111,7 @@ def test_entities_are_refused(small_ir):
 def test_unknown_layer_types_listed_in_one_error(small_ir):
     text = small_ir.read_text().replace('type="ReLU"', 'type="FancyAct"').replace('type="MaxPool"', 'type="FancyPool"')
     small_ir.write_text(text)
-    assert_one_line_error(small_ir, r"unsupported IR layer types: FancyAct \(opset1\) x2 \(.*\); FancyPool \(opset8\) x1 \(.*\); register")
+    assert_one_line_error(small_ir, r"unsupported IR layer types: FancyAct \(opset1\) x2 \(.*\); FancyPool \(opset8\) x1 \(.*\); load the extension that defines them, or register")
 
 
 def test_missing_files(tmp_path, small_ir):

@@ -27,6 +27,7 @@ from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 from irforge.frontends.ir_xml.context import READERS, LayerContext
 from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES, BinFile, IrLayer, IrNet, parse_ir_xml, split_names
+from irforge.frontends.ir_xml.readers_custom import custom_op_of, custom_reader
 from irforge.model import Model
 
 SPECIAL = ("Parameter", "Const", "Result")
@@ -159,7 +160,8 @@ class IrImporter:
         if layer.type == "Parameter":
             results: Sequence[SSAValue | None] = [self.parameter(layer)]
         else:
-            produced = READERS[layer.type](LayerContext(self, layer, self.input_keys(layer)))
+            reader = custom_reader(layer) or READERS[layer.type]
+            produced = reader(LayerContext(self, layer, self.input_keys(layer)))
             results = [produced] if isinstance(produced, SSAValue) else list(produced)
         for port, value in zip(layer.outputs, results):
             if value is not None:
@@ -193,11 +195,11 @@ def check_supported(net: IrNet) -> None:
     """One error listing every layer type without a reader, with counts and first layers."""
     missing: dict[str, list[str]] = defaultdict(list)
     for layer in net.layers.values():
-        if layer.type not in SPECIAL and layer.type not in READERS:
+        if layer.type not in SPECIAL and layer.type not in READERS and custom_op_of(layer) is None:
             missing[f"{layer.type} ({layer.version})"].append(layer.name)
     if missing:
         parts = [f"{t} x{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" for t, names in sorted(missing.items())]
-        raise IrforgeError(f"unsupported IR layer types: {'; '.join(parts)}", fix="register a reader with @irforge.frontends.ir_xml.ir_layer_reader(TYPE)")
+        raise IrforgeError(f"unsupported IR layer types: {'; '.join(parts)}", fix="load the extension that defines them, or register a reader with @irforge.frontends.ir_xml.ir_layer_reader(TYPE)")
 
 
 def drop_unused(block: Block) -> None:

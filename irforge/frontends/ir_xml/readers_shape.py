@@ -13,12 +13,13 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
+from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.conv import Convolution, Deconvolution, Pooling
-from irforge.dialects.nn.elementwise import Convert
+from irforge.dialects.nn.elementwise import Convert, Eltwise
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample
-from irforge.dialects.nn.shape import Concat, Gather, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
+from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 from irforge.weights.dtypes import to_xdsl
 
@@ -42,19 +43,48 @@ def convolution(ctx: LayerContext) -> SSAValue:
     return ctx.value(Convolution, [ctx.input(0), w], group=group, **window(ctx))
 
 
+def output_shape_window(ctx: LayerContext, kernel: Sequence[int]) -> tuple[dict[str, object], list[int]]:
+    """Explicit pads giving the spatial dims of the output_shape input, and the zeros to
+    append where the output is larger than the transposed convolution. OpenVINO crops
+    pads_begin (explicit) or a share of the total crop (same_upper: the larger half,
+    same_lower: the smaller) from the start, the rest from the end."""
+    out, dims = ctx.const_ints(2, "output_shape"), ctx.shape(0)[2:]
+    if len(out) != len(dims) or min(dims, default=0) < 0:
+        raise ctx.fail(f"output_shape {out} needs {len(dims)} values and static input dims, got input {list(dims)}", fix="give static input shapes")
+    ones, zeros = ",".join("1" * len(dims)), ",".join("0" * len(dims))
+    strides, dilations = ctx.ints("strides", ones), ctx.ints("dilations", ones)
+    auto_pad = ctx.attr("auto_pad", "explicit").lower()
+    given = ctx.ints("pads_begin", zeros) if auto_pad in ("explicit", "notset") else [0] * len(dims)
+    begin, end, appended = [], [], []
+    for size, k, s, d, o, b, p in zip(dims, kernel, strides, dilations, out, given, ctx.ints("output_padding", zeros)):
+        full = s * (size - 1) + d * (k - 1) + 1
+        if auto_pad in ("same_upper", "same_lower"):
+            total = max(full + p - o, 0)
+            b = total - total // 2 if auto_pad == "same_upper" else total // 2
+        begin.append(b)
+        end.append(max(full - b - o, 0))
+        appended.append(max(o - (full - b), 0))
+    return {"auto_pad": "explicit", "strides": strides, "dilations": dilations, "pads_begin": begin, "pads_end": end}, appended
+
+
 @ir_layer_reader("ConvolutionBackpropData", "GroupConvolutionBackpropData")
 def deconvolution(ctx: LayerContext) -> SSAValue:
-    if ctx.num_inputs > 2:
-        raise ctx.fail("an output_shape input is not supported", fix="give explicit pads instead")
     if ctx.layer.type == "GroupConvolutionBackpropData":
         g, i, o, *k = ctx.shape(1)
         w, group = ctx.reshaped(1, (g * i, o, *k), "/weights"), g
     else:
         w, group = ctx.input(1), 1
-    props = window(ctx)
-    if "output_padding" in ctx.layer.data:
-        props["output_padding"] = ctx.ints("output_padding")
-    return ctx.value(Deconvolution, [ctx.input(0), w], group=group, **props)
+        k = list(ctx.shape(1)[2:])
+    if ctx.num_inputs < 3:
+        props = window(ctx)
+        if "output_padding" in ctx.layer.data:
+            props["output_padding"] = ctx.ints("output_padding")
+        return ctx.value(Deconvolution, [ctx.input(0), w], group=group, **props)
+    props, appended = output_shape_window(ctx, k)
+    y = ctx.value(Deconvolution, [ctx.input(0), w], suffix="/deconv" if any(appended) else "", group=group, **props)
+    if any(appended):
+        y = ctx.value(Pad, [y], pads_begin=[0] * (len(k) + 2), pads_end=[0, 0, *appended], mode="constant", value=0.0)
+    return y
 
 
 @ir_layer_reader("MaxPool", "AvgPool")
@@ -104,18 +134,36 @@ def lrn(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("MVN")
 def mvn(ctx: LayerContext) -> SSAValue:
-    if ctx.layer.version == "opset2" or ctx.num_inputs < 2:
-        raise ctx.fail("MVN-1 (across_channels) is not supported", fix="use MVN-6 with an axes input")
-    props = {"normalize_variance": ctx.bool("normalize_variance", "true"), "eps": ctx.float("eps"), "eps_mode": ctx.attr("eps_mode", "inside_sqrt").lower()}
-    return ctx.value(MVN, [ctx.input(0)], axes=normalized_axes(ctx, 1), **props)
+    props = {"normalize_variance": ctx.bool("normalize_variance", "true"), "eps": ctx.float("eps")}
+    if ctx.num_inputs > 1:  # MVN-6: axes as an input
+        axes, eps_mode = normalized_axes(ctx, 1), ctx.attr("eps_mode", "inside_sqrt").lower()
+    else:  # MVN-1: OpenVINO adds its eps to the variance
+        rank, eps_mode = ctx.rank(0), "inside_sqrt"
+        if ctx.attr("reduction_axes", "").strip():
+            axes = sorted(a % rank for a in ctx.ints("reduction_axes"))
+        else:
+            axes = list(range(1 if ctx.bool("across_channels", "false") else 2, rank))
+    return ctx.value(MVN, [ctx.input(0)], axes=axes, eps_mode=eps_mode, **props)
 
 
 @ir_layer_reader("NormalizeL2")
 def normalize_l2(ctx: LayerContext) -> SSAValue:
-    axes, rank = normalized_axes(ctx, 1), ctx.rank(0)
-    if ctx.attr("eps_mode", "add").lower() != "add" or axes not in ([1], list(range(1, rank))):
-        raise ctx.fail(f"NormalizeL2 over axes {axes} with eps_mode {ctx.attr('eps_mode', 'add')} is not supported", fix="nn.normalize adds eps over [1] or [1..rank-1]")
-    return ctx.value(Normalize, [ctx.input(0)], across_spatial=axes != [1], eps=ctx.float("eps"))
+    """nn.normalize where it fits (eps added, over [1] or [1..rank-1]), else the formula:
+    x / sqrt(sum of x^2 over axes, plus or at least eps)."""
+    axes, rank, mode = normalized_axes(ctx, 1), ctx.rank(0), ctx.attr("eps_mode", "add").lower()
+    if mode not in ("add", "max"):
+        raise ctx.fail(f"NormalizeL2 eps_mode '{mode}' is not supported", fix="use add or max")
+    x, eps = ctx.input(0), ctx.float("eps")
+    if mode == "add" and rank >= 2 and axes in ([1], list(range(1, rank))):
+        return ctx.value(Normalize, [x], across_spatial=axes != [1], eps=eps)
+    if axes:
+        squares = ctx.value(Reduce, [x], suffix="/sum_square", operation="sum_square", axes=axes, keep_dims=True)
+    else:
+        squares = ctx.value(Eltwise, [x, x], suffix="/square", operation="mul")
+    dtype = ctx.layer.inputs[0].dtype or np.dtype(np.float32)
+    bounded = ctx.value(Eltwise, [squares, ctx.constant(np.array(eps, dtype), "/eps")], suffix="/bounded", operation="sum" if mode == "add" else "max")
+    norm = ctx.value(Activation, [bounded], suffix="/norm", kind="sqrt")
+    return ctx.value(Eltwise, [x, norm], operation="div")
 
 
 @ir_layer_reader("GRN")
@@ -125,13 +173,21 @@ def grn(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("TopK")
 def top_k(ctx: LayerContext) -> Sequence[SSAValue | None]:
-    """TopK with k = 1 whose values nothing reads: an ArgMax (ties give the first index)."""
-    if ctx.scalar(1, "k") != 1 or ctx.output_used(0) or ctx.attr("mode") not in ("max", "min"):
-        raise ctx.fail("only TopK with k = 1 and its indices used (an argmax) is supported")
-    index = ctx.value(ArgMax, [ctx.input(0)], axis=ctx.int("axis"), mode=ctx.attr("mode"), keep_dims=True)
+    """TopK with k = 1: its values a max (min) reduction, its indices an ArgMax (ties give
+    the first index)."""
+    k, mode, axis = ctx.scalar(1, "k"), ctx.attr("mode"), ctx.int("axis")
+    if k != 1 or mode not in ("max", "min"):
+        raise ctx.fail(f"TopK with k = {k:g} and mode '{mode}' has no nn equivalent", fix="nn.argmax and nn.reduce give k = 1 (max or min) only")
+    values = None
+    if ctx.output_used(0):
+        suffix = "/values" if ctx.output_used(1) else ""
+        values = ctx.value(Reduce, [ctx.input(0)], suffix=suffix, operation=mode, axes=[axis], keep_dims=True)
+    if not ctx.output_used(1):
+        return [values, None]
+    index = ctx.value(ArgMax, [ctx.input(0)], axis=axis, mode=mode, keep_dims=True)
     if ctx.attr("index_element_type", "i32") == "i32":
         index = ctx.value(Convert, [index], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
-    return [None, index]
+    return [values, index]
 
 
 INTERPOLATE_MODES = {"nearest": "nearest", "linear_onnx": "linear", "cubic": "cubic"}
@@ -140,8 +196,9 @@ INTERPOLATE_MODES = {"nearest": "nearest", "linear_onnx": "linear", "cubic": "cu
 @ir_layer_reader("Interpolate")
 def interpolate(ctx: LayerContext) -> SSAValue:
     mode, rank = ctx.attr("mode"), ctx.rank(0)
-    if mode not in INTERPOLATE_MODES or ctx.bool("antialias", "false") or any(ctx.ints("pads_begin", "0") + ctx.ints("pads_end", "0")):
-        raise ctx.fail(f"Interpolate mode '{mode}' with antialias or pads is not supported", fix="nn.resample has nearest, linear_onnx and cubic, unpadded")
+    if mode not in INTERPOLATE_MODES or ctx.bool("antialias", "false"):
+        raise ctx.fail(f"Interpolate mode '{mode}' with antialias {ctx.attr('antialias', 'false')} is not supported", fix="nn.resample has nearest, linear_onnx and cubic, without antialias")
+    x, dims = interpolate_padded(ctx)
     by_scales = ctx.attr("shape_calculation_mode") == "scales"
     if ctx.layer.version == "opset4":
         target, axes_index = ctx.const(2 if by_scales else 1, "scales" if by_scales else "sizes"), 3
@@ -154,11 +211,21 @@ def interpolate(ctx: LayerContext) -> SSAValue:
         "nearest_mode": ctx.attr("nearest_mode", "round_prefer_floor"),
         "cubic_coeff_a": ctx.float("cube_coeff", "-0.75"),
     }
-    full: list[float | int] = [1.0] * rank if by_scales else list(ctx.shape(0))
+    full: list[float | int] = [1.0] * rank if by_scales else list(dims)
     for axis, v in zip(axes, np.asarray(target).reshape(-1)):
         full[axis % rank] = float(v) if by_scales else int(v)
     props["scales" if by_scales else "sizes"] = full
-    return ctx.value(Resample, [ctx.input(0)], **props)
+    return ctx.value(Resample, [x], **props)
+
+
+def interpolate_padded(ctx: LayerContext) -> tuple[SSAValue, tuple[int, ...]]:
+    """The input with Interpolate's zero pads (applied before resampling), and its dims."""
+    rank, dims = ctx.rank(0), ctx.shape(0)
+    begin, end = ((ctx.ints(name, "0") + [0] * rank)[:rank] for name in ("pads_begin", "pads_end"))
+    if not any(begin + end):
+        return ctx.input(0), dims
+    x = ctx.value(Pad, [ctx.input(0)], suffix="/pad", pads_begin=begin, pads_end=end, mode="constant", value=0.0)
+    return x, tuple(d + b + e if d >= 0 else d for d, b, e in zip(dims, begin, end))
 
 
 @ir_layer_reader("Concat")
