@@ -1,5 +1,7 @@
 """Readers of the opset operations that have an `nn` equivalent: element-wise ops,
-activations and the linear ops (windowed, normalisation and shape ops: `readers_shape.py`).
+activations and the linear ops (windowed, normalisation and shape ops: `readers_shape.py`;
+Slice, StridedSlice and Pad: `readers_slice.py`; detection layers: `readers_detection.py`;
+custom layers of loaded extensions: `readers_custom.py`).
 
 Each reader is the inverse of the matching emitter in `backends/ir_xml/emitters`, and also
 accepts the other forms OpenVINO itself writes (older opset versions, optional inputs).
