@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from irforge.backends.reference import run
@@ -186,3 +187,67 @@ def test_custom_op_is_one_ir_xml_layer_of_its_extension(tmp_path):
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "rpn.xml").read_text()
     assert 'type="Proposal" version="frcnn"' in text and 'post_nms_topn="50"' in text
+
+
+# -- every example on every device ------------------------------------------------------------
+def identity_model() -> onnx.ModelProto:
+    node = helper.make_node("CustomIdentity", ["x"], ["y"], name="identity", domain="com.example")
+    relu = helper.make_node("Relu", ["y"], ["z"], name="relu")
+    graph = helper.make_graph(
+        [node, relu], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 7])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3, 5, 7])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
+
+
+@pytest.mark.parametrize("example, device", [(e, d) for e in ("identity", "interp", "proposal") for d in ("cpu", "gpu")])
+def test_examples_run_the_same_on_every_device(tmp_path, example, device):
+    """ref is the numpy forward; cpu runs the identity's native kernel (the others' forward as
+    a host step); gpu its OpenCL kernel (the others fall back to the CPU, HETERO)."""
+    extension = f"{example}.py"
+    if example == "identity":
+        onnx.save_model(identity_model(), str(tmp_path / "m.onnx"))
+        model_file, feeds = tmp_path / "m.onnx", {"x": np.random.default_rng(1).standard_normal((2, 3, 5, 7)).astype(np.float32)}
+    elif example == "interp":
+        net = 'input: "data"\ninput_shape { dim: 1 dim: 2 dim: 5 dim: 7 }\nlayer { name: "interp" type: "Interp" bottom: "data" top: "up" interp_param { height: 9 width: 13 } }\n'
+        model_file, _ = write_caffe(tmp_path, "m", net, {})
+        feeds = {"data": np.random.default_rng(3).standard_normal((1, 2, 5, 7)).astype(np.float32)}
+    else:
+        model_file, _ = write_caffe(tmp_path, "m", PROPOSAL_NET, {})
+        feeds = proposal_inputs()
+    result = tool("ir_convert", "--input_model", str(model_file), "--extensions", str(EXAMPLES / extension), "-o", str(tmp_path), "-n", "out")
+    assert result.returncode == 0, result.stderr
+    ref = run_tool_model(tmp_path, tmp_path / "out.xml", extension, feeds)
+    args = []
+    for name, array in feeds.items():
+        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+    got = tool("ir_run", str(tmp_path / "out.xml"), "--extensions", str(EXAMPLES / extension), "--device", device, *args, "--output", str(tmp_path / "dev.npz"))
+    assert got.returncode == 0, got.stderr
+    for name, want in ref.items():
+        np.testing.assert_allclose(np.load(tmp_path / "dev.npz")[name], want, rtol=1e-5, atol=1e-6)
+    if example == "identity":
+        np.testing.assert_array_equal(ref["z"], np.maximum(feeds["x"], 0))
+
+
+def test_forward_errors_on_the_cpu_backend_surface_after_the_run():
+    import irforge
+    from irforge.builder import ModelBuilder
+    from irforge.custom import CustomOp
+    from irforge.errors import IrforgeError
+
+    class Fragile(CustomOp):
+        extension = "test_fragile"
+        op = "fragile"
+
+        def forward(self, x: np.ndarray) -> np.ndarray:
+            if (x < 0).any():
+                raise ValueError("negative input")
+            return np.sqrt(x)
+
+    b = ModelBuilder()
+    b.output(b.add(Fragile.op_class, [b.input("x", [4])]).results[0], "y")
+    compiled = irforge.compile(b.finish(), device="cpu", cache_dir=False)
+    np.testing.assert_allclose(compiled({"x": np.array([0, 1, 4, 9], np.float32)})["y"], [0, 1, 2, 3])
+    with pytest.raises(IrforgeError, match="the forward of test_fragile.fragile failed: ValueError: negative input"):
+        compiled({"x": np.array([-1, 1, 4, 9], np.float32)})
+    np.testing.assert_allclose(compiled({"x": np.array([16, 1, 4, 9], np.float32)})["y"], [4, 1, 2, 3])

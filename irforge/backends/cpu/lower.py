@@ -76,6 +76,8 @@ class Program:
     buffers: list[Buffer]
     inputs: list[tuple[str, Buffer, tuple[int, ...], np.dtype]]
     outputs: list[tuple[str, Buffer, tuple[int, ...], np.dtype]]
+    host_steps: list = field(default_factory=list)
+    """Phases run by Python callbacks (custom layers' numpy forward), checked after a run."""
 
 
 @dataclass
@@ -91,6 +93,7 @@ class Lowering:
     kernels: dict[str, str] = field(default_factory=dict)
     absorbed: set[Operation] = field(default_factory=set)
     uses: dict[SSAValue, int] = field(default_factory=dict)
+    host_steps: list = field(default_factory=list)
 
     # -- buffers ---------------------------------------------------------------------
     def buffer(self, nbytes: int, kind: str, array: np.ndarray | None = None) -> Buffer:
@@ -181,6 +184,18 @@ def check_static(model: Model) -> None:
             )
 
 
+def lowering_of(op: Operation) -> Lowerer | None:
+    """The op's lowering: registered for its class, or a custom layer's (its own kernel, or
+    its numpy forward as a host step)."""
+    found = LOWERINGS.get(type(op))
+    if found is None:
+        from irforge.backends.cpu.ops.custom import custom_of, lower_custom
+
+        if custom_of(op) is not None:
+            return lower_custom
+    return found
+
+
 def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
     """Lower every op of the model's function; unsupported ops are reported together."""
     import irforge.backends.cpu.ops  # noqa: F401  (registers the lowerings)
@@ -188,7 +203,7 @@ def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
     func = model.func
     check_static(model)
     body = list(func.body.block.ops)
-    missing = sorted({op.name for op in body if not isinstance(op, Constant | ReturnOp) and type(op) not in LOWERINGS})
+    missing = sorted({op.name for op in body if not isinstance(op, Constant | ReturnOp) and lowering_of(op) is None})
     if missing:
         raise IrforgeError(
             f"no CPU kernel for {', '.join(missing)}",
@@ -211,11 +226,11 @@ def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
             ]
             for _, buf, _, _ in outputs:
                 buf.touch(len(ctx.phases))
-            return Program(ctx.modules, ctx.phases, ctx.buffers, inputs, outputs)
+            return Program(ctx.modules, ctx.phases, ctx.buffers, inputs, outputs, ctx.host_steps)
         if isinstance(op, Constant):
             array = np.ascontiguousarray(constant_value(op, model.store))
             ctx.constants[op.output] = array
             ctx.values[op.output] = ctx.const(array)
         elif op not in ctx.absorbed:
-            LOWERINGS[type(op)](ctx, op)
+            lowering_of(op)(ctx, op)  # type: ignore[misc]
     raise IrforgeError("the model function has no func.return")

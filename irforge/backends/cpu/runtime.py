@@ -152,6 +152,8 @@ class Executable:
                     table[index] = array.ctypes.data
             if self.program.phases:
                 self.team.run(self.table_of_tables.ctypes.data, self.barrier.ctypes.data)
+            for step in self.program.host_steps:
+                step.raise_pending()
             return {name: self._read(buf, shape, dtype) for name, buf, shape, dtype in self.program.outputs}
 
     def _read(self, buf, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
