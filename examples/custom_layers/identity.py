@@ -13,33 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from irforge.custom import Attr, CpuKernel, CustomOp, OpenCLKernel, op_extension
+from irforge.custom.cpu import elementwise_kernel
 
 
 def _cpu_kernel(module, op, shapes):  # type: ignore[no-untyped-def]
-    """YOUR MATH (native): an LLVM function void(float* in, float* out) added to `module`.
-    As generated it copies the input element by element (the identity)."""
-    from llvmlite import ir
-
-    count = 1
-    for d in shapes[0]:
-        count *= d
-    f32p = ir.PointerType(ir.FloatType())
-    name = f"custom_identity_{count}"
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [f32p, f32p]), name=name)
-    entry, loop, done = fn.append_basic_block("entry"), fn.append_basic_block("loop"), fn.append_basic_block("done")
-    b = ir.IRBuilder(entry)
-    b.branch(loop)
-    b.position_at_end(loop)
-    i = b.phi(ir.IntType(64))
-    i.add_incoming(ir.Constant(ir.IntType(64), 0), entry)
-    value = b.load(b.gep(fn.args[0], [i]))
-    b.store(value, b.gep(fn.args[1], [i]))
-    nxt = b.add(i, ir.Constant(ir.IntType(64), 1))
-    i.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(ir.IntType(64), count)), loop, done)
-    b.position_at_end(done)
-    b.ret_void()
-    return name
+    """YOUR MATH (native): the value of one output element from one input element, as LLVM IR
+    (llvmlite's IRBuilder `b`; op attributes as `op.<name>`). As generated, the identity."""
+    return elementwise_kernel(module, "custom_identity", shapes[0], lambda b, x: x)
 
 
 # YOUR MATH (OpenCL): one work-item per output element; as generated, the identity

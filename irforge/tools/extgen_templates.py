@@ -48,31 +48,10 @@ MAPPINGS = {
 CPU_KERNEL = '''
 
 def _cpu_kernel(module, op, shapes):  # type: ignore[no-untyped-def]
-    """YOUR MATH (native): an LLVM function void(float* in, float* out) added to `module`.
-    As generated it copies the input element by element (the identity)."""
-    from llvmlite import ir
-
-    count = 1
-    for d in shapes[0]:
-        count *= d
-    f32p = ir.PointerType(ir.FloatType())
-    name = f"{OP_NAME}_{{count}}"
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [f32p, f32p]), name=name)
-    entry, loop, done = fn.append_basic_block("entry"), fn.append_basic_block("loop"), fn.append_basic_block("done")
-    b = ir.IRBuilder(entry)
-    b.branch(loop)
-    b.position_at_end(loop)
-    i = b.phi(ir.IntType(64))
-    i.add_incoming(ir.Constant(ir.IntType(64), 0), entry)
-    value = b.load(b.gep(fn.args[0], [i]))
-    b.store(value, b.gep(fn.args[1], [i]))
-    nxt = b.add(i, ir.Constant(ir.IntType(64), 1))
-    i.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(ir.IntType(64), count)), loop, done)
-    b.position_at_end(done)
-    b.ret_void()
-    return name
-'''.replace("{OP_NAME}", "{snake}")
+    """YOUR MATH (native): the value of one output element from one input element, as LLVM IR
+    (llvmlite's IRBuilder `b`; op attributes as `op.<name>`). As generated, the identity."""
+    return elementwise_kernel(module, "{snake}", shapes[0], lambda b, x: x)
+'''
 
 GPU_KERNEL = '''
 
@@ -96,7 +75,7 @@ from __future__ import annotations
 import numpy as np
 
 from irforge.custom import {imports}
-{cpu_kernel}{gpu_kernel}
+{cpu_import}{cpu_kernel}{gpu_kernel}
 
 class {op}(CustomOp):
     """{op}: describe what it computes."""
@@ -152,7 +131,8 @@ def test_{snake}_converts_and_runs(tmp_path):  # type: ignore[no-untyped-def]
         result = tool("ir_run", str(tmp_path / "out.mlir"), "--extensions", str(EXTENSION), "--device", device,
                       "--input", f"x={{tmp_path / 'x.npy'}}", "--output", str(tmp_path / f"{{device}}.npz"))
         assert result.returncode == 0, result.stderr
-        np.testing.assert_allclose(np.load(tmp_path / f"{{device}}.npz")["y"], expected, rtol=1e-5, atol=1e-6)
+        got = np.load(tmp_path / f"{{device}}.npz")["y"]
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg=f"on --device {{device}}")
 '''
 
 BUILDERS = {
@@ -211,10 +191,14 @@ def render(spec: Spec) -> tuple[str, str]:
         kernels += "    cpu = CpuKernel(build=_cpu_kernel)\n"
     if spec.gpu:
         kernels += f'    opencl = OpenCLKernel(source=OPENCL_SOURCE, entry="{spec.snake}", global_size=lambda op, shapes: (int(np.prod(shapes[0])),))\n'
+    if spec.cpu:
+        module_imports = "from irforge.custom.cpu import elementwise_kernel\n"
+    else:
+        module_imports = ""
     module = MODULE.format(
         op=spec.op, framework=spec.framework, snake=spec.snake, extension=spec.extension, imports=", ".join(sorted(imports)),
         cpu_kernel=CPU_KERNEL.format(snake=spec.snake) if spec.cpu else "", gpu_kernel=GPU_KERNEL.format(snake=spec.snake) if spec.gpu else "",
-        attrs=attr_lines(spec), kernels=kernels,
+        attrs=attr_lines(spec), kernels=kernels, cpu_import=module_imports,
         mapping=MAPPINGS[spec.framework].format(op=spec.op, domain_arg=domain_arg),
     )
     builder = BUILDERS[spec.framework].format(

@@ -50,3 +50,17 @@ def test_existing_files_are_kept(tmp_path):
     (tmp_path / "x.py").write_text("mine")
     result = ir_extgen("new", "--op", "X", "--framework", "tf", "-o", str(tmp_path))
     assert result.returncode == 2 and "already exist" in result.stderr and (tmp_path / "x.py").read_text() == "mine"
+
+
+@pytest.mark.parametrize("flag, old, new", [
+    ("--cpu", "lambda b, x: x)", "lambda b, x: b.fadd(x, x))"),
+    ("--gpu", "y[i] = x[i];", "y[i] = 2.0f * x[i];"),
+])
+def test_the_native_kernels_are_the_ones_that_run(tmp_path, flag, old, new):
+    """Change only the native kernel's math: the generated test must fail on that device."""
+    assert ir_extgen("new", "--op", "Native", "--framework", "onnx", flag, "-o", str(tmp_path)).returncode == 0
+    module = tmp_path / "native.py"
+    assert old in module.read_text()
+    module.write_text(module.read_text().replace(old, new))
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_native.py")], capture_output=True, text=True, timeout=300)
+    assert tests.returncode != 0 and ("cpu" if flag == "--cpu" else "gpu") in tests.stdout
