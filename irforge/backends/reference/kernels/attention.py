@@ -1,0 +1,42 @@
+"""Reference kernel of ScaledDotProductAttention, step by step as the opset13 pseudo-code."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irforge.backends.reference.registry import kernel
+from irforge.dialects.nn.attention import ScaledDotProductAttention
+
+
+def attention_bias(op: ScaledDotProductAttention, mask: np.ndarray | None, rows: int, cols: int, dtype: np.dtype) -> np.ndarray:
+    """What is added to the scaled scores: the causal triangle, the mask as -inf/0 (i1) or as
+    it is (float), else 0."""
+    if op.bool_prop("causal"):
+        return np.triu(np.full((rows, cols), -np.inf, dtype), k=1)
+    if mask is None:
+        return np.zeros((), dtype)
+    if mask.dtype == np.bool_:
+        return np.where(mask, np.zeros((), dtype), np.array(-np.inf, dtype))
+    return mask.astype(dtype, copy=False)
+
+
+@kernel(ScaledDotProductAttention)
+def scaled_dot_product_attention(
+    op: ScaledDotProductAttention,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    scale: np.ndarray | None = None,
+) -> np.ndarray:
+    dtype = q.dtype
+    factor = np.asarray(scale, dtype).reshape(()) if scale is not None else np.asarray(op.static_scale(), dtype)
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
+    scores = scores + attention_bias(op, mask, q.shape[-2], k.shape[-2], dtype)
+    # shift by the row max so exp neither overflows nor underflows to all zeros; a row of
+    # -inf only (everything masked) stays NaN, as the opset's Softmax gives
+    shift = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(shift), shift, 0))
+    with np.errstate(invalid="ignore"):
+        probs = e / np.sum(e, axis=-1, keepdims=True)
+    return np.matmul(probs, v)
