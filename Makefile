@@ -18,7 +18,7 @@ demo: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python examples/demo.py
 
 pytest: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" PYOPENCL_CTX=0 $(BIN)/python -m pytest
+	PATH="$(abspath $(BIN)):$$PATH" PYOPENCL_CTX=0 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest
 
 lit: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/lit --order=lexical tests/filecheck
