@@ -7,6 +7,7 @@ from xdsl.pattern_rewriter import RewritePattern
 
 def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.activations import Gelu, GeluTanh, HSigmoid, HSwish, Swish
+    from irforge.passes.patterns.subgraphs.attention import ScaledDotProductAttentionPattern
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
     from irforge.passes.patterns.subgraphs.normalization import MeanVarianceNormalization
@@ -14,6 +15,7 @@ def builtin_replacements() -> list[RewritePattern]:
     # pattern -> op replacements before the op -> sub-graph ones; HSwish before HSigmoid,
     # whose pattern is a part of HSwish's
     return [
+        ScaledDotProductAttentionPattern(),
         MeanVarianceNormalization(),
         BatchNormOfMoments(),
         Gelu(),
