@@ -1,12 +1,12 @@
-"""Convolution kernels: im2col into the GEMM's packed B panels, and direct depthwise.
+"""Convolution kernels: im2col into the GEMM's packed B panels.
 
 Grouped and dense convolutions run on the GEMM core (weights packed once into A panels);
 a 1x1 stride-1 unpadded convolution reads its input as B directly. Everything else is
 first unfolded by `im2col_kernel`, which writes each (channel, ky, kx) row of the unfolded
 input straight into the [P/NR][K][NR] panel layout, 16 output positions at a time: masked
 contiguous loads at stride 1, one masked gather otherwise (padding and the tail panel
-become zeros). Depthwise convolutions (one input channel per
-group) have their own kernel: 16 outputs of a row per vector, an FMA per tap.
+become zeros). Depthwise convolutions (one input channel per group) have their own
+kernel, in `depthwise.py`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
 from irforge.backends.cpu.codegen.gemm import NR
 from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
 
@@ -121,63 +120,3 @@ def _im2col_vector(kb: KernelBuilder, g: ConvGeometry, src, p0, dy, dx):  # type
     if g.stride[1] == 1:
         return values
     return kb.gather(src, offsets, any_ok)
-
-
-@dataclass(frozen=True)
-class DepthwiseSpec:
-    geometry: ConvGeometry
-    bias: bool
-    epilogue: Epilogue
-
-
-def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
-    """args: X, W [C][kh*kw], out, [bias], [residual]; threads split the (n, c) planes."""
-    g = spec.geometry
-    kb = KernelBuilder(module, name)
-    x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
-    bias = kb.slot(3) if spec.bias else None
-    res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
-    b = kb.b
-    q0, q1 = kb.partition(g.n * g.c)
-    with kb.loop(q0, q1, name="plane") as q:
-        c = b.urem(q, i64(g.c))
-        src = kb.at(x, b.mul(q, i64(g.h * g.w)))
-        dst_off = b.mul(q, i64(g.p))
-        init = kb.splat(b.load(kb.at(bias, c))) if bias is not None else kb.vconst(0.0)
-        taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
-        with kb.loop(0, g.oh, name="oy") as oy:
-            with kb.loop(0, g.ow, VW, name="ox") as ox0:
-                acc = _depthwise_vector(kb, g, src, taps, oy, ox0, init)
-                lanes = b.sub(i64(g.ow), ox0)
-                mask = kb.mask(lanes)
-                offset = b.add(dst_off, b.add(b.mul(oy, i64(g.ow)), ox0))
-                residual = kb.vload(kb.at(res, offset), mask=mask) if res is not None else None
-                kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
-    kb.finish()
-
-
-def _depthwise_vector(kb: KernelBuilder, g: ConvGeometry, src, taps, oy, ox0, init):  # type: ignore[no-untyped-def]
-    """Sum over taps for outputs (oy, ox0 .. ox0+15); rows outside the input are skipped."""
-    b = kb.b
-    with b.goto_block(kb.fn.entry_basic_block):
-        acc_slot = b.alloca(vec())
-    b.store(init, acc_slot)
-    ox = b.add(kb.splat(ox0), _ivec(list(range(VW))))
-    ox_ok = b.icmp_signed("<", ox, kb.splat(i64(g.ow)))
-    for ky in range(g.kh):
-        iy = b.sub(b.add(b.mul(oy, i64(g.stride[0])), i64(ky * g.dilation[0])), i64(g.pad[0]))
-        row_ok = b.icmp_unsigned("<", iy, i64(g.h))
-        with kb.if_(row_ok):
-            row = kb.at(src, b.mul(iy, i64(g.w)))
-            acc = b.load(acc_slot)
-            for kx in range(g.kw):
-                ix = b.add(b.mul(ox, kb.splat(i64(g.stride[1]))), kb.splat(i64(kx * g.dilation[1] - g.pad[1])))
-                ok = b.and_(ox_ok, _in_range(kb, ix, g.w))
-                if g.stride[1] == 1:
-                    start = b.sub(b.add(ox0, i64(kx * g.dilation[1])), i64(g.pad[1]))
-                    values = kb.vload(kb.at(row, start), mask=ok)
-                else:
-                    values = kb.gather(row, ix, ok)
-                acc = kb.fma(kb.splat(b.load(kb.at(taps, ky * g.kw + kx))), values, acc)
-            b.store(acc, acc_slot)
-    return b.load(acc_slot)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from irforge.backends.cpu.codegen.conv import ConvGeometry, DepthwiseSpec, depthwise_kernel, im2col_kernel
+from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of

@@ -1,0 +1,104 @@
+"""Direct depthwise convolution (one input channel per group) over NCHW planes.
+
+Vectors run along the output width, 16 outputs of a row at a time, with one FMA per tap.
+The loop body is straight-line code: a tap's load mask is computed once per vector (the
+lanes whose input column is inside the row) and ANDed with its row's validity, so rows
+and columns of padding are masked-off lanes, never branches (a row outside the input is
+read at row 0 with an all-off mask; a column before the row's start is an off lane of a
+load that begins there). At stride 1 a tap is one masked contiguous load; at
+stride 2 it is two masked contiguous loads (32 input columns) and one even-lane shuffle
+(no gathers); larger strides gather.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from irforge.backends.cpu.codegen.conv import ConvGeometry
+from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
+from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64, vec
+
+_LANES = ir.Constant(vec(VW, I64), list(range(VW)))
+_EVEN = ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2)))
+
+
+@dataclass(frozen=True)
+class DepthwiseSpec:
+    geometry: ConvGeometry
+    bias: bool
+    epilogue: Epilogue
+
+
+def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
+    """args: X, W [C][kh*kw], out, [bias], [residual]; threads split the (n, c) planes."""
+    g = spec.geometry
+    kb = KernelBuilder(module, name)
+    x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
+    bias = kb.slot(3) if spec.bias else None
+    res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
+    b = kb.b
+    q0, q1 = kb.partition(g.n * g.c)
+    with kb.loop(q0, q1, name="plane") as q:
+        c = b.urem(q, i64(g.c))
+        src = kb.at(x, b.mul(q, i64(g.h * g.w)))
+        dst_off = b.mul(q, i64(g.p))
+        init = kb.splat(b.load(kb.at(bias, c))) if bias is not None else kb.vconst(0.0)
+        taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
+        weights = [kb.splat(b.load(kb.at(taps, t))) for t in range(g.kh * g.kw)]
+        with kb.loop(0, g.oh, name="oy") as oy:
+            rows = _rows(kb, g, src, oy)
+            with kb.loop(0, g.ow, VW, name="ox") as ox0:
+                acc = _output_vector(kb, g, rows, weights, ox0, init)
+                mask = kb.mask(b.sub(i64(g.ow), ox0))
+                offset = b.add(dst_off, b.add(b.mul(oy, i64(g.ow)), ox0))
+                residual = kb.vload(kb.at(res, offset), mask=mask) if res is not None else None
+                kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+    kb.finish()
+
+
+def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
+    """(row pointer, all-lanes validity) of each ky for output row `oy`."""
+    b = kb.b
+    rows = []
+    for ky in range(g.kh):
+        iy = b.sub(b.add(b.mul(oy, i64(g.stride[0])), i64(ky * g.dilation[0])), i64(g.pad[0]))
+        ok = b.icmp_unsigned("<", iy, i64(g.h))
+        safe = b.select(ok, iy, i64(0))
+        rows.append((kb.at(src, b.mul(safe, i64(g.w))), kb.splat(ok)))
+    return rows
+
+
+def _columns(kb: KernelBuilder, g: ConvGeometry, start: ir.Value) -> ir.Value:
+    """Lanes j with 0 <= start + j < w."""
+    b = kb.b
+    return b.icmp_unsigned("<", b.add(kb.splat(start), _LANES), kb.splat(i64(g.w)))
+
+
+def _output_vector(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init):  # type: ignore[no-untyped-def]
+    """Sum over taps for outputs (oy, ox0 .. ox0+15) of the row whose taps are `rows`."""
+    b = kb.b
+    sx = g.stride[1]
+    acc = init
+    for kx in range(g.kw):
+        start = b.add(b.mul(ox0, i64(sx)), i64(kx * g.dilation[1] - g.pad[1]))
+        if sx == 1:
+            cols = [_columns(kb, g, start)]
+        elif sx == 2:
+            cols = [_columns(kb, g, start), _columns(kb, g, b.add(start, i64(VW)))]
+        else:
+            ix = b.add(b.mul(b.add(kb.splat(ox0), _LANES), kb.splat(i64(sx))), kb.splat(i64(kx * g.dilation[1] - g.pad[1])))
+            cols = [b.icmp_unsigned("<", ix, kb.splat(i64(g.w)))]
+        for ky, (row, row_ok) in enumerate(rows):
+            masks = [b.and_(m, row_ok) for m in cols]
+            if sx == 1:
+                values = kb.vload(b.gep(row, [start]), mask=masks[0])
+            elif sx == 2:
+                lo = kb.vload(b.gep(row, [start]), mask=masks[0])
+                hi = kb.vload(b.gep(row, [b.add(start, i64(VW))]), mask=masks[1])
+                values = b.shuffle_vector(lo, hi, _EVEN)
+            else:
+                values = kb.gather(row, ix, masks[0])
+            acc = kb.fma(weights[ky * g.kw + kx], values, acc)
+    return acc
