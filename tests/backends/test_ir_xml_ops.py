@@ -154,9 +154,21 @@ def misc_cases():  # type: ignore[no-untyped-def]
     yield case(nn.Select, [X4 > 0, rand(3, 5, 1, seed=39)], [np.array(-1.0, np.float32)], id="select")
 
 
+def attention_cases():  # type: ignore[no-untyped-def]
+    q, k, v = rand(2, 3, 5, 8, seed=40), rand(2, 3, 7, 8, seed=41), rand(1, 3, 7, 4, seed=42)
+    mask = rand(5, 7, seed=43, low=-3.0, high=0.0)
+    yield case(nn.ScaledDotProductAttention, [q, k, v], id="attention")
+    yield case(nn.ScaledDotProductAttention, [q, k, v], scale=0.2, id="attention-scale")
+    yield case(nn.ScaledDotProductAttention, [q, k, v, mask], scale=0.3, id="attention-mask-scale")
+    yield case(nn.ScaledDotProductAttention, [q, k, v], [rand(2, 1, 5, 7, seed=44) > -0.5], id="attention-boolean-mask")
+    yield case(nn.ScaledDotProductAttention, [q, k[:, :, :5], v[:, :, :5]], causal=True, id="attention-causal")
+    yield case(nn.ScaledDotProductAttention, [q, k, v, mask], causal=True, id="attention-causal-cross")
+    yield case(nn.ScaledDotProductAttention, [q, k, v, mask, np.array(0.4, np.float32)], id="attention-scale-input")
+
+
 CASES = [
     *activation_cases(), *eltwise_cases(), *window_cases(), *linear_cases(), *reduce_cases(),
-    *resample_cases(), *shape_cases(), *misc_cases(),
+    *resample_cases(), *shape_cases(), *misc_cases(), *attention_cases(),
 ]  # fmt: skip
 
 
@@ -179,9 +191,9 @@ def test_every_nn_op_has_an_emitter():
 
 
 def test_every_op_of_the_core_families_is_run_here():
-    """The families whose emitters live in emitters/{conv,elementwise,linear,shape}.py."""
-    from irforge.dialects.nn import activation, conv, elementwise, linear, normalization, reduce, resample, shape
+    """The families whose emitters live in emitters/{attention,conv,elementwise,linear,shape}.py."""
+    from irforge.dialects.nn import activation, attention, conv, elementwise, linear, normalization, reduce, resample, shape
 
-    families = (activation, conv, elementwise, linear, normalization, reduce, resample, shape)
+    families = (activation, attention, conv, elementwise, linear, normalization, reduce, resample, shape)
     core = {op for op in nn.OPS if any(op.__module__ == f.__name__ for f in families)}
     assert core - {p.values[0] for p in CASES} == set()

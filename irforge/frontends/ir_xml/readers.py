@@ -9,15 +9,13 @@ accepts the other forms OpenVINO itself writes (older opset versions, optional i
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.activation import Activation, Clamp, PReLU, ReLU
+from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.elementwise import Convert, Eltwise, Select
 from irforge.dialects.nn.linear import BatchNormalization, MatMul
-from irforge.dialects.nn.normalization import SoftMax
 from irforge.frontends.ir_xml import readers_detection, readers_shape, readers_slice  # noqa: F401  (register the rest)
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES
@@ -143,19 +141,19 @@ def batch_norm(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("ScaledDotProductAttention")
 def attention(ctx: LayerContext) -> SSAValue:
-    """softmax(q @ k^T * scale + mask) @ v, which OpenVINO's converter fuses attention into."""
-    if ctx.bool("causal", "false"):
-        raise ctx.fail("causal attention is not supported", fix="convert the model with an explicit mask")
-    q = ctx.input(0)
-    dtype = ctx.layer.inputs[0].dtype or np.dtype(np.float32)
-    scale = ctx.scalar(4, "scale") if ctx.num_inputs > 4 else 1 / math.sqrt(ctx.shape(0)[-1])
-    scores = ctx.value(MatMul, [q, ctx.input(1)], suffix="/scores", transpose_b=True)
-    scores = ctx.value(Eltwise, [scores, ctx.constant(np.array(scale, dtype), "/scale")], suffix="/scaled", operation="mul")
-    if ctx.num_inputs > 3:
-        mask = ctx.importer.constant_at(ctx.source(3))
-        if mask is None or mask.dtype == np.bool_ or np.any(mask != 0):
-            if mask is not None and mask.dtype == np.bool_:
-                raise ctx.fail("a boolean attention mask is not supported", fix="give an additive float mask")
-            scores = ctx.value(Eltwise, [scores, ctx.input(3)], suffix="/masked", operation="sum")
-    probs = ctx.value(SoftMax, [scores], suffix="/probs", axis=-1)
-    return ctx.value(MatMul, [probs, ctx.input(2)])
+    """One nn.scaled_dot_product_attention: a constant scale input becomes the property, and
+    the scalar zero mask written before it (by ovc or irforge) only to reach that input goes."""
+    operands = [ctx.input(0), ctx.input(1), ctx.input(2)]
+    scale = ctx.importer.constant_at(ctx.source(4)) if ctx.num_inputs > 4 else None
+    if scale is not None and scale.size != 1:
+        raise ctx.fail(f"scale (input #4) must hold one value, got shape {list(scale.shape)}")
+    if ctx.num_inputs > 3 and not (scale is not None and is_zero_scalar(ctx.importer.constant_at(ctx.source(3)))):
+        operands.append(ctx.input(3))
+    if ctx.num_inputs > 4 and scale is None:
+        operands.append(ctx.input(4))  # known only at run time: the op's scale operand
+    value = float(scale.reshape(-1)[0]) if scale is not None else None
+    return ctx.value(ScaledDotProductAttention, operands, causal=ctx.bool("causal", "false"), scale=value)
+
+
+def is_zero_scalar(mask: np.ndarray | None) -> bool:
+    return mask is not None and mask.ndim == 0 and mask.dtype.kind == "f" and float(mask) == 0.0
