@@ -1,0 +1,98 @@
+"""Lowering of ScaledDotProductAttention onto the kernels MatMul and SoftMax already use.
+
+    kT     = k with its last two axes swapped       (copy kernel, into scratch)
+    scores = q @ kT                                  (GEMM core, batched with broadcasting)
+    scores = scores * scale (+ bias | select mask)   (pointwise kernels)
+    probs  = softmax over the last axis              (row kernel)
+    y      = probs @ v                               (GEMM core)
+
+The scores and probabilities live in scratch, [batch..., L, S] each. The bias is the -inf
+triangle when causal, the float mask added, or an i1 mask selecting -inf where it is false.
+A mask that would broadcast the scores to more batches than q and k give has no kernel here
+(the reference kernel runs it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel
+from irforge.backends.cpu.codegen.rows import RowSpec
+from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
+from irforge.backends.cpu.ops.elementwise import pointwise_phase
+from irforge.backends.cpu.ops.linear import _batch_strides as batch_strides
+from irforge.backends.cpu.ops.movement import relayout
+from irforge.backends.cpu.ops.reduce import rows_phase
+from irforge.dialects.nn.attention import ScaledDotProductAttention
+from irforge.dialects.nn.base import broadcast_shapes
+from irforge.errors import IrforgeError
+
+Shape = tuple[int, ...]
+
+
+def batched_gemm(ctx: Lowering, a: tuple[Buffer, Shape], b: tuple[Buffer, Shape], out: tuple[Buffer, Shape]) -> None:
+    """out[..., m, n] = a[..., m, k] @ b[..., k, n], all row-major, batch axes broadcast."""
+    (a_buf, a_shape), (b_buf, b_shape), (c_buf, c_shape) = a, b, out
+    m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+    batch = c_shape[:-2]
+    strides = zip(
+        batch_strides(a_shape[:-2], batch, m * k), batch_strides(b_shape[:-2], batch, k * n), batch_strides(batch, batch, m * n)
+    )
+    levels = tuple(Batch(size, sa, sb, sc) for size, (sa, sb, sc) in zip(batch, strides))
+    spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=False, ldb=n, ldc=n, batches=levels)
+    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
+    ctx.phase(name, [a_buf, b_buf, c_buf], "attention", 2 * math.prod(c_shape) * k)
+
+
+def scaled_and_masked(ctx: Lowering, op: ScaledDotProductAttention, scores: Buffer, shape: Shape) -> Buffer:
+    """scores * scale + bias, into a new scratch buffer (the input stays for nothing else)."""
+    if op.scale_input is not None:
+        factor, factor_shape = ctx.input(op, 4), shape_of(op.scale_input)
+    else:
+        factor, factor_shape = ctx.const(np.array([op.static_scale()], np.float32)), (1,)
+    scaled = ctx.scratch(4 * math.prod(shape))
+    pointwise_phase(ctx, shape, [scores, factor], [shape, factor_shape], "bin.mul", (), scaled)
+    if op.bool_prop("causal"):
+        triangle = np.triu(np.full(shape[-2:], -np.inf, np.float32), k=1)
+        bias, bias_shape = ctx.const(triangle), shape[-2:]
+    elif op.mask is not None:
+        bias, bias_shape = ctx.input(op, 3), shape_of(op.mask)
+    else:
+        return scaled
+    masked = ctx.scratch(4 * math.prod(shape))
+    if op.mask is not None and dtype_of(op.mask) == np.bool_ and not op.bool_prop("causal"):
+        ninf = ctx.const(np.array([-np.inf], np.float32))
+        pointwise_phase(ctx, shape, [bias, scaled, ninf], [bias_shape, shape, (1,)], "select", (), masked, ("bool", "f32", "f32", "f32"))
+    else:
+        pointwise_phase(ctx, shape, [scaled, bias], [shape, bias_shape], "bin.sum", (), masked)
+    return masked
+
+
+def check_types(op: ScaledDotProductAttention) -> None:
+    """f32 tensors, but for an i1 mask (the kernels compute in f32, as the others here)."""
+    boolean_mask = op.mask is not None and dtype_of(op.mask) == np.bool_
+    for value in (*op.operands, op.output):
+        if dtype_of(value) != np.float32 and not (boolean_mask and value is op.mask):
+            raise IrforgeError(f"'{op.name}' on {value.type} has no CPU kernel (f32 only)", where=op.label,
+                               fix="run the model with --device ref")
+
+
+@lowering(ScaledDotProductAttention)
+def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -> None:
+    check_types(op)
+    q, k, v = (shape_of(op.operands[i]) for i in range(3))
+    scores_shape = (*broadcast_shapes(op, q[:-2], k[:-2]), q[-2], k[-2])
+    if op.mask is not None and not op.bool_prop("causal") and broadcast_shapes(op, scores_shape, shape_of(op.mask)) != scores_shape:
+        raise IrforgeError(f"'{op.name}' with a mask that broadcasts the scores has no CPU kernel", where=op.label,
+                           fix="run the model with --device ref")
+    rank = len(k)
+    k_t = ctx.scratch(4 * math.prod(k))
+    relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
+    scores = ctx.scratch(4 * math.prod(scores_shape))
+    batched_gemm(ctx, (ctx.input(op, 0), q), (k_t, (*k[:-2], k[-1], k[-2])), (scores, scores_shape))
+    logits = scaled_and_masked(ctx, op, scores, scores_shape)
+    probs = ctx.scratch(4 * math.prod(scores_shape))
+    rows_phase(ctx, RowSpec(math.prod(scores_shape[:-1]), scores_shape[-1], 1, "softmax"), logits, probs)
+    batched_gemm(ctx, (probs, scores_shape), (ctx.input(op, 2), v), (ctx.output(op), shape_of(op.output)))
