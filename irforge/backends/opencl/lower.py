@@ -235,7 +235,8 @@ def _register_cpu_only() -> None:
 # prior boxes depend only on shapes, so canonicalize folds them to constants before a backend
 # sees them; the detection post-processing ops sort and suppress a few hundred boxes
 # sequentially, where a device round trip costs more than the CPU work (issue 9 leaves
-# their OpenCL kernels for later)
+# their OpenCL kernels for later); fused attention runs as the CPU backend's GEMM, softmax and
+# pointwise kernels, which a HETERO step reaches with one transfer each way
 CPU_ONLY_REASONS = {
     "nn.prior_box": "prior boxes are shape constants, folded when shapes are static",
     "nn.prior_box_clustered": "prior boxes are shape constants, folded when shapes are static",
@@ -245,5 +246,6 @@ CPU_ONLY_REASONS = {
     "nn.psroi_pooling": "per-box pooling of detection post-processing",
     "nn.region_yolo": "YOLO output decoding, once on the final small feature map",
     "nn.reorg_yolo": "YOLO reorganisation, once on a small feature map",
+    "nn.scaled_dot_product_attention": "fused attention has no OpenCL kernel; the CPU backend's runs it",
 }
 _register_cpu_only()

@@ -36,3 +36,19 @@ def test_resnet_epilogues_are_fused():
     assert not {"nn.eltwise", "nn.relu", "nn.batch_norm", "nn.scale_shift"} & set(tags)
     convs = [step.kernel for step in steps if step.tag == "nn.convolution"]
     assert len(set(convs)) < len(convs)  # repeated layer shapes share one kernel
+
+
+def test_transformer_with_fused_attention_runs_it_on_the_cpu_backend():
+    """After replace-subgraph the transformer has one ScaledDotProductAttention, a CPU-only op:
+    HETERO runs it on the CPU backend's kernels, the rest on the device, like onnxruntime."""
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    proto = BUILT["transformer_encoder"]()
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    compiled = irforge.compile(model, device="gpu")
+    assert [(f.op, f.executor) for f in compiled.fallbacks] == [("nn.scaled_dot_product_attention 'matmul_27'", "cpu")]
+    feeds = feeds_for(proto)
+    (got,), (want,) = compiled(feeds).values(), ort_session_run(proto, feeds)
+    assert float(np.abs(got - want).max()) / max(float(np.abs(want).max()), 1e-6) <= 1e-4
