@@ -3,7 +3,8 @@
 C[m, n] = epilogue(sum over k of A(m, k) * B(k, n)) for one or more batches, where
 
 - A(m, k) is read by scalar broadcast: either a panel packed at compile time
-  (`a_panel`: [M/MR][K][MR], zero-padded rows) or any strided matrix (activations of a
+  (`a_panel`: per K block of KC, [M/MR][KC][MR] with zero-padded rows, so the K-block-major
+  walk over the M blocks reads A as one sequential stream) or any strided matrix (activations of a
   FullyConnected, a transposed MatMul operand);
 - B(k, n) is read as vectors of 16 along n: a packed panel ([N/NR][K][NR], zero-padded
   columns, as im2col and packed FC weights are written) or rows of stride `ldb`;
@@ -65,10 +66,10 @@ class GemmSpec:
     def b_kstep(self) -> int:
         return NR if self.b_panel else self.ldb
 
-    def a_block(self, mb: ir.Value, kb: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
-        """Element offset of A's micro-panel for row block `mb`, k offset `kb`."""
+    def a_block(self, mb: ir.Value, kb: ir.Value, kc: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
+        """Element offset of A's micro-panel for row block `mb`, K block at `kb` of `kc` rows."""
         if self.a_panel:
-            return kbld.add(kbld.mul(mb, MR * self.k), kbld.mul(kb, MR))
+            return kbld.add(kbld.mul(kb, -(-self.m // MR) * MR), kbld.mul(mb, kbld.mul(kc, MR)))
         return kbld.add(kbld.mul(mb, MR * self.a_rs), kbld.mul(kb, self.a_cs))
 
     def b_block(self, pn: ir.Value, kb: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
@@ -78,13 +79,14 @@ class GemmSpec:
 
 
 def pack_a(weights, rows: int, k: int):  # type: ignore[no-untyped-def]
-    """[rows, k] -> the A panel layout [ceil(rows/MR)][k][MR], zero-padded (numpy)."""
+    """[rows, k] -> the A panel layout: per K block, [ceil(rows/MR)][kc][MR], zero-padded (numpy)."""
     import numpy as np
 
     blocks = -(-rows // MR)
     padded = np.zeros((blocks * MR, k), np.float32)
     padded[:rows] = weights.reshape(rows, k)
-    return np.ascontiguousarray(padded.reshape(blocks, MR, k).transpose(0, 2, 1))
+    parts = [padded[:, k0:k0 + KC].reshape(blocks, MR, -1).transpose(0, 2, 1).ravel() for k0 in range(0, k, KC)]
+    return np.concatenate(parts)
 
 
 def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
@@ -217,7 +219,7 @@ def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res) -> N
 
 def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
     bld = kb.b
-    a_tile = kb.at(a, spec.a_block(mb, k0, kb))
+    a_tile = kb.at(a, spec.a_block(mb, k0, kc, kb))
     row0 = bld.mul(mb, i64(MR))
     bias_row = kb.at(bias, row0) if spec.bias == "row" else bias
     with kb.loop(nc0, nc1, name="pn") as pn:
