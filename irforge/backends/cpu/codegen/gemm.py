@@ -102,8 +102,11 @@ def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
 def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked: bool) -> ir.Function:
     """An MR x NR (or rows x NR, masked along n) tile: acc over kc, then epilogue and store.
 
+    The masked variant serves the last panel only, so it keeps just the vectors that the
+    n tail reaches (a tail of 4 columns costs one vector of FMAs per row, not NR/16).
     Arguments: a, b, c, r, bias pointers at the tile origin, kc, first, last, ncount.
     """
+    nv = -(-(spec.n % NR) // VW) if masked and spec.n % NR else NV
     p = ir.PointerType(F32)
     fn_type = ir.FunctionType(VOID, [p, p, p, p, p, I64, I1, I1, I64])
     kb = KernelBuilder(module, name, fn_type)
@@ -112,13 +115,13 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     for arg in (a, b_ptr, c, r, bias):
         arg.add_attribute("noalias")
     bld = kb.b
-    masks = [kb.mask(bld.sub(ncount, i64(j * VW))) if masked else None for j in range(NV)]
+    masks = [kb.mask(bld.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
     a_ms, a_ks = spec.a_steps()
     b_ks = spec.b_kstep()
     zero = kb.vconst(0.0)
     init = []
     for i in range(rows):
-        for j in range(NV):
+        for j in range(nv):
             loaded = kb.vload(kb.at(c, i * spec.ldc + j * VW), mask=masks[j])
             init.append(bld.select(first, zero, loaded))
     pre = bld.block
@@ -133,21 +136,21 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     bld.cbranch(bld.icmp_signed("<", kk, kc), body, done)
     bld.position_at_end(body)
     b_row = kb.at(b_ptr, bld.mul(kk, i64(b_ks)))
-    bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel else masks[j]) for j in range(NV)]
+    bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel else masks[j]) for j in range(nv)]
     a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
     new = []
     for i in range(rows):
         av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
-        for j in range(NV):
-            new.append(kb.fma(av, bvals[j], accs[i * NV + j]))
+        for j in range(nv):
+            new.append(kb.fma(av, bvals[j], accs[i * nv + j]))
     for phi, value in zip(accs, new):
         phi.add_incoming(value, bld.block)
     kk.add_incoming(bld.add(kk, i64(1)), bld.block)
     bld.branch(head)
     bld.position_at_end(done)
     for i in range(rows):
-        for j in range(NV):
-            acc = accs[i * NV + j]
+        for j in range(nv):
+            acc = accs[i * nv + j]
             out = _epilogue(kb, spec, acc, i, j, r, bias, masks[j])
             kb.vstore(bld.select(last, out, acc), kb.at(c, i * spec.ldc + j * VW), masks[j])
     kb.finish()
