@@ -5,7 +5,8 @@ Three kinds, as in the guide's "Sub-graph Replacement in the Model Optimizer":
 1. one op -> a sub-graph (squared_diff -> sub, mul);
 2. a pattern of ops and edges -> a new op or sub-graph: the exporters' decomposed MVN /
    LayerNorm -> nn.mvn, Gelu (erf and tanh forms), Swish/SiLU, HardSwish and HardSigmoid ->
-   nn.activation (irforge/passes/patterns/subgraphs/). Patterns are xDSL RewritePatterns,
+   nn.activation, attention (MatMul(q, k^T) -> scale -> [mask] -> Softmax -> MatMul(v)) ->
+   nn.scaled_dot_product_attention (irforge/passes/patterns/subgraphs/). Patterns are xDSL RewritePatterns,
    usually `DagReplacement`s over the DAG pattern language of irforge/passes/patterns/dag.py;
    an extension adds its own with `register_replacement`, and they are tried before the
    built-in ones. The walk goes from the last op to the first, so a pattern's root is met
