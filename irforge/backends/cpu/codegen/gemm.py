@@ -29,7 +29,7 @@ from irforge.backends.cpu.codegen.irutil import F32, I1, I64, VOID, VW, KernelBu
 MR = 12
 NR = 32
 NV = NR // VW
-KC = 256
+KC = 384
 NC_PANELS = 8
 
 
