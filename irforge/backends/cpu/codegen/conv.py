@@ -3,9 +3,10 @@
 Grouped and dense convolutions run on the GEMM core (weights packed once into A panels);
 a 1x1 stride-1 unpadded convolution reads its input as B directly. Everything else is
 first unfolded by `im2col_kernel`, which writes each (channel, ky, kx) row of the unfolded
-input straight into the [P/NR][K][NR] panel layout, 16 output positions at a time: masked
-contiguous loads at stride 1, one masked gather otherwise (padding and the tail panel
-become zeros). Depthwise convolutions (one input channel per group) have their own
+input straight into the [P/NR][K][NR] panel layout, 16 output positions at a time: along
+output rows with masked contiguous loads at x-stride 1 or 2 (two loads and an even-lane
+shuffle) and masked stores split at panel boundaries; at other strides one masked gather
+per vector (padding and the tail panel become zeros). Depthwise convolutions (one input channel per group) have their own
 kernel, in `depthwise.py`.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.gemm import NR
-from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64, vec
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,57 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str) -> None:
         src = kb.at(x, b.mul(b.add(b.mul(n, i64(g.c)), c), i64(g.h * g.w)))
         dy = b.sub(b.mul(ky, i64(g.dilation[0])), i64(g.pad[0]))
         dx = b.sub(b.mul(kx, i64(g.dilation[1])), i64(g.pad[1]))
-        with kb.loop(0, g.panels * NR, VW, name="p") as p0:
-            values = _im2col_vector(kb, g, src, p0, dy, dx)
-            panel = b.udiv(p0, i64(NR))
-            offset = b.add(b.mul(panel, i64(g.k_per_group * NR)), b.urem(p0, i64(NR)))
-            kb.vstore(values, kb.at(dst, offset))
+        if g.stride[1] in (1, 2):
+            _im2col_rows(kb, g, src, dst, dy, dx)
+        else:
+            with kb.loop(0, g.panels * NR, VW, name="p") as p0:
+                values = _im2col_vector(kb, g, src, p0, dy, dx)
+                panel = b.udiv(p0, i64(NR))
+                offset = b.add(b.mul(panel, i64(g.k_per_group * NR)), b.urem(p0, i64(NR)))
+                kb.vstore(values, kb.at(dst, offset))
     kb.finish()
+
+
+def _im2col_rows(kb: KernelBuilder, g: ConvGeometry, src, dst, dy, dx) -> None:  # type: ignore[no-untyped-def]
+    """One unfolded row, output row by output row (stride 1 or 2 along x, no gathers).
+
+    16 outputs of an output row are one masked load (stride 1) or two and an even-lane
+    shuffle (stride 2); lanes outside the input row, and whole rows outside the input, are
+    zeros. They are written with two masked stores: the lanes that fit in the current
+    panel, and the rest at the next panel's start (a store at that start minus the lanes
+    already written, so lanes map linearly without a permute). The last panel's columns
+    past the output are zeroed.
+    """
+    b = kb.b
+    sx = g.stride[1]
+    lanes = _ivec(list(range(VW)))
+    step = g.k_per_group * NR
+    with kb.loop(0, g.oh, name="oy") as oy:
+        iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
+        row_ok = kb.splat(b.icmp_unsigned("<", iy, i64(g.h)))
+        row = kb.at(src, b.mul(b.select(b.icmp_unsigned("<", iy, i64(g.h)), iy, i64(0)), i64(g.w)))
+        with kb.loop(0, g.ow, VW, name="ox") as ox0:
+            start = b.add(b.mul(ox0, i64(sx)), dx)
+            parts = []
+            for part in range(sx):
+                at = b.add(start, i64(part * VW))
+                ok = b.and_(_in_range(kb, b.add(kb.splat(at), lanes), g.w), row_ok)
+                parts.append(kb.vload(b.gep(row, [at]), mask=ok))
+            values = parts[0] if sx == 1 else b.shuffle_vector(parts[0], parts[1], ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2))))
+            p0 = b.add(b.mul(oy, i64(g.ow)), ox0)
+            panel, within = b.udiv(p0, i64(NR)), b.urem(p0, i64(NR))
+            inside = b.icmp_unsigned("<", b.add(kb.splat(ox0), lanes), kb.splat(i64(g.ow)))
+            room = kb.splat(b.sub(i64(NR), within))
+            here = b.icmp_unsigned("<", lanes, room)
+            base = kb.at(dst, b.add(b.mul(panel, i64(step)), within))
+            kb.vstore(values, base, b.and_(inside, here))
+            spill = b.gep(dst, [b.sub(b.mul(b.add(panel, i64(1)), i64(step)), b.sub(i64(NR), within))])
+            kb.vstore(values, spill, b.and_(inside, b.not_(here)))
+    tail = g.panels * NR - g.p
+    if tail:
+        last = kb.at(dst, (g.panels - 1) * step + NR - tail)
+        for part in range(-(-tail // VW)):
+            kb.vstore(kb.vconst(0.0), kb.at(last, part * VW), kb.mask(tail - part * VW))
 
 
 def _im2col_vector(kb: KernelBuilder, g: ConvGeometry, src, p0, dy, dx):  # type: ignore[no-untyped-def]
