@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ir-convert",
         description="Convert a framework model to irforge's nn IR (like OpenVINO's mo.py).",
     )
-    p.add_argument("--input_model", "-m", required=True, help="the model file (.onnx, or .mlir)")
+    p.add_argument("--input_model", "-m", required=True, help="the model file (.onnx, .pb/.pbtxt, .caffemodel, .xml or .mlir)")
     p.add_argument("--framework", choices=sorted(set(FRAMEWORKS.values())), help="default: from the file extension")
     p.add_argument("--input_model_is_text", action="store_true", help="TensorFlow: the GraphDef is in text format (.pbtxt)")
     p.add_argument("--input_proto", "-d", help="Caffe: the deploy prototxt (default: NET.prototxt beside NET.caffemodel)")
