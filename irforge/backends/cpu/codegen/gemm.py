@@ -30,6 +30,11 @@ MR = 12
 NR = 32
 NV = NR // VW
 KC = 384
+A_PREFETCH_ROWS = 64
+"""Packed weights are read this many k rows (3 KiB) ahead: the K-block-major panels are one
+sequential stream, the next M block's micro-panel follows the current one, and layers
+whose weights come from memory (ResNet's last stage: 9 MiB for 49 positions) would
+otherwise wait on it."""
 NC_PANELS = 8
 
 
@@ -138,6 +143,8 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     b_row = kb.at(b_ptr, bld.mul(kk, i64(b_ks)))
     bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel else masks[j]) for j in range(nv)]
     a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
+    if spec.a_panel and A_PREFETCH_ROWS:
+        _prefetch(kb, kb.at(a_row, A_PREFETCH_ROWS * MR))
     new = []
     for i in range(rows):
         av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
@@ -155,6 +162,13 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             kb.vstore(bld.select(last, out, acc), kb.at(c, i * spec.ldc + j * VW), masks[j])
     kb.finish()
     return kb.fn
+
+
+def _prefetch(kb: KernelBuilder, ptr: ir.Value) -> None:
+    """A read prefetch of `ptr`'s line into all cache levels."""
+    i8p, i32 = ir.PointerType(ir.IntType(8)), ir.IntType(32)
+    fn = kb.intrinsic("llvm.prefetch.p0", VOID, [i8p, i32, i32, i32])
+    kb.b.call(fn, [kb.b.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
 
 
 def _epilogue(kb: KernelBuilder, spec: GemmSpec, acc, i: int, j: int, r, bias, mask):  # type: ignore[no-untyped-def]
