@@ -14,7 +14,9 @@ C[m, n] = epilogue(sum over k of A(m, k) * B(k, n)) for one or more batches, whe
 The micro-kernel keeps an MR x NR tile of C in 2*MR zmm registers and does MR*NR/16 FMAs
 per k with two vector loads and MR embedded broadcasts. Loops around it tile K by KC (the
 A micro-panel stays in L1) and N by NC panels (the B block stays in L2). Threads split the
-N panels when there are enough of them, else the M blocks.
+N panels when there are enough of them, else the M blocks. The streams the hardware prefetcher
+serves late (packed weights from memory, B rows `ldb` apart, FC weights) are prefetched
+in software a fixed number of k rows ahead.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ A_PREFETCH_ROWS = 64
 sequential stream, the next M block's micro-panel follows the current one, and layers
 whose weights come from memory (ResNet's last stage: 9 MiB for 49 positions) would
 otherwise wait on it."""
+B_PREFETCH_ROWS = 16
+"""B rows read in place (activations of a 1x1 layer, rows `ldb` apart, which the hardware
+prefetcher does not follow across pages) and B panels used by one M block only (FC weights)
+are prefetched this many k rows ahead."""
 NC_PANELS = 8
 
 
@@ -143,8 +149,11 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     b_row = kb.at(b_ptr, bld.mul(kk, i64(b_ks)))
     bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel else masks[j]) for j in range(nv)]
     a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
-    if spec.a_panel and A_PREFETCH_ROWS:
+    if spec.a_panel:
         _prefetch(kb, kb.at(a_row, A_PREFETCH_ROWS * MR))
+    if not spec.b_panel or spec.m <= MR:
+        for j in range(nv):
+            _prefetch(kb, kb.at(b_row, B_PREFETCH_ROWS * b_ks + j * VW))
     new = []
     for i in range(rows):
         av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
