@@ -150,10 +150,10 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel else masks[j]) for j in range(nv)]
     a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
     if spec.a_panel:
-        _prefetch(kb, kb.at(a_row, A_PREFETCH_ROWS * MR))
+        kb.prefetch(kb.at(a_row, A_PREFETCH_ROWS * MR))
     if not spec.b_panel or spec.m <= MR:
         for j in range(nv):
-            _prefetch(kb, kb.at(b_row, B_PREFETCH_ROWS * b_ks + j * VW))
+            kb.prefetch(kb.at(b_row, B_PREFETCH_ROWS * b_ks + j * VW))
     new = []
     for i in range(rows):
         av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
@@ -171,13 +171,6 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             kb.vstore(bld.select(last, out, acc), kb.at(c, i * spec.ldc + j * VW), masks[j])
     kb.finish()
     return kb.fn
-
-
-def _prefetch(kb: KernelBuilder, ptr: ir.Value) -> None:
-    """A read prefetch of `ptr`'s line into all cache levels."""
-    i8p, i32 = ir.PointerType(ir.IntType(8)), ir.IntType(32)
-    fn = kb.intrinsic("llvm.prefetch.p0", VOID, [i8p, i32, i32, i32])
-    kb.b.call(fn, [kb.b.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
 
 
 def _epilogue(kb: KernelBuilder, spec: GemmSpec, acc, i: int, j: int, r, bias, mask):  # type: ignore[no-untyped-def]

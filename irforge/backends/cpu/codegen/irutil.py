@@ -205,6 +205,12 @@ class KernelBuilder:
         fn = self.intrinsic(f"llvm.masked.gather.v{n}{suffix(element)}.v{n}p0", t, [ptrs.type, I32, vec(n, I1), t])
         return self.b.call(fn, [ptrs, align, mask, self.vconst(fill, n, element)])
 
+    def prefetch(self, ptr: Value) -> None:
+        """A read prefetch of `ptr`'s cache line into all levels."""
+        i8p = ir.PointerType(ir.IntType(8))
+        fn = self.intrinsic("llvm.prefetch.p0", VOID, [i8p, I32, I32, I32])
+        self.b.call(fn, [self.b.bitcast(ptr, i8p), ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+
     def call_unary(self, name: str, x: Value) -> Value:
         """An LLVM math intrinsic (`llvm.<name>.*`) on a float or float vector."""
         suffix = f"v{x.type.count}f32" if isinstance(x.type, ir.VectorType) else "f32"
