@@ -66,7 +66,7 @@ def compile_model(
     from irforge.backends.cpu.jit import Jit
     from irforge.backends.cpu.lower import lower
     from irforge.backends.cpu.planner import naive_size, plan
-    from irforge.backends.cpu.runtime import DRIVER, Executable, driver_module
+    from irforge.backends.cpu.runtime import Executable, driver_module
     from irforge.passes import apply_pipeline
 
     start = time.perf_counter()
@@ -83,7 +83,7 @@ def compile_model(
     for module in [*program.modules, driver]:
         jit.add(module)
     jit.finalize()
-    executable = Executable(program, arena, jit.address(DRIVER), threads)
+    executable = Executable(program, arena, jit.address, threads)
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),

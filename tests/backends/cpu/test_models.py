@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -33,6 +35,20 @@ def test_model_matches_onnxruntime(name, threads, cache_dir) -> None:  # type: i
         got = next(iter(compiled(feeds).values()))
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     compiled.close()
+
+
+def test_thread_team_wakes_after_sleeping_and_stops(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Workers run back-to-back launches, wake from futex sleep after an idle gap, and exit on close."""
+    compiled = compile_model(import_onnx(onnx_models.resnet()), threads=3, cache_dir=cache_dir)
+    x = {"data": np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    want = next(iter(compiled(x).values()))
+    for _ in range(5):
+        np.testing.assert_array_equal(next(iter(compiled(x).values())), want)
+    time.sleep(0.05)  # far past the workers' spin: they sleep in futex(2) until the next launch
+    np.testing.assert_array_equal(next(iter(compiled(x).values())), want)
+    workers = compiled._executable.team.workers
+    compiled.close()
+    assert len(workers) == 2 and not any(w.is_alive() for w in workers)
 
 
 def test_second_compile_hits_the_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
