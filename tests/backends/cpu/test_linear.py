@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from irforge.backends.cpu.codegen.gemm import MR, NR, largest_share, splits_columns
 from irforge.builder import ModelBuilder
 from irforge.backends.reference import run
 from irforge.dialects.nn import Clamp, Convolution, Eltwise, FullyConnected, MatMul, ReLU
@@ -79,3 +80,13 @@ def test_conv_residual_activation_fused(act, cache_dir) -> None:  # type: ignore
     from irforge.backends.cpu import compile_model
 
     assert compile_model(model, threads=1, cache_dir=cache_dir).stats.phases == 2
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "columns"),
+    [(64, 196, True), (96, 196, False), (160, 49, False), (16, 1000, True), (1000, 1, False), (4, 49, True)],
+)
+def test_gemm_thread_split_picks_the_more_even_side(m, n, columns) -> None:  # type: ignore[no-untyped-def]
+    """196 columns split 96 | 100 beat 64 rows split 36 | 28; 96 rows split 48 | 48 win back."""
+    assert splits_columns(m, n) is columns
+    assert largest_share(196, NR) == pytest.approx(100 / 196) and largest_share(64, MR) == pytest.approx(36 / 64)

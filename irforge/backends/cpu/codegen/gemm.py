@@ -14,7 +14,7 @@ C[m, n] = epilogue(sum over k of A(m, k) * B(k, n)) for one or more batches, whe
 The micro-kernel keeps an MR x NR tile of C in 2*MR zmm registers and does MR*NR/16 FMAs
 per k with two vector loads and MR embedded broadcasts. Loops around it tile K by KC (the
 A micro-panel stays in L1) and N by NC panels (the B block stays in L2). Threads split the
-N panels when there are enough of them, else the M blocks. The streams the hardware prefetcher
+N panels when there are enough of them or they split more evenly, else the M blocks. The streams the hardware prefetcher
 serves late (packed weights from memory, B rows `ldb` apart, FC weights) are prefetched
 in software a fixed number of k rows ahead.
 """
@@ -42,6 +42,8 @@ B_PREFETCH_ROWS = 16
 prefetcher does not follow across pages) and B panels used by one M block only (FC weights)
 are prefetched this many k rows ahead."""
 NC_PANELS = 8
+BALANCE_THREADS = 2
+"""The thread count the N-or-M split is balanced for (the kernels run with any)."""
 
 
 @dataclass(frozen=True)
@@ -213,11 +215,29 @@ def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias,
                  off(res, level.c) if spec.epilogue.residual else res)
 
 
+def largest_share(total: int, unit: int, threads: int = BALANCE_THREADS) -> float:
+    """The largest fraction of `total` (cut in blocks of `unit`, the last one partial) that
+    `KernelBuilder.partition` gives one of `threads` threads."""
+    blocks = -(-total // unit)
+    cuts = [min(blocks * t // threads * unit, total) for t in range(threads + 1)]
+    return max(b - a for a, b in zip(cuts, cuts[1:])) / total
+
+
+def splits_columns(m: int, n: int) -> bool:
+    """Threads split the N panels when there are many (>= 8) or one M block, or when that
+    splits more evenly than the M blocks: at 14x14, 196 columns are 32+32+32 | 32+32+32+4
+    (51%) where a 64-row layer's blocks are 12+12+12 | 12+12+4 (56%); a thread then also
+    reads only its own columns of B instead of all of it."""
+    n_panels, m_blocks = -(-n // NR), -(-m // MR)
+    if n_panels >= 8 or m_blocks == 1:
+        return True
+    return largest_share(n, NR) < largest_share(m, MR)
+
+
 def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
     """This thread's share of one GEMM: NC blocks of panels, K blocks, M blocks, panels."""
     m_blocks, n_panels = -(-spec.m // MR), -(-spec.n // NR)
-    split_n = n_panels >= 8 or m_blocks == 1
-    if split_n:
+    if splits_columns(spec.m, spec.n):
         (p0, p1), (m0, m1) = kb.partition(n_panels), (i64(0), i64(m_blocks))
     else:
         (p0, p1), (m0, m1) = (i64(0), i64(n_panels)), kb.partition(m_blocks)
