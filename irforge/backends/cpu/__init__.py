@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +42,14 @@ class CompiledModel:
         self._executable = executable
         self.stats = stats
         self.threads = executable.team.threads
+        # workers wait in generated code and keep the JIT alive: stop them when this goes away
+        weakref.finalize(self, executable.team.close)
 
     def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self._executable(feeds)
 
     def close(self) -> None:
-        """Stop the worker threads (they are daemons, so this is optional)."""
+        """Stop the worker threads now (else when this object is collected, or at exit)."""
         self._executable.team.close()
 
 
