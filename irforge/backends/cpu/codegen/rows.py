@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.irutil import VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.mathfn import vector_exp
 
 FILL = {"fadd": 0.0, "fmax": -math.inf, "fmin": math.inf, "fmul": 1.0}
 
@@ -155,7 +156,7 @@ def _reduction(kb: KernelBuilder, rows: Rows, operation: str, count: int) -> ir.
     if operation == "log_sum":
         return kb.call_unary("log", rows.fold("fadd"))
     shift = _finite_or_zero(kb, rows.fold("fmax"))
-    total = rows.fold("fadd", lambda v: kb.call_unary("exp", b.fsub(v, shift)))
+    total = rows.fold("fadd", lambda v: vector_exp(kb, b.fsub(v, shift)))
     return b.fadd(kb.call_unary("log", total), shift)
 
 
@@ -167,13 +168,13 @@ def _finite_or_zero(kb: KernelBuilder, v: ir.Value) -> ir.Value:
 def _softmax(kb: KernelBuilder, rows: Rows, dst: ir.Value, log: bool) -> None:
     b = kb.b
     shift = _finite_or_zero(kb, rows.fold("fmax"))
-    total = rows.fold("fadd", lambda v: kb.call_unary("exp", b.fsub(v, shift)))
+    total = rows.fold("fadd", lambda v: vector_exp(kb, b.fsub(v, shift)))
     if log:
         log_total = kb.call_unary("log", total)
         rows.map(dst, lambda v: b.fsub(b.fsub(v, shift), log_total))
     else:
         inverse = b.fdiv(kb.vconst(1.0), total)
-        rows.map(dst, lambda v: b.fmul(kb.call_unary("exp", b.fsub(v, shift)), inverse))
+        rows.map(dst, lambda v: b.fmul(vector_exp(kb, b.fsub(v, shift)), inverse))
 
 
 def _mvn(kb: KernelBuilder, rows: Rows, dst: ir.Value, spec: RowSpec) -> None:
