@@ -60,15 +60,20 @@ def _in_range(kb: KernelBuilder, v: ir.Value, size: int) -> ir.Value:
     return kb.b.icmp_unsigned("<", v, kb.splat(i64(size)))
 
 
-def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str) -> None:
-    """args: X [N, C, H, W], col [N][G][panels][Kg][NR]; threads split the rows."""
+def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: bool = False) -> None:
+    """args: X [N, C, H, W], col [N][G][panels][Kg][NR]; threads split the rows, or with
+    `by_positions` (stride 1 or 2 along x) the output rows, so that a GEMM whose threads
+    split the columns reads the panels its own thread wrote (the stem's 1.4 MiB)."""
     kb = KernelBuilder(module, name)
     x, col = kb.slot(0), kb.slot(1)
     b = kb.b
     taps = g.kh * g.kw
     rows = g.n * g.c * taps
     cg = g.c // g.group
-    r0, r1 = kb.partition(rows)
+    if by_positions:
+        (r0, r1), (y0, y1) = (i64(0), i64(rows)), kb.partition(g.oh)
+    else:
+        (r0, r1), (y0, y1) = kb.partition(rows), (i64(0), i64(g.oh))
     with kb.loop(r0, r1, name="row") as r:
         n = b.udiv(r, i64(g.c * taps))
         rest = b.urem(r, i64(g.c * taps))
@@ -82,7 +87,7 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str) -> None:
         dy = b.sub(b.mul(ky, i64(g.dilation[0])), i64(g.pad[0]))
         dx = b.sub(b.mul(kx, i64(g.dilation[1])), i64(g.pad[1]))
         if g.stride[1] in (1, 2):
-            _im2col_rows(kb, g, src, dst, dy, dx)
+            _im2col_rows(kb, g, src, dst, dy, dx, (y0, y1))
         else:
             with kb.loop(0, g.panels * NR, VW, name="p") as p0:
                 values = _im2col_vector(kb, g, src, p0, dy, dx)
@@ -92,21 +97,21 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str) -> None:
     kb.finish()
 
 
-def _im2col_rows(kb: KernelBuilder, g: ConvGeometry, src, dst, dy, dx) -> None:  # type: ignore[no-untyped-def]
-    """One unfolded row, output row by output row (stride 1 or 2 along x, no gathers).
+def _im2col_rows(kb: KernelBuilder, g: ConvGeometry, src, dst, dy, dx, out_rows) -> None:  # type: ignore[no-untyped-def]
+    """One unfolded row, output rows [out_rows) (stride 1 or 2 along x, no gathers).
 
     16 outputs of an output row are one masked load (stride 1) or two and an even-lane
     shuffle (stride 2); lanes outside the input row, and whole rows outside the input, are
     zeros. They are written with two masked stores: the lanes that fit in the current
     panel, and the rest at the next panel's start (a store at that start minus the lanes
     already written, so lanes map linearly without a permute). The last panel's columns
-    past the output are zeroed.
+    past the output are zeroed by the thread with the last output row.
     """
     b = kb.b
     sx = g.stride[1]
     lanes = _ivec(list(range(VW)))
     step = g.k_per_group * NR
-    with kb.loop(0, g.oh, name="oy") as oy:
+    with kb.loop(*out_rows, name="oy") as oy:
         iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
         row_ok = kb.splat(b.icmp_unsigned("<", iy, i64(g.h)))
         row = kb.at(src, b.mul(b.select(b.icmp_unsigned("<", iy, i64(g.h)), iy, i64(0)), i64(g.w)))
@@ -129,9 +134,10 @@ def _im2col_rows(kb: KernelBuilder, g: ConvGeometry, src, dst, dy, dx) -> None: 
             kb.vstore(values, spill, b.and_(inside, b.not_(here)))
     tail = g.panels * NR - g.p
     if tail:
-        last = kb.at(dst, (g.panels - 1) * step + NR - tail)
-        for part in range(-(-tail // VW)):
-            kb.vstore(kb.vconst(0.0), kb.at(last, part * VW), kb.mask(tail - part * VW))
+        with kb.if_(b.icmp_signed("==", out_rows[1], i64(g.oh))):
+            last = kb.at(dst, (g.panels - 1) * step + NR - tail)
+            for part in range(-(-tail // VW)):
+                kb.vstore(kb.vconst(0.0), kb.at(last, part * VW), kb.mask(tail - part * VW))
 
 
 def _im2col_vector(kb: KernelBuilder, g: ConvGeometry, src, p0, dy, dx):  # type: ignore[no-untyped-def]

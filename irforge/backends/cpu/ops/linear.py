@@ -11,7 +11,7 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
@@ -63,7 +63,9 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         b_group = g.panels * kg * NR
         b_batch = g.group * b_group
         b_buf = ctx.scratch(4 * g.n * b_batch)
-        ctx.phase(ctx.kernel(("im2col", g), lambda m, n: im2col_kernel(m, g, n)), [x, b_buf], "im2col")
+        by_positions = g.n == g.group == 1 and g.stride[1] in (1, 2) and g.oh >= 28 and splits_columns(og, g.p)
+        im2col = ctx.kernel(("im2col", g, by_positions), lambda m, n: im2col_kernel(m, g, n, by_positions))
+        ctx.phase(im2col, [x, b_buf], "im2col")
     spec = GemmSpec(
         m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=g.p,
         bias="row" if bias else "none", epilogue=epilogue,
