@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -92,3 +94,13 @@ def ort_session_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> lis
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     return session.run(None, feeds)
+
+
+def read_expected_failures(path: Path) -> dict[str, str]:
+    """`case_name: reason` lines of an expected-failures file (# starts a comment line)."""
+    entries = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, reason = line.partition(":")
+            entries[name.strip()] = reason.strip()
+    return entries

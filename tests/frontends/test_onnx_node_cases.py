@@ -11,17 +11,13 @@ from pathlib import Path
 import pytest
 
 from irforge.frontends.onnx.conformance import run_case, supported_cases
+from tests.helpers import read_expected_failures
 
 EXPECTED_FAILURES_FILE = Path(__file__).with_name("onnx_node_expected_failures.txt")
 
 
 def expected_failures() -> dict[str, str]:
-    entries = {}
-    for line in EXPECTED_FAILURES_FILE.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, _, reason = line.partition(":")
-            entries[name.strip()] = reason.strip()
-    return entries
+    return read_expected_failures(EXPECTED_FAILURES_FILE)
 
 
 XFAIL = expected_failures()

@@ -22,17 +22,13 @@ from irforge.dialects.nn.constant import Constant
 from irforge.frontends.onnx.conformance import _array, graph_element_types, import_freezing, supported_cases
 from irforge.frontends.onnx.importer import model_inputs
 from irforge.model import Model
+from tests.helpers import read_expected_failures
 
 EXPECTED_FAILURES_FILE = Path(__file__).with_name("onnx_node_expected_failures.txt")
 
 
 def expected_failures() -> dict[str, str]:
-    entries = {}
-    for line in EXPECTED_FAILURES_FILE.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, _, reason = line.partition(":")
-            entries[name.strip()] = reason.strip()
-    return entries
+    return read_expected_failures(EXPECTED_FAILURES_FILE)
 
 
 def data_sets(case) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:  # type: ignore[no-untyped-def]
