@@ -21,7 +21,8 @@ from irforge.dialects.nn.shape import Flatten, Permute, Reshape, Squeeze, Unsque
 RESHAPE_LIKE = (Reshape, Flatten, Squeeze, Unsqueeze)
 
 
-def _layer(op: NNOp) -> str | None:
+def layer_of(op: NNOp) -> str | None:
+    """The op's layer name, None if it has none (what `build(..., name=)` takes)."""
     return op.layer_name.data if op.layer_name is not None else None
 
 
@@ -37,7 +38,7 @@ class ComposeReshapes(RewritePattern):
         shape = tuple(result.get_shape())
         if DYN in shape:
             return
-        new = build(Reshape, [inner.operands[0]], shape=list(shape), name=_layer(op))
+        new = build(Reshape, [inner.operands[0]], shape=list(shape), name=layer_of(op))
         rewriter.replace(op, new, [new.results[0]])
 
 
@@ -49,5 +50,5 @@ class ComposePermutes(RewritePattern):
             return
         first, second = inner.ints("order"), op.ints("order")
         order = [first[i] for i in second]
-        new = build(Permute, [inner.operands[0]], order=order, name=_layer(op))
+        new = build(Permute, [inner.operands[0]], order=order, name=layer_of(op))
         rewriter.replace(op, new, [new.results[0]])

@@ -38,6 +38,7 @@ from irforge.dialects.nn.normalization import SoftMax
 from irforge.dialects.nn.reduce import Reduce
 from irforge.dialects.nn.shape import Concat, Flatten, Pad, Permute, Reshape
 from irforge.model import store_of
+from irforge.passes.patterns.compose import layer_of
 
 UNARY = (ReLU, Activation, Clamp, Power, Convert, Identity)
 ELEMENTWISE = (Eltwise, Select)
@@ -58,10 +59,6 @@ def _props(op: NNOp, **changed: object) -> dict[str, object]:
     return props
 
 
-def _layer(op: NNOp) -> str | None:
-    return op.layer_name.data if op.layer_name is not None else None
-
-
 def _permuted_constant(value: SSAValue, order: Sequence[int], anchor: Operation) -> tuple[SSAValue, Constant]:
     """A constant equal to `value` broadcast to rank len(order), then transposed by `order`."""
     owner = value.owner
@@ -69,7 +66,7 @@ def _permuted_constant(value: SSAValue, order: Sequence[int], anchor: Operation)
     store = store_of(anchor)
     array = constant_value(owner, store)
     array = array.reshape((1,) * (len(order) - array.ndim) + array.shape).transpose(order)
-    new = constant_op(np.ascontiguousarray(array), store, _layer(owner) or "permuted")
+    new = constant_op(np.ascontiguousarray(array), store, layer_of(owner) or "permuted")
     return new.output, new
 
 
@@ -112,8 +109,8 @@ class SinkPermuteThroughElementwise(RewritePattern):
                 new_ops.append(constant)
             else:
                 return
-        inner = build(type(op), operands, **_props(op), name=_layer(op))  # type: ignore[arg-type]
-        outer = build(Permute, [inner.results[0]], order=list(order), name=_layer(permute))
+        inner = build(type(op), operands, **_props(op), name=layer_of(op))  # type: ignore[arg-type]
+        outer = build(Permute, [inner.results[0]], order=list(order), name=layer_of(permute))
         rewriter.replace(op, [*new_ops, inner, outer], [outer.output])
 
 
@@ -141,8 +138,8 @@ class SinkPermuteThroughAxisOps(RewritePattern):
 
     @staticmethod
     def _replace(op: NNOp, operands: list[SSAValue], changed: dict[str, object], order: Sequence[int], rewriter: PatternRewriter) -> None:
-        inner = build(type(op), operands, **_props(op, **changed), name=_layer(op))
-        outer = build(Permute, [inner.results[0]], order=list(order), name=_layer(op))
+        inner = build(type(op), operands, **_props(op, **changed), name=layer_of(op))
+        outer = build(Permute, [inner.results[0]], order=list(order), name=layer_of(op))
         rewriter.replace(op, [inner, outer], [outer.output])
 
     def _concat(self, op: Concat, rewriter: PatternRewriter) -> None:
@@ -159,7 +156,7 @@ class SinkPermuteThroughAxisOps(RewritePattern):
     def _reduce(op: Reduce, permute: Permute, rewriter: PatternRewriter) -> None:
         order = permute.ints("order")
         axes = sorted(order[a] for a in op.reduced_axes())
-        inner = build(Reduce, [permute.operands[0]], **_props(op, axes=axes), name=_layer(op))
+        inner = build(Reduce, [permute.operands[0]], **_props(op, axes=axes), name=layer_of(op))
         if op.bool_prop("keep_dims"):
             remaining: list[int] = list(order)
         else:
@@ -169,7 +166,7 @@ class SinkPermuteThroughAxisOps(RewritePattern):
         if remaining == sorted(remaining):
             rewriter.replace(op, inner, [inner.output])
             return
-        outer = build(Permute, [inner.output], order=remaining, name=_layer(op))
+        outer = build(Permute, [inner.output], order=remaining, name=layer_of(op))
         rewriter.replace(op, [inner, outer], [outer.output])
 
 
@@ -199,10 +196,10 @@ class FlattenPermuteIntoWeights(RewritePattern):
         # feature k of W reads element k of the permuted tensor; W' must read that element of x
         permuted = np.arange(out_shape[1]).reshape([shape[a] for a in order[1:]])
         source = permuted.transpose(inverse([a - 1 for a in order[1:]])).reshape(-1)
-        new_weights = constant_op(np.ascontiguousarray(np.take(weights, source, axis=features_axis)), store, _layer(op) or "fc")
-        new_flat = build(Reshape, [x], shape=list(out_shape), name=_layer(flat))
+        new_weights = constant_op(np.ascontiguousarray(np.take(weights, source, axis=features_axis)), store, layer_of(op) or "fc")
+        new_flat = build(Reshape, [x], shape=list(out_shape), name=layer_of(flat))
         operands = [new_flat.output, new_weights.output, *op.operands[2:]]
-        new = build(type(op), operands, **_props(op), name=_layer(op))  # type: ignore[arg-type]
+        new = build(type(op), operands, **_props(op), name=layer_of(op))  # type: ignore[arg-type]
         rewriter.replace(op, [new_weights, new_flat, new], [new.results[0]])
 
     @staticmethod
