@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irforge.custom import Attr, CustomOp, op_extension, python_param_attrs
+from irforge.custom import Attr, CustomOp, op_extension, python_param_dict
 
 
 class Proposal(CustomOp):
@@ -107,4 +107,4 @@ def nms(boxes: np.ndarray, threshold: float) -> list[int]:
 
 
 # the Python layer of py-faster-rcnn, its settings read from param_str ('feat_stride': 16)
-op_extension("caffe", "Python:rpn.proposal_layer.ProposalLayer", Proposal, attrs=python_param_attrs)
+op_extension("caffe", "Python:rpn.proposal_layer.ProposalLayer", Proposal, attrs=python_param_dict)

@@ -7,7 +7,7 @@ layer type) and maps framework ops to it with `op_extension` (one to one) or
 module and its test.
 """
 
-from irforge.custom.mapping import ConversionNode, conversion_extension, op_extension, python_param_attrs, python_param_dict
+from irforge.custom.mapping import ConversionNode, conversion_extension, op_extension, python_param_dict
 from irforge.custom.op import CUSTOM_OPS, Attr, CpuKernel, CustomOp, OpenCLKernel
 
 __all__ = [
@@ -19,6 +19,5 @@ __all__ = [
     "OpenCLKernel",
     "conversion_extension",
     "op_extension",
-    "python_param_attrs",
     "python_param_dict",
 ]

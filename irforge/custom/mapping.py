@@ -3,7 +3,7 @@ ConversionExtension, the Model Optimizer's FrontReplacementOp, for ONNX, Caffe a
 
     op_extension("onnx", "MyRelu", nn.ReLU)                          # one to one
     op_extension("caffe", "Python:rpn.proposal_layer.ProposalLayer", Proposal,
-                 attrs=python_param_attrs)                            # a Caffe Python layer
+                 attrs=python_param_dict)                             # a Caffe Python layer
 
     @conversion_extension("onnx", "ThresholdedRelu")                  # one to many
     def thresholded_relu(node):
@@ -96,10 +96,6 @@ def python_param_dict(node: ConversionNode) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise node.fail(f"param_str is not a dict: {text!r}")
     return value
-
-
-def python_param_attrs(node: ConversionNode) -> dict[str, Any]:
-    return python_param_dict(node)
 
 
 def _register(framework: str, op_type: str, domain: str, fn: Callable[[Any], Any]) -> None:
