@@ -25,7 +25,7 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.irutil import I32, I64, VOID, KernelBuilder, i64
-from irforge.backends.common import input_array
+from irforge.backends.common import input_array, view_at
 from irforge.backends.cpu.lower import Program
 
 DRIVER = "irforge_run"
@@ -234,7 +234,5 @@ class Executable:
             return {name: self._read(buf, shape, dtype) for name, buf, shape, dtype in self.program.outputs}
 
     def _read(self, buf, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
-        count = int(np.prod(shape, dtype=np.int64))
-        raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(self.address[id(buf)])
-        return np.frombuffer(raw, dtype, count).reshape(shape).copy()
+        return view_at(self.address[id(buf)], shape, dtype).copy()
 

@@ -20,6 +20,7 @@ import numpy as np
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from irforge.backends.common import view_at
 from irforge.backends.cpu.codegen.irutil import F32, KernelBuilder, i64
 from irforge.backends.cpu.lower import Lowering, dtype_of, shape_of
 from irforge.errors import IrforgeError
@@ -78,7 +79,7 @@ class HostStep:
         if tid != 0:
             return
         try:
-            arrays = [_view(slots[i], s, d) for i, (s, d) in enumerate(self.inputs + self.outputs)]
+            arrays = [view_at(slots[i], s, d) for i, (s, d) in enumerate(self.inputs + self.outputs)]
             produced = self.forward(*arrays[: len(self.inputs)])  # type: ignore[operator]
             results = produced if isinstance(produced, list | tuple) else [produced]
             for out, value in zip(arrays[len(self.inputs) :], results, strict=True):
@@ -93,12 +94,6 @@ class HostStep:
             if isinstance(error, IrforgeError):
                 raise error
             raise IrforgeError(f"the forward of {self.op_name} failed: {type(error).__name__}: {error}") from error
-
-
-def _view(address: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    count = int(np.prod(shape, dtype=np.int64))
-    raw = (ctypes.c_char * max(count * dtype.itemsize, 1)).from_address(address)
-    return np.frombuffer(raw, dtype, count).reshape(shape)
 
 
 def _host_step(ctx: Lowering, op: Operation, custom) -> str:  # type: ignore[no-untyped-def]
