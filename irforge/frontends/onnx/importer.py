@@ -10,7 +10,7 @@ constant inputs (Reshape's shape, Slice's bounds) require.
 from __future__ import annotations
 
 import os
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
+from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
 from irforge.model import Model
@@ -138,28 +139,19 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
         for out in node.output:
             if out:
                 producers[out] = i
-    consumers: dict[int, list[int]] = defaultdict(list)
-    pending = [0] * len(graph.node)
+    deps: dict[int, list[int]] = {}
     for i, node in enumerate(graph.node):
+        deps[i] = []
         for name in {n for n in node.input if n and n not in available}:
             if name not in producers:
                 raise IrforgeError(
                     f"ONNX node '{node.name or node.op_type}' reads '{name}', which nothing produces",
                     fix="the graph is malformed; check it with onnx.checker",
                 )
-            consumers[producers[name]].append(i)
-            pending[i] += 1
-    ready = deque(i for i, count in enumerate(pending) if count == 0)
-    order: list[int] = []
-    while ready:
-        i = ready.popleft()
-        order.append(i)
-        for j in consumers[i]:
-            pending[j] -= 1
-            if pending[j] == 0:
-                ready.append(j)
-    if len(order) < len(graph.node):
-        stuck = [graph.node[i].name or graph.node[i].op_type for i in range(len(graph.node)) if pending[i]]
+            deps[i].append(producers[name])
+    order, left = dependency_order(deps)
+    if left:
+        stuck = [graph.node[i].name or graph.node[i].op_type for i in left]
         raise IrforgeError(
             f"the ONNX graph has a cycle through nodes {', '.join(stuck[:5])}",
             fix="cycles are not allowed in ONNX graphs; re-export the model",

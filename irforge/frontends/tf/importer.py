@@ -10,7 +10,7 @@ NCHW.
 from __future__ import annotations
 
 import os
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
+from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.tf.loader import load_graph, numpy_dtype
 from irforge.frontends.tf.registry import EXTRACTORS, NodeContext
 from irforge.model import Model
@@ -133,24 +134,10 @@ def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:
             raise IrforgeError(f"a node reads '{name}', which no node produces", fix="the graph is malformed")
         needed.add(name)
         stack.extend(producer(i) for i in nodes[name].input)
-    pending = {name: {producer(i) for i in nodes[name].input} for name in needed}
-    consumers: dict[str, list[str]] = defaultdict(list)
-    for name, deps in pending.items():
-        for dep in deps:
-            consumers[dep].append(name)
-    ready = deque(sorted(name for name, deps in pending.items() if not deps))
-    order = []
-    while ready:
-        name = ready.popleft()
-        order.append(nodes[name])
-        for user in consumers[name]:
-            pending[user].discard(name)
-            if not pending[user]:
-                ready.append(user)
-    if len(order) < len(needed):
-        stuck = sorted(name for name, deps in pending.items() if deps)
+    order, stuck = dependency_order({name: {producer(i) for i in nodes[name].input} for name in sorted(needed)})
+    if stuck:
         raise IrforgeError(f"the graph has a cycle through nodes {', '.join(stuck[:5])}", fix="freeze the graph for inference")
-    return order
+    return [nodes[name] for name in order]
 
 
 def import_tf(
