@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.gemm import MR, NR, largest_share, splits_columns
+from irforge.backends.cpu.ops.linear import geometry, shifted_pays
 from irforge.builder import ModelBuilder
 from irforge.backends.reference import run
 from irforge.dialects.nn import Clamp, Convolution, Eltwise, FullyConnected, MatMul, ReLU
-from tests.backends.cpu.conftest import check_op, run_cpu
+from tests.backends.cpu.conftest import check_op, one_op_model, run_cpu
 from tests.helpers import rand
 
 CONV_CASES = [
@@ -38,6 +41,57 @@ CONV_CASES = [
 def test_convolution(x_shape, w_shape, props, bias, cache_dir) -> None:  # type: ignore[no-untyped-def]
     consts = [rand(*w_shape, seed=1)] + ([rand(w_shape[0], seed=2)] if bias else [])
     check_op(Convolution, [rand(*x_shape)], consts, cache_dir, **props)
+
+
+SHIFTED_CASES = [
+    # stride-1 windows wide enough for the implicit GEMM on a zero-padded copy
+    ((1, 70, 24, 30), (64, 70, 3, 3), dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks, 4-row M tail
+    ((2, 5, 20, 30), (13, 5, 3, 3), dict(pads_begin=[0, 1], pads_end=[2, 0])),
+    ((1, 3, 12, 80), (9, 3, 5, 5), dict(dilations=[1, 2], pads_begin=[2, 4], pads_end=[2, 4])),
+    ((1, 3, 10, 40), (5, 3, 3, 3), {}),
+    ((1, 4, 50), (6, 4, 3), dict(pads_begin=[1], pads_end=[1])),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,w_shape,props", SHIFTED_CASES)
+def test_shifted_convolution(x_shape, w_shape, props, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """The implicit GEMM (no im2col): a pad copy and one GEMM phase, equal to the reference."""
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+    conv = next(op for op in model.module.walk() if isinstance(op, Convolution))
+    g = geometry(conv)
+    assert shifted_pays(g)
+    feeds = {"x0": rand(*x_shape)}
+    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
+    try:
+        got = compiled(feeds)["y0"]
+        assert [p.tag for p in compiled._executable.program.phases] == ["", f"conv{g.kh}x{g.kw}"]
+    finally:
+        compiled.close()
+    np.testing.assert_allclose(got, run(model, feeds)["y0"], rtol=1e-4, atol=1e-5)
+
+
+def test_shifted_convolution_fuses_residual_and_relu(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Residual reads and output stores skip the pad columns the implicit GEMM computes."""
+    b = ModelBuilder()
+    x = b.input("x", (2, 20, 25, 33))
+    r = b.input("r", (2, 30, 25, 33))
+    y = b.add(Convolution, [x, b.constant(rand(30, 20, 3, 3, seed=1)), b.constant(rand(30, seed=2))],
+              pads_begin=[1, 1], pads_end=[1, 1]).output
+    y = b.add(ReLU, [b.add(Eltwise, [r, y], operation="sum").output]).output
+    b.output(y, "y")
+    model = b.finish()
+    feeds = {"x": rand(2, 20, 25, 33), "r": rand(2, 30, 25, 33, seed=3)}
+    for threads in (1, 2):
+        np.testing.assert_allclose(run_cpu(model, feeds, cache_dir, threads)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
+
+
+def test_narrow_windows_keep_im2col() -> None:
+    """At 14x14 a 3x3 window's two pad columns are 12.5% of the GEMM: im2col is cheaper."""
+    narrow = ConvGeometry(1, 64, 14, 14, 3, 3, 14, 14, (1, 1), (1, 1), (1, 1))
+    assert not shifted_pays(narrow)
+    assert shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 28, 28, (1, 1), (1, 1), (1, 1)))
+    assert not shifted_pays(ConvGeometry(1, 64, 56, 56, 3, 3, 28, 28, (2, 2), (1, 1), (1, 1)))
 
 
 @pytest.mark.parametrize("x_shape,o", [((1, 37), 45), ((3, 300), 1000), ((2, 5, 33), 17), ((13, 64), 32)])
@@ -77,8 +131,6 @@ def test_conv_residual_activation_fused(act, cache_dir) -> None:  # type: ignore
     model = b.finish()
     feeds = {"x": rand(2, 6, 9, 9), "r": rand(2, 10, 9, 9, seed=3)}
     np.testing.assert_allclose(run_cpu(model, feeds, cache_dir)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
-    from irforge.backends.cpu import compile_model
-
     assert compile_model(model, threads=1, cache_dir=cache_dir).stats.phases == 2
 
 

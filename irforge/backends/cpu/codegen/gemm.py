@@ -7,7 +7,10 @@ C[m, n] = epilogue(sum over k of A(m, k) * B(k, n)) for one or more batches, whe
   walk over the M blocks reads A as one sequential stream) or any strided matrix (activations of a
   FullyConnected, a transposed MatMul operand);
 - B(k, n) is read as vectors of 16 along n: a packed panel ([N/NR][K][NR], zero-padded
-  columns, as im2col and packed FC weights are written) or rows of stride `ldb`;
+  columns, as im2col and packed FC weights are written), rows of stride `ldb`, or
+  (`shifted`) a stride-1 convolution's zero-padded input read in place: k = (channel, tap)
+  and n = a position y * Wp + x of the padded row length Wp, so B(k, n) = X[channel][n +
+  offset of tap] and each tap's row is a contiguous load (the implicit GEMM: no im2col);
 - C has rows of stride `ldc`; the epilogue (bias per row or per column, a residual tensor
   of C's layout, ReLU/Clamp) is applied when the last K block of a tile is stored.
 
@@ -38,10 +41,13 @@ sequential stream, the next M block's micro-panel follows the current one, and l
 whose weights come from memory (ResNet's last stage: 9 MiB for 49 positions) would
 otherwise wait on it."""
 B_PREFETCH_ROWS = 16
-"""B rows read in place (activations of a 1x1 layer, rows `ldb` apart, which the hardware
-prefetcher does not follow across pages) and B panels used by one M block only (FC weights)
-are prefetched this many k rows ahead."""
+"""B is prefetched this many k rows ahead: rows read in place (activations of a 1x1 layer,
+rows `ldb` apart, which the hardware prefetcher does not follow across pages), panels used
+by one M block only (FC weights), and the L2-resident panels the other M blocks stream
+(without it a 96 x 3136 x 384 GEMM ran at 168 GFLOP/s, with it at 180)."""
 NC_PANELS = 8
+SHIFTED_PREFETCH_PLANES = 2
+"""A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
 """The thread count the N-or-M split is balanced for (the kernels run with any)."""
 
@@ -58,6 +64,28 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Shifted:
+    """B of a stride-1 convolution read in place from its zero-padded input [C][Hp][Wp].
+
+    Columns are positions q = y * row + x over the padded row length `row`; those with
+    x >= `cols` (the pad columns) are computed and dropped: C is stored and read back as
+    [rows][cols], each 16-lane vector with two masked accesses (the part in row y and the
+    part in row y + 1, both linear in the lane). K is (channel, tap), channel-major.
+    """
+
+    offsets: tuple[int, ...]
+    """element offset of each tap (ky, kx) in a channel's padded plane"""
+    plane: int
+    row: int
+    cols: int
+    rows: int
+
+    @property
+    def taps(self) -> int:
+        return len(self.offsets)
+
+
+@dataclass(frozen=True)
 class GemmSpec:
     m: int
     n: int
@@ -71,6 +99,9 @@ class GemmSpec:
     bias: str = "none"
     epilogue: Epilogue = field(default_factory=Epilogue)
     batches: tuple[Batch, ...] = ()
+    kc: int = KC
+    """K block size (a multiple of the taps of a shifted B); packed A panels use the same"""
+    shifted: Shifted | None = None
 
     def a_steps(self) -> tuple[int, int]:
         """(row step, k step) inside an A micro-panel."""
@@ -86,19 +117,21 @@ class GemmSpec:
         return kbld.add(kbld.mul(mb, MR * self.a_rs), kbld.mul(kb, self.a_cs))
 
     def b_block(self, pn: ir.Value, kb: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
+        if self.shifted is not None:
+            return kbld.add(kbld.mul(pn, NR), kbld.mul(kbld.b.udiv(kb, i64(self.shifted.taps)), self.shifted.plane))
         if self.b_panel:
             return kbld.add(kbld.mul(pn, NR * self.k), kbld.mul(kb, NR))
         return kbld.add(kbld.mul(pn, NR), kbld.mul(kb, self.ldb))
 
 
-def pack_a(weights, rows: int, k: int):  # type: ignore[no-untyped-def]
+def pack_a(weights, rows: int, k: int, kc: int = KC):  # type: ignore[no-untyped-def]
     """[rows, k] -> the A panel layout: per K block, [ceil(rows/MR)][kc][MR], zero-padded (numpy)."""
     import numpy as np
 
     blocks = -(-rows // MR)
     padded = np.zeros((blocks * MR, k), np.float32)
     padded[:rows] = weights.reshape(rows, k)
-    parts = [padded[:, k0:k0 + KC].reshape(blocks, MR, -1).transpose(0, 2, 1).ravel() for k0 in range(0, k, KC)]
+    parts = [padded[:, k0:k0 + kc].reshape(blocks, MR, -1).transpose(0, 2, 1).ravel() for k0 in range(0, k, kc)]
     return np.concatenate(parts)
 
 
@@ -117,7 +150,8 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
 
     The masked variant serves the last panel only, so it keeps just the vectors that the
     n tail reaches (a tail of 4 columns costs one vector of FMAs per row, not NR/16).
-    Arguments: a, b, c, r, bias pointers at the tile origin, kc, first, last, ncount.
+    Arguments: a, b, c, r, bias pointers at the tile origin (a shifted B's C and R: at the
+    tile's first row), kc (a shifted B: channels), first, last, ncount.
     """
     nv = -(-(spec.n % NR) // VW) if masked and spec.n % NR else NV
     p = ir.PointerType(F32)
@@ -128,15 +162,9 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     for arg in (a, b_ptr, c, r, bias):
         arg.add_attribute("noalias")
     bld = kb.b
-    masks = [kb.mask(bld.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
-    a_ms, a_ks = spec.a_steps()
-    b_ks = spec.b_kstep()
+    tile = _TileIO(kb, spec, nv, ncount, masked)
     zero = kb.vconst(0.0)
-    init = []
-    for i in range(rows):
-        for j in range(nv):
-            loaded = kb.vload(kb.at(c, i * spec.ldc + j * VW), mask=masks[j])
-            init.append(bld.select(first, zero, loaded))
+    init = [bld.select(first, zero, tile.load(c, i, j)) for i in range(rows) for j in range(nv)]
     pre = bld.block
     head, body, done = (bld.append_basic_block(s) for s in ("k.head", "k.body", "k.done"))
     bld.branch(head)
@@ -148,19 +176,19 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
         phi.add_incoming(value, pre)
     bld.cbranch(bld.icmp_signed("<", kk, kc), body, done)
     bld.position_at_end(body)
-    b_row = kb.at(b_ptr, bld.mul(kk, i64(b_ks)))
-    bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel else masks[j]) for j in range(nv)]
-    a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
-    if spec.a_panel:
-        kb.prefetch(kb.at(a_row, A_PREFETCH_ROWS * MR))
-    if not spec.b_panel or spec.m <= MR:
-        for j in range(nv):
-            kb.prefetch(kb.at(b_row, B_PREFETCH_ROWS * b_ks + j * VW))
-    new = []
-    for i in range(rows):
-        av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
-        for j in range(nv):
-            new.append(kb.fma(av, bvals[j], accs[i * nv + j]))
+    new = list(accs)
+    for b_row, a_row, prefetch in _k_rows(kb, spec, kk, a, b_ptr):
+        bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.shifted else tile.masks[j]) for j in range(nv)]
+        if spec.a_panel:
+            kb.prefetch(kb.at(a_row, A_PREFETCH_ROWS * MR))
+        for ahead in prefetch:
+            for j in range(nv):
+                kb.prefetch(kb.at(ahead, j * VW))
+        a_ms = spec.a_steps()[0]
+        for i in range(rows):
+            av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
+            for j in range(nv):
+                new[i * nv + j] = kb.fma(av, bvals[j], new[i * nv + j])
     for phi, value in zip(accs, new):
         phi.add_incoming(value, bld.block)
     kk.add_incoming(bld.add(kk, i64(1)), bld.block)
@@ -169,18 +197,90 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     for i in range(rows):
         for j in range(nv):
             acc = accs[i * nv + j]
-            out = _epilogue(kb, spec, acc, i, j, r, bias, masks[j])
-            kb.vstore(bld.select(last, out, acc), kb.at(c, i * spec.ldc + j * VW), masks[j])
+            out = _epilogue(kb, spec, tile, acc, i, j, r, bias)
+            tile.store(bld.select(last, out, acc), c, i, j)
     kb.finish()
     return kb.fn
 
 
-def _epilogue(kb: KernelBuilder, spec: GemmSpec, acc, i: int, j: int, r, bias, mask):  # type: ignore[no-untyped-def]
+def _k_rows(kb: KernelBuilder, spec: GemmSpec, kk, a, b):  # type: ignore[no-untyped-def]
+    """(B row, A row, B prefetch addresses) of each k step of one loop iteration: one k,
+    or a shifted B's channel `kk` with its taps unrolled (their rows at constant offsets)."""
+    bld = kb.b
+    a_ms, a_ks = spec.a_steps()
+    if spec.shifted is None:
+        b_row = kb.at(b, bld.mul(kk, i64(spec.b_kstep())))
+        return [(b_row, kb.at(a, bld.mul(kk, i64(a_ks))), [kb.at(b_row, B_PREFETCH_ROWS * spec.b_kstep())])]
+    sh = spec.shifted
+    plane = kb.at(b, bld.mul(kk, i64(sh.plane)))
+    a_rows = kb.at(a, bld.mul(kk, i64(sh.taps * a_ks)))
+    ahead = kb.at(plane, SHIFTED_PREFETCH_PLANES * sh.plane)
+    steps = []
+    for t, offset in enumerate(sh.offsets):
+        # one prefetch per padded row the taps read: the taps with the smallest offset of their row
+        starts_row = t == 0 or offset // sh.row != sh.offsets[t - 1] // sh.row
+        steps.append((kb.at(plane, offset), kb.at(a_rows, t * a_ks), [kb.at(ahead, offset)] if starts_row else []))
+    return steps
+
+
+class _TileIO:
+    """Loads and stores of C's (and the residual's) vectors (i, j) of one tile.
+
+    A plain tile is rows `ldc` apart, masked along n in the tail panel. A shifted B's tile
+    covers padded positions q = n0 + 16 j + lane: the lanes still in row y0 = q0 // Wp go
+    to y0 * cols + x, those that wrapped into row y0 + 1 to (y0 + 1) * cols + (x - Wp), and
+    the pad columns x >= cols (and rows past the last) nowhere.
+    """
+
+    def __init__(self, kb: KernelBuilder, spec: GemmSpec, nv: int, ncount, masked: bool) -> None:  # type: ignore[no-untyped-def]
+        self.kb, self.spec = kb, spec
+        self.masks = [kb.mask(kb.b.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
+        self.parts: list[tuple[tuple[ir.Value, ir.Value], tuple[ir.Value, ir.Value]]] = []
+        sh = spec.shifted
+        if sh is None:
+            return
+        b = kb.b
+        lanes = ir.Constant(vec(VW, I64), list(range(VW)))
+        n0 = b.sub(i64(spec.n), ncount)
+        for j in range(nv):
+            q = b.add(n0, i64(j * VW))
+            y0 = b.udiv(q, i64(sh.row))
+            x0 = b.sub(q, b.mul(y0, i64(sh.row)))
+            base = b.add(b.mul(y0, i64(sh.cols)), x0)
+            first_row = b.and_(
+                b.icmp_signed("<", lanes, kb.splat(b.sub(i64(sh.cols), x0))),
+                kb.splat(b.icmp_signed("<", y0, i64(sh.rows))),
+            )
+            next_row = b.and_(
+                b.icmp_signed(">=", lanes, kb.splat(b.sub(i64(sh.row), x0))),
+                kb.splat(b.icmp_signed("<", b.add(y0, i64(1)), i64(sh.rows))),
+            )
+            self.parts.append(((base, first_row), (b.add(base, i64(sh.cols - sh.row)), next_row)))
+
+    def load(self, ptr, i: int, j: int):  # type: ignore[no-untyped-def]
+        kb, row = self.kb, self.spec.ldc * i
+        if not self.parts:
+            return kb.vload(kb.at(ptr, row + j * VW), mask=self.masks[j])
+        (base1, m1), (base2, m2) = self.parts[j]
+        here = kb.vload(kb.at(ptr, kb.b.add(base1, i64(row))), mask=m1)
+        there = kb.vload(kb.at(ptr, kb.b.add(base2, i64(row))), mask=m2)
+        return kb.b.select(m2, there, here)
+
+    def store(self, value, ptr, i: int, j: int) -> None:  # type: ignore[no-untyped-def]
+        kb, row = self.kb, self.spec.ldc * i
+        if not self.parts:
+            kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
+            return
+        for base, mask in self.parts[j]:
+            kb.vstore(value, kb.at(ptr, kb.b.add(base, i64(row))), mask)
+
+
+def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: int, r, bias):  # type: ignore[no-untyped-def]
     if spec.bias == "row":
         acc = kb.b.fadd(acc, kb.splat(kb.b.load(kb.at(bias, i))))
     elif spec.bias == "col":
-        acc = kb.b.fadd(acc, kb.vload(kb.at(bias, j * VW), mask=mask))
-    residual = kb.vload(kb.at(r, i * spec.ldc + j * VW), mask=mask) if spec.epilogue.residual else None
+        acc = kb.b.fadd(acc, kb.vload(kb.at(bias, j * VW), mask=tile.masks[j]))
+    residual = tile.load(r, i, j) if spec.epilogue.residual else None
     return apply_epilogue(kb, spec.epilogue, acc, residual)
 
 
@@ -190,7 +290,9 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     n_full, n_tail = divmod(spec.n, NR)
     variants = {}
     for rows in {MR, m_tail} - {0}:
-        for masked in {False, n_tail > 0} if n_full else {True}:
+        # a shifted B has no tail variant: its tile IO masks every vector, and its loads
+        # past the last position stay inside the padded input's slack
+        for masked in {False} if spec.shifted else {False, n_tail > 0} if n_full else {True}:
             variants[rows, masked] = micro_kernel(module, spec, f"{name}.u{rows}{'m' if masked else ''}", rows, masked)
     kb = KernelBuilder(module, name)
     args = [kb.slot(i) for i in range(3)]
@@ -244,10 +346,10 @@ def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res) -> N
     bld = kb.b
     with kb.loop(p0, p1, NC_PANELS, name="nc") as nc0:
         nc1 = kb.min(bld.add(nc0, i64(NC_PANELS)), p1)
-        with kb.loop(0, spec.k, KC, name="kb") as k0:
-            kc = kb.min(i64(KC), bld.sub(i64(spec.k), k0))
+        with kb.loop(0, spec.k, spec.kc, name="kb") as k0:
+            kc = kb.min(i64(spec.kc), bld.sub(i64(spec.k), k0))
             first = bld.icmp_signed("==", k0, i64(0))
-            last = bld.icmp_signed(">=", bld.add(k0, i64(KC)), i64(spec.k))
+            last = bld.icmp_signed(">=", bld.add(k0, i64(spec.kc)), i64(spec.k))
             with kb.loop(m0, m1, name="mb") as mb:
                 full_rows = bld.icmp_signed("<", mb, i64(spec.m // MR))
                 for rows in sorted({r for r, _ in variants}, reverse=True):
@@ -261,9 +363,12 @@ def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c
     a_tile = kb.at(a, spec.a_block(mb, k0, kc, kb))
     row0 = bld.mul(mb, i64(MR))
     bias_row = kb.at(bias, row0) if spec.bias == "row" else bias
+    loop_count = bld.udiv(kc, i64(spec.shifted.taps)) if spec.shifted else kc
     with kb.loop(nc0, nc1, name="pn") as pn:
         n0 = bld.mul(pn, i64(NR))
-        c_off = bld.add(bld.mul(row0, i64(spec.ldc)), n0)
+        c_off = bld.mul(row0, i64(spec.ldc))
+        if spec.shifted is None:
+            c_off = bld.add(c_off, n0)
         ncount = bld.sub(i64(spec.n), n0)
         args = [
             a_tile,
@@ -271,7 +376,7 @@ def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c
             kb.at(c, c_off),
             kb.at(res, c_off) if spec.epilogue.residual else res,
             kb.at(bias, n0) if spec.bias == "col" else bias_row,
-            kc, first, last, ncount,
+            loop_count, first, last, ncount,
         ]
         masked_fn = variants.get((rows, True))
         full_fn = variants.get((rows, False))
