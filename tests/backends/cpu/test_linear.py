@@ -50,6 +50,9 @@ SHIFTED_CASES = [
     ((1, 3, 12, 80), (9, 3, 5, 5), dict(dilations=[1, 2], pads_begin=[2, 4], pads_end=[2, 4])),
     ((1, 3, 10, 40), (5, 3, 3, 3), {}),
     ((1, 4, 50), (6, 4, 3), dict(pads_begin=[1], pads_end=[1])),
+    # strided windows with many taps per phase run on the input's phase planes
+    ((1, 3, 20, 80), (8, 3, 7, 7), dict(strides=[2, 2], pads_begin=[3, 3], pads_end=[3, 3])),
+    ((2, 4, 9, 70), (6, 4, 5, 5), dict(strides=[1, 2], pads_begin=[2, 2], pads_end=[2, 1])),
 ]
 
 
@@ -87,7 +90,7 @@ def test_shifted_convolution_fuses_residual_and_relu(cache_dir) -> None:  # type
 
 
 def test_narrow_windows_keep_im2col() -> None:
-    """At 14x14 a 3x3 window's two pad columns are 12.5% of the GEMM: im2col is cheaper."""
+    """Windows narrower than a vector, and 3x3 stride-2 windows (2.25 taps per phase), keep im2col."""
     narrow = ConvGeometry(1, 64, 14, 14, 3, 3, 14, 14, (1, 1), (1, 1), (1, 1))
     assert not shifted_pays(narrow)
     assert shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 28, 28, (1, 1), (1, 1), (1, 1)))

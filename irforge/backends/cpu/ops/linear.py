@@ -11,12 +11,11 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
-from irforge.backends.cpu.codegen.copy import FILL, Move
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, gemm_kernel, pack_a, pack_b, splits_columns
-from irforge.backends.cpu.codegen.irutil import VW
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
-from irforge.backends.cpu.ops.movement import emit_moves, relayout
+from irforge.backends.cpu.ops.movement import relayout
+from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
 from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul
 from irforge.errors import IrforgeError
 
@@ -55,7 +54,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         return
     og, kg = o // g.group, g.k_per_group
     if weights is not None and shifted_pays(g):
-        _shifted_convolution(ctx, op, g, weights, x, out, bias, tail, epilogue)
+        shifted_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
     if weights is not None:
         packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
@@ -86,53 +85,6 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
     tag = "conv1x1" if g.kh == g.kw == 1 else f"conv{g.kh}x{g.kw}"
     ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * g.n * o * g.p * kg)
-
-
-SHIFTED_MAX_WASTE = 0.1
-"""The implicit GEMM computes the Wp - ow pad columns of every padded row and drops them;
-above this share im2col is cheaper (at 56x56: 3% wasted against an im2col that cost 40-70%
-of the 3x3 GEMM's own time in a whole ResNet-50 run; at 14x14 12.5% against 7%)."""
-
-
-SHIFTED_KC = 576
-"""K block of the implicit GEMM: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB
-stays in L1 beside B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
-
-
-def shifted_pays(g: ConvGeometry) -> bool:
-    """Whether a dense convolution runs as an implicit GEMM on its zero-padded input."""
-    if g.group != 1 or g.stride != (1, 1) or g.kh * g.kw == 1 or g.ow < VW:
-        return False
-    row = g.ow + g.dilation[1] * (g.kw - 1)
-    return (row - g.ow) / row <= SHIFTED_MAX_WASTE
-
-
-def _shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights: np.ndarray, x, out, bias, tail, epilogue) -> None:  # type: ignore[no-untyped-def]
-    """Copy the input into a zero-padded buffer, then one GEMM reading it in place."""
-    rows = g.oh + g.dilation[0] * (g.kh - 1)
-    row = g.ow + g.dilation[1] * (g.kw - 1)
-    plane = rows * row
-    padded = ctx.scratch(4 * (g.n * g.c * plane + NR))  # + NR: the last tile's pad-column loads
-
-    def axis(size: int, out_size: int, begin: int, stride: int) -> tuple[int, ...]:
-        return tuple(FILL if not 0 <= i - begin < size else (i - begin) * stride for i in range(out_size))
-
-    move = Move(0, 1, (g.n, g.c, rows, row), (g.c * g.h * g.w, g.h * g.w, axis(g.h, rows, g.pad[0], g.w), axis(g.w, row, g.pad[1], 1)),
-                (g.c * plane, plane, row, 1))
-    emit_moves(ctx, op, [x, padded], [move])
-    taps = g.kh * g.kw
-    offsets = tuple(ky * g.dilation[0] * row + kx * g.dilation[1] for ky in range(g.kh) for kx in range(g.kw))
-    kc = SHIFTED_KC // taps * taps
-    o = weights.shape[0]
-    spec = GemmSpec(
-        m=o, n=(g.oh - 1) * row + g.ow, k=g.k_per_group, a_panel=True, ldc=g.p,
-        bias="row" if bias else "none", epilogue=epilogue, kc=kc,
-        shifted=Shifted(offsets, plane, row, g.ow, g.oh),
-        batches=(Batch(g.n, 0, g.c * plane, o * g.p, 0),) if g.n > 1 else (),
-    )
-    a_buf = ctx.const(pack_a(weights, o, g.k_per_group, kc))
-    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
-    ctx.phase(name, [a_buf, padded, out, *tail], f"conv{g.kh}x{g.kw}", 2 * g.n * o * g.p * g.k_per_group)
 
 
 @lowering(Deconvolution)

@@ -1,0 +1,127 @@
+"""Convolutions as an implicit GEMM over a zero-padded, polyphase copy of the input.
+
+im2col writes kh*kw copies of the input (a 3x3 layer at 56x56: 7 MiB that go to memory, and
+in a whole ResNet-50 run cost 40-70% of the GEMM's own time). Instead the input is copied
+once into planes that need no bounds checks, and the GEMM reads B straight from them
+(`gemm.Shifted`): for stride s the padded input is split into its s_y * s_x phases, plane
+(py, px) holding rows s*i + py and columns s*j + px, so that tap (ky, kx) of output (y, x)
+is element [y + ky*d // s][x + kx*d // s] of phase (ky*d % s, kx*d % s): at every stride
+a tap is one constant offset and 16 outputs of a row are one contiguous load. Each output
+row is computed over the plane's whole row length (the pad columns are dropped when stored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from irforge.backends.cpu.codegen.conv import ConvGeometry
+from irforge.backends.cpu.codegen.copy import FILL, Move
+from irforge.backends.cpu.codegen.epilogue import Epilogue
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, gemm_kernel, pack_a
+from irforge.backends.cpu.codegen.irutil import VW
+from irforge.backends.cpu.lower import Buffer, Lowering
+from irforge.backends.cpu.ops.movement import emit_moves
+from irforge.dialects.nn import Convolution
+
+MAX_WASTE = 0.1
+"""Above this share of pad columns in a plane row im2col is cheaper (at 56x56 a 3x3 window
+wastes 3% against an im2col costing 40-70% of the GEMM; at 14x14 12.5% against 7%)."""
+MIN_TAPS_PER_PHASE = 4
+"""A strided window runs on phase planes only if it has at least this many taps per phase:
+the 7x7 stride-2 stem (12) saves its 49-fold im2col (2.9 -> 1.7 ms in a ResNet-50 run), but
+a 3x3 stride-2 layer (2.25) ran 1.9 ms against 1.6 with im2col (a table-driven phase copy,
+and B's rows spread over four planes)."""
+SHIFTED_KC = 576
+"""K block: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB stays in L1 beside
+B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
+
+
+@dataclass(frozen=True)
+class Planes:
+    """The polyphase planes of one convolution's padded input."""
+
+    g: ConvGeometry
+
+    @property
+    def phases(self) -> tuple[int, int]:
+        return self.g.stride
+
+    @property
+    def rows(self) -> int:
+        return self.g.oh + (self.g.kh - 1) * self.g.dilation[0] // self.g.stride[0]
+
+    @property
+    def row(self) -> int:
+        """The plane's row length. At stride 1 rows share their zero columns: a read past a
+        row's end lands in the next row's left pad, so the row needs only the larger pad
+        (W + 1 for a 3x3 window: 1/15 of a 14x14 layer is pad columns, not 2/16)."""
+        g = self.g
+        if g.stride == (1, 1):
+            right = g.ow + (g.kw - 1) * g.dilation[1] - g.w - g.pad[1]
+            return max(g.w + max(g.pad[1], right, 0), g.ow)
+        return g.ow + (g.kw - 1) * g.dilation[1] // g.stride[1]
+
+    @property
+    def plane(self) -> int:
+        return self.rows * self.row
+
+    @property
+    def channel(self) -> int:
+        """Elements per input channel: all its phase planes."""
+        return self.phases[0] * self.phases[1] * self.plane
+
+    def offsets(self) -> tuple[int, ...]:
+        """The element offset of each tap (ky, kx), row-major, from a channel's first plane."""
+        (sy, sx), (dy, dx) = self.g.stride, self.g.dilation
+        return tuple(
+            ((ky * dy % sy) * sx + kx * dx % sx) * self.plane + (ky * dy // sy) * self.row + kx * dx // sx
+            for ky in range(self.g.kh) for kx in range(self.g.kw)
+        )
+
+    def moves(self) -> list[Move]:
+        """One copy per phase: [n][c][rows][row] of padded rows s*i + py, columns s*j + px."""
+        g, (sy, sx) = self.g, self.phases
+
+        def axis(size: int, count: int, step: int, first: int, stride: int) -> tuple[int, ...]:
+            return tuple((i * step + first) * stride if 0 <= i * step + first < size else FILL for i in range(count))
+
+        return [
+            Move(0, 1, (g.n, g.c, self.rows, self.row),
+                 (g.c * g.h * g.w, g.h * g.w, axis(g.h, self.rows, sy, py - g.pad[0], g.w), axis(g.w, self.row, sx, px - g.pad[1], 1)),
+                 (g.c * self.channel, self.channel, self.row, 1), dst_offset=(py * sx + px) * self.plane)
+            for py in range(sy) for px in range(sx)
+        ]
+
+
+def shifted_pays(g: ConvGeometry) -> bool:
+    """Whether a dense convolution runs as an implicit GEMM on its padded planes."""
+    if g.group != 1 or g.kh * g.kw == 1 or g.ow < VW:
+        return False
+    if g.stride != (1, 1) and (g.dilation != (1, 1) or g.kh * g.kw < MIN_TAPS_PER_PHASE * g.stride[0] * g.stride[1]):
+        return False
+    row = Planes(g).row
+    return (row - g.ow) / row <= MAX_WASTE
+
+
+def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights: np.ndarray, args: list[Buffer], epilogue: Epilogue) -> None:
+    """Copy the input into its padded planes, then one GEMM reading them in place.
+    `args`: input, output, then the bias and residual buffers the epilogue reads."""
+    x, out, *tail = args
+    planes = Planes(g)
+    # + a row and NR: the pad-column loads of the last row's last tile
+    padded = ctx.scratch(4 * (g.n * g.c * planes.channel + planes.row + NR))
+    emit_moves(ctx, op, [x, padded], planes.moves())
+    offsets = planes.offsets()
+    kc = SHIFTED_KC // len(offsets) * len(offsets)
+    o = weights.shape[0]
+    spec = GemmSpec(
+        m=o, n=(g.oh - 1) * planes.row + g.ow, k=g.k_per_group, a_panel=True, ldc=g.p,
+        bias="row" if op.bias is not None else "none", epilogue=epilogue, kc=kc,
+        shifted=Shifted(offsets, planes.channel, planes.row, g.ow, g.oh),
+        batches=(Batch(g.n, 0, g.c * planes.channel, o * g.p, 0),) if g.n > 1 else (),
+    )
+    a_buf = ctx.const(pack_a(weights, o, g.k_per_group, kc))
+    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
+    ctx.phase(name, [a_buf, padded, out, *tail], f"conv{g.kh}x{g.kw}", 2 * g.n * o * g.p * g.k_per_group)
