@@ -62,6 +62,12 @@ def test_pooling(props, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(Pooling, [rand(2, 3, 19, 21)], [], cache_dir, **props)
 
 
+@pytest.mark.parametrize("props", POOL_CASES[:2] + POOL_CASES[4:6])
+def test_pooling_rows_wider_than_two_vectors(props, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Stride-2 rows are read as pairs of vectors: rows of 75 cover every lane position."""
+    check_op(Pooling, [rand(1, 2, 9, 75)], [], cache_dir, **props)
+
+
 @pytest.mark.parametrize("shape,axis,log", [((2, 1000), 1, False), ((2, 5, 7), 1, False), ((3, 4, 37), -1, True), ((2, 19, 3), 1, True)])
 def test_softmax(shape, axis, log, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(SoftMax, [rand(*shape, low=-5, high=5)], [], cache_dir, axis=axis, log=log)
