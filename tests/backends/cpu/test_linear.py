@@ -66,6 +66,7 @@ def test_shifted_convolution(x_shape, w_shape, props, threads, cache_dir) -> Non
     assert shifted_pays(g)
     feeds = {"x0": rand(*x_shape)}
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
+    compiled._executable.arena[:] = np.nan  # what other layers left there: no valid lane may read it
     try:
         got = compiled(feeds)["y0"]
         assert [p.tag for p in compiled._executable.program.phases] == ["", f"conv{g.kh}x{g.kw}"]

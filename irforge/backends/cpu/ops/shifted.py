@@ -87,7 +87,10 @@ class Planes:
         def axis(size: int, count: int, step: int, first: int, stride: int) -> tuple[int, ...]:
             return tuple((i * step + first) * stride if 0 <= i * step + first < size else FILL for i in range(count))
 
-        return [
+        # the last plane's last row reads up to a row past its end (into the next plane's
+        # zero columns, and past the last plane into this zeroed row)
+        end = Move(0, 1, (self.row,), ((FILL,) * self.row,), (1,), dst_offset=g.n * g.c * self.channel)
+        return [end] + [
             Move(0, 1, (g.n, g.c, self.rows, self.row),
                  (g.c * g.h * g.w, g.h * g.w, axis(g.h, self.rows, sy, py - g.pad[0], g.w), axis(g.w, self.row, sx, px - g.pad[1], 1)),
                  (g.c * self.channel, self.channel, self.row, 1), dst_offset=(py * sx + px) * self.plane)
