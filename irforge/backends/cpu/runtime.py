@@ -27,6 +27,7 @@ from llvmlite import ir
 from irforge.backends.cpu.codegen.irutil import I32, I64, VOID, KernelBuilder, i64
 from irforge.backends.common import input_array, view_at
 from irforge.backends.cpu.lower import Program
+from irforge.backends.cpu.memory import Region
 
 DRIVER = "irforge_run"
 WORKER = "irforge_worker"
@@ -192,13 +193,30 @@ class ThreadTeam:
         self.workers = []
 
 
+def _gather_constants(program: Program) -> Region | None:
+    """Move the constant buffers (packed weights) into one huge-page region, 64-byte aligned."""
+    consts = [b for b in program.buffers if b.kind == "const" and b.array is not None]
+    offsets, total = [], 0
+    for buf in consts:
+        offsets.append(total)
+        total += -(-buf.array.nbytes // 64) * 64
+    if not consts:
+        return None
+    region = Region(total)
+    for buf, offset in zip(consts, offsets):
+        buf.array = region.view(offset, buf.array)
+    return region
+
+
 class Executable:
     """Argument tables and arena of a program, ready to run with a thread team."""
 
     def __init__(self, program: Program, arena_size: int, address: Callable[[str], int], threads: int) -> None:
         self.program = program
-        self.arena = np.zeros(arena_size // 4 + 16, np.float32)
-        base = -(-self.arena.ctypes.data // 64) * 64
+        self._arena_region = Region(arena_size + 64)
+        self.arena = self._arena_region.data[:arena_size // 4 * 4].view(np.float32)
+        base = self.arena.ctypes.data
+        self._const_region = _gather_constants(program)
         self.address = {id(b): self._address(b, base) for b in program.buffers}
         self.tables = [np.array([self.address[id(b)] for b in p.args] or [0], np.uint64) for p in program.phases]
         self.table_of_tables = np.array([t.ctypes.data for t in self.tables] or [0], np.uint64)
