@@ -8,7 +8,9 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.gemm import MR, NR, largest_share, splits_columns
+from irforge.backends.cpu.codegen.winograd import transform_weights
 from irforge.backends.cpu.ops.linear import geometry, shifted_pays
+from irforge.backends.cpu.ops.winograd import winograd_pays
 from irforge.builder import ModelBuilder
 from irforge.backends.reference import run
 from irforge.dialects.nn import Clamp, Convolution, Eltwise, FullyConnected, MatMul, ReLU
@@ -45,10 +47,10 @@ def test_convolution(x_shape, w_shape, props, bias, cache_dir) -> None:  # type:
 
 SHIFTED_CASES = [
     # stride-1 windows wide enough for the implicit GEMM on a zero-padded copy
-    ((1, 70, 24, 30), (64, 70, 3, 3), dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks, 4-row M tail
-    ((2, 5, 20, 30), (13, 5, 3, 3), dict(pads_begin=[0, 1], pads_end=[2, 0])),
+    ((1, 70, 24, 30), (64, 70, 3, 5), dict(pads_begin=[1, 2], pads_end=[1, 2])),  # 2 K blocks, 4-row M tail
+    ((2, 5, 20, 30), (13, 5, 3, 3), dict(dilations=[1, 2], pads_begin=[0, 2], pads_end=[2, 1])),
     ((1, 3, 12, 80), (9, 3, 5, 5), dict(dilations=[1, 2], pads_begin=[2, 4], pads_end=[2, 4])),
-    ((1, 3, 10, 40), (5, 3, 3, 3), {}),
+    ((1, 3, 10, 40), (5, 3, 2, 3), {}),
     ((1, 4, 50), (6, 4, 3), dict(pads_begin=[1], pads_end=[1])),
     # strided windows with many taps per phase run on the input's phase planes
     ((1, 3, 20, 80), (8, 3, 7, 7), dict(strides=[2, 2], pads_begin=[3, 3], pads_end=[3, 3])),
@@ -75,19 +77,74 @@ def test_shifted_convolution(x_shape, w_shape, props, threads, cache_dir) -> Non
     np.testing.assert_allclose(got, run(model, feeds)["y0"], rtol=1e-4, atol=1e-5)
 
 
+def _residual_model(x_shape, w_shape, out_shape, act, **props):  # type: ignore[no-untyped-def]
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    r = b.input("r", out_shape)
+    y = b.add(Convolution, [x, b.constant(rand(*w_shape, seed=1)), b.constant(rand(w_shape[0], seed=2))], **props).output
+    y = b.add(Eltwise, [r, y], operation="sum").output
+    if act == "relu":
+        y = b.add(ReLU, [y]).output
+    elif act == "clamp":
+        y = b.add(Clamp, [y], min=-0.2, max=0.3).output
+    b.output(y, "y")
+    return b.finish(), {"x": rand(*x_shape), "r": rand(*out_shape, seed=3)}
+
+
 def test_shifted_convolution_fuses_residual_and_relu(cache_dir) -> None:  # type: ignore[no-untyped-def]
     """Residual reads and output stores skip the pad columns the implicit GEMM computes."""
-    b = ModelBuilder()
-    x = b.input("x", (2, 20, 25, 33))
-    r = b.input("r", (2, 30, 25, 33))
-    y = b.add(Convolution, [x, b.constant(rand(30, 20, 3, 3, seed=1)), b.constant(rand(30, seed=2))],
-              pads_begin=[1, 1], pads_end=[1, 1]).output
-    y = b.add(ReLU, [b.add(Eltwise, [r, y], operation="sum").output]).output
-    b.output(y, "y")
-    model = b.finish()
-    feeds = {"x": rand(2, 20, 25, 33), "r": rand(2, 30, 25, 33, seed=3)}
+    model, feeds = _residual_model((2, 20, 25, 33), (30, 20, 3, 3), (2, 30, 25, 33), "relu",
+                                   dilations=[2, 2], pads_begin=[2, 2], pads_end=[2, 2])
     for threads in (1, 2):
         np.testing.assert_allclose(run_cpu(model, feeds, cache_dir, threads)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
+
+
+WINOGRAD_CASES = [
+    ((1, 64, 56, 56), 64, dict(pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 7, 9, 11), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # odd outputs: partial tiles
+    ((1, 5, 14, 40), 13, {}),  # no padding
+    ((1, 3, 20, 35), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads
+    ((1, 300, 7, 7), 40, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks, 16 tiles
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,o,props", WINOGRAD_CASES)
+def test_winograd_convolution(x_shape, o, props, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """3x3 stride-1 windows: input transform, 16 GEMMs, output transform; equal to the reference."""
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
+    conv = next(op for op in model.module.walk() if isinstance(op, Convolution))
+    assert winograd_pays(geometry(conv))
+    feeds = {"x0": rand(*x_shape)}
+    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
+    compiled._executable.arena[:] = np.nan
+    try:
+        got = compiled(feeds)["y0"]
+        assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]
+    finally:
+        compiled.close()
+    want = run(model, feeds)["y0"]
+    # Winograd sums in another order: an output near zero out of terms of size ~|y|max keeps
+    # an absolute error of a few ulps of |y|max (2.6e-6 of it at 64 channels), not of itself
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("act", ["relu", "clamp", None])
+def test_winograd_output_transform_fuses_bias_residual_activation(act, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    model, feeds = _residual_model((2, 6, 17, 33), (10, 6, 3, 3), (2, 10, 17, 33), act, pads_begin=[1, 1], pads_end=[1, 1])
+    for threads in (1, 2):
+        np.testing.assert_allclose(run_cpu(model, feeds, cache_dir, threads)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
+
+
+def test_winograd_weights_transform() -> None:
+    """U = G g G^T: the 4x4 transform-domain product then A^T . A gives the direct 2x2 tile."""
+    g, d = rand(1, 1, 3, 3, seed=4).astype(np.float64), rand(4, 4, seed=5).astype(np.float64)
+    u = transform_weights(g).reshape(4, 4)
+    bt = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
+    at = np.array([[1, 1, 1, 0], [0, 1, -1, -1]])
+    tile = at @ (u * (bt @ d @ bt.T)) @ at.T
+    direct = np.array([[np.sum(d[i:i + 3, j:j + 3] * g[0, 0]) for j in range(2)] for i in range(2)])
+    np.testing.assert_allclose(tile, direct, rtol=1e-6)
 
 
 def test_narrow_windows_keep_im2col() -> None:
@@ -121,19 +178,7 @@ def test_matmul_two_inputs_broadcast(cache_dir) -> None:  # type: ignore[no-unty
 @pytest.mark.parametrize("act", ["relu", "clamp", None])
 def test_conv_residual_activation_fused(act, cache_dir) -> None:  # type: ignore[no-untyped-def]
     """conv -> add(residual) -> act runs as one kernel (2 phases with the im2col) and matches."""
-    b = ModelBuilder()
-    x = b.input("x", (2, 6, 9, 9))
-    r = b.input("r", (2, 10, 9, 9))
-    y = b.add(Convolution, [x, b.constant(rand(10, 6, 3, 3, seed=1)), b.constant(rand(10, seed=2))],
-              pads_begin=[1, 1], pads_end=[1, 1]).output
-    y = b.add(Eltwise, [r, y], operation="sum").output
-    if act == "relu":
-        y = b.add(ReLU, [y]).output
-    elif act == "clamp":
-        y = b.add(Clamp, [y], min=-0.2, max=0.3).output
-    b.output(y, "y")
-    model = b.finish()
-    feeds = {"x": rand(2, 6, 9, 9), "r": rand(2, 10, 9, 9, seed=3)}
+    model, feeds = _residual_model((2, 6, 9, 9), (10, 6, 3, 3), (2, 10, 5, 5), act, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
     np.testing.assert_allclose(run_cpu(model, feeds, cache_dir)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
     assert compile_model(model, threads=1, cache_dir=cache_dir).stats.phases == 2
 

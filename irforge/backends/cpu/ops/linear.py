@@ -16,6 +16,7 @@ from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
+from irforge.backends.cpu.ops.winograd import winograd_convolution, winograd_pays
 from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul
 from irforge.errors import IrforgeError
 
@@ -53,6 +54,9 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         ctx.phase(name, [x, w_buf, out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
         return
     og, kg = o // g.group, g.k_per_group
+    if weights is not None and winograd_pays(g):
+        winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
+        return
     if weights is not None and shifted_pays(g):
         shifted_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
