@@ -17,7 +17,8 @@ C[m, n] = epilogue(sum over k of A(m, k) * B(k, n)) for one or more batches, whe
 The micro-kernel keeps an MR x NR tile of C in 2*MR zmm registers and does MR*NR/16 FMAs
 per k with two vector loads and MR embedded broadcasts. Loops around it tile K by KC (the
 A micro-panel stays in L1) and N by NC panels (the B block stays in L2). Threads split the
-N panels when there are enough of them or they split more evenly, else the M blocks. The streams the hardware prefetcher
+M blocks, or (when there are many panels, or that splits more evenly) a panel-major run of
+(panel, M block) tiles weighed by their vectors. The streams the hardware prefetcher
 serves late (packed weights from memory, B rows `ldb` apart, FC weights) are prefetched
 in software a fixed number of k rows ahead.
 """
@@ -337,12 +338,45 @@ def splits_columns(m: int, n: int) -> bool:
 
 
 def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
-    """This thread's share of one GEMM: NC blocks of panels, K blocks, M blocks, panels."""
+    """This thread's share of one GEMM: M blocks, or a run of (panel, M block) tiles."""
     m_blocks, n_panels = -(-spec.m // MR), -(-spec.n // NR)
-    if splits_columns(spec.m, spec.n):
-        (p0, p1), (m0, m1) = kb.partition(n_panels), (i64(0), i64(m_blocks))
-    else:
-        (p0, p1), (m0, m1) = (i64(0), i64(n_panels)), kb.partition(m_blocks)
+    if not splits_columns(spec.m, spec.n):
+        _rect(kb, spec, variants, (i64(0), i64(n_panels)), kb.partition(m_blocks), a, b, c, bias, res)
+        return
+    bld = kb.b
+    (pa, ma), (pb, mb) = (_column_cut(kb, spec, t) for t in (kb.tid, bld.add(kb.tid, i64(1))))
+    one_panel = bld.icmp_signed("==", pa, pb)
+    head = bld.zext(bld.or_(bld.icmp_signed(">", ma, i64(0)), one_panel), I64)
+    _rect(kb, spec, variants, (pa, bld.add(pa, head)), (ma, bld.select(one_panel, mb, i64(m_blocks))), a, b, c, bias, res)
+    _rect(kb, spec, variants, (bld.add(pa, head), pb), (i64(0), i64(m_blocks)), a, b, c, bias, res)
+    tail = bld.zext(bld.and_(bld.icmp_signed(">", mb, i64(0)), bld.not_(one_panel)), I64)
+    _rect(kb, spec, variants, (pb, bld.add(pb, tail)), (i64(0), mb), a, b, c, bias, res)
+
+
+def _column_cut(kb: KernelBuilder, spec: GemmSpec, t):  # type: ignore[no-untyped-def]
+    """(panel, M block) where thread t's run of tiles starts, in panel-major order.
+
+    Tiles are weighed by their vectors (a masked tail panel of 4 columns does one of two),
+    so that at 14x14 (7 panels, the last 4 columns wide, 22 M blocks) the threads do 142
+    and 144 vector-blocks, where whole panels split 3 | 4 ran the second thread 14% longer.
+    """
+    bld = kb.b
+    m_blocks = -(-spec.m // MR)
+    full_panels = spec.n // NR
+    tail_vectors = 0 if spec.n % NR == 0 else NV if spec.shifted else -(-(spec.n % NR) // VW)
+    total = (full_panels * NV + tail_vectors) * m_blocks
+    target = bld.sdiv(bld.mul(i64(total), t), kb.nth)
+    in_full = bld.icmp_signed("<", target, i64(full_panels * NV * m_blocks))
+    panel = bld.select(in_full, bld.sdiv(target, i64(NV * m_blocks)), i64(full_panels))
+    rest = bld.sub(target, bld.mul(panel, i64(NV * m_blocks)))
+    block = bld.sdiv(rest, i64(NV)) if not tail_vectors else bld.select(
+        in_full, bld.sdiv(rest, i64(NV)), bld.sdiv(rest, i64(tail_vectors)))
+    return panel, block
+
+
+def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
+    """The tiles of panels [p0, p1) x M blocks [m0, m1): NC blocks of panels, K blocks, M blocks, panels."""
+    (p0, p1), (m0, m1) = panels, blocks
     bld = kb.b
     with kb.loop(p0, p1, NC_PANELS, name="nc") as nc0:
         nc1 = kb.min(bld.add(nc0, i64(NC_PANELS)), p1)
