@@ -1,6 +1,7 @@
 """Direct depthwise convolution (one input channel per group) over NCHW planes.
 
-Vectors run along the output width, 16 outputs of a row at a time, with one FMA per tap.
+Vectors run along the output width, 16 outputs of each of ROWS rows at a time, with one FMA
+per tap and row.
 The loop body is straight-line code: a tap's load mask is computed once per vector (the
 lanes whose input column is inside the row) and ANDed with its row's validity, so rows
 and columns of padding are masked-off lanes, never branches (a row outside the input is
@@ -22,6 +23,9 @@ from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64
 
 _LANES = ir.Constant(vec(VW, I64), list(range(VW)))
 _EVEN = ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2)))
+ROWS = 4
+"""Output rows computed together: a 3x3 window's input rows are loaded once for all four
+(18 loads for 36 FMAs instead of 9 for 9); the rows left over run one at a time."""
 
 
 @dataclass(frozen=True)
@@ -47,23 +51,29 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
         init = kb.splat(b.load(kb.at(bias, c))) if bias is not None else kb.vconst(0.0)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
         weights = [kb.splat(b.load(kb.at(taps, t))) for t in range(g.kh * g.kw)]
-        with kb.loop(0, g.oh, name="oy") as oy:
-            rows = _rows(kb, g, src, oy)
-            with kb.loop(0, g.ow, VW, name="ox") as ox0:
-                acc = _output_vector(kb, g, rows, weights, ox0, init)
-                mask = kb.mask(b.sub(i64(g.ow), ox0))
-                offset = b.add(dst_off, b.add(b.mul(oy, i64(g.ow)), ox0))
-                residual = kb.vload(kb.at(res, offset), mask=mask) if res is not None else None
-                kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+        blocked = g.oh // ROWS * ROWS
+        for first, last, count in ((0, blocked, ROWS), (blocked, g.oh, 1)):
+            if first == last:
+                continue
+            with kb.loop(first, last, count, name="oy") as oy:
+                offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
+                rows = dict(zip(offsets, _rows(kb, g, src, oy, offsets)))
+                with kb.loop(0, g.ow, VW, name="ox") as ox0:
+                    accs = _output_vectors(kb, g, rows, weights, ox0, init, count)
+                    mask = kb.mask(b.sub(i64(g.ow), ox0))
+                    for r, acc in enumerate(accs):
+                        offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
+                        residual = kb.vload(kb.at(res, offset), mask=mask) if res is not None else None
+                        kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
     kb.finish()
 
 
-def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
-    """(row pointer, all-lanes validity) of each ky for output row `oy`."""
+def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value, offsets: list[int]) -> list[tuple[ir.Value, ir.Value]]:
+    """(row pointer, all-lanes validity) of input rows oy * stride + offset - pad."""
     b = kb.b
     rows = []
-    for ky in range(g.kh):
-        iy = b.sub(b.add(b.mul(oy, i64(g.stride[0])), i64(ky * g.dilation[0])), i64(g.pad[0]))
+    for offset in offsets:
+        iy = b.sub(b.add(b.mul(oy, i64(g.stride[0])), i64(offset)), i64(g.pad[0]))
         ok = b.icmp_unsigned("<", iy, i64(g.h))
         safe = b.select(ok, iy, i64(0))
         rows.append((kb.at(src, b.mul(safe, i64(g.w))), kb.splat(ok)))
@@ -76,11 +86,12 @@ def _columns(kb: KernelBuilder, g: ConvGeometry, start: ir.Value) -> ir.Value:
     return b.icmp_unsigned("<", b.add(kb.splat(start), _LANES), kb.splat(i64(g.w)))
 
 
-def _output_vector(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init):  # type: ignore[no-untyped-def]
-    """Sum over taps for outputs (oy, ox0 .. ox0+15) of the row whose taps are `rows`."""
+def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init, count: int):  # type: ignore[no-untyped-def]
+    """Sums over taps for outputs (oy + r, ox0 .. ox0+15), r < count: each input row's
+    vector of a column tap is loaded once and used by every output row that reads it."""
     b = kb.b
     sx = g.stride[1]
-    acc = init
+    accs = [init] * count
     for kx in range(g.kw):
         start = b.add(b.mul(ox0, i64(sx)), i64(kx * g.dilation[1] - g.pad[1]))
         if sx == 1:
@@ -90,7 +101,7 @@ def _output_vector(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init)
         else:
             ix = b.add(b.mul(b.add(kb.splat(ox0), _LANES), kb.splat(i64(sx))), kb.splat(i64(kx * g.dilation[1] - g.pad[1])))
             cols = [b.icmp_unsigned("<", ix, kb.splat(i64(g.w)))]
-        for ky, (row, row_ok) in enumerate(rows):
+        for offset, (row, row_ok) in rows.items():
             masks = [b.and_(m, row_ok) for m in cols]
             if sx == 1:
                 values = kb.vload(b.gep(row, [start]), mask=masks[0])
@@ -100,5 +111,8 @@ def _output_vector(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init)
                 values = b.shuffle_vector(lo, hi, _EVEN)
             else:
                 values = kb.gather(row, ix, masks[0])
-            acc = kb.fma(weights[ky * g.kw + kx], values, acc)
-    return acc
+            for r in range(count):
+                ky, rest = divmod(offset - r * g.stride[0], g.dilation[0])
+                if rest == 0 and 0 <= ky < g.kh:
+                    accs[r] = kb.fma(weights[ky * g.kw + kx], values, accs[r])
+    return accs
