@@ -5,6 +5,8 @@
 Prints the median latency over --runs runs for each engine and thread count, the ratio
 irforge/onnxruntime, the cold and cached compile times, and GFLOP/s per layer class (3x3
 conv, 1x1 conv, depthwise, FC, ...) from timing each GEMM/conv kernel alone on one thread.
+GFLOP/s count a direct convolution's FLOPs: a Winograd layer's GEMMs do 2.25x fewer (its
+transforms are timed apart, as `winograd`), so conv3x3 can read above the FMA peak.
 The machine may be shared: medians, and numbers to read with that in mind.
 """
 
