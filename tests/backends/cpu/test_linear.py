@@ -155,6 +155,37 @@ def test_narrow_windows_keep_im2col() -> None:
     assert not shifted_pays(ConvGeometry(1, 64, 56, 56, 3, 3, 28, 28, (2, 2), (1, 1), (1, 1)))
 
 
+COLUMN_TAIL_CASES = [
+    # the last panel's 1-4 columns past its whole vectors run as column accumulators
+    ((1, 40, 7, 7), (70, 40, 1, 1), {}, False),  # 49 = 32 + 16 + 1
+    ((1, 20, 14, 14), (30, 20, 1, 1), {}, True),  # 196 = 6 * 32 + 4, with a residual
+    ((2, 30, 3, 11), (13, 30, 1, 1), {}, True),  # 33 = 32 + 1, batch 2
+    ((1, 50, 13, 13), (40, 50, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), False),  # 2 K blocks
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,w_shape,props,residual", COLUMN_TAIL_CASES)
+def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    g = ConvGeometry(x_shape[0], x_shape[1], x_shape[2], x_shape[3], w_shape[2], w_shape[3],
+                     *(((x_shape[2] - 1) // 2 + 1, (x_shape[3] - 1) // 2 + 1) if props else x_shape[2:]),
+                     (1, 1), (1, 1), (0, 0))
+    assert 0 < g.p % NR % 16 <= 4
+    model, feeds = _residual_model(x_shape, w_shape, (x_shape[0], w_shape[0], g.oh, g.ow), "relu", **props)
+    if not residual:
+        model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+        feeds = {"x0": rand(*x_shape)}
+    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
+    compiled._executable.arena[:] = np.nan
+    try:
+        got = compiled(feeds)
+    finally:
+        compiled.close()
+    want = run(model, feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("x_shape,o", [((1, 37), 45), ((3, 300), 1000), ((2, 5, 33), 17), ((13, 64), 32)])
 def test_fully_connected(x_shape, o, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(FullyConnected, [rand(*x_shape)], [rand(o, x_shape[-1], seed=1), rand(o, seed=2)], cache_dir)

@@ -47,6 +47,7 @@ rows `ldb` apart, which the hardware prefetcher does not follow across pages), p
 by one M block only (FC weights), and the L2-resident panels the other M blocks stream
 (without it a 96 x 3136 x 384 GEMM ran at 168 GFLOP/s, with it at 180)."""
 NC_PANELS = 8
+COLUMN_TAIL_MAX = 4
 SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
@@ -155,6 +156,9 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     tile's first row), kc (a shifted B: channels), first, last, ncount.
     """
     nv = -(-(spec.n % NR) // VW) if masked and spec.n % NR else NV
+    columns = column_tail(spec) if masked else 0
+    if columns:
+        nv, masked = (spec.n % NR) // VW, False
     p = ir.PointerType(F32)
     fn_type = ir.FunctionType(VOID, [p, p, p, p, p, I64, I1, I1, I64])
     kb = KernelBuilder(module, name, fn_type)
@@ -166,6 +170,9 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     tile = _TileIO(kb, spec, nv, ncount, masked)
     zero = kb.vconst(0.0)
     init = [bld.select(first, zero, tile.load(c, i, j)) for i in range(rows) for j in range(nv)]
+    lanes = kb.mask(rows)
+    offsets = ir.Constant(vec(VW, I64), [lane * spec.ldc for lane in range(VW)])
+    init += [bld.select(first, zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
     pre = bld.block
     head, body, done = (bld.append_basic_block(s) for s in ("k.head", "k.body", "k.done"))
     bld.branch(head)
@@ -190,6 +197,11 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
             for j in range(nv):
                 new[i * nv + j] = kb.fma(av, bvals[j], new[i * nv + j])
+        if columns:
+            a_column = kb.vload(a_row, mask=lanes)
+            for e in range(columns):
+                slot = rows * nv + e
+                new[slot] = kb.fma(a_column, kb.splat(bld.load(kb.at(b_row, nv * VW + e))), new[slot])
     for phi, value in zip(accs, new):
         phi.add_incoming(value, bld.block)
     kk.add_incoming(bld.add(kk, i64(1)), bld.block)
@@ -200,8 +212,30 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             acc = accs[i * nv + j]
             out = _epilogue(kb, spec, tile, acc, i, j, r, bias)
             tile.store(bld.select(last, out, acc), c, i, j)
+    for e in range(columns):
+        acc, col = accs[rows * nv + e], nv * VW + e
+        if spec.bias == "row":
+            out = bld.fadd(acc, kb.vload(bias, mask=lanes))
+        elif spec.bias == "col":
+            out = bld.fadd(acc, kb.splat(bld.load(kb.at(bias, col))))
+        else:
+            out = acc
+        residual = kb.gather(kb.at(r, col), offsets, lanes) if spec.epilogue.residual else None
+        out = apply_epilogue(kb, spec.epilogue, out, residual)
+        kb.scatter(bld.select(last, out, acc), kb.at(c, col), offsets, lanes)
     kb.finish()
     return kb.fn
+
+
+def column_tail(spec: GemmSpec) -> int:
+    """Columns of the last panel past its whole vectors that run as column accumulators
+    (A's packed row of MR weights as the vector, the column's B value broadcast): a tail of
+    1-4 columns costs that many FMAs per k, where a masked vector costs one per row (MR).
+    49 positions (7x7) are 32 + 16 + 1: 37 FMAs per k instead of 48; 196 are 6 * 32 + 4."""
+    if not spec.a_panel or spec.shifted is not None:
+        return 0
+    extra = spec.n % NR % VW
+    return extra if 0 < extra <= COLUMN_TAIL_MAX and spec.n % NR else 0
 
 
 def _k_rows(kb: KernelBuilder, spec: GemmSpec, kk, a, b):  # type: ignore[no-untyped-def]

@@ -205,6 +205,16 @@ class KernelBuilder:
         fn = self.intrinsic(f"llvm.masked.gather.v{n}{suffix(element)}.v{n}p0", t, [ptrs.type, I32, vec(n, I1), t])
         return self.b.call(fn, [ptrs, align, mask, self.vconst(fill, n, element)])
 
+    def scatter(self, value: Value, base: Value, offsets: Value, mask: Value) -> None:
+        """base[offsets[i]] = value[i] where mask[i] (i64 offsets in elements)."""
+        n = offsets.type.count
+        element = base.type.pointee
+        size = itemsize(element)
+        scaled = self.b.mul(offsets, ir.Constant(vec(n, I64), [size] * n))
+        ptrs = self.b.inttoptr(self.b.add(self.splat(self.b.ptrtoint(base, I64), n), scaled), vec(n, ir.PointerType(element)))
+        fn = self.intrinsic(f"llvm.masked.scatter.v{n}{suffix(element)}.v{n}p0", VOID, [value.type, ptrs.type, I32, vec(n, I1)])
+        self.b.call(fn, [value, ptrs, ir.Constant(I32, size), mask])
+
     def prefetch(self, ptr: Value) -> None:
         """A read prefetch of `ptr`'s cache line into all levels."""
         i8p = ir.PointerType(ir.IntType(8))
