@@ -8,9 +8,9 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.gemm import MR, NR, largest_share, splits_columns
-from irforge.backends.cpu.codegen.winograd import transform_weights
+from irforge.backends.cpu.codegen.winograd import MATRICES, transform_weights
 from irforge.backends.cpu.ops.linear import geometry, shifted_pays
-from irforge.backends.cpu.ops.winograd import winograd_pays
+from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
 from irforge.backends.reference import run
 from irforge.dialects.nn import Clamp, Convolution, Eltwise, FullyConnected, MatMul, ReLU
@@ -100,7 +100,12 @@ def test_shifted_convolution_fuses_residual_and_relu(cache_dir) -> None:  # type
 
 
 WINOGRAD_CASES = [
+    # F(4x4, 3x3)
     ((1, 64, 56, 56), 64, dict(pads_begin=[1, 1], pads_end=[1, 1])),
+    ((2, 7, 29, 31), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # partial tiles, batch 2
+    ((1, 5, 30, 40), 13, {}),  # no padding
+    ((1, 400, 28, 28), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads, 2 K blocks
+    # F(2x2, 3x3)
     ((2, 7, 9, 11), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # odd outputs: partial tiles
     ((1, 5, 14, 40), 13, {}),  # no padding
     ((1, 3, 20, 35), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads
@@ -114,7 +119,8 @@ def test_winograd_convolution(x_shape, o, props, threads, cache_dir) -> None:  #
     """3x3 stride-1 windows: input transform, 16 GEMMs, output transform; equal to the reference."""
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     conv = next(op for op in model.module.walk() if isinstance(op, Convolution))
-    assert winograd_pays(geometry(conv))
+    g = geometry(conv)
+    assert winograd_pays(g) and tile_size(g) == (4 if WINOGRAD_CASES.index((x_shape, o, props)) < 4 else 2)
     feeds = {"x0": rand(*x_shape)}
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     compiled._executable.arena[:] = np.nan
@@ -125,26 +131,29 @@ def test_winograd_convolution(x_shape, o, props, threads, cache_dir) -> None:  #
         compiled.close()
     want = run(model, feeds)["y0"]
     # Winograd sums in another order: an output near zero out of terms of size ~|y|max keeps
-    # an absolute error of a few ulps of |y|max (2.6e-6 of it at 64 channels), not of itself
+    # an absolute error of a few ulps of |y|max, not of itself (F(2x2): 2.6e-6 of |y|max at
+    # 64 channels; F(4x4), whose transforms scale terms by up to 8 and 1/24: 3e-6 to 7e-6)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("act", ["relu", "clamp", None])
-def test_winograd_output_transform_fuses_bias_residual_activation(act, cache_dir) -> None:  # type: ignore[no-untyped-def]
-    model, feeds = _residual_model((2, 6, 17, 33), (10, 6, 3, 3), (2, 10, 17, 33), act, pads_begin=[1, 1], pads_end=[1, 1])
+@pytest.mark.parametrize("height", [17, 30])  # F(2x2), F(4x4)
+def test_winograd_output_transform_fuses_bias_residual_activation(act, height, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    model, feeds = _residual_model((2, 6, height, 33), (10, 6, 3, 3), (2, 10, height, 33), act, pads_begin=[1, 1], pads_end=[1, 1])
     for threads in (1, 2):
         np.testing.assert_allclose(run_cpu(model, feeds, cache_dir, threads)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
 
 
-def test_winograd_weights_transform() -> None:
-    """U = G g G^T: the 4x4 transform-domain product then A^T . A gives the direct 2x2 tile."""
-    g, d = rand(1, 1, 3, 3, seed=4).astype(np.float64), rand(4, 4, seed=5).astype(np.float64)
-    u = transform_weights(g).reshape(4, 4)
-    bt = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
-    at = np.array([[1, 1, 1, 0], [0, 1, -1, -1]])
+@pytest.mark.parametrize("m", [2, 4])
+def test_winograd_matrices(m) -> None:  # type: ignore[no-untyped-def]
+    """U = G g G^T: the transform-domain product then A^T . A gives the direct m x m tile."""
+    a = m + 2
+    g, d = rand(1, 1, 3, 3, seed=4).astype(np.float64), rand(a, a, seed=5).astype(np.float64)
+    u = transform_weights(g, m).reshape(a, a).astype(np.float64)
+    bt, _, at = (np.array(x, np.float64) for x in MATRICES[m])
     tile = at @ (u * (bt @ d @ bt.T)) @ at.T
-    direct = np.array([[np.sum(d[i:i + 3, j:j + 3] * g[0, 0]) for j in range(2)] for i in range(2)])
-    np.testing.assert_allclose(tile, direct, rtol=1e-6)
+    direct = np.array([[np.sum(d[i:i + 3, j:j + 3] * g[0, 0]) for j in range(m)] for i in range(m)])
+    np.testing.assert_allclose(tile, direct, rtol=1e-5)
 
 
 def test_narrow_windows_keep_im2col() -> None:

@@ -1,24 +1,28 @@
-"""Winograd F(2x2, 3x3): a 3x3 stride-1 convolution as 16 GEMMs of 2.25x fewer FMAs.
+"""Winograd F(m x m, 3x3): a 3x3 stride-1 convolution as a*a GEMMs (a = m + 2) of fewer FMAs.
 
-Each 2x2 output tile is A^T [(G g G^T) . (B^T d B)] A of its 4x4 input tile d (Lavin and
+Each m x m output tile is A^T [(G g G^T) . (B^T d B)] A of its a x a input tile d (Lavin and
 Gray, 2016). With V = B^T d B per input channel and U = G g G^T per (output, input)
-channel, the 16 positions (xi, nu) of the 4x4 transform domain are independent GEMMs,
+channel, the a*a positions (xi, nu) of the transform domain are independent GEMMs,
 M[xi nu] (O x T) = U[xi nu] (O x C) . V[xi nu] (C x T) over the T tiles, which the GEMM
-core runs as one batched kernel. This module has the two transforms around it:
+core runs as one batched kernel: 2.25x fewer FMAs than the direct convolution for
+F(2x2, 3x3), 4x for F(4x4, 3x3). This module has the two transforms around it:
 
-- `input_transform_kernel`: X [N, C, H, W] -> V [16][C][T], 16 tiles of a tile row per
-  vector: each input row of the tiles is three masked loads (48 columns from 2 tx0 - pad)
-  and even/odd-lane shuffles, then 24 additions;
-- `output_transform_kernel`: M [16][O][T] -> Y [N, O, OH, OW], with the bias, a residual
-  and ReLU/Clamp applied to the output vectors (interleaved back to 32 columns).
+- `input_transform_kernel`: X [N, C, H, W] -> V [a*a][C][T], 16 tiles of a tile row per
+  vector: each of the a input rows of the tiles is m + 1 masked loads (from m tx0 - pad) and
+  lane shuffles picking columns m l + j, then B^T . B as additions and constant FMAs;
+- `output_transform_kernel`: M [a*a][O][T] -> Y [N, O, OH, OW], with the bias, a residual
+  and ReLU/Clamp applied to the output vectors (the m columns of each tile interleaved back).
 
-Tiles are numbered t = (n * TH + ty) * TW + tx. F(2, 3)'s transforms use only 0, +-1 and
-+-1/2, so results stay within a few ulps of the direct convolution.
+Tiles are numbered t = (n * TH + ty) * TW + tx. F(2x2, 3x3)'s transforms use only 0, +-1 and
++-1/2 (results within a few ulps of the direct convolution); F(4x4, 3x3)'s up to 8 and 1/24,
+which costs about an order of magnitude more rounding (3e-6 of the output's range at 64
+channels against 2e-7).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from llvmlite import ir
@@ -26,7 +30,22 @@ from llvmlite import ir
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
 from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64, vec
 
-G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], np.float64)
+F = Fraction
+MATRICES = {
+    # m: (B^T [a x a], G [a x 3], A^T [m x a])
+    2: (
+        [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+        [[1, 0, 0], [F(1, 2), F(1, 2), F(1, 2)], [F(1, 2), F(-1, 2), F(1, 2)], [0, 0, 1]],
+        [[1, 1, 1, 0], [0, 1, -1, -1]],
+    ),
+    4: (
+        [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+         [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]],
+        [[F(1, 4), 0, 0], [F(-1, 6), F(-1, 6), F(-1, 6)], [F(-1, 6), F(1, 6), F(-1, 6)],
+         [F(1, 24), F(1, 12), F(1, 6)], [F(1, 24), F(-1, 12), F(1, 6)], [0, 0, 1]],
+        [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -42,88 +61,116 @@ class WinogradSpec:
     """pads_begin (top, left)"""
     bias: bool = False
     epilogue: Epilogue = Epilogue()
+    m: int = 2
+    """output tile size: F(m x m, 3x3)"""
+
+    @property
+    def a(self) -> int:
+        return self.m + 2
 
     @property
     def th(self) -> int:
-        return -(-self.oh // 2)
+        return -(-self.oh // self.m)
 
     @property
     def tw(self) -> int:
-        return -(-self.ow // 2)
+        return -(-self.ow // self.m)
 
     @property
     def tiles(self) -> int:
         return self.n * self.th * self.tw
 
 
-def transform_weights(weights: np.ndarray) -> np.ndarray:
-    """[O, C, 3, 3] -> U [16, O, C] (xi-major), computed in float64."""
-    u = np.einsum("ai,ocij,bj->aboc", G, weights.astype(np.float64), G)
-    return u.reshape(16, *weights.shape[:2]).astype(np.float32)
+def transform_weights(weights: np.ndarray, m: int = 2) -> np.ndarray:
+    """[O, C, 3, 3] -> U [a*a, O, C] (xi-major), computed in float64."""
+    g = np.array(MATRICES[m][1], np.float64)
+    u = np.einsum("ai,ocij,bj->aboc", g, weights.astype(np.float64), g)
+    return u.reshape(-1, *weights.shape[:2]).astype(np.float32)
 
 
-def _lanes(offset: int = 0, step: int = 1) -> ir.Constant:
-    return ir.Constant(vec(VW, I64), [offset + step * i for i in range(VW)])
+def _combine(kb: KernelBuilder, coefficients, values):  # type: ignore[no-untyped-def]
+    """sum of coefficient * value over the nonzero coefficients (a +-1 is an add/sub)."""
+    b = kb.b
+    out = None
+    for coef, value in zip(coefficients, values):
+        if coef == 0:
+            continue
+        if out is None:
+            out = value if coef == 1 else b.fneg(value) if coef == -1 else b.fmul(kb.vconst(float(coef)), value)
+        elif coef == 1:
+            out = b.fadd(out, value)
+        elif coef == -1:
+            out = b.fsub(out, value)
+        else:
+            out = kb.fma(kb.vconst(float(coef)), value, out)
+    return out if out is not None else kb.vconst(0.0)
 
 
-def _shuffle(kb: KernelBuilder, a, b, lanes: list[int]):  # type: ignore[no-untyped-def]
-    return kb.b.shuffle_vector(a, b, ir.Constant(vec(VW, I32), lanes))
+def _concat(kb: KernelBuilder, vectors: list):  # type: ignore[no-untyped-def]
+    """One wide vector of `vectors` (16 lanes each) end to end."""
+    b = kb.b
+    while len(vectors) > 1:
+        if len(vectors) % 2:
+            width = vectors[-1].type.count
+            vectors = vectors + [ir.Constant(vectors[-1].type, ir.Undefined)]
+        pairs = []
+        for left, right in zip(vectors[::2], vectors[1::2]):
+            width = left.type.count
+            pairs.append(b.shuffle_vector(left, right, ir.Constant(vec(2 * width, I32), list(range(2 * width)))))
+        vectors = pairs
+    return vectors[0]
+
+
+def _pick(kb: KernelBuilder, wide, lanes: list[int]):  # type: ignore[no-untyped-def]
+    return kb.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), ir.Constant(vec(len(lanes), I32), lanes))
 
 
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: X, V; threads split the (n, c, tile row) rows."""
+    m, a = spec.m, spec.a
+    bt = MATRICES[m][0]
     kb = KernelBuilder(module, name)
     x, v = kb.slot(0), kb.slot(1)
     b = kb.b
     rows = spec.n * spec.c * spec.th
     r0, r1 = kb.partition(rows)
+    lanes = ir.Constant(vec(VW, I64), list(range(VW)))
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
         nc = b.udiv(r, i64(spec.th))
         n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
         plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
-        tile_row = b.add(b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw)), i64(0))
+        tile_row = b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw))
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
+            start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
             d = []
-            for i in range(4):
-                iy = b.sub(b.add(b.mul(ty, i64(2)), i64(i)), i64(spec.pad[0]))
-                row_ok = kb.splat(b.icmp_unsigned("<", iy, i64(spec.h)))
-                row = kb.at(plane, b.mul(b.select(b.icmp_unsigned("<", iy, i64(spec.h)), iy, i64(0)), i64(spec.w)))
-                start = b.sub(b.mul(tx0, i64(2)), i64(spec.pad[1]))
+            for i in range(a):
+                iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
+                inside = b.icmp_unsigned("<", iy, i64(spec.h))
+                row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
                 parts = []
-                for part in range(3):
+                for part in range(m + 1):
                     at = b.add(start, i64(part * VW))
-                    ok = b.and_(b.icmp_unsigned("<", b.add(kb.splat(at), _lanes()), kb.splat(i64(spec.w))), row_ok)
+                    ok = b.and_(b.icmp_unsigned("<", b.add(kb.splat(at), lanes), kb.splat(i64(spec.w))), kb.splat(inside))
                     parts.append(kb.vload(b.gep(row, [at]), mask=ok))
-                even = _shuffle(kb, parts[0], parts[1], list(range(0, 2 * VW, 2)))
-                odd = _shuffle(kb, parts[0], parts[1], list(range(1, 2 * VW, 2)))
-                # columns 2 tx + 2 and 2 tx + 3: the even/odd lanes one pair on; the last
-                # lane's come from the third load (window columns 32 and 33)
-                after = _shuffle(kb, parts[2], parts[2], [0, 1] + [0] * (VW - 2))
-                even2 = _shuffle(kb, even, after, list(range(1, VW)) + [VW])
-                odd2 = _shuffle(kb, odd, after, list(range(1, VW)) + [VW + 1])
-                d.append([even, odd, even2, odd2])
-            fsub, fadd = b.fsub, b.fadd
-            t = [
-                [fsub(d[0][j], d[2][j]) for j in range(4)],
-                [fadd(d[1][j], d[2][j]) for j in range(4)],
-                [fsub(d[2][j], d[1][j]) for j in range(4)],
-                [fsub(d[1][j], d[3][j]) for j in range(4)],
-            ]
-            tiles_left = b.sub(i64(spec.tw), tx0)
-            mask = kb.mask(tiles_left)
+                wide = _concat(kb, parts)
+                d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+            t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
+            mask = kb.mask(b.sub(i64(spec.tw), tx0))
             base = b.add(b.mul(c, i64(spec.tiles)), b.add(tile_row, tx0))
-            for i in range(4):
-                row_v = [fsub(t[i][0], t[i][2]), fadd(t[i][1], t[i][2]), fsub(t[i][2], t[i][1]), fsub(t[i][1], t[i][3])]
-                for j in range(4):
-                    kb.vstore(row_v[j], kb.at(v, b.add(base, i64((i * 4 + j) * spec.c * spec.tiles))), mask)
+            for i in range(a):
+                for j in range(a):
+                    value = _combine(kb, bt[j], t[i])
+                    kb.vstore(value, kb.at(v, b.add(base, i64((i * a + j) * spec.c * spec.tiles))), mask)
     kb.finish()
 
 
 def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: M, Y, [bias], [residual]; threads split the (n, o, tile row) rows."""
+    m, a = spec.m, spec.a
+    at_ = MATRICES[m][2]
     kb = KernelBuilder(module, name)
-    m, y = kb.slot(0), kb.slot(1)
+    mm, y = kb.slot(0), kb.slot(1)
     extra = 2
     bias = kb.slot(extra) if spec.bias else None
     extra += spec.bias
@@ -131,9 +178,8 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
     b = kb.b
     rows = spec.n * spec.o * spec.th
     r0, r1 = kb.partition(rows)
-    low = list(range(VW // 2))
-    interleave_lo = [k for i in low for k in (i, i + VW)]
-    interleave_hi = [k for i in range(VW // 2, VW) for k in (i, i + VW)]
+    # output column m l + j of a vector of tiles is lane l of y[i][j]: interleave back
+    interleave = [[(col % m) * VW + col // m for col in range(q * VW, (q + 1) * VW)] for q in range(m)]
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
         no = b.udiv(r, i64(spec.th))
@@ -143,25 +189,19 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
         bias_v = kb.splat(b.load(kb.at(bias, o))) if bias is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             base = b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0))
-            mv = [[kb.vload(kb.at(m, b.add(base, i64((i * 4 + j) * spec.o * spec.tiles)))) for j in range(4)] for i in range(4)]
-            fadd, fsub = b.fadd, b.fsub
-            s = [
-                [fadd(fadd(mv[0][j], mv[1][j]), mv[2][j]) for j in range(4)],
-                [fsub(fsub(mv[1][j], mv[2][j]), mv[3][j]) for j in range(4)],
-            ]
-            for i in range(2):
-                oy = b.add(b.mul(ty, i64(2)), i64(i))
+            mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * spec.o * spec.tiles)))) for j in range(a)] for i in range(a)]
+            s = [[_combine(kb, at_[i], [mv[r_][j] for r_ in range(a)]) for j in range(a)] for i in range(m)]
+            for i in range(m):
+                oy = b.add(b.mul(ty, i64(m)), i64(i))
                 with kb.if_(b.icmp_signed("<", oy, i64(spec.oh))):
-                    y0 = fadd(fadd(s[i][0], s[i][1]), s[i][2])
-                    y1 = fsub(fsub(s[i][1], s[i][2]), s[i][3])
-                    at = b.add(out_plane, b.add(b.mul(oy, i64(spec.ow)), b.mul(tx0, i64(2))))
-                    for half, lanes in enumerate((interleave_lo, interleave_hi)):
-                        value = _shuffle(kb, y0, y1, lanes)
-                        cols_left = b.sub(i64(spec.ow), b.add(b.mul(tx0, i64(2)), i64(half * VW)))
-                        mask = kb.mask(cols_left)
-                        ptr = b.add(at, i64(half * VW))
+                    wide = _concat(kb, [_combine(kb, at_[j], s[i]) for j in range(m)])
+                    at = b.add(out_plane, b.add(b.mul(oy, i64(spec.ow)), b.mul(tx0, i64(m))))
+                    for q in range(m):
+                        value = _pick(kb, wide, interleave[q])
+                        mask = kb.mask(b.sub(i64(spec.ow), b.add(b.mul(tx0, i64(m)), i64(q * VW))))
+                        ptr = b.add(at, i64(q * VW))
                         if bias_v is not None:
-                            value = fadd(value, bias_v)
+                            value = b.fadd(value, bias_v)
                         residual = kb.vload(kb.at(res, ptr), mask=mask) if res is not None else None
                         value = apply_epilogue(kb, spec.epilogue, value, residual)
                         kb.vstore(value, kb.at(y, ptr), mask)

@@ -20,6 +20,12 @@ MIN_TILES = 16
 against 1.9 ms with im2col; smaller layers keep im2col."""
 
 
+F4_MIN_TILES = 49
+"""F(4x4, 3x3) from 28x28 outputs up (ResNet-50's stages 1-2: a 56x56x64 layer 1.2 -> 0.8 ms,
+28x28x128 0.85 -> 0.55). Smaller layers have few tiles and many channels: their GEMMs would be
+too narrow, and F(4x4)'s transformed weights (36/9 of the direct ones) stream from memory."""
+
+
 def winograd_pays(g: ConvGeometry) -> bool:
     return (
         g.group == 1 and (g.kh, g.kw) == (3, 3) and g.stride == (1, 1) and g.dilation == (1, 1)
@@ -27,20 +33,25 @@ def winograd_pays(g: ConvGeometry) -> bool:
     )
 
 
+def tile_size(g: ConvGeometry) -> int:
+    """F(4x4, 3x3) where its GEMMs still have F4_MIN_TILES tiles, else F(2x2, 3x3)."""
+    return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= F4_MIN_TILES else 2
+
+
 def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights: np.ndarray, args: list[Buffer], epilogue: Epilogue) -> None:
     """`args`: input, output, then the bias and residual buffers the epilogue reads."""
     x, out, *tail = args
     o = weights.shape[0]
-    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue)
-    tiles = spec.tiles
-    v = ctx.scratch(4 * 16 * g.c * tiles)
-    m = ctx.scratch(4 * (16 * o * tiles + VW))  # + VW: the output transform's tail loads
+    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g))
+    tiles, points = spec.tiles, spec.a * spec.a
+    v = ctx.scratch(4 * points * g.c * tiles)
+    m = ctx.scratch(4 * (points * o * tiles + VW))  # + VW: the output transform's tail loads
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
-    u = transform_weights(weights)
-    panels = [pack_a(u[i], o, g.c) for i in range(16)]
+    u = transform_weights(weights, spec.m)
+    panels = [pack_a(u[i], o, g.c) for i in range(points)]
     gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=tiles, ldc=tiles,
-                    batches=(Batch(16, panels[0].size, g.c * tiles, o * tiles),))
+                    batches=(Batch(points, panels[0].size, g.c * tiles, o * tiles),))
     name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
     ctx.phase(name, [ctx.const(np.concatenate(panels)), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
