@@ -104,6 +104,9 @@ class GemmSpec:
     kc: int = KC
     """K block size (a multiple of the taps of a shifted B); packed A panels use the same"""
     shifted: Shifted | None = None
+    split_batches: bool = False
+    """threads split the first batch level, each running whole GEMMs: for many small GEMMs
+    (Winograd's 16 or 36 of a layer), where splitting each one left threads waiting"""
 
     def a_steps(self) -> tuple[int, int]:
         """(row step, k step) inside an A micro-panel."""
@@ -335,21 +338,27 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     bias = kb.slot(extra) if spec.bias != "none" else ir.Constant(ir.PointerType(F32), None)
     extra += spec.bias != "none"
     res = kb.slot(extra) if spec.epilogue.residual else ir.Constant(ir.PointerType(F32), None)
-    _batched(kb, spec, variants, list(spec.batches), *args, bias, res)
+    _batched(kb, spec, variants, list(spec.batches), *args, bias, res, split=spec.split_batches)
     kb.finish()
 
 
-def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
+def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias, res, split: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """The batch loops around the tiles; `split`: threads take whole GEMMs of this level."""
     if not levels:
         _tiles(kb, spec, variants, a, b, c, bias, res)
         return
     level, rest = levels[0], levels[1:]
-    with kb.loop(0, level.count, name="batch") as i:
+    start, stop = kb.partition(level.count) if split else (0, level.count)
+    tid, nth = kb.tid, kb.nth
+    if split:  # the GEMMs inside run whole, as if on one thread
+        kb.tid, kb.nth = i64(0), i64(1)
+    with kb.loop(start, stop, name="batch") as i:
         def off(ptr, stride):  # type: ignore[no-untyped-def]
             return kb.at(ptr, kb.mul(i, stride)) if stride else ptr
         _batched(kb, spec, variants, rest, off(a, level.a), off(b, level.b), off(c, level.c),
                  off(bias, level.bias) if spec.bias != "none" else bias,
                  off(res, level.c) if spec.epilogue.residual else res)
+    kb.tid, kb.nth = tid, nth
 
 
 def largest_share(total: int, unit: int, threads: int = BALANCE_THREADS) -> float:

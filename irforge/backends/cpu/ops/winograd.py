@@ -50,7 +50,7 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     ctx.phase(forward, [x, v], "winograd")
     u = transform_weights(weights, spec.m)
     panels = [pack_a(u[i], o, g.c) for i in range(points)]
-    gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=tiles, ldc=tiles,
+    gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=tiles, ldc=tiles, split_batches=True,
                     batches=(Batch(points, panels[0].size, g.c * tiles, o * tiles),))
     name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
     ctx.phase(name, [ctx.const(np.concatenate(panels)), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
