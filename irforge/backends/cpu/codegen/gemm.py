@@ -48,6 +48,7 @@ by one M block only (FC weights), and the L2-resident panels the other M blocks 
 (without it a 96 x 3136 x 384 GEMM ran at 168 GFLOP/s, with it at 180)."""
 NC_PANELS = 8
 COLUMN_TAIL_MAX = 4
+"""At most this many tail columns run as column accumulators (a masked vector costs MR FMAs)."""
 SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
@@ -154,7 +155,8 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     """An MR x NR (or rows x NR, masked along n) tile: acc over kc, then epilogue and store.
 
     The masked variant serves the last panel only, so it keeps just the vectors that the
-    n tail reaches (a tail of 4 columns costs one vector of FMAs per row, not NR/16).
+    n tail reaches, and runs 1-4 columns past its whole vectors as column accumulators
+    (`column_tail`: a tail of 4 columns costs 4 FMAs per k, not a vector per row).
     Arguments: a, b, c, r, bias pointers at the tile origin (a shifted B's C and R: at the
     tile's first row), kc (a shifted B: channels), first, last, ncount.
     """
