@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.gemm import NR
-from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
 
 
 @dataclass(frozen=True)
@@ -117,12 +117,8 @@ def _im2col_rows(kb: KernelBuilder, g: ConvGeometry, src, dst, dy, dx, out_rows)
         row = kb.at(src, b.mul(b.select(b.icmp_unsigned("<", iy, i64(g.h)), iy, i64(0)), i64(g.w)))
         with kb.loop(0, g.ow, VW, name="ox") as ox0:
             start = b.add(b.mul(ox0, i64(sx)), dx)
-            parts = []
-            for part in range(sx):
-                at = b.add(start, i64(part * VW))
-                ok = b.and_(_in_range(kb, b.add(kb.splat(at), lanes), g.w), row_ok)
-                parts.append(kb.vload(b.gep(row, [at]), mask=ok))
-            values = parts[0] if sx == 1 else b.shuffle_vector(parts[0], parts[1], ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2))))
+            masks = [b.and_(kb.inside(b.add(start, i64(part * VW)) if part else start, g.w), row_ok) for part in range(sx)]
+            values = kb.load_strided(row, start, masks)
             p0 = b.add(b.mul(oy, i64(g.ow)), ox0)
             panel, within = b.udiv(p0, i64(NR)), b.urem(p0, i64(NR))
             inside = b.icmp_unsigned("<", b.add(kb.splat(ox0), lanes), kb.splat(i64(g.ow)))

@@ -19,10 +19,9 @@ from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
 
 _LANES = ir.Constant(vec(VW, I64), list(range(VW)))
-_EVEN = ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2)))
 ROWS = 4
 """Output rows computed together: a 3x3 window's input rows are loaded once for all four
 (18 loads for 36 FMAs instead of 9 for 9); the rows left over run one at a time."""
@@ -80,12 +79,6 @@ def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value, offse
     return rows
 
 
-def _columns(kb: KernelBuilder, g: ConvGeometry, start: ir.Value) -> ir.Value:
-    """Lanes j with 0 <= start + j < w."""
-    b = kb.b
-    return b.icmp_unsigned("<", b.add(kb.splat(start), _LANES), kb.splat(i64(g.w)))
-
-
 def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init, count: int):  # type: ignore[no-untyped-def]
     """Sums over taps for outputs (oy + r, ox0 .. ox0+15), r < count: each input row's
     vector of a column tap is loaded once and used by every output row that reads it."""
@@ -94,21 +87,15 @@ def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init
     accs = [init] * count
     for kx in range(g.kw):
         start = b.add(b.mul(ox0, i64(sx)), i64(kx * g.dilation[1] - g.pad[1]))
-        if sx == 1:
-            cols = [_columns(kb, g, start)]
-        elif sx == 2:
-            cols = [_columns(kb, g, start), _columns(kb, g, b.add(start, i64(VW)))]
+        if sx in (1, 2):
+            cols = [kb.inside(b.add(start, i64(p * VW)) if p else start, g.w) for p in range(sx)]
         else:
             ix = b.add(b.mul(b.add(kb.splat(ox0), _LANES), kb.splat(i64(sx))), kb.splat(i64(kx * g.dilation[1] - g.pad[1])))
             cols = [b.icmp_unsigned("<", ix, kb.splat(i64(g.w)))]
         for offset, (row, row_ok) in rows.items():
             masks = [b.and_(m, row_ok) for m in cols]
-            if sx == 1:
-                values = kb.vload(b.gep(row, [start]), mask=masks[0])
-            elif sx == 2:
-                lo = kb.vload(b.gep(row, [start]), mask=masks[0])
-                hi = kb.vload(b.gep(row, [b.add(start, i64(VW))]), mask=masks[1])
-                values = b.shuffle_vector(lo, hi, _EVEN)
+            if sx in (1, 2):
+                values = kb.load_strided(row, start, masks)
             else:
                 values = kb.gather(row, ix, masks[0])
             for r in range(count):

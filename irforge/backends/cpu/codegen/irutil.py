@@ -192,6 +192,21 @@ class KernelBuilder:
         fn = self.intrinsic(f"llvm.masked.store.v{n}{suffix(element)}.p0", VOID, [t, vp.type, I32, vec(n, I1)])
         self.b.call(fn, [value, vp, ir.Constant(I32, align), mask])
 
+    def inside(self, start: Value, size: int) -> Value:
+        """Lanes l with 0 <= start + l < size (one unsigned compare)."""
+        lanes = ir.Constant(vec(VW, I64), list(range(VW)))
+        return self.b.icmp_unsigned("<", self.b.add(self.splat(start), lanes), self.splat(i64(size)))
+
+    def load_strided(self, row: Value, start: Value, masks: list[Value], fill: float = 0.0) -> Value:
+        """row[start + s l] for lanes l at stride s = len(masks), 1 or 2: masks[p] guards the
+        contiguous load at start + 16 p, and stride 2 keeps the even lanes of the two loads
+        (a gather would issue 16 loads)."""
+        b = self.b
+        parts = [self.vload(b.gep(row, [b.add(start, i64(p * VW)) if p else start]), mask=m, fill=fill) for p, m in enumerate(masks)]
+        if len(parts) == 1:
+            return parts[0]
+        return b.shuffle_vector(parts[0], parts[1], ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2))))
+
     def gather(self, base: Value, offsets: Value, mask: Value, fill: float = 0.0) -> Value:
         """Lanes base[offsets[i]] where mask[i] (i64 offsets in elements), else `fill`."""
         n = offsets.type.count

@@ -28,7 +28,7 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I32, I64, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I32, VW, KernelBuilder, i64, vec
 
 F = Fraction
 MATRICES = {
@@ -111,7 +111,6 @@ def _concat(kb: KernelBuilder, vectors: list):  # type: ignore[no-untyped-def]
     b = kb.b
     while len(vectors) > 1:
         if len(vectors) % 2:
-            width = vectors[-1].type.count
             vectors = vectors + [ir.Constant(vectors[-1].type, ir.Undefined)]
         pairs = []
         for left, right in zip(vectors[::2], vectors[1::2]):
@@ -134,7 +133,6 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
     b = kb.b
     rows = spec.n * spec.c * spec.th
     r0, r1 = kb.partition(rows)
-    lanes = ir.Constant(vec(VW, I64), list(range(VW)))
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
         nc = b.udiv(r, i64(spec.th))
@@ -151,8 +149,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                 parts = []
                 for part in range(m + 1):
                     at = b.add(start, i64(part * VW))
-                    ok = b.and_(b.icmp_unsigned("<", b.add(kb.splat(at), lanes), kb.splat(i64(spec.w))), kb.splat(inside))
-                    parts.append(kb.vload(b.gep(row, [at]), mask=ok))
+                    parts.append(kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))))
                 wide = _concat(kb, parts)
                 d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
             t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
