@@ -24,10 +24,10 @@ class Region:
         size = self.nbytes + HUGE_PAGE
         self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         raw = np.frombuffer(self._map, np.uint8)
-        start = -raw.ctypes.data % HUGE_PAGE
+        start = -raw.ctypes.data % HUGE_PAGE  # a multiple of the page size: mappings are page-aligned
         if hasattr(mmap, "MADV_HUGEPAGE"):
             try:
-                self._map.madvise(mmap.MADV_HUGEPAGE, start - start % mmap.PAGESIZE, size - start + start % mmap.PAGESIZE)
+                self._map.madvise(mmap.MADV_HUGEPAGE, start, size - start)
             except OSError:
                 pass
         self.data = raw[start:start + self.nbytes]
