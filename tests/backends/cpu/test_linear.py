@@ -176,14 +176,12 @@ COLUMN_TAIL_CASES = [
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,w_shape,props,residual", COLUMN_TAIL_CASES)
 def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
-    g = ConvGeometry(x_shape[0], x_shape[1], x_shape[2], x_shape[3], w_shape[2], w_shape[3],
-                     *(((x_shape[2] - 1) // 2 + 1, (x_shape[3] - 1) // 2 + 1) if props else x_shape[2:]),
-                     (1, 1), (1, 1), (0, 0))
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+    feeds = {"x0": rand(*x_shape)}
+    g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
     assert 0 < g.p % NR % 16 <= 4
-    model, feeds = _residual_model(x_shape, w_shape, (x_shape[0], w_shape[0], g.oh, g.ow), "relu", **props)
-    if not residual:
-        model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
-        feeds = {"x0": rand(*x_shape)}
+    if residual:
+        model, feeds = _residual_model(x_shape, w_shape, (x_shape[0], w_shape[0], g.oh, g.ow), "relu", **props)
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     compiled._executable.arena[:] = np.nan
     try:

@@ -190,6 +190,7 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     bld.cbranch(bld.icmp_signed("<", kk, kc), body, done)
     bld.position_at_end(body)
     new = list(accs)
+    a_ms = spec.a_steps()[0]
     for b_row, a_row, prefetch in _k_rows(kb, spec, kk, a, b_ptr):
         bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.shifted else tile.masks[j]) for j in range(nv)]
         if spec.a_panel:
@@ -197,7 +198,6 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
         for ahead in prefetch:
             for j in range(nv):
                 kb.prefetch(kb.at(ahead, j * VW))
-        a_ms = spec.a_steps()[0]
         for i in range(rows):
             av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
             for j in range(nv):

@@ -35,8 +35,8 @@ def geometry(op: Convolution) -> ConvGeometry:
 
 @lowering(Convolution)
 def convolution(ctx: Lowering, op: Convolution) -> None:
-    """Depthwise kernel, implicit GEMM on a padded copy (wide stride-1 windows), or GEMM on
-    im2col panels (1x1 stride 1: on the input itself).
+    """Depthwise kernel, Winograd (3x3 stride 1), implicit GEMM on a padded copy (other wide
+    windows), or GEMM on im2col panels (1x1 stride 1: on the input itself).
     Constant weights are packed into A panels once; others are read in place (strided A)."""
     require_f32(op)
     g = geometry(op)

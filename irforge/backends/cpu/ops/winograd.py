@@ -1,6 +1,6 @@
-"""3x3 stride-1 convolutions by Winograd F(2x2, 3x3) (see `codegen.winograd`): an input
-transform, the 16 transform-domain GEMMs as one batched GEMM kernel, an output transform
-carrying the bias, residual and activation."""
+"""3x3 stride-1 convolutions by Winograd F(4x4, 3x3) or F(2x2, 3x3) (see `codegen.winograd`):
+an input transform, the 36 or 16 transform-domain GEMMs as one batched GEMM kernel (threads
+take whole GEMMs), an output transform carrying the bias, residual and activation."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ MIN_TILES = 16
 """Down to 7x7 outputs (16 tiles): there the transformed weights (16/9 of the direct ones,
 17 MB for a 512-channel layer) stream from memory, but a ResNet-50 layer still ran 1.3 ms
 against 1.9 ms with im2col; smaller layers keep im2col."""
-
-
 F4_MIN_TILES = 49
 """F(4x4, 3x3) from 28x28 outputs up (ResNet-50's stages 1-2: a 56x56x64 layer 1.2 -> 0.8 ms,
 28x28x128 0.85 -> 0.55). Smaller layers have few tiles and many channels: their GEMMs would be
