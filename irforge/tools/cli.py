@@ -13,8 +13,9 @@ from irforge.errors import IrforgeError
 EXIT_USAGE = 2
 
 
-def fail(message: str) -> NoReturn:
-    print(f"irforge: error: {message}", file=sys.stderr)
+def fail(message: str, code: str | None = None) -> NoReturn:
+    label = f"error[{code}]" if code else "error"
+    print(f"irforge: {label}: {message}", file=sys.stderr)
     sys.exit(EXIT_USAGE)
 
 
@@ -32,7 +33,7 @@ def exit_on_error(body: Callable[[], None]) -> None:
     try:
         body()
     except IrforgeError as e:
-        fail(e.render())
+        fail(e.render(), e.code)
     except KeyboardInterrupt:
         fail("interrupted")
     except BrokenPipeError:

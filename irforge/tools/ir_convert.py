@@ -18,12 +18,13 @@ from typing import TypeVar
 
 from irforge.errors import IrforgeError
 from irforge.extensions import load_entry_point_extensions, load_extension
-from irforge.model import Model, load_model, save_model
+import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
+from irforge.frontends.registry import FRONTENDS, frontend_for, frontend_named
+from irforge.model import Model, save_model
 from irforge.tools.cli import exit_on_error
 from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes
 from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipeline_for  # noqa: F401  (ir-run uses it)
 
-FRAMEWORKS = {".onnx": "onnx", ".mlir": "mlir", ".caffemodel": "caffe", ".prototxt": "caffe", ".pb": "tf", ".pbtxt": "tf", ".xml": "ir"}
 LOG_LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
 T = TypeVar("T")
 
@@ -33,10 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ir-convert",
         description="Convert a framework model to irforge's nn IR (like OpenVINO's mo.py).",
     )
-    p.add_argument("--input_model", "-m", required=True, help="the model file (.onnx, .pb/.pbtxt, .caffemodel, .xml or .mlir)")
-    p.add_argument("--framework", choices=sorted(set(FRAMEWORKS.values())), help="default: from the file extension")
-    p.add_argument("--input_model_is_text", action="store_true", help="TensorFlow: the GraphDef is in text format (.pbtxt)")
-    p.add_argument("--input_proto", "-d", help="Caffe: the deploy prototxt (default: NET.prototxt beside NET.caffemodel)")
+    suffixes = ", ".join(s for f in FRONTENDS.values() for s in f.suffixes)
+    p.add_argument("--input_model", "-m", required=True, help=f"the model file ({suffixes})")
+    p.add_argument("--framework", choices=sorted(FRONTENDS), help="default: from the file's name or first bytes")
     p.add_argument("--output_dir", "-o", default=".", help="where to write the result (default: .)")
     p.add_argument("--model_name", "-n", help="base name of the output files (default: the input's)")
     p.add_argument("--input", type=parse_names, default=[], help="input names, comma-separated (order of --input_shape)")
@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=["xml", "mlir"], default="xml", help="what to write (xml: OpenVINO IR NAME.xml + NAME.bin; mlir: NAME.mlir + NAME.weights)")
     p.add_argument("--pipeline", nargs="?", const="", metavar="P", help="replace the pass pipeline; alone, print it and exit")
     p.add_argument("--log_level", default="ERROR", type=str.upper, choices=LOG_LEVELS, help="INFO shows stage timings")
+    for frontend in FRONTENDS.values():
+        if frontend.add_arguments is not None:
+            frontend.add_arguments(p.add_argument_group(f"{frontend.name} options"))
     return p
 
 
@@ -74,63 +77,8 @@ class Progress:
         return result
 
 
-def framework_of(args: argparse.Namespace) -> str:
-    if args.framework:
-        return args.framework
-    suffix = Path(args.input_model).suffix.lower()
-    if suffix not in FRAMEWORKS:
-        raise IrforgeError(
-            f"cannot tell the framework of '{args.input_model}' from its extension",
-            fix=f"pass --framework ({', '.join(sorted(set(FRAMEWORKS.values())))})",
-        )
-    return FRAMEWORKS[suffix]
-
-
 def import_model(args: argparse.Namespace, framework: str) -> Model:
-    if framework == "mlir":
-        return load_model(args.input_model)
-    if framework == "ir":
-        from irforge.frontends.ir_xml import read_ir_xml
-
-        return read_ir_xml(args.input_model)
-    if framework == "caffe":
-        from irforge.frontends.caffe.cli import import_from_args
-
-        return import_from_args(args)
-    if framework == "tf":
-        return import_tensorflow(args)
-    if framework != "onnx":
-        raise IrforgeError(
-            f"the {framework} frontend is not part of this version of irforge",
-            fix="convert the model to ONNX, or use a version with that frontend",
-        )
-    from irforge.frontends.onnx.importer import import_onnx, model_inputs
-    from irforge.frontends.onnx.loader import load_onnx_file
-
-    source = load_onnx_file(args.input_model)
-    proto = source.proto
-    names = model_inputs(proto)
-    shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
-    if args.batch is not None:
-        shapes = {n: [args.batch, *shapes.get(n, input_dims(proto, n))[1:]] for n in names}
-    return import_onnx(source, shapes)
-
-
-def import_tensorflow(args: argparse.Namespace) -> Model:
-    from irforge.frontends.tf.importer import GraphImporter, INPUT_OPS
-    from irforge.frontends.tf.loader import load_graph
-
-    graph_def = load_graph(args.input_model, True if args.input_model_is_text else None)
-    names = [n.name for n in graph_def.node if n.op in INPUT_OPS]
-    shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
-    return GraphImporter(graph_def, shapes, args.output).run()
-
-
-def input_dims(proto, name: str) -> list[int]:  # type: ignore[no-untyped-def]
-    from irforge.dialects.nn.base import DYN
-
-    vi = next(v for v in proto.graph.input if v.name == name)
-    return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYN for d in vi.type.tensor_type.shape.dim]
+    return frontend_named(framework).import_model(args)
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -142,12 +90,12 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
-    framework = framework_of(args)
     check_flags(args)
     progress = Progress(verbose=args.log_level in ("INFO", "DEBUG"))
     load_entry_point_extensions()
     for path in args.extensions:
         load_extension(path)
+    framework = frontend_for(args.input_model, args.framework).name
     model = progress.stage("import", lambda: import_model(args, framework))
     # after the import: --input names that are not model inputs are layers to cut at
     pipeline = args.pipeline or pipeline_for(args, framework, cut_points(args.input, model.func))

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import TensorType
 
 from irforge.errors import IrforgeError
 from irforge.extensions import load_entry_point_extensions, load_extension
-from irforge.model import Model, input_names, load_model
+from irforge.model import Model, input_names
 from irforge.tools.cli import exit_on_error
 from irforge.weights.dtypes import from_xdsl
 
@@ -35,7 +35,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="ir-run", description="Run a model and print (and save) its outputs."
     )
-    p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it), NAME.xml (with NAME.bin) or NAME.onnx")
+    p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it), NAME.xml (with NAME.bin), or a "
+                   "framework model, which is converted with ir-convert's default pipeline")
     p.add_argument("--weights", help="weights file (default: NAME.weights beside the model)")
     p.add_argument(
         "--input",
@@ -75,25 +76,21 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def load(path: str, weights: str | None) -> Model:
-    suffix = Path(path).suffix
-    if suffix == ".onnx":
-        from irforge.frontends.onnx import import_onnx
+    """The model as a framework frontend imports it; converted with ir-convert's default
+    pipeline unless it is irforge's or OpenVINO's IR already."""
+    from irforge.frontends.registry import frontend_for
+    from irforge.tools.ir_convert import build_parser
+
+    options = build_parser().parse_args(["--input_model", path])
+    options.weights = weights
+    frontend = frontend_for(path)
+    model = frontend.import_model(options)
+    if frontend.converts:
         from irforge.passes import apply_pipeline
-        from irforge.tools.ir_convert import DEFAULT_PIPELINE
+        from irforge.tools.convert_pipeline import pipeline_for
 
-        model = import_onnx(path)
-        apply_pipeline(model.module, DEFAULT_PIPELINE)
-        return model
-    if suffix == ".xml":
-        from irforge.frontends.ir_xml import read_ir_xml
-
-        return read_ir_xml(path)
-    if suffix != ".mlir":
-        raise IrforgeError(
-            f"cannot run '{path}': unsupported model format '{suffix}'",
-            fix="give a .mlir, .xml (OpenVINO IR) or .onnx model (convert others with ir-convert)",
-        )
-    return load_model(path, weights)
+        apply_pipeline(model.module, pipeline_for(options, frontend.name))
+    return model
 
 
 def compare_onnxruntime(path: str, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray]) -> None:

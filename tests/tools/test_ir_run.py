@@ -80,9 +80,12 @@ def test_unknown_input_name_and_wrong_shape(tmp_path, model_path):
 
 
 def test_unsupported_format_and_missing_file(tmp_path):
-    (tmp_path / "m.pb").write_bytes(b"")
+    (tmp_path / "m.bin").write_bytes(b"\x00" * 16)
+    result = ir_run(str(tmp_path / "m.bin"))
+    assert result.returncode == 2 and "cannot tell the framework" in result.stderr
+    (tmp_path / "m.pb").write_bytes(b"")  # a framework model is imported as ir-convert would
     result = ir_run(str(tmp_path / "m.pb"))
-    assert result.returncode == 2 and "unsupported model format '.pb'" in result.stderr
+    assert result.returncode == 2 and "holds no graph nodes" in result.stderr
     result = ir_run(str(tmp_path / "none.mlir"))
     assert result.returncode == 2 and "not found" in result.stderr
 
