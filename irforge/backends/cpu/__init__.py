@@ -33,6 +33,8 @@ class CompileStats:
     cache_misses: int
     arena_bytes: int
     unplanned_bytes: int
+    constant_bytes: int = 0
+    """Bytes of the constants the compiled code reads (packed weights and the like)."""
 
 
 class CompiledModel:
@@ -91,5 +93,6 @@ def compile_model(
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),
         jit.cache.hits, jit.cache.misses, arena, naive_size(program.buffers),
+        sum(b.array.nbytes for b in program.buffers if b.kind == "const" and b.array is not None and b.first >= 0),
     )
     return CompiledModel(executable, stats)

@@ -1,9 +1,11 @@
 """The on-disk cache of compiled kernel objects (llvmlite's MCJIT object cache).
 
-Each LLVM module is named by a hash of its IR text, the host CPU name and features, and the
-irforge version; the IR text itself is a function of the op, its shapes, attributes and
-fused epilogue. On a hit the object file is loaded as is: no optimisation, no code
-generation. Files are written atomically, so concurrent compiles never see partial objects.
+A kernel's module is named by a hash of its specification (the key its lowering generates it
+for: op, shapes, attributes, fused epilogue), the code generator's version (a hash of the CPU
+backend's sources), the host CPU name and features, and the irforge version; on a hit the
+kernel's IR is never built, and the object file is loaded as is. Other modules (the driver)
+are named by a hash of their IR text. Files are written atomically, so concurrent compiles
+never see partial objects.
 """
 
 from __future__ import annotations
@@ -16,6 +18,23 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 import irforge
+
+_BACKEND = Path(__file__).parent
+
+
+def codegen_version() -> str:
+    """A hash of the CPU backend's sources: any change to how kernels are generated."""
+    global _CODEGEN_VERSION
+    if _CODEGEN_VERSION is None:
+        digest = hashlib.sha256()
+        for path in sorted(_BACKEND.rglob("*.py")):
+            digest.update(path.relative_to(_BACKEND).as_posix().encode())
+            digest.update(path.read_bytes())
+        _CODEGEN_VERSION = digest.hexdigest()[:16]
+    return _CODEGEN_VERSION
+
+
+_CODEGEN_VERSION: str | None = None
 
 
 def default_cache_dir() -> Path:
@@ -34,15 +53,24 @@ class ObjectCache:
         self.target = target
         self.hits = 0
         self.misses = 0
+        self.loaded: dict[str, bytes] = {}
+        """Objects read for modules added without IR, kept until the engine asks for them."""
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
 
     def key(self, ir_text: str) -> str:
+        return "m" + self._hash(ir_text)
+
+    def spec_key(self, spec: str) -> str:
+        """The name of a kernel's module from its specification (see the module docstring)."""
+        return "s" + self._hash(spec, codegen_version())
+
+    def _hash(self, *parts: str) -> str:
         digest = hashlib.sha256()
-        for part in (ir_text, self.target, irforge.__version__):
+        for part in (*parts, self.target, irforge.__version__):
             digest.update(part.encode())
             digest.update(b"\0")
-        return "m" + digest.hexdigest()[:40]
+        return digest.hexdigest()[:40]
 
     def path(self, key: str) -> Path | None:
         return None if self.directory is None else self.directory / f"{key}.o"
@@ -57,7 +85,7 @@ class ObjectCache:
 
     def notify(self, module: llvm.ModuleRef, data: bytes) -> None:
         path = self.path(module.name)
-        if path is None or path.exists():
+        if path is None or path.exists() or module.name[:1] not in ("m", "s"):  # the engine's empty first module
             return
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         with os.fdopen(fd, "wb") as f:
@@ -65,6 +93,8 @@ class ObjectCache:
         os.replace(tmp, path)
 
     def getbuffer(self, module: llvm.ModuleRef) -> bytes | None:
+        if module.name in self.loaded:
+            return self.loaded.pop(module.name)
         path = self.path(module.name)
         if path is None or not path.is_file():
             return None

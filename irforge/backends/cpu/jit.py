@@ -39,10 +39,15 @@ class Jit:
         self.engine.set_object_cache(self.cache.notify, self.cache.getbuffer)
         self._modules: list[llvm.ModuleRef] = []
 
-    def module(self, name: str) -> ir.Module:
+    def module(self, name: str, spec: str | None = None) -> ir.Module:
+        """A new module; given the kernel's specification, one whose object may be cached
+        already: then `module.cached` holds it, and the caller builds no IR into it."""
         m = ir.Module(name)
         m.triple = self.triple
         m.data_layout = str(self.tm.target_data)
+        if spec is not None:
+            m.spec_key = self.cache.spec_key(spec)  # type: ignore[attr-defined]
+            m.cached = self.cache.lookup(m.spec_key)  # type: ignore[attr-defined]
         return m
 
     def text(self, module: ir.Module) -> str:
@@ -55,9 +60,17 @@ class Jit:
         return f"{text}\nattributes #0 = {{ {attrs} }}\n"
 
     def add(self, module: ir.Module) -> None:
+        cached = getattr(module, "cached", None)
+        if cached is not None:  # the engine takes the object from the cache: no IR to parse
+            mod = llvm.parse_assembly(f'target triple = "{self.triple}"\n')
+            mod.name = module.spec_key  # type: ignore[attr-defined]
+            self.cache.loaded[mod.name] = cached
+            self.engine.add_module(mod)
+            self._modules.append(mod)
+            return
         text = self.text(module)
-        key = self.cache.key(text)
-        cached = self.cache.lookup(key)
+        key = getattr(module, "spec_key", None) or self.cache.key(text)
+        cached = None if hasattr(module, "spec_key") else self.cache.lookup(key)
         mod = llvm.parse_assembly(text)
         mod.name = key
         if cached is None:

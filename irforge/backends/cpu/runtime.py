@@ -196,8 +196,9 @@ class ThreadTeam:
 def _gather_constants(program: Program) -> Region | None:
     """Move the constant buffers (packed weights) into one huge-page region, each 64-byte
     aligned: a 64-byte vector load from a misaligned panel touches two cache lines (an
-    aligned copy ran a packed GEMM 10% faster)."""
-    consts = [b for b in program.buffers if b.kind == "const" and b.array is not None]
+    aligned copy ran a packed GEMM 10% faster). Constants no phase reads (weights that only
+    their packed copy serves) stay out: the region would hold every weight twice."""
+    consts = [b for b in program.buffers if b.kind == "const" and b.array is not None and b.first >= 0]
     offsets, total = [], 0
     for buf in consts:
         offsets.append(total)

@@ -98,7 +98,7 @@ class Fallback:
         return f"{self.op} -> {where} ({self.reason})"
 
 
-def _no_llvm_module(name: str) -> None:
+def _no_llvm_module(name: str, spec: str) -> None:
     raise AssertionError("the OpenCL lowering makes no LLVM modules")
 
 

@@ -209,6 +209,18 @@ def test_matmul_constant_b(a, b, props, cache_dir) -> None:  # type: ignore[no-u
     check_op(MatMul, [rand(*a_shape)], [rand(*b_shape, seed=1)], cache_dir, **props)
 
 
+@pytest.mark.parametrize("a,b", [((6, 1, 24), (24, 40)), ((4, 3, 5, 24), (1, 24, 40)), ((2, 5, 24), (2, 24, 40))])
+def test_matmul_constant_b_is_packed_once_per_matrix(a, b, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """A constant b shared by the batch entries of a (ViT's [197,1,768] x [768,2304]) is packed
+    once, not once per entry: the constants hold as many packed matrices as b has."""
+    check_op(MatMul, [rand(*a)], [rand(*b, seed=1)], cache_dir)
+    model = one_op_model(MatMul, [rand(*a)], [rand(*b, seed=1)])
+    compiled = compile_model(model, threads=1, cache_dir=cache_dir)
+    matrices = int(np.prod(b[:-2])) if len(b) > 2 else 1
+    assert compiled.stats.constant_bytes == matrices * 4 * b[-2] * -(-b[-1] // NR) * NR
+    compiled.close()
+
+
 def test_matmul_two_inputs_broadcast(cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(MatMul, [rand(2, 1, 6, 5), rand(3, 5, 18, seed=1)], [], cache_dir)
 

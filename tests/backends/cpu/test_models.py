@@ -59,6 +59,9 @@ def test_second_compile_hits_the_cache(tmp_path) -> None:  # type: ignore[no-unt
     assert second.stats.cache_misses == 0 and second.stats.cache_hits == first.stats.cache_misses
     x = {"data": np.ones((1, 3, 32, 32), np.float32)}
     np.testing.assert_array_equal(next(iter(first(x).values())), next(iter(second(x).values())))
+    # kernels are found by their specification: a hit builds no IR (their modules stay empty)
+    modules = second._executable.program.modules
+    assert modules and all(m.cached is not None and not m.functions for m in modules)
 
 
 def test_planner_reuses_memory(cache_dir) -> None:  # type: ignore[no-untyped-def]

@@ -159,7 +159,10 @@ def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], matrix: int) 
 @lowering(MatMul)
 def matmul(ctx: Lowering, op: MatMul) -> None:
     """Batched y = op(a) @ op(b): a is read strided (any transpose); b is packed if constant,
-    else read as rows (a transposed non-constant b is transposed into scratch first)."""
+    else read as rows (a transposed non-constant b is transposed into scratch first).
+
+    A constant b is packed once per matrix it holds: batch axes it broadcasts over read the
+    same panels (stride 0). `[B.., M, K] x [K, N]` with a row-major a is one `[B..*M, K]` GEMM."""
     require_f32(op)
     a_shape, b_shape = shape_of(op.a), shape_of(op.b)
     a_mat = (1, a_shape[0]) if len(a_shape) == 1 else a_shape[-2:]
@@ -169,16 +172,18 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     m, k = (a_mat[1], a_mat[0]) if ta else a_mat
     n = b_mat[0] if tb else b_mat[1]
     batch = shape_of(op.output)[: max(len(a_shape), len(b_shape)) - 2] if max(len(a_shape), len(b_shape)) > 2 else ()
+    b_batch = b_shape[:-2] if len(b_shape) > 2 else ()
+    a_batch = a_shape[:-2] if len(a_shape) > 2 else ()
+    if batch and not ta and all(d == 1 for d in b_batch) and tuple(a_batch) == tuple(batch):
+        m, batch, b_batch = m * int(np.prod(batch)), (), ()  # rows of every batch entry are one matrix
     epilogue, residual, final = absorb_epilogue(ctx, op)
     out = ctx.result(final)
     b_const = ctx.constant_of(op.b)
-    b_batch = b_shape[:-2] if len(b_shape) > 2 else ()
     if b_const is not None:
-        full = np.broadcast_to(b_const.reshape(*b_batch, *b_mat), (*batch, *b_mat)) if batch else b_const.reshape(b_mat)
-        mats = full.reshape(-1, *b_mat)
+        mats = b_const.reshape(-1, *b_mat)
         mats = mats.transpose(0, 2, 1) if tb else mats
         b_buf = ctx.const(np.concatenate([pack_b(mt, k, n).ravel() for mt in mats]))
-        b_strides = _batch_strides(batch, batch, -(-n // NR) * NR * k) if batch else []
+        b_strides = _batch_strides(b_batch, batch, -(-n // NR) * NR * k) if batch else []
         b_panel, ldb = True, 0
     else:
         b_buf, b_panel, ldb = ctx.input(op, 1), False, n
@@ -187,11 +192,10 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
             b_buf = ctx.scratch(4 * int(np.prod(b_shape)))
             relayout(ctx, op, ctx.input(op, 1), b_shape, (*range(rank - 2), rank - 1, rank - 2), b_buf)
         b_strides = _batch_strides(b_batch, batch, k * n) if batch else []
-    a_strides = _batch_strides(a_shape[:-2] if len(a_shape) > 2 else (), batch, m * k) if batch else []
+    a_strides = _batch_strides(a_batch, batch, m * k) if batch else []
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
                     epilogue=epilogue, batches=levels)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + ([residual] if residual is not None else []))
-
