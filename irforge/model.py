@@ -8,7 +8,6 @@ model inputs and its returned values the outputs. Input and output names are kep
 from __future__ import annotations
 
 import os
-import tempfile
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -181,24 +180,23 @@ def print_module(module: ModuleOp) -> str:
 
 
 def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    from irforge.output_files import write_text_file
+
+    write_text_file(path, text)
 
 
 def save_model(model: Model, path: str | os.PathLike[str]) -> None:
-    """Write `NAME.mlir` and, when constants refer to weights, `NAME.weights` beside it."""
+    """Write `NAME.mlir` and, when constants refer to weights, `NAME.weights` beside it,
+    both or neither."""
+    from irforge.output_files import write_files
+
     path = Path(path)
     names = list(dict.fromkeys(referenced_weights(model.module)))
+    data = print_module(model.module).encode("utf-8")
+    parts = [(path, lambda f: f.write(data))]
     if names:
-        model.store.save(weights_path_for(path), names)
-    write_atomically(path, print_module(model.module))
+        parts.insert(0, (weights_path_for(path), lambda f: model.store.write(f, names)))
+    write_files(parts)
 
 
 def returned_values(func: FuncOp):  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from irforge.errors import IrforgeError
+from irforge.output_files import install_signal_cleanup
 
 EXIT_USAGE = 2
 
@@ -30,6 +31,7 @@ def exit_on_error(body: Callable[[], None]) -> None:
     (patched process-wide, as each tool is its own process).
     """
     argparse.ArgumentParser.error = _argparse_error  # type: ignore[method-assign]
+    install_signal_cleanup()
     try:
         body()
     except IrforgeError as e:

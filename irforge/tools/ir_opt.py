@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -33,8 +33,8 @@ from irforge.model import (
     referenced_weights,
     store_of,
     weights_path_for,
-    write_atomically,
 )
+from irforge.output_files import check_target, write_files
 from irforge.passes import all_passes
 from irforge.tools.cli import exit_on_error
 from irforge.weights import WeightStore
@@ -149,17 +149,28 @@ class IrOptMain(xDSLOptMain):
             weights_out = weights_path_for(self.args.output_file)
         names = list(dict.fromkeys(referenced_weights(prog)))
         if weights_out is not None and names:
-            store_of(prog).save(weights_out, names)
+            store = store_of(prog)
+            self._weights_part = (weights_out, lambda f: store.write(f, names))
         return text
 
     def run(self) -> None:
+        self._weights_part: tuple[str, Callable[[IO[bytes]], None]] | None = None
+        if self.args.output_file is not None:
+            check_target(self.args.output_file)
+        if self.args.weights_out is not None:
+            check_target(self.args.weights_out)
         if self.args.output_file is None:
             super().run()
+            if self._weights_part is not None:
+                write_files([self._weights_part])
             return
         buffer = self.prepare_output()
         self.prepare_output = lambda: _Unclosable(buffer)  # type: ignore[method-assign]
         super().run()
-        write_atomically(self.args.output_file, buffer.getvalue())  # type: ignore[attr-defined]
+        data = buffer.getvalue().encode("utf-8")  # type: ignore[attr-defined]
+        parts = [] if self._weights_part is None else [self._weights_part]
+        # the weights and the IR naming them appear together or not at all
+        write_files([*parts, (self.args.output_file, lambda f: f.write(data))])
 
 
 class _Unclosable:
