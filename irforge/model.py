@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from irforge.dialects.nn import NN
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
+from irforge.mlir_text import check_mlir_text
 from irforge.weights import WeightStore
 
 _STORES: weakref.WeakKeyDictionary[ModuleOp, WeightStore] = weakref.WeakKeyDictionary()
@@ -131,9 +132,10 @@ class Model:
         return main_function(self.module)
 
 
-def parse_module(text: str, ctx: Context | None = None, source: str = "<input>") -> ModuleOp:
+def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<input>") -> ModuleOp:
     """Parse and verify textual IR; errors become one-line `IrforgeError`s."""
     ctx = ctx or make_context()
+    text = check_mlir_text(text, source)
     try:
         module = Parser(ctx, text, source).parse_module()
     except ParseError as e:
@@ -164,7 +166,7 @@ def load_model(path: str | os.PathLike[str], weights: str | os.PathLike[str] | N
     path = Path(path)
     if not path.is_file():
         raise IrforgeError(f"model file '{path}' not found", fix="check the path")
-    module = parse_module(path.read_text(), source=str(path))
+    module = parse_module(path.read_bytes(), source=str(path))
     weights_path = Path(weights) if weights is not None else weights_path_for(path)
     needs_weights = any(True for _ in referenced_weights(module))
     store = WeightStore.open(weights_path) if needs_weights or weights else WeightStore()

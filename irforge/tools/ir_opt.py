@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import Builtin, ModuleOp
@@ -24,6 +25,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irforge.dialects.nn import NN
 from irforge.errors import IrforgeError
+from irforge.mlir_text import check_mlir_text
 from irforge.extensions import load_entry_point_extensions, load_extension, loaded_dialects
 from irforge.model import (
     attach_store,
@@ -113,7 +115,9 @@ class IrOptMain(xDSLOptMain):
                 raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml")
             model = read_ir_xml(self.args.input_file)
             return model.module
-        module = super().parse_chunk(chunk, file_extension, start_offset)
+        # xDSL's string lexer backtracks exponentially on an unterminated string: scan first
+        text = check_mlir_text(chunk.read(), self.get_input_name())
+        module = super().parse_chunk(StringIO(text), file_extension, start_offset)
         if module is not None:
             module.verify()
             attach_store(module, self._input_store(module))
@@ -138,8 +142,6 @@ class IrOptMain(xDSLOptMain):
 
     def prepare_output(self) -> IO[str]:
         # written atomically in run(); nothing touches the output path before success
-        from io import StringIO
-
         return StringIO() if self.args.output_file is not None else sys.stdout
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
