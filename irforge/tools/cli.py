@@ -37,7 +37,9 @@ def exit_on_error(body: Callable[[], None]) -> None:
     except IrforgeError as e:
         fail(e.render(), e.code)
     except KeyboardInterrupt:
-        fail("interrupted")
+        fail("interrupted", "E002")
+    except MemoryError as e:  # the input asks for more memory than there is: not a bug
+        fail(f"out of memory ({str(e)[:120]}); use smaller shapes (--input_shape, --batch) or a bigger machine", "E003")
     except BrokenPipeError:
         sys.exit(0)
     except Exception as e:  # a bug in irforge, not in the input: say so in one line
