@@ -38,6 +38,7 @@ from irforge.model import (
 )
 from irforge.output_files import check_target, write_files
 from irforge.passes import all_passes
+from irforge.passes.pipeline_errors import PIPELINE_ERRORS, bad_pipeline
 from irforge.tools.cli import exit_on_error
 from irforge.weights import WeightStore
 
@@ -83,11 +84,8 @@ class IrOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         try:
             super().setup_pipeline()
-        except ValueError as e:  # unknown pass names, malformed options
-            raise IrforgeError(
-                f"bad pass pipeline '{self.args.passes}': {first_line(str(e))}",
-                fix="see ir-opt --help for the passes and their options",
-            ) from None
+        except PIPELINE_ERRORS as e:  # unknown pass names, malformed options
+            raise bad_pipeline(self.args.passes, e, sorted(all_passes())) from None
         if not self.args.print_ir_after_all:
             return
         callback = self.pipeline.callback
