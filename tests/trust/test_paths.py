@@ -145,3 +145,19 @@ def test_sigterm_removes_pending_temporary_files(tmp_path):
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGTERM
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ir_run_refuses_a_fifo_input_and_a_negative_seed(tmp_path, tiny_onnx):
+    fifo = tmp_path / "x.npy"
+    os.mkfifo(fifo)
+    result = tool("ir_run", str(tiny_onnx), "--input", f"x={fifo}")
+    assert result.returncode == 2 and "error[E021]" in result.stderr, result.stderr
+    result = tool("ir_run", str(tiny_onnx), "--seed", "-1")
+    assert result.returncode == 2 and "error[E022]" in result.stderr, result.stderr
+
+
+def test_ir_run_output_in_a_missing_folder_is_refused(tmp_path, tiny_onnx):
+    result = tool("ir_run", str(tiny_onnx), "--output", str(tmp_path / "missing" / "o.npz"))
+    assert result.returncode == 2 and "error[E012]" in result.stderr, result.stderr
+    assert tool("ir_run", str(tiny_onnx), "--output", str(tmp_path / "o.npz")).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.npz"]
