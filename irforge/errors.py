@@ -14,6 +14,36 @@ role); codes are numbered by area:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+
+MAX_LENGTH = 300
+"""Longest error line (before the `irforge: error[E...]: ` prefix); longer texts are cut."""
+
+
+def quoted(name: object, limit: int = 80) -> str:
+    """A name from the input as an error shows it: quoted and escaped like repr (a newline
+    in a node name cannot split the line), cut to `limit` characters."""
+    text = str(name)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return repr(text)
+
+
+def shorten(items: Iterable[object], limit: int = 8) -> str:
+    """`a, b, c`, or the first `limit` and `... and N more`."""
+    listed = [str(i) for i in items]
+    if len(listed) <= limit:
+        return ", ".join(listed)
+    return ", ".join(listed[:limit]) + f", ... and {len(listed) - limit} more"
+
+
+def one_line(text: str) -> str:
+    """Control characters (newlines, tabs, escapes) shown escaped instead of acted on."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
 
 class IrforgeError(Exception):
     """An error caused by the user's input, with a hint on how to fix it."""
@@ -26,12 +56,17 @@ class IrforgeError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        text = self.what
-        if self.where:
-            text += f" ({self.where})"
+        """One line of at most about MAX_LENGTH characters: what (where); fix."""
+        what = one_line(self.what)
+        tail = f" ({one_line(self.where)})" if self.where else ""
         if self.fix:
-            text += f"; {self.fix}"
-        return text
+            tail += f"; {one_line(self.fix)}"
+        if len(tail) > MAX_LENGTH * 2 // 3:
+            tail = tail[: MAX_LENGTH * 2 // 3 - 3] + "..."
+        room = MAX_LENGTH - len(tail)
+        if len(what) > room:
+            what = what[: room - 3] + "..."
+        return what + tail
 
 
 class NotConstantError(IrforgeError):

@@ -18,7 +18,7 @@ from types import ModuleType
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, quoted
 
 ENTRY_POINT_GROUP = "irforge.extensions"
 
@@ -81,11 +81,14 @@ def load_extension(path: str) -> ModuleType:
         spec.loader.exec_module(module)
     except IrforgeError:
         raise
-    except Exception as e:  # an extension is user code: report, do not crash
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # an extension is user code (even sys.exit): report, do not crash
         del sys.modules[module_name]
         raise IrforgeError(
-            f"extension '{path}' failed to load: {type(e).__name__}: {e}",
+            f"extension {quoted(path)} failed to load: {type(e).__name__}: {e}",
             fix="fix the extension module (run it with python to see the traceback)",
+            code="E710",
         ) from None
     _loaded[key] = module
     return module
@@ -98,8 +101,11 @@ def load_entry_point_extensions() -> None:
             continue
         try:
             _loaded[ep.value] = ep.load()
-        except Exception as e:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:
             raise IrforgeError(
-                f"installed extension '{ep.name}' ({ep.value}) failed to load: {e}",
+                f"installed extension {quoted(ep.name)} ({ep.value}) failed to load: {type(e).__name__}: {e}",
+                code="E710",
                 fix="reinstall or uninstall the package that provides it",
             ) from None

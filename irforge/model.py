@@ -8,7 +8,6 @@ model inputs and its returned values the outputs. Input and output names are kep
 from __future__ import annotations
 
 import os
-import tempfile
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from irforge.dialects.nn import NN
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
+from irforge.mlir_text import check_mlir_text
 from irforge.weights import WeightStore
 
 _STORES: weakref.WeakKeyDictionary[ModuleOp, WeightStore] = weakref.WeakKeyDictionary()
@@ -132,9 +132,10 @@ class Model:
         return main_function(self.module)
 
 
-def parse_module(text: str, ctx: Context | None = None, source: str = "<input>") -> ModuleOp:
+def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<input>") -> ModuleOp:
     """Parse and verify textual IR; errors become one-line `IrforgeError`s."""
     ctx = ctx or make_context()
+    text = check_mlir_text(text, source)
     try:
         module = Parser(ctx, text, source).parse_module()
     except ParseError as e:
@@ -165,7 +166,7 @@ def load_model(path: str | os.PathLike[str], weights: str | os.PathLike[str] | N
     path = Path(path)
     if not path.is_file():
         raise IrforgeError(f"model file '{path}' not found", fix="check the path")
-    module = parse_module(path.read_text(), source=str(path))
+    module = parse_module(path.read_bytes(), source=str(path))
     weights_path = Path(weights) if weights is not None else weights_path_for(path)
     needs_weights = any(True for _ in referenced_weights(module))
     store = WeightStore.open(weights_path) if needs_weights or weights else WeightStore()
@@ -181,24 +182,23 @@ def print_module(module: ModuleOp) -> str:
 
 
 def write_atomically(path: str | os.PathLike[str], text: str) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    from irforge.output_files import write_text_file
+
+    write_text_file(path, text)
 
 
 def save_model(model: Model, path: str | os.PathLike[str]) -> None:
-    """Write `NAME.mlir` and, when constants refer to weights, `NAME.weights` beside it."""
+    """Write `NAME.mlir` and, when constants refer to weights, `NAME.weights` beside it,
+    both or neither."""
+    from irforge.output_files import write_files
+
     path = Path(path)
     names = list(dict.fromkeys(referenced_weights(model.module)))
+    data = print_module(model.module).encode("utf-8")
+    parts = [(path, lambda f: f.write(data))]
     if names:
-        model.store.save(weights_path_for(path), names)
-    write_atomically(path, print_module(model.module))
+        parts.insert(0, (weights_path_for(path), lambda f: model.store.write(f, names)))
+    write_files(parts)
 
 
 def returned_values(func: FuncOp):  # type: ignore[no-untyped-def]

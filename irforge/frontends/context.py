@@ -41,5 +41,9 @@ class BuildContext:
     def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
         return self.importer.constant(np.asarray(array), self.name + suffix)
 
+    def filled(self, shape: Sequence[int], value: np.ndarray, suffix: str = "") -> SSAValue:
+        """`shape` filled with the one element of `value` (a Tile when too big to fold)."""
+        return self.importer.filled(shape, value, self.name + suffix)
+
     def fail(self, message: str, fix: str | None = None) -> IrforgeError:
         return IrforgeError(message, where=self.where, fix=fix)

@@ -16,7 +16,9 @@ from xdsl.ir import SSAValue
 from irforge.backends.reference import evaluate
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn.base import NNOp, build
+from irforge.dialects.nn.shape import Tile
 from irforge.errors import IrforgeError
+from irforge.fold_budget import filled_size_ok, fold_within_budget
 from irforge.weights.dtypes import dtype_name
 
 
@@ -41,13 +43,30 @@ class FoldingBuilder:
         op = build(cls, operands, num_results=num_results, name=name, **props)
         known = [self.constants.get(v) for v in operands]
         if operands and all(k is not None for k in known):
-            outputs = evaluate(op, known)  # type: ignore[arg-type]
-            op.drop_all_references()
-            if len(outputs) == 1:
-                return [self.constant(outputs[0], name)]
-            return [self.constant(array, f"{name}:{i}") for i, array in enumerate(outputs)]
+            outputs = fold_within_budget(op.result_types, lambda: evaluate(op, known))  # type: ignore[arg-type]
+            if outputs is not None:
+                op.drop_all_references()
+                if len(outputs) == 1:
+                    return [self.constant(outputs[0], name)]
+                return [self.constant(array, f"{name}:{i}") for i, array in enumerate(outputs)]
         self.builder.block.add_op(op)
         return list(op.results)
+
+    def filled(self, shape: Sequence[int], value: np.ndarray, name: str) -> SSAValue:
+        """A tensor of `shape` holding the one element of `value` everywhere: a constant when
+        within the folding budget, else a Tile of that element (computed when the model runs)."""
+        value = np.asarray(value).reshape(())
+        dims = [int(d) for d in shape]
+        if any(d < 0 for d in dims):
+            raise IrforgeError(
+                f"shape {dims} of {name!r} has a negative dimension",
+                fix="give a shape of sizes >= 0",
+                code="E013",
+            )
+        if filled_size_ok(dims, value.dtype):
+            return self.constant(np.full(dims, value, value.dtype), name)
+        element = self.constant(value.reshape([1] * len(dims)), f"{name}/value")
+        return self.add(Tile, [element], name=name, repeats=dims)[0]
 
 
 def check_dtype(dtype: np.dtype, name: str) -> None:

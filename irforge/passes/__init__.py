@@ -108,13 +108,12 @@ def apply_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> N
     def verify(previous: ModulePass | None, op: ModuleOp, following: ModulePass | None) -> None:
         op.verify()
 
+    from irforge.passes.pipeline_errors import PIPELINE_ERRORS, bad_pipeline
+
     try:
         pipeline = PassPipeline.parse_spec(all_passes(), spec, verify)
-    except ValueError as e:
-        raise IrforgeError(
-            f"bad pass pipeline '{spec}': {first_line(str(e))}",
-            fix=f"passes are: {', '.join(sorted(all_passes()))}",
-        ) from None
+    except PIPELINE_ERRORS as e:
+        raise bad_pipeline(spec, e, sorted(all_passes())) from None
     try:
         pipeline.apply(ctx or make_context(), module)
     except DiagnosticException as e:

@@ -1,20 +1,23 @@
-"""preprocess: mean subtraction, scaling and channel reversal at the model inputs.
+"""preprocess: channel reversal, mean subtraction and scaling at the model inputs.
 
-For each input named in `mean` / `scale` (`data[123,117,104]`, or `[...]` for every input),
-the model sees (x - mean) / scale per channel (axis 1, or the last axis with channels-last)
-instead of x; with
-`reverse-input-channels`, the channels of every input with more than one channel are then
-reversed (RGB <-> BGR), so mean and scale values are in the order of the channels the model
-was trained with, as in the Model Optimizer. The ops are plain eltwise sub/div and a gather;
+For each input, in the Model Optimizer's order: with `reverse-input-channels`, the channels
+of every input with more than one channel are reversed first (RGB <-> BGR); then, for inputs
+named in `mean` / `scale` (`data[123,117,104]`, or `[...]` for every input), the model sees
+(x - mean) / scale per channel (axis 1, or the last axis with channels-last). Mean and scale
+values are therefore in the order of the channels the model was trained with (after the
+reversal), as OpenVINO documents and as its PrePostProcessor computes
+`reverse_channels().mean(m).scale(s)`. The ops are a gather and plain eltwise sub/div;
 fuse-linear-ops folds them into the first layer where that is exact (a scale and a channel
 permutation always fold into a convolution; a mean only where it reads no padding).
 
-    // preprocess{mean="data[1,2]" scale="data[4,8]"}
+    // preprocess{mean="data[1,2]" scale="data[4,8]" reverse-input-channels=true}
     func.func @main(%data: tensor<1x2x8x8xf32>) ...
       %c = nn.convolution %data, %w ...
 becomes
+      %i = nn.constant dense<[1, 0]> : tensor<2xi64>
+      %r = nn.gather %data, %i {axis = 1 : i64, name = "data/reverse_channels"}
       %m = nn.constant dense<[[[1.0]], [[2.0]]]> : tensor<2x1x1xf32>
-      %0 = nn.eltwise %data, %m {operation = "sub", name = "data/mean"}
+      %0 = nn.eltwise %r, %m {operation = "sub", name = "data/mean"}
       %s = nn.constant dense<[[[4.0]], [[8.0]]]> : tensor<2x1x1xf32>
       %1 = nn.eltwise %0, %s {operation = "div", name = "data/scale"}
       %c = nn.convolution %1, %w ...
@@ -95,7 +98,7 @@ class PreprocessPass(ModulePass):
     scale: str = ""
     """Values divided by per channel (after the mean): `data[58.4,57.1,57.4]`."""
     reverse_input_channels: bool = False
-    """Reverse the channel order of the inputs (after mean and scale)."""
+    """Reverse the channel order of the inputs (before mean and scale)."""
     channels_last: bool = False
     """The inputs are NHWC (TensorFlow): channels are their last axis, not axis 1."""
 
@@ -115,13 +118,7 @@ class PreprocessPass(ModulePass):
         store = store_of(block.parent_op())  # type: ignore[arg-type]
         new_ops: list[Operation] = []
         y: SSAValue = arg
-        for values, operation, what in ((mean, "sub", "mean"), (scale, "div", "scale")):
-            if values is None:
-                continue
-            const = constant_op(channel_constant(values, arg, what, name, self.channels_last), store, f"{name}/{what}")
-            step = build(Eltwise, [y, const.output], operation=operation, name=f"{name}/{what}")
-            new_ops += [const, step]
-            y = step.output
+        # reversal first: mean and scale values are in the model's channel order (MO, OpenVINO)
         indices = reversal(arg, self.channels_last) if self.reverse_input_channels else None
         if indices is not None:
             const = constant_op(indices, store, f"{name}/reverse")
@@ -129,6 +126,13 @@ class PreprocessPass(ModulePass):
             gather = build(Gather, [y, const.output], axis=axis, name=f"{name}/reverse_channels")
             new_ops += [const, gather]
             y = gather.output
+        for values, operation, what in ((mean, "sub", "mean"), (scale, "div", "scale")):
+            if values is None:
+                continue
+            const = constant_op(channel_constant(values, arg, what, name, self.channels_last), store, f"{name}/{what}")
+            step = build(Eltwise, [y, const.output], operation=operation, name=f"{name}/{what}")
+            new_ops += [const, step]
+            y = step.output
         if not new_ops:
             return
         arg.replace_uses_with_if(y, lambda use: use.operation not in new_ops)

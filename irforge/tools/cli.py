@@ -8,7 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line
+from irforge.output_files import install_signal_cleanup
 
 EXIT_USAGE = 2
 
@@ -30,20 +31,47 @@ def exit_on_error(body: Callable[[], None]) -> None:
     (patched process-wide, as each tool is its own process).
     """
     argparse.ArgumentParser.error = _argparse_error  # type: ignore[method-assign]
+    install_signal_cleanup()
     try:
         body()
     except IrforgeError as e:
         fail(e.render(), e.code)
     except KeyboardInterrupt:
-        fail("interrupted")
+        fail("interrupted", "E002")
+    except MemoryError as e:  # the input asks for more memory than there is: not a bug
+        fail(f"out of memory ({str(e)[:120]}); use smaller shapes (--input_shape, --batch) or a bigger machine", "E003")
     except BrokenPipeError:
         sys.exit(0)
+    except SystemExit as e:
+        if exit_is_ours(e):
+            raise
+        # an extension's pass, extractor or kernel ended the process: not a successful run
+        fail(f"an extension or library called sys.exit({e.code!r}) during the run; "
+             "extensions must raise irforge.errors.IrforgeError instead", "E711")
     except Exception as e:  # a bug in irforge, not in the input: say so in one line
         if os.environ.get("IRFORGE_TRACEBACK"):
             raise
         print(
-            f"irforge: internal error: {type(e).__name__}: {e}; this is a bug in irforge, "
+            f"irforge: internal error: {type(e).__name__}: {one_line(str(e))[:200]}; this is a bug in irforge, "
             "rerun with IRFORGE_TRACEBACK=1 and report the traceback",
             file=sys.stderr,
         )
         sys.exit(1)
+    except BaseException as e:  # GeneratorExit aside, only user code raises these (xDSL's
+        # ArgSpecParseError is handled where pipelines are parsed)
+        if os.environ.get("IRFORGE_TRACEBACK"):
+            raise
+        fail(f"an extension raised {type(e).__name__}: {one_line(str(e))[:120]}; "
+             "extensions must raise irforge.errors.IrforgeError or an Exception", "E712")
+
+
+def exit_is_ours(e: SystemExit) -> bool:
+    """Whether sys.exit came from argparse (--help, usage errors), xDSL's own option handling
+    or `fail` here, rather than from an extension's code."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return True
+    filename = tb.tb_frame.f_code.co_filename
+    return filename in (__file__, argparse.__file__) or f"{os.sep}xdsl{os.sep}" in filename

@@ -21,6 +21,7 @@ from irforge.extensions import load_entry_point_extensions, load_extension
 import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
 from irforge.frontends.registry import FRONTENDS, frontend_for, frontend_named
 from irforge.model import Model, save_model
+from irforge.output_files import check_model_name, prepare_output_dir
 from irforge.tools.cli import exit_on_error
 from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes
 from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipeline_for  # noqa: F401  (ir-run uses it)
@@ -82,6 +83,8 @@ def import_model(args: argparse.Namespace, framework: str) -> Model:
 
 
 def check_flags(args: argparse.Namespace) -> None:
+    if args.model_name is not None:
+        check_model_name(args.model_name)
     if args.batch is not None and args.batch < 1:
         raise IrforgeError(f"bad value for --batch: {args.batch}", fix="give a positive batch size")
     if args.batch is not None and args.input_shape:
@@ -105,9 +108,8 @@ def convert(argv: Sequence[str]) -> None:
     from irforge.passes import apply_pipeline
 
     progress.stage("passes", lambda: apply_pipeline(model.module, pipeline))
-    out_dir = Path(args.output_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    name = args.model_name or Path(args.input_model).stem
+    out_dir = prepare_output_dir(args.output_dir)
+    name = check_model_name(args.model_name or Path(args.input_model).stem)
     target = out_dir / f"{name}.{args.emit}"
     progress.stage("emit", lambda: emit(model, target, args))
     if args.log_level in ("INFO", "DEBUG"):

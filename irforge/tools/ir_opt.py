@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import Builtin, ModuleOp
@@ -24,6 +25,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irforge.dialects.nn import NN
 from irforge.errors import IrforgeError
+from irforge.mlir_text import check_mlir_text
 from irforge.extensions import load_entry_point_extensions, load_extension, loaded_dialects
 from irforge.model import (
     attach_store,
@@ -33,9 +35,10 @@ from irforge.model import (
     referenced_weights,
     store_of,
     weights_path_for,
-    write_atomically,
 )
+from irforge.output_files import check_target, write_files
 from irforge.passes import all_passes
+from irforge.passes.pipeline_errors import PIPELINE_ERRORS, bad_pipeline
 from irforge.tools.cli import exit_on_error
 from irforge.weights import WeightStore
 
@@ -81,11 +84,8 @@ class IrOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         try:
             super().setup_pipeline()
-        except ValueError as e:  # unknown pass names, malformed options
-            raise IrforgeError(
-                f"bad pass pipeline '{self.args.passes}': {first_line(str(e))}",
-                fix="see ir-opt --help for the passes and their options",
-            ) from None
+        except PIPELINE_ERRORS as e:  # unknown pass names, malformed options
+            raise bad_pipeline(self.args.passes, e, sorted(all_passes())) from None
         if not self.args.print_ir_after_all:
             return
         callback = self.pipeline.callback
@@ -113,7 +113,9 @@ class IrOptMain(xDSLOptMain):
                 raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml")
             model = read_ir_xml(self.args.input_file)
             return model.module
-        module = super().parse_chunk(chunk, file_extension, start_offset)
+        # xDSL's string lexer backtracks exponentially on an unterminated string: scan first
+        text = check_mlir_text(chunk.read(), self.get_input_name())
+        module = super().parse_chunk(StringIO(text), file_extension, start_offset)
         if module is not None:
             module.verify()
             attach_store(module, self._input_store(module))
@@ -138,8 +140,6 @@ class IrOptMain(xDSLOptMain):
 
     def prepare_output(self) -> IO[str]:
         # written atomically in run(); nothing touches the output path before success
-        from io import StringIO
-
         return StringIO() if self.args.output_file is not None else sys.stdout
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
@@ -149,17 +149,28 @@ class IrOptMain(xDSLOptMain):
             weights_out = weights_path_for(self.args.output_file)
         names = list(dict.fromkeys(referenced_weights(prog)))
         if weights_out is not None and names:
-            store_of(prog).save(weights_out, names)
+            store = store_of(prog)
+            self._weights_part = (weights_out, lambda f: store.write(f, names))
         return text
 
     def run(self) -> None:
+        self._weights_part: tuple[str, Callable[[IO[bytes]], None]] | None = None
+        if self.args.output_file is not None:
+            check_target(self.args.output_file)
+        if self.args.weights_out is not None:
+            check_target(self.args.weights_out)
         if self.args.output_file is None:
             super().run()
+            if self._weights_part is not None:
+                write_files([self._weights_part])
             return
         buffer = self.prepare_output()
         self.prepare_output = lambda: _Unclosable(buffer)  # type: ignore[method-assign]
         super().run()
-        write_atomically(self.args.output_file, buffer.getvalue())  # type: ignore[attr-defined]
+        data = buffer.getvalue().encode("utf-8")  # type: ignore[attr-defined]
+        parts = [] if self._weights_part is None else [self._weights_part]
+        # the weights and the IR naming them appear together or not at all
+        write_files([*parts, (self.args.output_file, lambda f: f.write(data))])
 
 
 class _Unclosable:

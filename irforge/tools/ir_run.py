@@ -13,22 +13,31 @@ model itself, or the ONNX file a converted model came from).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line, quoted
 from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
+from irforge.output_files import write_files
 from irforge.tools.cli import exit_on_error
 from irforge.weights.dtypes import from_xdsl
 
 DEVICES = ("ref", "cpu", "gpu")
+
+
+def seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**64:
+        raise IrforgeError(f"bad --seed {quoted(text)}", fix="give an integer from 0 to 2**64-1", code="E022")
+    return value
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -45,7 +54,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         metavar="NAME=FILE.npy",
         help="an input array; inputs not given are random (seeded)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--device", default="ref", help=f"where to run: {', '.join(DEVICES)}")
     p.add_argument("--opencl-device", metavar="N|NAME", help="with --device gpu: the OpenCL device by index or name substring")
     p.add_argument("--output", metavar="OUT.npz", help="save the outputs here (written atomically)")
@@ -117,11 +126,23 @@ def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     for spec in specs:
         name, sep, file = spec.partition("=")
         if not sep or not name or not file:
-            raise IrforgeError(f"bad --input '{spec}'", fix="write --input NAME=FILE.npy")
+            raise IrforgeError(f"bad --input {quoted(spec)}", fix="write --input NAME=FILE.npy", code="E020")
+        if not Path(file).is_file():  # a FIFO or device would block or never end
+            raise IrforgeError(
+                f"cannot read input {quoted(name)} from {quoted(file)}: not found or not a regular file",
+                fix="give a .npy file written by numpy.save",
+                code="E021",
+            )
         try:
             arrays[name] = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise IrforgeError(f"cannot read input '{name}' from '{file}': {e}") from None
+        except (OSError, ValueError, EOFError) as e:
+            raise IrforgeError(
+                f"cannot read input {quoted(name)} from {quoted(file)}: {one_line(str(e))[:120]}",
+                fix="give a .npy file written by numpy.save",
+                code="E021",
+            ) from None
+        if not isinstance(arrays[name], np.ndarray):  # an .npz archive
+            raise IrforgeError(f"input {quoted(name)}: {quoted(file)} is not one array", fix="give a .npy file, not .npz", code="E021")
     return arrays
 
 
@@ -167,15 +188,7 @@ def summary(name: str, array: np.ndarray) -> str:
 
 def save_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
     """Write atomically: a failed run leaves no partial file behind."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_files([(path, lambda f: np.savez(f, **arrays))])
 
 
 def run_command(argv: Sequence[str]) -> None:

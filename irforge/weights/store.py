@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import os
 import struct
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -159,7 +159,12 @@ class WeightStore:
 
     def save(self, path: str | os.PathLike[str], names: Iterable[str] | None = None) -> None:
         """Write the entries `names` (all if None) to `path` atomically, streaming each blob."""
-        path = Path(path)
+        from irforge.output_files import write_files
+
+        write_files([(path, lambda f: self.write(f, names))])
+
+    def write(self, f: BinaryIO, names: Iterable[str] | None = None) -> None:
+        """Write the entries `names` (all if None) as a weights file into `f`, blob by blob."""
         selected = list(self._arrays) if names is None else list(dict.fromkeys(names))
         entries: dict[str, dict[str, object]] = {}
         offset = 0
@@ -174,16 +179,9 @@ class WeightStore:
             offset = _align(offset + array.nbytes)
         header = json.dumps({"alignment": ALIGNMENT, "entries": entries}).encode()
         data_start = _align(_HEADER_PREFIX.size + len(header))
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_HEADER_PREFIX.pack(MAGIC, len(header)))
-                f.write(header)
-                for name in selected:
-                    f.seek(data_start + int(entries[name]["offset"]))  # type: ignore[arg-type]
-                    f.write(memoryview(np.ascontiguousarray(self[name])).cast("B"))
-                f.truncate(data_start + offset)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        f.write(_HEADER_PREFIX.pack(MAGIC, len(header)))
+        f.write(header)
+        for name in selected:
+            f.seek(data_start + int(entries[name]["offset"]))  # type: ignore[arg-type]
+            f.write(memoryview(np.ascontiguousarray(self[name])).cast("B"))
+        f.truncate(data_start + offset)

@@ -244,7 +244,7 @@ def test_mean_and_scale_values_apply_to_the_last_axis_of_nhwc_inputs(tmp_path):
                         "--mean_values", "[0.5,-1,2]", "--scale_values", "[2,4,0.5]", "--reverse_input_channels")
     assert result.returncode == 0, result.stderr
     x = np.random.default_rng(6).standard_normal((1, 16, 16, 3)).astype(np.float32)
-    (want,) = ort_session_run(twin, {"input_1": ((x - [0.5, -1, 2]) / [2, 4, 0.5])[..., ::-1].astype(np.float32)})
+    (want,) = ort_session_run(twin, {"input_1": ((x[..., ::-1] - [0.5, -1, 2]) / [2, 4, 0.5]).astype(np.float32)})  # reversed first
     np.testing.assert_allclose(run(load_model(tmp_path / "pre.mlir"), {"input_1": x})["prob"], want, rtol=1e-4, atol=1e-6)
 
 

@@ -1,5 +1,6 @@
 """ir-opt as a user runs it: passes, weights in and out, and one-line errors with exit code 2."""
 
+import re
 import subprocess
 import sys
 
@@ -65,7 +66,7 @@ def errors(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 2, (result.returncode, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("irforge: error: ")
+    assert re.match(r"irforge: error(\[E\d{3}\])?: ", lines[0]), lines[0]
     assert "Traceback" not in result.stderr
     return lines[0]
 

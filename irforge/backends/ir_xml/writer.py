@@ -10,7 +10,6 @@ when both are complete, so a failure leaves the previous files as they were.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from xdsl.dialects.func import ReturnOp
@@ -24,6 +23,7 @@ from irforge.backends.ir_xml.xml_text import graph_xml
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 from irforge.model import Model, input_names, output_names, returned_values
+from irforge.output_files import write_files
 
 DATA_TYPES = ("FP32", "FP16")
 
@@ -68,35 +68,16 @@ def write_bin(graph: IrGraph, f) -> None:  # type: ignore[no-untyped-def]
         layer.data["size"] = str(size)
 
 
-def _temp_beside(path: Path) -> str:
-    """A temporary file in the target's folder (so os.replace is atomic), with the
-    permissions a plain open() would give (mkstemp makes it private)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    return tmp
-
-
 def write_ir_xml(model: Model, xml_path: str | os.PathLike[str], data_type: str = "FP32") -> tuple[Path, Path]:
-    """Write `model` as `xml_path` and the .bin beside it, atomically; returns both paths."""
+    """Write `model` as `xml_path` and the .bin beside it, both or neither; returns both paths."""
     xml_path = Path(xml_path)
     bin_path = xml_path.with_suffix(".bin")
     graph = emit_graph(model, data_type)
-    temps = [_temp_beside(bin_path), _temp_beside(xml_path)]
-    try:
-        with open(temps[0], "wb") as f:
-            write_bin(graph, f)
-        with open(temps[1], "w", encoding="utf-8") as f:
-            f.write(graph_xml(graph))
-        os.replace(temps[0], bin_path)
-        os.replace(temps[1], xml_path)
-    except BaseException:
-        for tmp in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
+    # the .bin first: writing it fills in the Const layers' offsets the .xml names
+    write_files([
+        (bin_path, lambda f: write_bin(graph, f)),
+        (xml_path, lambda f: f.write(graph_xml(graph).encode("utf-8"))),
+    ])
     return xml_path, bin_path
 
 

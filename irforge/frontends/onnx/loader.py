@@ -80,26 +80,65 @@ def load_model_proto(path: str | os.PathLike[str]) -> onnx.ModelProto:
     return model
 
 
+def _external_file(tensor: TensorProto, location: str, base_dir: Path) -> Path:
+    """The external data file, which must lie inside the model's folder (as onnx and
+    onnxruntime require): no absolute path, no `..`, no symlink leading out of it."""
+    relative = Path(location)
+    parts = Path(location.replace("\\", "/")).parts
+    escapes = not parts or "\0" in location or relative.is_absolute() or location.startswith(("/", "\\")) or ".." in parts
+    root = base_dir.resolve()
+    file = (base_dir / relative).resolve() if not escapes else root
+    if escapes or root not in file.parents:
+        raise IrforgeError(
+            f"external data of initializer {tensor.name!r} is outside the model's folder "
+            f"(location {location!r})",
+            fix="external data must be a file in the model's folder; keep it beside the model",
+            code="E110",
+        )
+    if not file.is_file():
+        raise IrforgeError(
+            f"external data file {location!r} of initializer {tensor.name!r} not found",
+            fix=f"keep it beside the model in {str(base_dir)!r}",
+            code="E111",
+        )
+    return file
+
+
+def _external_int(tensor: TensorProto, info: dict[str, str], key: str, default: int) -> int:
+    text = info.get(key)
+    try:
+        value = default if text is None else int(text)
+    except ValueError:
+        value = -1
+    if value < 0 or value >= 2**63:
+        raise IrforgeError(
+            f"external data of initializer {tensor.name!r} has a bad {key} {text!r}",
+            fix="re-export the model with its external data",
+            code="E112",
+        )
+    return value
+
+
 def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
     info = {entry.key: entry.value for entry in tensor.external_data}
     location = info.get("location")
     if not location:
-        raise IrforgeError(f"initializer '{tensor.name}' has external data without a location")
-    file = (base_dir / location).resolve()
-    if not file.is_file():
         raise IrforgeError(
-            f"external data file '{location}' of initializer '{tensor.name}' not found",
-            fix=f"keep it beside the model in {base_dir}",
+            f"initializer {tensor.name!r} has external data without a location",
+            fix="re-export the model with its external data",
+            code="E112",
         )
+    file = _external_file(tensor, location, base_dir)
     dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
     shape = tuple(tensor.dims)
     count = int(np.prod(shape, dtype=np.int64))
-    offset = int(info.get("offset", 0))
-    length = int(info.get("length", count * dtype.itemsize))
+    offset = _external_int(tensor, info, "offset", 0)
+    length = _external_int(tensor, info, "length", count * dtype.itemsize)
     if length != count * dtype.itemsize or offset + length > file.stat().st_size:
         raise IrforgeError(
-            f"external data of initializer '{tensor.name}' is truncated or inconsistent ({location})",
+            f"external data of initializer {tensor.name!r} is truncated or inconsistent ({location!r})",
             fix="re-export the model with its external data",
+            code="E112",
         )
     if count == 0:
         return np.zeros(shape, dtype)

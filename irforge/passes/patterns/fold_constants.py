@@ -1,7 +1,8 @@
 """Constant folding: an `nn` op whose operands are all constants becomes constants.
 
 The values come from the op's reference kernel, so folding is exactly as correct as the
-reference interpreter. Small results are inlined, larger ones become weight-store entries.
+reference interpreter. Small results are inlined, larger ones become weight-store entries;
+results over the folding budget (`irforge/fold_budget.py`) are left as the ops that make them.
 
     %a = nn.constant dense<[1, 2]> : tensor<2xi64>
     %b = nn.eltwise %a, %a {operation = "mul"} : ...
@@ -18,6 +19,7 @@ from irforge.backends.reference import constant_value, evaluate
 from irforge.builder import constant_op
 from irforge.dialects.nn.base import NNOp
 from irforge.dialects.nn.constant import Constant
+from irforge.fold_budget import fold_within_budget
 from irforge.model import store_of
 
 
@@ -30,7 +32,9 @@ class FoldConstantOperands(RewritePattern):
             return
         store = store_of(op)
         inputs = [constant_value(p, store) for p in producers]  # type: ignore[arg-type]
-        outputs = evaluate(op, inputs)
+        outputs = fold_within_budget(op.result_types, lambda: evaluate(op, inputs))
+        if outputs is None:  # too big to keep as a constant: the op computes it at run time
+            return
         hint = op.layer_name.data if op.layer_name is not None else op.name.removeprefix("nn.")
         new_ops = [constant_op(array, store, hint) for array in outputs]
         rewriter.replace(op, new_ops, [c.output for c in new_ops])

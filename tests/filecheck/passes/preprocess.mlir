@@ -10,20 +10,20 @@ func.func @main(%x: tensor<1x3x4x4xf32> {nn.name = "data"}) -> tensor<1x2x4x4xf3
   %p = nn.pooling %c {method = "max", kernel = array<i64: 3, 3>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x4x4xf32>
   func.return %p : tensor<1x2x4x4xf32>
 }
-// Mean, then scale, then the channel reversal, all before the first op.
+// The channel reversal, then mean, then scale (values in the model's channel order), all before the first op.
 // CHECK:      func.func @main(%x: tensor<1x3x4x4xf32> {nn.name = "data"})
+// CHECK-NEXT:   %{{.*}} = nn.constant dense<[2, 1, 0]> : tensor<3xi64>
+// CHECK-NEXT:   %[[R:.*]] = nn.gather %x, %{{.*}} {axis = 1 : i64, name = "data/reverse_channels"}
 // CHECK-NEXT:   %{{.*}} = nn.constant dense<{{\[\[\[}}1.000000e+00]], {{\[\[}}2.000000e+00]], {{\[\[}}3.000000e+00]]]> : tensor<3x1x1xf32>
-// CHECK-NEXT:   %[[M:.*]] = nn.eltwise %x, %{{.*}} {operation = "sub", name = "data/mean"}
+// CHECK-NEXT:   %[[M:.*]] = nn.eltwise %[[R]], %{{.*}} {operation = "sub", name = "data/mean"}
 // CHECK-NEXT:   %{{.*}} = nn.constant dense<{{\[\[\[}}4.000000e+00]], {{\[\[}}8.000000e+00]], {{\[\[}}1.600000e+01]]]> : tensor<3x1x1xf32>
 // CHECK-NEXT:   %[[S:.*]] = nn.eltwise %[[M]], %{{.*}} {operation = "div", name = "data/scale"}
-// CHECK-NEXT:   %{{.*}} = nn.constant dense<[2, 1, 0]> : tensor<3xi64>
-// CHECK-NEXT:   %[[R:.*]] = nn.gather %[[S]], %{{.*}} {axis = 1 : i64, name = "data/reverse_channels"}
 // CHECK-NEXT:   %w = nn.constant
-// CHECK-NEXT:   %c = nn.convolution %[[R]], %w
+// CHECK-NEXT:   %c = nn.convolution %[[S]], %w
 
-// Scale and reversal fold into the convolution: no extra op is left; w'[o, j] = w[o, 2 - j] / scale[j].
+// Scale and reversal fold into the convolution: no extra op is left; w'[o, k] = w[o, 2 - k] / scale[2 - k].
 // FUSED:      func.func @main
-// FUSED-NEXT:   %{{.*}} = nn.constant dense<{{\[\[\[\[}}7.500000e-01]], {{\[\[}}2.500000e-01]], {{\[\[}}6.250000e-02]]], {{\[\[\[}}1.500000e+00]], {{\[\[}}6.250000e-01]], {{\[\[}}2.500000e-01]]]]> : tensor<2x3x1x1xf32>
+// FUSED-NEXT:   %{{.*}} = nn.constant dense<{{\[\[\[\[}}1.875000e-01]], {{\[\[}}2.500000e-01]], {{\[\[}}2.500000e-01]]], {{\[\[\[}}3.750000e-01]], {{\[\[}}6.250000e-01]], {{\[\[}}1.000000e+00]]]]> : tensor<2x3x1x1xf32>
 // FUSED-NEXT:   %{{.*}} = nn.convolution %x
 // FUSED-NEXT:   nn.pooling
 

@@ -48,7 +48,7 @@ def constant_of_shape(ctx: NodeContext) -> SSAValue:
     dims = ctx.required_constant(0, "shape")
     value = ctx.attr("value")
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
-    return ctx.constant(np.full(tuple(int(d) for d in dims), fill[0], fill.dtype), "")
+    return ctx.filled(dims.reshape(-1), fill[:1], "")
 
 
 @onnx_extractor("Reshape")

@@ -31,7 +31,7 @@ def shape(ctx: NodeContext) -> SSAValue:
 def fill(ctx: NodeContext) -> SSAValue:
     dims = ctx.ints_input(0, "dims")
     value = ctx.required_constant(1, "value")
-    return ctx.constant(np.full(dims, value.reshape(()), value.dtype), "")
+    return ctx.filled(dims, value, "")
 
 
 @tf_extractor("Range")

@@ -1,0 +1,178 @@
+"""Where the tools write, and how: checked paths and outputs that appear all at once.
+
+A model is written as a pair of files (NAME.xml + NAME.bin, NAME.mlir + NAME.weights). Each
+part goes to a temporary file beside its target first; only when every part is complete are
+they renamed into place, and if a rename fails the parts already renamed are removed, so a
+failed run leaves nothing behind. Temporary files still pending when the process gets
+SIGINT or SIGTERM are removed by the handler `install_signal_cleanup` installs.
+
+The checks here refuse names that would put outputs outside `--output_dir` (a `--model_name`
+with a path separator or `..`) and targets that cannot be written (a folder, a missing
+parent), with one-line errors instead of OSError tracebacks.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from irforge.errors import IrforgeError
+
+_PENDING: set[str] = set()
+"""Temporary files written but not yet renamed into place (removed on a signal)."""
+
+
+def check_model_name(name: str) -> str:
+    """A base name for output files: no folder part, nothing that leaves --output_dir."""
+    bad = (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or os.sep in name
+        or (os.altsep is not None and os.altsep in name)
+    )
+    if bad:
+        raise IrforgeError(
+            f"bad --model_name {name!r}: it must be a plain file name",
+            fix="give a name without '/', '\\' or '..' and put the folder into --output_dir",
+            code="E010",
+        )
+    return name
+
+
+def prepare_output_dir(path: str | os.PathLike[str]) -> Path:
+    """Create --output_dir if needed; refuse a path that is a file or cannot be created."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise IrforgeError(
+            f"--output_dir {str(out)!r} is not a folder",
+            fix="give a folder (it is created if missing)",
+            code="E011",
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise IrforgeError(
+            f"cannot create --output_dir {str(out)!r} ({e.strerror or type(e).__name__})",
+            fix="give a folder you can write to",
+            code="E011",
+        ) from None
+    return out
+
+
+def check_target(path: str | os.PathLike[str]) -> Path:
+    """An output file path whose folder exists and which is not itself a folder."""
+    target = Path(path)
+    parent = target.parent
+    if not parent.is_dir():
+        raise IrforgeError(
+            f"cannot write {str(target)!r}: folder {str(parent)!r} does not exist",
+            fix="create the folder first or write elsewhere",
+            code="E012",
+        )
+    if target.is_dir():
+        raise IrforgeError(
+            f"cannot write {str(target)!r}: it is a folder",
+            fix="give a file name, or remove the folder",
+            code="E012",
+        )
+    return target
+
+
+def _temp_beside(target: Path) -> str:
+    """A temporary file in the target's folder (so os.replace is atomic), with the
+    permissions a plain open() would give (mkstemp makes it private)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as e:
+        raise IrforgeError(
+            f"cannot write in {str(target.parent)!r} ({e.strerror or type(e).__name__})",
+            fix="give a folder you can write to",
+            code="E012",
+        ) from None
+    _PENDING.add(tmp)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return tmp
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    _PENDING.discard(path)
+
+
+Writer = Callable[[IO[bytes]], None]
+
+
+def write_files(parts: list[tuple[str | os.PathLike[str], Writer]]) -> None:
+    """Write every (target, writer) part, all or none.
+
+    Each writer gets a binary file opened on a temporary file beside its target; the
+    temporary files are renamed into place only when all writers have finished. A failure
+    at any point (also in a rename) removes the temporaries and the targets renamed so far.
+    """
+    targets = [check_target(target) for target, _ in parts]
+    temps: list[str] = []
+    placed: list[Path] = []
+    try:
+        for target, (_, writer) in zip(targets, parts):
+            tmp = _temp_beside(target)
+            temps.append(tmp)
+            with open(tmp, "wb") as f:
+                writer(f)
+        for target, tmp in zip(targets, temps):
+            os.replace(tmp, target)
+            _PENDING.discard(tmp)
+            placed.append(target)
+    except BaseException as e:
+        for tmp in temps:
+            _remove(tmp)
+        for target in placed:
+            _remove(str(target))
+        if isinstance(e, OSError):
+            raise IrforgeError(
+                f"cannot write {str(targets[len(placed)])!r} ({e.strerror or type(e).__name__})",
+                fix="check that the output folder is writable and has space",
+                code="E012",
+            ) from None
+        raise
+
+
+def write_text_file(target: str | os.PathLike[str], text: str) -> None:
+    """One text file, atomically."""
+    data = text.encode("utf-8")
+    write_files([(target, lambda f: f.write(data))])
+
+
+def _cleanup_and_reraise(signum: int, frame: FrameType | None) -> None:
+    for tmp in list(_PENDING):
+        _remove(tmp)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def install_signal_cleanup() -> None:
+    """On SIGINT/SIGTERM remove pending temporary files, then end as the signal would."""
+    if sys.platform == "win32":
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(signum, _cleanup_and_reraise)
+        except ValueError:  # not the main thread (e.g. called from a library user's worker)
+            return
+
