@@ -45,6 +45,15 @@ def activation(ctx: NodeContext) -> SSAValue:
     return ctx.value(Activation, [ctx.input(0)], **props)
 
 
+@tf_extractor("Erfc")
+def erfc(ctx: NodeContext) -> SSAValue:
+    """1 - erf(x), as OpenVINO has no Erfc (and ovc writes the same); replace-subgraph turns
+    Keras's exact GELU, 0.5 * x * erfc(-x / sqrt 2), into one Gelu."""
+    erf = ctx.value(Activation, [ctx.input(0)], suffix="/erf", kind="erf")
+    one = ctx.constant(np.ones((), numpy_dtype(int(ctx.attr("T", 1)), ctx.where)), "/one")
+    return ctx.value(Eltwise, [one, erf], operation="sub")
+
+
 @tf_extractor("Relu")
 def relu(ctx: NodeContext) -> SSAValue:
     return ctx.value(ReLU, [ctx.input(0)])
