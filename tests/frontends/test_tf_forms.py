@@ -59,3 +59,70 @@ def test_strided_slice_every_mask(consts, attrs, expected):
     got = single_op("StridedSlice", X, consts, **attrs)
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
+
+
+def add_function(graph, name: str, inputs: list[str], outputs: dict[str, str], body) -> None:
+    """A library function: `body(f)` adds its nodes to `f.node_def`; outputs: arg -> tensor."""
+    f = graph.library.function.add()
+    f.signature.name = name
+    for arg in inputs:
+        f.signature.input_arg.add(name=arg, type=1)
+    for arg, tensor in outputs.items():
+        f.signature.output_arg.add(name=arg, type=1)
+        f.ret[arg] = tensor
+    body(f)
+
+
+def node(f, op: str, name: str, inputs: list[str], **attrs):
+    n = f.node_def.add(name=name, op=op)
+    n.input.extend(inputs)
+    for key, value in attrs.items():
+        if isinstance(value, tuple):
+            n.attr[key].type = value[1]
+        elif isinstance(value, float):
+            n.attr[key].f = value
+        elif isinstance(value, bool):
+            n.attr[key].b = value
+        else:
+            n.attr[key].tensor.CopyFrom(value)
+    return n
+
+
+def test_stateful_partitioned_calls_are_inlined_nested_and_by_output_arg():
+    rng = np.random.default_rng(2)
+    scale, shift = rng.uniform(0.5, 1.5, 3).astype(np.float32), rng.uniform(-1, 1, 3).astype(np.float32)
+    b = DualBuilder()
+    b.placeholder("x", [1, 4, 4, 3])
+
+    def inner(f):  # a FusedBatchNormV3 read through its output arg name, and Relu
+        for n_, v in (("gamma", scale), ("beta", shift), ("mean", np.zeros(3, np.float32)), ("var", np.ones(3, np.float32))):
+            node(f, "Const", n_, [], value=tf_tensor(v), dtype=("type", 1))
+        node(f, "FusedBatchNormV3", "bn", ["t", "gamma:output:0", "beta:output:0", "mean:output:0", "var:output:0"], epsilon=1e-3, is_training=False)
+        node(f, "Relu", "relu", ["bn:y:0"])
+        node(f, "Neg", "neg", ["t"])
+
+    def outer(f):  # calls `inner`, returns its two results swapped, plus one of its own
+        call = node(f, "StatefulPartitionedCall", "call", ["u"])
+        call.attr["f"].func.name = "inner"
+        node(f, "Mul", "prod", ["call:output:1", "u"])
+
+    add_function(b.graph, "inner", ["t"], {"relu_out": "relu:activations:0", "neg_out": "neg:y:0"}, inner)
+    add_function(b.graph, "outer", ["u"], {"a": "call:output:1", "b": "call:output:0", "c": "prod:z:0"}, outer)
+    top = b.tf_node("PartitionedCall", ["x"], "model")
+    b.graph.node[-1].attr["f"].func.name = "outer"
+    b.tf_node("Mul", ["model:1", "model:2"], "y")
+    feed = rng.standard_normal((1, 4, 4, 3)).astype(np.float32)
+    got = run(import_tf(b.graph, outputs=["y", top]), {"x": feed})
+    np.testing.assert_allclose(got["y"], np.maximum(feed / np.sqrt(1 + 1e-3) * scale + shift, 0) * (-feed * feed), atol=1e-5)
+    np.testing.assert_allclose(got["model"], -feed)
+
+
+def test_call_of_a_missing_function_names_it():
+    from irforge.errors import IrforgeError
+
+    b = DualBuilder()
+    b.placeholder("x", [1, 2])
+    b.tf_node("StatefulPartitionedCall", ["x"], "call")
+    b.graph.node[-1].attr["f"].func.name = "__inference_missing_12"
+    with pytest.raises(IrforgeError, match="calls function '__inference_missing_12', which the graph's function library does not hold"):
+        import_tf(b.graph)
