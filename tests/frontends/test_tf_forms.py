@@ -126,3 +126,70 @@ def test_call_of_a_missing_function_names_it():
     b.graph.node[-1].attr["f"].func.name = "__inference_missing_12"
     with pytest.raises(IrforgeError, match="calls function '__inference_missing_12', which the graph's function library does not hold"):
         import_tf(b.graph)
+
+
+def space_to_batch_np(x, block, pads):
+    x = np.pad(x, [(0, 0), *pads, (0, 0)])
+    n, h, w, c = x.shape
+    bh, bw = block
+    x = x.reshape(n, h // bh, bh, w // bw, bw, c).transpose(2, 4, 0, 1, 3, 5)
+    return x.reshape(bh * bw * n, h // bh, w // bw, c)
+
+
+def atrous_graph(size: int, depthwise: bool, pads, crops, rate: int = 2):
+    """TensorFlow's with_space_to_batch form of a 3x3 convolution with dilation `rate`."""
+    rng = np.random.default_rng(4)
+    b = DualBuilder()
+    b.placeholder("x", [1, size, size, 4])
+    w = rng.standard_normal((3, 3, 4, 1 if depthwise else 5)).astype(np.float32)
+    for name, value in (("block", i32(rate, rate)), ("pads", np.array(pads, np.int32)), ("crops", np.array(crops, np.int32))):
+        b.tf_node("Const", [], name, value=tf_tensor(value), dtype=("type", 3))
+    b.tf_node("Const", [], "w", value=tf_tensor(w), dtype=("type", 1))
+    b.tf_node("Const", [], "bias", value=tf_tensor(np.arange(4 if depthwise else 5, dtype=np.float32)), dtype=("type", 1))
+    b.tf_node("SpaceToBatchND", ["x", "block", "pads"], "s2b")
+    op = "DepthwiseConv2dNative" if depthwise else "Conv2D"
+    b.tf_node(op, ["s2b", "w"], "conv", strides=[1, 1, 1, 1], padding="VALID", data_format="NHWC")
+    b.tf_node("BiasAdd", ["conv", "bias"], "biased", data_format="NHWC")
+    b.tf_node("BatchToSpaceND", ["biased", "block", "crops"], "y")
+    return b.graph, w
+
+
+@pytest.mark.parametrize("size, pads, crops", [(8, [[2, 2], [2, 2]], [[0, 0], [0, 0]]), (7, [[2, 3], [2, 3]], [[0, 1], [0, 1]])])
+@pytest.mark.parametrize("depthwise", [False, True], ids=["conv", "depthwise"])
+def test_space_to_batch_convolution_folds_to_one_dilated_convolution(size, pads, crops, depthwise):
+    graph, w = atrous_graph(size, depthwise, pads, crops)
+    x = np.random.default_rng(5).standard_normal((1, size, size, 4)).astype(np.float32)
+    folded = import_tf(graph)
+    names = [op.name for op in folded.func.body.block.ops]
+    assert names.count("nn.convolution") == 1 and "nn.reshape" not in names and "nn.pad" not in names
+    [conv] = ops(folded, "nn.convolution")
+    assert list(conv.dilations.get_values()) == [2, 2]
+    # the ops alone (the fold disabled by reading the SpaceToBatchND twice) are the reference
+    unfolded_graph, _ = atrous_graph(size, depthwise, pads, crops)
+    unfolded_graph.node.add(name="s2b_again", op="Identity", input=["s2b"])
+    unfolded = import_tf(unfolded_graph, outputs=["y"])
+    assert ops(unfolded, "nn.convolution") and ops(unfolded, "nn.reshape")
+    want = run(unfolded, {"x": x})["y"]
+    assert want.shape == (1, size, size, 4 if depthwise else 5)
+    np.testing.assert_allclose(run(folded, {"x": x})["y"], want, rtol=1e-5, atol=1e-5)
+    # and the centre pixel against a direct dilated 3x3 sum
+    c = size // 2
+    patch = np.pad(x[0], [(2, 2), (2, 2), (0, 0)])[c : c + 5 : 2, c : c + 5 : 2]
+    direct = (patch[..., None] * w).sum(axis=(0, 1)) if not depthwise else (patch * w[..., 0]).sum(axis=(0, 1))
+    direct = (direct.sum(axis=0) if not depthwise else direct) + np.arange(want.shape[-1])
+    np.testing.assert_allclose(want[0, c, c], direct, rtol=1e-4, atol=1e-4)
+
+
+def test_space_to_batch_and_back_alone():
+    x = np.random.default_rng(6).standard_normal((2, 5, 6, 3)).astype(np.float32)
+    pads = [[1, 0], [0, 2]]
+    b = DualBuilder()
+    b.placeholder("x", [2, 5, 6, 3])
+    b.tf_node("Const", [], "block", value=tf_tensor(i32(3, 2)), dtype=("type", 3))
+    b.tf_node("Const", [], "pads", value=tf_tensor(np.array(pads, np.int32)), dtype=("type", 3))
+    b.tf_node("Const", [], "crops", value=tf_tensor(np.array(pads, np.int32)), dtype=("type", 3))
+    b.tf_node("SpaceToBatchND", ["x", "block", "pads"], "s2b")
+    b.tf_node("BatchToSpaceND", ["s2b", "block", "crops"], "back")
+    got = run(import_tf(b.graph, outputs=["s2b", "back"]), {"x": x})
+    np.testing.assert_array_equal(got["s2b"], space_to_batch_np(x, (3, 2), pads))
+    np.testing.assert_array_equal(got["back"], x)
