@@ -6,6 +6,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Activation, ArgMax, Clamp, Convert, Eltwise, Identity, MatMul, Power, ReLU, Reduce, Reshape, SoftMax
+from irforge.frontends.einsum import lower_einsum
 from irforge.frontends.tf.loader import numpy_dtype
 from irforge.frontends.tf.registry import NodeContext, tf_extractor
 from irforge.weights.dtypes import to_xdsl
@@ -102,6 +103,11 @@ def matmul(ctx: NodeContext) -> SSAValue:
     else:
         ta, tb = bool(ctx.attr("adj_x", False)), bool(ctx.attr("adj_y", False))
     return ctx.value(MatMul, [ctx.input(0), ctx.input(1)], transpose_a=ta, transpose_b=tb)
+
+
+@tf_extractor("Einsum")
+def einsum(ctx: NodeContext) -> SSAValue:
+    return lower_einsum(ctx, str(ctx.attr("equation")), [ctx.input(i) for i in range(ctx.num_inputs)])
 
 
 @tf_extractor(*REDUCTIONS)
