@@ -16,7 +16,8 @@ Gathers that compute the equation (numpy's semantics):
    both that are still needed later are batch dims (kept apart, so MatMul broadcasts size-1
    ones), labels of both that are not are the contraction K, the others are M (left) and N
    (right); each side is transposed to [batch, M, K] / [batch, K, N] and its M, K, N groups
-   merged by a Reshape, and the product is split back into its labels.
+   merged by a Reshape, and the product is split back into its labels. The last contraction
+   picks MatMul's transpose flags and operand order that need the fewest Permutes.
 5. The result is transposed into the output's order.
 
 What it cannot express it refuses with one error saying why: a label of the output no input
@@ -110,7 +111,7 @@ def lower_einsum(ctx: BuildContext, equation: str, operands: Sequence[SSAValue])
     acc = terms[0]
     for i, term in enumerate(terms[1:], start=1):
         later = set(output) | {label for t in terms[i + 1 :] for label in t.labels}
-        acc = lowering.contract(acc, term, later, i)
+        acc = lowering.contract(acc, term, later, i, list(output) if i == len(terms) - 1 else None)
     acc = lowering.reduce(acc, [lb for lb in acc.labels if lb not in output], "/sum")
     order = [acc.labels.index(label) for label in output]
     return ctx.value(Permute, [acc.value], order=order) if order != list(range(len(order))) else acc.value
@@ -172,8 +173,10 @@ class _Lowering:
             term = Term(value, rest + [label])
         return term
 
-    def contract(self, a: Term, b: Term, later: set[str], index: int) -> Term:
-        """a and b as one batched MatMul over their shared labels not needed `later`."""
+    def contract(self, a: Term, b: Term, later: set[str], index: int, final: list[str] | None) -> Term:
+        """a and b as one batched MatMul over their shared labels not needed `later`; with
+        `final` (the output, for the last contraction) the layout is chosen among MatMul's
+        transpose flags and operand order to need the fewest Permutes, as ovc's does."""
         shared = [label for label in a.labels if label in b.labels]
         batch = [label for label in shared if label in later]
         k = [label for label in shared if label not in later]
@@ -182,18 +185,39 @@ class _Lowering:
         for label in k:
             if a.size(label) != b.size(label):
                 raise self.fail(f"contracted label '{label}' has sizes {a.size(label)} and {b.size(label)}")
+        if final is not None:  # batch, M and N in the output's order
+            batch, m, n = ([lb for lb in final if lb in group] for group in (batch, m, n))
+        ta, tb, swap = min(
+            ((ta, tb, swap) for ta in (False, True) for tb in (False, True) for swap in (False, True)),
+            key=lambda flags: self._permutes(a, b, batch, m, k, n, final, *flags),
+        )
         suffix = f"/contract{index}"
-        a = self.permute(a, batch + m + k, suffix + "/a")
-        b = self.permute(b, batch + k + n, suffix + "/b")
+        a = self.permute(a, batch + (k + m if ta else m + k), suffix + "/a")
+        b = self.permute(b, batch + (n + k if tb else k + n), suffix + "/b")
         group = lambda t, labels: int(np.prod([t.size(lb) for lb in labels], dtype=np.int64))  # noqa: E731
-        needs_merge = len(m) != 1 or len(k) != 1 or len(n) != 1
-        if needs_merge:
+        if len(m) != 1 or len(k) != 1 or len(n) != 1:
             self.static(a, "merging labels for a MatMul")
             self.static(b, "merging labels for a MatMul")
         nb = len(batch)
-        av = self.reshape(a.value, a.shape[:nb] + [group(a, m), group(a, k)], suffix + "/a_flat")
-        bv = self.reshape(b.value, b.shape[:nb] + [group(b, k), group(b, n)], suffix + "/b_flat")
-        product = self.ctx.value(MatMul, [av, bv], suffix=suffix)
+        a_groups, b_groups = (k, m) if ta else (m, k), (n, k) if tb else (k, n)
+        av = self.reshape(a.value, a.shape[:nb] + [group(a, g) for g in a_groups], suffix + "/a_flat")
+        bv = self.reshape(b.value, b.shape[:nb] + [group(b, g) for g in b_groups], suffix + "/b_flat")
+        if swap:  # (A B)^T = B^T A^T: the product comes out as [batch, N, M]
+            product = self.ctx.value(MatMul, [bv, av], suffix=suffix, transpose_a=not tb, transpose_b=not ta)
+            first, second = n, m
+        else:
+            product = self.ctx.value(MatMul, [av, bv], suffix=suffix, transpose_a=ta, transpose_b=tb)
+            first, second = m, n
+        sizes = {lb: (a.size(lb) if lb in a.labels else b.size(lb)) for lb in first + second}
         batch_shape = [max(a.size(lb), b.size(lb)) for lb in batch]
-        value = self.reshape(product, batch_shape + [a.size(lb) for lb in m] + [b.size(lb) for lb in n], suffix + "/split")
-        return Term(value, batch + m + n)
+        value = self.reshape(product, batch_shape + [sizes[lb] for lb in first + second], suffix + "/split")
+        return Term(value, batch + first + second)
+
+    @staticmethod
+    def _permutes(a: Term, b: Term, batch: list[str], m: list[str], k: list[str], n: list[str], final: list[str] | None, ta: bool, tb: bool, swap: bool) -> tuple[int, bool, bool, bool]:
+        """How many Permutes a layout needs (then: prefer no flags, no swap)."""
+        count = int(a.labels != batch + (k + m if ta else m + k)) + int(b.labels != batch + (n + k if tb else k + n))
+        result = batch + (n + m if swap else m + n)
+        if final is not None:
+            count += int([lb for lb in final if lb in result] != result or len(result) != len(final))
+        return count, ta or tb, swap, False

@@ -63,3 +63,18 @@ def test_what_einsum_cannot_express_is_refused(equation, shapes, message):
     with pytest.raises(IrforgeError, match=message) as info:
         tf_einsum(equation, shapes, feeds)
     assert "Transpose/Reshape/MatMul" in str(info.value)
+
+
+@pytest.mark.parametrize("equation, shapes", [CASES[0], CASES[1], CASES[2], CASES[3]], ids=["dense_in", "dense_out", "scores", "combine"])
+def test_keras_attention_einsums_need_the_fewest_permutes(equation, shapes):
+    """MatMul's transpose flags and operand order absorb what would be transposes (the
+    attention forms need two: their batch labels are not leading in an operand)."""
+    from irforge.passes import apply_pipeline
+
+    b = DualBuilder()
+    names = [b.placeholder(f"x{i}", list(s))[0] for i, s in enumerate(shapes)]
+    b.tf_node("Einsum", names, "y", equation=equation)
+    model = import_tf(b.graph, outputs=["y"])
+    apply_pipeline(model.module, "infer-shapes,canonicalize")
+    permutes = [op for op in model.func.body.block.ops if op.name == "nn.permute"]
+    assert len(permutes) == (2 if equation in ("aecd,abcd->acbe", "acbe,aecd->abcd") else 0), equation
