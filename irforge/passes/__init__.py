@@ -73,14 +73,42 @@ def _replace_subgraph() -> type[ModulePass]:
     return ReplaceSubgraphPass
 
 
+def _merge_pad() -> type[ModulePass]:
+    from irforge.passes.merge_pad import MergePadPass
+
+    return MergePadPass
+
+
+def _cse() -> type[ModulePass]:
+    from irforge.passes.cse import CSEPass
+
+    return CSEPass
+
+
+def _permute_to_reshape() -> type[ModulePass]:
+    from irforge.passes.permute_to_reshape import PermuteToReshapePass
+
+    return PermuteToReshapePass
+
+
+def _flatten_concats() -> type[ModulePass]:
+    from irforge.passes.flatten_concats import FlattenConcatsPass
+
+    return FlattenConcatsPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
     "convert-layout": _convert_layout,
+    "cse": _cse,
     "cut": _cut,
+    "flatten-concats": _flatten_concats,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
     "infer-shapes": _infer_shapes,
+    "merge-pad": _merge_pad,
+    "permute-to-reshape": _permute_to_reshape,
     "preprocess": _preprocess,
     "replace-subgraph": _replace_subgraph,
     "set-shapes": _set_shapes,

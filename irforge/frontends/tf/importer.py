@@ -1,6 +1,8 @@
 """TensorFlow frozen GraphDef -> `nn` module, one extractor per op type.
 
-Placeholders become inputs (names kept); the outputs are the nodes nothing consumes, or
+Function calls are inlined from the graph's library first (functions.py), and atrous
+convolutions folded into dilated ones (atrous.py). Placeholders
+become inputs (names kept); the outputs are the nodes nothing consumes, or
 those named by `outputs`. Nodes are imported in dependency order with constant folding, so
 shape arithmetic and Fill-built weights become constants. The result is in NHWC with
 transposes around layout-sensitive ops; `convert-layout` (in ir-convert's pipeline) makes it
@@ -21,6 +23,8 @@ from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
+from irforge.frontends.tf.atrous import fold_atrous_convolutions
+from irforge.frontends.tf.functions import inline_functions
 from irforge.frontends.tf.loader import load_graph, numpy_dtype
 from irforge.frontends.tf.registry import EXTRACTORS, NodeContext
 from irforge.model import Model
@@ -46,6 +50,7 @@ def producer(name: str) -> str:
 class GraphImporter(FoldingBuilder):
     def __init__(self, graph_def: Any, input_shapes: Mapping[str, Sequence[int]] | None = None, outputs: Sequence[str] = ()) -> None:
         super().__init__()
+        graph_def = fold_atrous_convolutions(inline_functions(graph_def))
         self.graph_def = graph_def
         self.nodes = {node.name: node for node in graph_def.node}
         self.input_shapes = dict(input_shapes or {})

@@ -2,9 +2,9 @@
 
 TensorFlow is not a dependency and no generated `_pb2` module is shipped: the messages are
 declared here as tables (names, field numbers and types as in TensorFlow's public
-graph.proto, node_def.proto, attr_value.proto, tensor.proto, tensor_shape.proto and
-types.proto), turned into a `FileDescriptorProto` and then into message classes by
-protobuf's runtime. Fields irforge does not read (function libraries, debug info, resource
+graph.proto, node_def.proto, attr_value.proto, tensor.proto, tensor_shape.proto,
+function.proto, op_def.proto and types.proto), turned into a `FileDescriptorProto` and then into message classes by
+protobuf's runtime. Fields irforge does not read (debug info, gradients, arg attributes, resource
 handles) are left out; protobuf keeps them as unknown fields.
 """
 
@@ -59,7 +59,29 @@ MESSAGES: dict[str, list[tuple[str, int, int, str, str | None]]] = {
         ("shape", 7, F.TYPE_MESSAGE, "", "TensorShapeProto"),
         ("tensor", 8, F.TYPE_MESSAGE, "", "TensorProto"),
         ("placeholder", 9, F.TYPE_STRING, "", None),
+        ("func", 10, F.TYPE_MESSAGE, "", "NameAttrList"),
     ],
+    "NameAttrList.AttrEntry": [("key", 1, F.TYPE_STRING, "", None), ("value", 2, F.TYPE_MESSAGE, "", "AttrValue")],
+    "NameAttrList": [("name", 1, F.TYPE_STRING, "", None), ("attr", 2, F.TYPE_MESSAGE, "*", "NameAttrList.AttrEntry")],
+    "OpDef.ArgDef": [
+        ("name", 1, F.TYPE_STRING, "", None),
+        ("type", 3, F.TYPE_ENUM, "", "DataType"),
+        ("type_attr", 4, F.TYPE_STRING, "", None),
+        ("number_attr", 5, F.TYPE_STRING, "", None),
+        ("type_list_attr", 6, F.TYPE_STRING, "", None),
+    ],
+    "OpDef": [
+        ("name", 1, F.TYPE_STRING, "", None),
+        ("input_arg", 2, F.TYPE_MESSAGE, "*", "OpDef.ArgDef"),
+        ("output_arg", 3, F.TYPE_MESSAGE, "*", "OpDef.ArgDef"),
+    ],
+    "FunctionDef.RetEntry": [("key", 1, F.TYPE_STRING, "", None), ("value", 2, F.TYPE_STRING, "", None)],
+    "FunctionDef": [
+        ("signature", 1, F.TYPE_MESSAGE, "", "OpDef"),
+        ("node_def", 3, F.TYPE_MESSAGE, "*", "NodeDef"),
+        ("ret", 4, F.TYPE_MESSAGE, "*", "FunctionDef.RetEntry"),
+    ],
+    "FunctionDefLibrary": [("function", 1, F.TYPE_MESSAGE, "*", "FunctionDef")],
     "NodeDef.AttrEntry": [("key", 1, F.TYPE_STRING, "", None), ("value", 2, F.TYPE_MESSAGE, "", "AttrValue")],
     "NodeDef": [
         ("name", 1, F.TYPE_STRING, "", None),
@@ -75,11 +97,12 @@ MESSAGES: dict[str, list[tuple[str, int, int, str, str | None]]] = {
     ],
     "GraphDef": [
         ("node", 1, F.TYPE_MESSAGE, "*", "NodeDef"),
+        ("library", 2, F.TYPE_MESSAGE, "", "FunctionDefLibrary"),
         ("version", 3, F.TYPE_INT32, "", None),
         ("versions", 4, F.TYPE_MESSAGE, "", "VersionDef"),
     ],
 }
-MAP_ENTRIES = {"NodeDef.AttrEntry"}
+MAP_ENTRIES = {"NodeDef.AttrEntry", "NameAttrList.AttrEntry", "FunctionDef.RetEntry"}
 ONEOFS = {"AttrValue": "value"}
 """Messages whose fields all belong to one oneof (AttrValue holds exactly one kind of value)."""
 DATA_TYPES = (
@@ -131,7 +154,7 @@ def message_classes() -> dict[str, Any]:
     pool.Add(_file())
     return {
         name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{PACKAGE}.{name}"))
-        for name in ("GraphDef", "NodeDef", "AttrValue", "TensorProto", "TensorShapeProto")
+        for name in ("GraphDef", "NodeDef", "AttrValue", "TensorProto", "TensorShapeProto", "FunctionDef", "NameAttrList")
     }
 
 

@@ -3,6 +3,7 @@
 from irforge.frontends.onnx.extractors import (
     activation,
     conv,
+    einsum,
     elementwise,
     linear,
     normalization,
@@ -11,4 +12,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, conv, elementwise, linear, normalization, reduce, resample, shape)
+FAMILIES = (activation, conv, einsum, elementwise, linear, normalization, reduce, resample, shape)

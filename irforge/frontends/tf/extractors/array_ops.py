@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Concat, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
+from irforge.dialects.nn import Concat, Gather, Identity, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
 from irforge.frontends.tf.loader import numpy_dtype, tensor_to_array
 from irforge.frontends.tf.registry import NodeContext, tf_extractor
@@ -115,20 +115,66 @@ def slice_(ctx: NodeContext) -> SSAValue:
 
 @tf_extractor("StridedSlice")
 def strided_slice(ctx: NodeContext) -> SSAValue:
+    """Every mask, as TensorFlow's dense spec: one Slice over the input's axes, a Squeeze of
+    the shrunk ones, an Unsqueeze of the new ones (at their place in the output)."""
     begins, ends, steps = (ctx.ints_input(i, what) for i, what in ((1, "begin"), (2, "end"), (3, "strides")))
-    if ctx.attr("ellipsis_mask", 0) or ctx.attr("new_axis_mask", 0):
-        raise ctx.fail("StridedSlice with ellipsis_mask or new_axis_mask is not supported")
-    begin_mask, end_mask, shrink = (int(ctx.attr(m, 0)) for m in ("begin_mask", "end_mask", "shrink_axis_mask"))
-    for i, step in enumerate(steps):
-        if begin_mask >> i & 1:
-            begins[i] = 0 if step > 0 else END
-        if end_mask >> i & 1:
-            ends[i] = END if step > 0 else START
-        if shrink >> i & 1:
-            ends[i] = END if begins[i] == -1 else begins[i] + 1
-    shrunk = [i for i in range(len(steps)) if shrink >> i & 1]
-    y = ctx.value(Slice, [ctx.input(0)], suffix="/slice" if shrunk else "", begins=begins, ends=ends, steps=steps)
-    return ctx.value(Squeeze, [y], axes=shrunk) if shrunk else y
+    masks = {m: int(ctx.attr(m, 0)) for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")}
+    if bin(masks["ellipsis_mask"]).count("1") > 1:
+        raise ctx.fail("StridedSlice with more than one ellipsis is invalid", fix="the graph is malformed")
+    rank = len(ctx.input_shape(0))
+    spec = dense_spec(len(steps), rank, masks)
+    dense_b, dense_e, dense_s, shrunk, new_axes = [0] * rank, [END] * rank, [1] * rank, [], []
+    out_axis = 0
+    for kind, sparse, axes in spec:
+        if kind == "new":
+            new_axes.append(out_axis)
+            out_axis += 1
+            continue
+        for axis in axes:
+            if kind == "full":
+                out_axis += 1
+                continue
+            b, e, step = begins[sparse], ends[sparse], steps[sparse]
+            if kind == "shrink":
+                dense_b[axis], dense_e[axis] = b, END if b == -1 else b + 1
+                shrunk.append(axis)
+                continue
+            dense_b[axis] = (0 if step > 0 else END) if masks["begin_mask"] >> sparse & 1 else b
+            dense_e[axis] = (END if step > 0 else START) if masks["end_mask"] >> sparse & 1 else e
+            dense_s[axis] = step
+            out_axis += 1
+    sliced = dense_b != [0] * rank or dense_e != [END] * rank or dense_s != [1] * rank
+    y = ctx.input(0)
+    if sliced:
+        y = ctx.value(Slice, [y], suffix="/slice", begins=dense_b, ends=dense_e, steps=dense_s)
+    if shrunk:
+        y = ctx.value(Squeeze, [y], suffix="/shrink", axes=shrunk)
+    if new_axes:
+        y = ctx.value(Unsqueeze, [y], suffix="/new_axis", axes=new_axes)
+    return ctx.value(Identity, [y])
+
+
+def dense_spec(count: int, rank: int, masks: dict[str, int]) -> list[tuple[str, int, list[int]]]:
+    """(kind, sparse index, input axes) per spec entry: kind is slice, shrink, new (no input
+    axis), or full (an ellipsis's axes, and the axes after the last entry)."""
+    bit = lambda mask, i: masks[mask] >> i & 1  # noqa: E731
+    # an ellipsis covers the input axes the other entries (but new axes) do not consume
+    consumed = sum(1 for i in range(count) if not bit("ellipsis_mask", i) and not bit("new_axis_mask", i))
+    spec: list[tuple[str, int, list[int]]] = []
+    axis = 0
+    for i in range(count):
+        if bit("ellipsis_mask", i):
+            width = rank - consumed
+            spec.append(("full", i, list(range(axis, axis + width))))
+            axis += width
+        elif bit("new_axis_mask", i):
+            spec.append(("new", i, []))
+        else:
+            spec.append(("shrink" if bit("shrink_axis_mask", i) else "slice", i, [axis]))
+            axis += 1
+    if axis < rank:
+        spec.append(("full", count, list(range(axis, rank))))
+    return spec
 
 
 @tf_extractor("Pad", "PadV2", "MirrorPad")

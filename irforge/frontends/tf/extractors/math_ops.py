@@ -6,6 +6,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Activation, ArgMax, Clamp, Convert, Eltwise, Identity, MatMul, Power, ReLU, Reduce, Reshape, SoftMax
+from irforge.frontends.einsum import lower_einsum
 from irforge.frontends.tf.loader import numpy_dtype
 from irforge.frontends.tf.registry import NodeContext, tf_extractor
 from irforge.weights.dtypes import to_xdsl
@@ -43,6 +44,15 @@ def activation(ctx: NodeContext) -> SSAValue:
     if kind == "selu":
         props.update(alpha=1.6732632423543772, beta=1.0507009873554805)
     return ctx.value(Activation, [ctx.input(0)], **props)
+
+
+@tf_extractor("Erfc")
+def erfc(ctx: NodeContext) -> SSAValue:
+    """1 - erf(x), as OpenVINO has no Erfc (and ovc writes the same); replace-subgraph turns
+    Keras's exact GELU, 0.5 * x * erfc(-x / sqrt 2), into one Gelu."""
+    erf = ctx.value(Activation, [ctx.input(0)], suffix="/erf", kind="erf")
+    one = ctx.constant(np.ones((), numpy_dtype(int(ctx.attr("T", 1)), ctx.where)), "/one")
+    return ctx.value(Eltwise, [one, erf], operation="sub")
 
 
 @tf_extractor("Relu")
@@ -93,6 +103,11 @@ def matmul(ctx: NodeContext) -> SSAValue:
     else:
         ta, tb = bool(ctx.attr("adj_x", False)), bool(ctx.attr("adj_y", False))
     return ctx.value(MatMul, [ctx.input(0), ctx.input(1)], transpose_a=ta, transpose_b=tb)
+
+
+@tf_extractor("Einsum")
+def einsum(ctx: NodeContext) -> SSAValue:
+    return lower_einsum(ctx, str(ctx.attr("equation")), [ctx.input(i) for i in range(ctx.num_inputs)])
 
 
 @tf_extractor(*REDUCTIONS)

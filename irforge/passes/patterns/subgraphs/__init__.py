@@ -6,7 +6,7 @@ from xdsl.pattern_rewriter import RewritePattern
 
 
 def builtin_replacements() -> list[RewritePattern]:
-    from irforge.passes.patterns.subgraphs.activations import Gelu, GeluTanh, HSigmoid, HSwish, Swish
+    from irforge.passes.patterns.subgraphs.activations import Gelu, GeluErfc, GeluTanh, HSigmoid, HSwish, Swish
     from irforge.passes.patterns.subgraphs.attention import ScaledDotProductAttentionPattern
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
@@ -19,6 +19,7 @@ def builtin_replacements() -> list[RewritePattern]:
         MeanVarianceNormalization(),
         BatchNormOfMoments(),
         Gelu(),
+        GeluErfc(),
         GeluTanh(),
         HSwish(),
         HSigmoid(),

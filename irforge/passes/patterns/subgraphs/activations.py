@@ -1,6 +1,7 @@
 """Decomposed activations as the exporters write them, back to one `nn.activation`.
 
 - Gelu:    0.5 * x * (1 + erf(x / sqrt(2)))                       -> kind gelu
+- Gelu:    0.5 * x * (1 - erf(-x / sqrt(2)))  (TensorFlow's erfc)   -> kind gelu
 - Gelu:    0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))   -> kind gelu_tanh
 - Swish:   x * sigmoid(x), x * sigmoid(beta * x)                   -> kind swish (alpha = beta)
 - HSigmoid: relu6(x + 3) / 6, clamp(alpha * x + beta, 0, 1)        -> kind hsigmoid
@@ -73,6 +74,22 @@ class Gelu(DagReplacement):
     pattern = half_x_times(
         eltwise("sum", P("activation", kind="erf", operands=[scaled(Same("x"), 1 / math.sqrt(2))]), Const(1.0))
     )
+
+    def build(self, m: Match, name: str) -> list[Operation]:
+        return activation(m, name, "gelu")
+
+
+NEG_X_OVER_SQRT2 = OneOf(
+    scaled(P("activation", kind="neg", operands=[Same("x")]), 1 / math.sqrt(2)),
+    P("activation", kind="neg", operands=[scaled(Same("x"), 1 / math.sqrt(2))]),
+    scaled(Same("x"), -1 / math.sqrt(2)),
+)
+
+
+class GeluErfc(DagReplacement):
+    """TensorFlow's exact GELU, 0.5 * x * erfc(-x / sqrt 2), with erfc imported as 1 - erf."""
+
+    pattern = half_x_times(eltwise("sub", Const(1.0), P("activation", kind="erf", operands=[NEG_X_OVER_SQRT2])))
 
     def build(self, m: Match, name: str) -> list[Operation]:
         return activation(m, name, "gelu")
