@@ -27,7 +27,7 @@ TYPE_FLAGS = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.floa
 
 def ndarray_bytes(array: np.ndarray, version: str = "v2", type_flag: int | None = None) -> bytes:
     """One NDArray record: v1/v2/v3 (int64 dims), or legacy (the ndim as magic, u32 dims)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # ascontiguousarray would make a 0-d array 1-d
     shape = array.shape
     if version == "legacy":
         head = struct.pack("<I", len(shape)) + struct.pack(f"<{len(shape)}I", *shape)
