@@ -95,10 +95,12 @@ def import_from_args(args: argparse.Namespace) -> Model:
     weights = Weights(named, bfloat16)
     outputs = list(args.output or [])
     probe = SymbolImporter(symbol, weights, outputs=outputs)
-    names = [n.name for n in probe.input_nodes(probe.needed())]
+    needed = probe.needed()
+    probe.check(needed)  # unsupported ops and missing weights before any shape question
+    names = [n.name for n in probe.input_nodes(needed)]
     shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
     if args.batch is not None:
-        declared = {n.name: n.attrs.ints("__shape__") for n in probe.input_nodes(probe.needed())}
+        declared = {n.name: n.attrs.ints("__shape__") for n in probe.input_nodes(needed)}
         missing = [n for n in names if n not in shapes and not declared[n]]
         if missing:
             raise IrforgeError(f"--batch needs the shape of input {', '.join(missing)}", fix="give --input_shape instead (MXNet symbols carry no input shapes)", code="E405")

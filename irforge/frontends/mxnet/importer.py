@@ -104,8 +104,13 @@ class SymbolImporter(FoldingBuilder):
         return node.op == "null" and node.name in self.weights.arrays
 
     def input_nodes(self, needed: Sequence[Node]) -> list[Node]:
-        """The null nodes without an array that the targets read (the model's inputs)."""
-        return [n for n in needed if n.op == "null" and not self.is_weight(n)]
+        """The null nodes without an array that the targets read as data (the model's
+        inputs); one read only where weights go is a missing weight, which `check` reports."""
+        as_data = {index for index, _ in self.targets}
+        for node in needed:
+            weights = WEIGHT_INPUTS.get(node.op, frozenset()) | IGNORED_INPUTS.get(node.op, frozenset())
+            as_data.update(source for i, (source, _) in enumerate(node.inputs) if i not in weights)
+        return [n for n in needed if n.op == "null" and not self.is_weight(n) and n.index in as_data]
 
     def check(self, needed: Sequence[Node]) -> None:
         """One error for every op without an extractor, one for every missing weight."""
