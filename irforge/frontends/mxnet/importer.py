@@ -162,6 +162,11 @@ class SymbolImporter(FoldingBuilder):
             raise ctx.fail(f"needs '{node.name}' as a weight from the .params, but it is computed or a model input")
         return np.asarray(known, np.float32)
 
+    def named_weight(self, name: str) -> np.ndarray | None:
+        if name not in self.weights.arrays:
+            return None
+        return as_float32(self.weights.arrays[name], name in self.weights.bfloat16)
+
     def add_input(self, node: Node) -> None:
         shape = self.input_shapes.get(node.name)
         if shape is None:

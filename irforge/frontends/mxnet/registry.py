@@ -100,6 +100,16 @@ class NodeContext(BuildContext):
             array = array.reshape(tuple(shape))
         return array
 
+    def named_array(self, name: str, shape: Sequence[int]) -> np.ndarray:
+        """The float32 weight `name` of the .params that no input names (an aux state of a
+        0.8 file), checked against `shape`."""
+        array = self.importer.named_weight(name)
+        if array is None:
+            raise IrforgeError(f"the weights have no array for {name}", where=self.where, fix="give the .params file saved with this symbol file", code="E406")
+        if array.size != int(np.prod(shape)):
+            raise IrforgeError(f"weight '{name}' has shape {list(array.shape)}, this node needs {list(shape)}", where=self.where, code="E404")
+        return array.reshape(tuple(shape))
+
     def weight(self, index: int, shape: Sequence[int] | None = None, suffix: str = "/weights") -> SSAValue:
         """Input `index` as a constant, checked (and reshaped) to `shape`."""
         return self.constant(self.array(index, shape), suffix)

@@ -6,7 +6,8 @@
      "arg_nodes": [0, 1], "node_row_ptr": [...], "heads": [[5, 0, 0]]}
 
 Weights and inputs are `op: "null"` nodes. The attributes are in `attrs` (MXNet >= 1.0),
-`attr` or `param` (older files); every value is a string (`"(3, 3)"`, `"True"`,
+`attr` (0.9), or `param` with user hints beside it in `attr` (0.8, whose BatchNorm nodes do
+not list their moving statistics as inputs); every value is a string (`"(3, 3)"`, `"True"`,
 `"1e-05"`), parsed on use by `Attrs`. An input entry is `[node, output, version]` (the
 version is dropped; older files give two numbers). Nodes come in topological order, which
 the reader checks: an input must name an earlier node.
@@ -50,14 +51,16 @@ class Symbol:
 class Attrs:
     """A node's attributes (all strings), read as typed values with MXNet's defaults."""
 
-    def __init__(self, values: Mapping[str, str], where: str) -> None:
-        self.values = dict(values)
+    def __init__(self, values: Mapping[str, str], where: str, hints: Mapping[str, str] | None = None) -> None:
+        self.values = {**(hints or {}), **values}
+        self.hints = set(hints or {}) - set(values)
         self.where = where
         self.read: set[str] = set()
 
     def unread(self) -> list[str]:
         """Attributes no extractor asked for and that may change the numbers."""
-        return sorted(k for k in self.values if k not in self.read and k not in PERFORMANCE_ATTRIBUTES and not k.startswith("__"))
+        skipped = PERFORMANCE_ATTRIBUTES | self.hints | self.read
+        return sorted(k for k in self.values if k not in skipped and not k.startswith("__"))
 
     def __contains__(self, key: str) -> bool:
         self.read.add(key)
@@ -175,9 +178,13 @@ def _entry(raw: Any, where: str, what: str) -> tuple[int, int]:
 def _node(index: int, raw: Any, where: str) -> Node:
     if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) or not isinstance(raw.get("name"), str):
         raise _fail(where, f"node #{index} has no string 'op' and 'name'")
-    attrs = raw.get("attrs", raw.get("attr", raw.get("param", {})))
-    if not isinstance(attrs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in attrs.items()):
-        raise _fail(where, f"node '{raw['name']}' has attributes that are not strings")
+    if "param" in raw:  # MXNet < 0.9: op parameters in `param`, user hints (ctx_group, lr_mult) in `attr`
+        attrs, hints = raw["param"], raw.get("attr", {})
+    else:
+        attrs, hints = raw.get("attrs", raw.get("attr", {})), {}
+    for values in (attrs, hints):
+        if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in values.items()):
+            raise _fail(where, f"node '{raw['name']}' has attributes that are not strings")
     inputs = raw.get("inputs", [])
     if not isinstance(inputs, list):
         raise _fail(where, f"node '{raw['name']}' has inputs that are not a list")
@@ -185,7 +192,7 @@ def _node(index: int, raw: Any, where: str) -> Node:
     for source, _ in entries:
         if not 0 <= source < index:
             raise _fail(where, f"node '{raw['name']}' reads node #{source}, which is not an earlier node")
-    return Node(index, raw["op"], raw["name"], Attrs(attrs, f"MXNet node '{raw['name']}' ({raw['op']})"), entries)
+    return Node(index, raw["op"], raw["name"], Attrs(attrs, f"MXNet node '{raw['name']}' ({raw['op']})", hints), entries)
 
 
 def parse_symbol(text: str, path: Path) -> Symbol:

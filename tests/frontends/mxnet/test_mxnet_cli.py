@@ -178,3 +178,33 @@ def test_ir_convert_exits_2_with_one_line_and_no_output(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "E401" in result.stderr and "not a valid MXNet NDArray file" in result.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_mxnet_0_8_files(tmp_path: Path) -> None:
+    """The 0.8 layout: op parameters in `param`, user hints (ctx_group, lr_mult) in `attr`,
+    [node, output] inputs, BatchNorm without its moving statistics as inputs, legacy NDArrays."""
+    rng = np.random.default_rng(5)
+    w, bias = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    beta, gamma = rng.standard_normal(6).astype(np.float32), rng.uniform(0.5, 2, 6).astype(np.float32)
+    mean, var = rng.standard_normal(6).astype(np.float32), rng.uniform(0.5, 2, 6).astype(np.float32)
+
+    def node(op: str, name: str, inputs: list, **param: str) -> dict:  # type: ignore[type-arg]
+        return {"op": op, "param": param, "name": name, "inputs": inputs, "backward_source_id": -1, "attr": {"ctx_group": "stage1", "lr_mult": "0.2"}}
+
+    nodes = [
+        node("null", "data", []), node("null", "fc1_weight", []), node("null", "fc1_bias", []),
+        node("FullyConnected", "fc1", [[0, 0], [1, 0], [2, 0]], no_bias="False", num_hidden="6"),
+        node("null", "bn_gamma", []), node("null", "bn_beta", []),
+        node("BatchNorm", "bn", [[3, 0], [4, 0], [5, 0]], eps="0.001", fix_gamma="False", momentum="0.9", use_global_stats="False"),
+        node("null", "softmax_label", []),
+        node("SoftmaxOutput", "softmax", [[6, 0], [7, 0]], grad_scale="1", ignore_label="-1", multi_output="False", normalization="null",
+             out_grad="False", preserve_shape="False", use_ignore="False"),
+    ]  # fmt: skip
+    (tmp_path / "mlp-symbol.json").write_text(json.dumps({"nodes": nodes, "arg_nodes": [0, 1, 2, 4, 5, 7], "heads": [[8, 0]]}))
+    arrays = {"arg:fc1_weight": w, "arg:fc1_bias": bias, "arg:bn_gamma": gamma, "arg:bn_beta": beta, "aux:bn_moving_mean": mean, "aux:bn_moving_var": var}
+    params = write_params(tmp_path / "mlp-0000.params", arrays, "legacy")
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    got = run(import_args("--input_model", str(params), "--input_shape", "[3,4]"), {"data": x})["softmax"]
+    z = (x @ w.T + bias - mean) / np.sqrt(var + 1e-3) * gamma + beta
+    want = np.exp(z - z.max(1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)

@@ -22,12 +22,16 @@ def batch_norm(ctx: NodeContext) -> SSAValue:
         ctx.attrs.str(training_only, "")
     channels = x[1]
     gamma = np.ones(channels, np.float32) if ctx.attrs.bool("fix_gamma", True) else ctx.array(1, [channels])
+    if ctx.num_inputs == 3:  # MXNet 0.8 files: the moving statistics are aux states by name
+        mean, variance = (ctx.named_array(f"{ctx.name}_{aux}", [channels]) for aux in ("moving_mean", "moving_var"))
+    else:
+        mean, variance = ctx.array(3, [channels]), ctx.array(4, [channels])
     operands = [
         ctx.input(0),
         ctx.constant(gamma, "/gamma"),
         ctx.weight(2, [channels], "/beta"),
-        ctx.weight(3, [channels], "/mean"),
-        ctx.weight(4, [channels], "/variance"),
+        ctx.constant(mean, "/mean"),
+        ctx.constant(variance, "/variance"),
     ]
     return ctx.value(BatchNormalization, operands, epsilon=ctx.attrs.float("eps", 1e-3))
 
