@@ -70,7 +70,7 @@ def cut_stage(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str
     options = []
     if cut_inputs:  # as in mo.py, the inputs are then exactly those --input names
         options.append(f"inputs={quoted(','.join(args.input))}")
-    if args.output and framework != "tf":  # the TensorFlow importer cuts at --output itself
+    if args.output and framework not in ("tf", "mxnet"):  # those importers cut at --output themselves
         options.append(f"outputs={quoted(','.join(args.output))}")
     return "cut{" + " ".join(options) + "}" if options else None
 

@@ -32,6 +32,7 @@ def detection_cases():  # type: ignore[no-untyped-def]
     yield case(nn.DetectionOutput, [rand(2, 40 * 3 * 4, seed=3), *two[1:]], num_classes=3, nms_threshold=0.45, keep_top_k=30, share_location=False, background_label_id=-1, id="detection_output-per-class")
     yield case(nn.DetectionOutput, two[:2], [two[2][:, :1]], num_classes=3, nms_threshold=0.3, keep_top_k=20, variance_encoded_in_target=True, id="detection_output-encoded")
     yield case(nn.DetectionOutput, two, num_classes=3, nms_threshold=0.3, keep_top_k=20, variance_encoded_in_target=True, id="detection_output-encoded-variances-row")
+    yield case(nn.DetectionOutput, detection_inputs(1, 40, 3, seed=4), num_classes=3, nms_threshold=0.45, keep_top_k=12, code_type=CENTER_SIZE, clip_before_nms=True, id="detection_output-clipped")
     scores, deltas = rand(1, 12, 6, 8, seed=1, low=0.0, high=1.0), rand(1, 24, 6, 8, seed=11, low=-0.4, high=0.4)
     yield case(nn.Proposal, [scores, deltas, np.array([96.0, 128.0, 1.0], np.float32)], **PROPOSAL, id="proposal")
     yield case(nn.Proposal, [scores, deltas, np.array([[96.0, 128.0, 1.0, 2.0]], np.float32)], **{**PROPOSAL, "normalize": True, "clip_after_nms": True}, id="proposal-caffe-info")

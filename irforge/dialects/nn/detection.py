@@ -148,7 +148,8 @@ class DetectionOutput(NNOp):
 
     Per image: boxes are decoded from the priors by code_type (CENTER_SIZE: centre
     p_c + d_c * var * p_size, size exp(d_size * var) * p_size; CORNER: p + d * var;
-    CORNER_SIZE: corners p + d * var * p_size; var = 1 when variance_encoded_in_target). For
+    CORNER_SIZE: corners p + d * var * p_size; var = 1 when variance_encoded_in_target), and
+    clipped to [0, 1] with clip_before_nms (MXNet's MultiBoxDetection clip). For
     each class but background_label_id, the boxes scoring above confidence_threshold, best
     first and at most top_k of them (-1: all), are kept unless their IoU with a box kept
     before exceeds nms_threshold. Of all kept, the keep_top_k best (-1: all) are output,
@@ -172,6 +173,7 @@ class DetectionOutput(NNOp):
     variance_encoded_in_target = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     nms_threshold = prop_def(FloatAttr)
     confidence_threshold = opt_prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
+    clip_before_nms = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
 
     STRING_CHOICES: ClassVar = {"code_type": CODE_TYPES}
 

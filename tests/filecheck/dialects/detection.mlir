@@ -19,3 +19,10 @@ func.func @detection_output(%loc: tensor<2x40xf32>, %conf: tensor<2x30xf32>, %pr
   func.return %d : tensor<1x1x20x7xf32>
 }
 // CHECK:      %d = nn.detection_output %loc, %conf, %pri {num_classes = 3 : i64, nms_threshold = 4.500000e-01 : f32, keep_top_k = 10 : i64, top_k = 20 : i64, code_type = "caffe.PriorBoxParameter.CENTER_SIZE", confidence_threshold = 1.000000e-02 : f32, name = "detection_out"} : (tensor<2x40xf32>, tensor<2x30xf32>, tensor<1x2x40xf32>) -> tensor<1x1x20x7xf32>
+
+// -----
+func.func @detection_output_clipped(%loc: tensor<1x40xf32>, %conf: tensor<1x30xf32>, %pri: tensor<1x2x40xf32>) -> tensor<1x1x30x7xf32> {
+  %d = nn.detection_output %loc, %conf, %pri {num_classes = 3 : i64, nms_threshold = 5.000000e-01 : f32, code_type = "caffe.PriorBoxParameter.CENTER_SIZE", clip_before_nms = true, name = "detection"} : (tensor<1x40xf32>, tensor<1x30xf32>, tensor<1x2x40xf32>) -> tensor<1x1x30x7xf32>
+  func.return %d : tensor<1x1x30x7xf32>
+}
+// CHECK:      %d = nn.detection_output %loc, %conf, %pri {num_classes = 3 : i64, nms_threshold = 5.000000e-01 : f32, code_type = "caffe.PriorBoxParameter.CENTER_SIZE", clip_before_nms = true, name = "detection"} : (tensor<1x40xf32>, tensor<1x30xf32>, tensor<1x2x40xf32>) -> tensor<1x1x30x7xf32>

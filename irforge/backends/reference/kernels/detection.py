@@ -110,6 +110,8 @@ def detect_image(op: DetectionOutput, loc: np.ndarray, conf: np.ndarray, priors:
         if label == op.int_prop("background_label_id"):
             continue
         boxes = decode(op.str_prop("code_type"), priors, variances, deltas[:, 0 if loc_classes == 1 else label])
+        if op.bool_prop("clip_before_nms"):
+            boxes = np.clip(boxes, 0.0, 1.0)
         kept = nms(boxes, scores[:, label], op.float_prop("confidence_threshold"), op.int_prop("top_k"), op.float_prop("nms_threshold"))
         found += [(label, float(scores[i, label]), boxes[i]) for i in kept]
     keep = op.int_prop("keep_top_k")

@@ -1,0 +1,143 @@
+"""MXNet detection: SSD's _contrib_MultiBoxPrior / _contrib_MultiBoxDetection (to the IR's
+prior boxes and DetectionOutput, as the Model Optimizer's SSD replacement does),
+_contrib_Proposal and ROIPooling.
+
+MultiBoxPrior's anchors at cell (r, c) of an H x W map are centred at ((c + offset_x) *
+step_x, (r + offset_y) * step_y) (steps default to 1 / W, 1 / H), one per size with the
+first ratio, then one per further ratio with the first size, each of normalised extent
+size * H / W * sqrt(ratio) x size / sqrt(ratio). That is PriorBoxClustered over the map
+itself (the image operand is the map, so a "pixel" is a cell) with widths size * H *
+sqrt(ratio) and heights size * H / sqrt(ratio), exactly; the result is kept in MXNet's
+[1, H * W * A, 4] form. MultiBoxDetection gets the IR's [1, 2, A * 4] priors back by
+appending its `variances`, and its [N, classes, A] probabilities as [N, A * classes].
+
+DetectionOutput differs from MultiBoxDetection in what it outputs: rows (image, label,
+score, box) with the label counting the background class, unused rows -1, where MXNet
+gives (class - 1, score, box) per anchor; and DetectionOutput scores every class of an
+anchor, where MXNet keeps only its best class (the detections agree where an anchor has at
+most one class above the threshold, as in trained SSDs with a sensible threshold).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn import Concat, Permute, PriorBoxClustered, Reshape, Slice
+from irforge.dialects.nn.detection import DetectionOutput
+from irforge.dialects.nn.rcnn import Proposal, ROIPooling
+from irforge.frontends.mxnet.registry import NodeContext, mxnet_extractor
+
+
+def anchor_sizes(sizes: list[float], ratios: list[float], height: int) -> tuple[list[float], list[float]]:
+    """PriorBoxClustered widths and heights (in cells of a map `height` cells high)."""
+    shapes = [(s, ratios[0]) for s in sizes] + [(sizes[0], r) for r in ratios[1:]]
+    return [s * height * math.sqrt(r) for s, r in shapes], [s * height / math.sqrt(r) for s, r in shapes]
+
+
+@mxnet_extractor("_contrib_MultiBoxPrior", "MultiBoxPrior")
+def multibox_prior(ctx: NodeContext) -> SSAValue:
+    x = ctx.shape(0)
+    if len(x) != 4:
+        raise ctx.fail(f"needs a feature map [N, C, H, W], got {list(x)}")
+    sizes, ratios = ctx.attrs.floats("sizes", [1.0]), ctx.attrs.floats("ratios", [1.0])
+    assert sizes is not None and ratios is not None
+    if not sizes or not ratios or min(sizes) <= 0 or min(ratios) <= 0:
+        raise ctx.fail(f"sizes {sizes} and ratios {ratios} must be positive")
+    offsets = ctx.attrs.floats("offsets", [0.5, 0.5]) or [0.5, 0.5]
+    if len(offsets) != 2 or offsets[0] != offsets[1]:
+        raise ctx.fail(f"offsets {offsets} differ between y and x", fix="the IR's prior boxes take one offset")
+    steps = ctx.attrs.floats("steps", [-1.0, -1.0]) or [-1.0, -1.0]
+    if len(steps) != 2:
+        raise ctx.fail(f"steps {steps} needs 2 values (y, x)")
+    height, width = x[2], x[3]
+    widths, heights = anchor_sizes(sizes, ratios, height)
+    # steps are normalised in MXNet; in cells here (0: one cell, the default)
+    step_h = steps[0] * height if steps[0] > 0 else 0.0
+    step_w = steps[1] * width if steps[1] > 0 else 0.0
+    if (step_h > 0) != (step_w > 0):
+        step_h, step_w = step_h or 1.0, step_w or 1.0
+    boxes = ctx.value(
+        PriorBoxClustered,
+        [ctx.input(0), ctx.input(0)],
+        suffix="/priors",
+        width=widths,
+        height=heights,
+        clip=ctx.attrs.bool("clip", False),
+        step_h=step_h,
+        step_w=step_w,
+        offset=offsets[0],
+        variance=[0.1],
+    )
+    count = height * width * len(widths)
+    corners = ctx.value(Slice, [boxes], suffix="/boxes", begins=[0], ends=[1], axes=[1])
+    return ctx.value(Reshape, [corners], shape=[1, count, 4], special_zero=False)
+
+
+@mxnet_extractor("_contrib_MultiBoxDetection", "MultiBoxDetection")
+def multibox_detection(ctx: NodeContext) -> SSAValue:
+    probs, loc, anchors = ctx.shape(0), ctx.shape(1), ctx.shape(2)
+    if len(probs) != 3 or len(anchors) != 3 or anchors[2] != 4 or probs[2] != anchors[1]:
+        raise ctx.fail(f"needs class probabilities [N, classes, A], locations [N, A * 4] and anchors [1, A, 4], got {list(probs)}, {list(loc)}, {list(anchors)}")
+    if ctx.attrs.bool("force_suppress", False):
+        raise ctx.fail("force_suppress (NMS across classes) is not supported", fix="DetectionOutput suppresses within each class")
+    variances = ctx.attrs.floats("variances", [0.1, 0.1, 0.2, 0.2])
+    assert variances is not None
+    if len(variances) != 4:
+        raise ctx.fail(f"variances {variances} needs 4 values")
+    batch, classes, count = probs
+    flat = ctx.value(Reshape, [ctx.input(2)], suffix="/anchors", shape=[1, 1, count * 4], special_zero=False)
+    variance_row = ctx.constant(np.tile(np.asarray(variances, np.float32), count).reshape(1, 1, count * 4), "/variances")
+    priors = ctx.value(Concat, [flat, variance_row], suffix="/priors", axis=1)
+    scores = ctx.value(Permute, [ctx.input(0)], suffix="/scores", order=[0, 2, 1])
+    scores = ctx.value(Reshape, [scores], suffix="/scores_flat", shape=[batch, count * classes], special_zero=False)
+    top_k = ctx.attrs.int("nms_topk", -1)
+    return ctx.value(
+        DetectionOutput,
+        [ctx.input(1), scores, priors],
+        num_classes=classes,
+        background_label_id=ctx.attrs.int("background_id", 0),
+        top_k=top_k if top_k > 0 else -1,
+        keep_top_k=top_k if top_k > 0 else -1,
+        code_type="caffe.PriorBoxParameter.CENTER_SIZE",
+        share_location=True,
+        nms_threshold=ctx.attrs.float("nms_threshold", 0.5),
+        confidence_threshold=ctx.attrs.float("threshold", 0.01),
+        clip_before_nms=ctx.attrs.bool("clip", True),
+    )
+
+
+@mxnet_extractor("_contrib_Proposal", "Proposal")
+def proposal(ctx: NodeContext) -> SSAValue:
+    """The RPN's proposals; MXNet's anchors are generate_anchors' with base size
+    feature_stride. A second output (output_score) is refused."""
+    if ctx.attrs.bool("output_score", False):
+        raise ctx.fail("output_score (a second output) is not supported")
+    if ctx.attrs.bool("iou_loss", False):
+        raise ctx.fail("iou_loss (IoU box decoding) is not supported")
+    stride = ctx.attrs.int("feature_stride", 16)
+    info = ctx.input(2)
+    if len(ctx.shape(2)) == 2:  # [N, 3] image info; the IR's Proposal takes one row
+        info = ctx.value(Reshape, [info], suffix="/im_info", shape=[ctx.shape(2)[-1]] if ctx.shape(2)[0] == 1 else [-1], special_zero=False)
+    return ctx.value(
+        Proposal,
+        [ctx.input(0), ctx.input(1), info],
+        base_size=stride,
+        feat_stride=stride,
+        min_size=ctx.attrs.int("rpn_min_size", 16),
+        ratio=ctx.attrs.floats("ratios", [0.5, 1.0, 2.0]),
+        scale=ctx.attrs.floats("scales", [4.0, 8.0, 16.0, 32.0]),
+        pre_nms_topn=ctx.attrs.int("rpn_pre_nms_top_n", 6000),
+        post_nms_topn=ctx.attrs.int("rpn_post_nms_top_n", 300),
+        nms_thresh=ctx.attrs.float("threshold", 0.7),
+    )
+
+
+@mxnet_extractor("ROIPooling")
+def roi_pooling(ctx: NodeContext) -> SSAValue:
+    size = ctx.attrs.ints("pooled_size")
+    if not size or len(size) != 2:
+        raise ctx.fail(f"pooled_size {size} needs 2 values (h, w)")
+    return ctx.value(ROIPooling, [ctx.input(0), ctx.input(1)], pooled_h=size[0], pooled_w=size[1], spatial_scale=ctx.attrs.float("spatial_scale", 1.0))
