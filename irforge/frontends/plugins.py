@@ -6,3 +6,4 @@ from irforge.frontends.ir_xml import frontend as _ir_xml  # noqa: F401
 from irforge.frontends.onnx import frontend as _onnx  # noqa: F401
 from irforge.frontends.tf import frontend as _tf  # noqa: F401
 from irforge.frontends import mlir_frontend as _mlir  # noqa: F401
+from irforge.frontends.kaldi import frontend as _kaldi  # noqa: F401
