@@ -127,7 +127,7 @@ def _values(reader: KaldiReader, key: str) -> list[Value]:
         elif reader.next_is_array():
             values.append(reader.array())
         elif reader.binary:
-            values.append(_binary_scalar(reader))
+            values.append(binary_scalar(reader))
         else:
             word = reader.word()
             values.append(word == "T" if word in ("T", "F") else Scalar(word))
@@ -136,7 +136,7 @@ def _values(reader: KaldiReader, key: str) -> list[Value]:
     return values
 
 
-def _binary_scalar(reader: KaldiReader) -> Value:
+def binary_scalar(reader: KaldiReader) -> Value:
     head = reader.peek_byte()
     if head in (b"T", b"F"):
         return reader.bool()

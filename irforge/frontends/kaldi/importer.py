@@ -48,7 +48,7 @@ def import_kaldi(
     else:
         components = model.nnet1 if model.nnet1 is not None else model.nnet2.components  # type: ignore[union-attr]
         dim = input_dim(components, model.path)
-        shape = _shape_for("input", frames, input_shapes or {}, dim, model.path)
+        shape = input_shape_for("input", frames, input_shapes or {}, dim, model.path)
         x = builder.builder.input("input", shape)
         if model.format == "nnet1":
             output = run_nnet1(builder, components, x)
@@ -59,7 +59,7 @@ def import_kaldi(
     return builder.builder.finish()
 
 
-def _shape_for(name: str, frames: int | None, shapes: dict[str, list[int]], dim: int, path: str) -> list[int]:
+def input_shape_for(name: str, frames: int | None, shapes: dict[str, list[int]], dim: int, path: str) -> list[int]:
     shape = shapes.get(name, [frames, dim] if frames else None)
     if shape is None:
         raise IrforgeError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irforge.frontends.kaldi.component import Component, Scalar, _binary_scalar
+from irforge.frontends.kaldi.component import Component, Scalar, binary_scalar
 from irforge.frontends.kaldi.tokens import KaldiReader
 
 END = "<!EndOfComponent>"
@@ -57,7 +57,7 @@ def read_nnet1(reader: KaldiReader, where: str) -> list[Component]:
 def _body(reader: KaldiReader, component: Component) -> None:
     while reader.peek_byte() == b"<" and reader.peek_token() not in (END, "<BuildVector>"):
         key = reader.token()
-        component.fields[key] = [_binary_scalar(reader) if reader.binary else Scalar(reader.word())]
+        component.fields[key] = [binary_scalar(reader) if reader.binary else Scalar(reader.word())]
     for key, kind in BODIES[component.kind]:
         if kind == "matrix":
             value = reader.matrix()

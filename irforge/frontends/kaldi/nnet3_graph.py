@@ -20,7 +20,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Concat, Eltwise, Gather, Slice
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder
-from irforge.frontends.kaldi.importer import _shape_for, apply, dim_of
+from irforge.frontends.kaldi.importer import input_shape_for, apply, dim_of
 from irforge.frontends.kaldi.nnet3 import Nnet3
 from irforge.frontends.kaldi.nnet3_config import Desc, Node, parse_nodes
 
@@ -50,6 +50,7 @@ class Nnet3Graph:
         self.ranges: dict[str, Range] = {}
         self.left = self.right = 0
         self.utterance = 0
+        self.counter = 0
 
     def fail(self, node: Node, what: str, code: str = "E507", fix: str | None = None) -> IrforgeError:
         return IrforgeError(f"nnet3 node '{node.name}' (config line {node.line}) {what}", where=self.path, fix=fix, code=code)
@@ -103,7 +104,7 @@ class Nnet3Graph:
             return self.values[node.name]
         if node.kind == "input":
             dim = int(node.options.get("dim", "0") or 0)
-            value = self.builder.builder.input(node.name, _shape_for(node.name, self.frames, self.shapes, dim, self.path))
+            value = self.builder.builder.input(node.name, input_shape_for(node.name, self.frames, self.shapes, dim, self.path))
         elif node.kind == "dim-range":
             value = self.dim_range(node)
         else:
@@ -146,12 +147,14 @@ class Nnet3Graph:
             if (lo, hi) == (rng.lo, rng.hi):
                 return x
             indices = np.arange(lo - rng.lo, hi - rng.lo + 1)
-        name = f"{user.name}/{node.name}@{lo}"
+        self.counter += 1
+        name = f"{user.name}/{node.name}@{lo}#{self.counter}"
         return self.builder.add(Gather, [x, self.builder.constant(indices.astype(np.int32), name + "/frames")], name=name, axis=0)[0]
 
     def desc(self, desc: Desc, lo: int, hi: int, user: Node) -> SSAValue:
         """The descriptor's value for frames lo..hi."""
-        name = f"{user.name}/{desc.kind}{lo}_{hi}_{id(desc) % 100000}"
+        self.counter += 1  # names unique and the same on every run (ids are not)
+        name = f"{user.name}/{desc.kind}{self.counter}"
         if desc.kind == "node":
             return self.frames_of(self.node(desc.name, user), lo, hi, user)
         if desc.kind == "Offset":

@@ -11,6 +11,7 @@ than the file, an unexpected token) is one `IrforgeError` naming the byte offset
 
 from __future__ import annotations
 
+import math
 import mmap
 import struct
 
@@ -187,7 +188,7 @@ class KaldiReader:
         shape = (self.int(), self.int()) if kind == "M" else (self.int(),)
         for n in shape:
             self._count(n, 0, "an array dimension")
-        count = self._count(int(np.prod(shape)), dtype.itemsize, f"a {tag}")
+        count = self._count(math.prod(shape), dtype.itemsize, f"a {tag}")
         array = np.frombuffer(self.data, dtype, count, self.pos).reshape(shape)
         self.pos += count * dtype.itemsize
         return array.astype(np.float32)
