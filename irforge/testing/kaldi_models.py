@@ -290,3 +290,46 @@ def tdnn_model(seed: int = 0, feat: int = 4, hidden: int = 10, pdfs: int = 8) ->
         Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
     ]
     return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))
+
+
+def tdnnf_model(seed: int = 0, feat: int = 4, hidden: int = 8, bottleneck: int = 3, pdfs: int = 5) -> Nnet3Spec:
+    """A factorized TDNN (tdnnf-layer) block: TdnnComponents with their own time offsets (no
+    bias in the linear half), ReLU, BatchNorm, GeneralDropout, a scaled bypass (Sum/Scale),
+    a NoOp, then Affine -> LogSoftmax."""
+    rng = np.random.default_rng(seed)
+    config = [
+        f"input-node name=input dim={feat}",
+        "component-node name=tdnn1.affine component=tdnn1.affine input=input",
+        "component-node name=tdnn1.relu component=tdnn1.relu input=tdnn1.affine",
+        "component-node name=tdnnf2.linear component=tdnnf2.linear input=tdnn1.relu",
+        "component-node name=tdnnf2.affine component=tdnnf2.affine input=tdnnf2.linear",
+        "component-node name=tdnnf2.relu component=tdnnf2.relu input=tdnnf2.affine",
+        "component-node name=tdnnf2.batchnorm component=tdnnf2.batchnorm input=tdnnf2.relu",
+        "component-node name=tdnnf2.dropout component=tdnnf2.dropout input=tdnnf2.batchnorm",
+        "component-node name=tdnnf2.noop component=tdnnf2.noop input=Sum(Scale(0.66, tdnn1.relu), tdnnf2.dropout)",
+        "component-node name=output.affine component=output.affine input=tdnnf2.noop",
+        "component-node name=output.log-softmax component=output.log-softmax input=output.affine",
+        "output-node name=output input=output.log-softmax objective=linear",
+    ]
+
+    def tdnn(name: str, offsets: tuple[int, ...], n_in: int, n_out: int, bias: bool) -> Layer:
+        return Layer("<TdnnComponent>", [
+            ("<MaxChange>", 0.75), ("<LearningRate>", 0.001), ("<TimeOffsets>", Ints(offsets)),
+            ("<LinearParams>", rng_weights(rng, n_out, n_in * len(offsets), scale=0.4)),
+            ("<BiasParams>", rng_weights(rng, n_out) if bias else np.zeros(0, np.float32)),
+            ("<OrthonormalConstraint>", 0.0), ("<UseNaturalGradient>", True), ("<RankIn>", 20), ("<RankOut>", 80),
+        ], name=name)  # fmt: skip
+
+    layers = [
+        tdnn("tdnn1.affine", (-1, 0, 1), feat, hidden, True),
+        Layer("<RectifiedLinearComponent>", nonlinear("", hidden).fields, name="tdnn1.relu"),
+        tdnn("tdnnf2.linear", (-3, 0), hidden, bottleneck, False),
+        tdnn("tdnnf2.affine", (0, 3), bottleneck, hidden, True),
+        Layer("<RectifiedLinearComponent>", nonlinear("", hidden).fields, name="tdnnf2.relu"),
+        batch_norm("tdnnf2.batchnorm", rng, hidden),
+        Layer("<GeneralDropoutComponent>", [("<Dim>", hidden), ("<BlockDim>", hidden), ("<TimePeriod>", 0), ("<DropoutProportion>", 0.5), ("<Continuous>", True)], name="tdnnf2.dropout"),
+        Layer("<NoOpComponent>", [("<Dim>", hidden)], name="tdnnf2.noop"),
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, hidden)), ("<BiasParams>", rng_weights(rng, pdfs))], name="output.affine"),
+        Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
+    ]
+    return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))

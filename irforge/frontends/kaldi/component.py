@@ -17,7 +17,7 @@ import numpy as np
 from irforge.errors import IrforgeError
 from irforge.frontends.kaldi.tokens import KaldiReader
 
-INT_VECTOR_FIELDS = frozenset({"<Context>", "<Sizes>", "<Indexes>", "<Offsets>", "<TimeOffsets>"})
+INT_VECTOR_FIELDS = frozenset({"<Context>", "<Sizes>", "<TimeOffsets>"})
 """Fields whose value is an integer vector (in binary indistinguishable from an int32 by its
 first bytes)."""
 

@@ -17,6 +17,7 @@ END = "<!EndOfComponent>"
 
 BODIES: dict[str, tuple[tuple[str, str], ...]] = {
     "<AffineTransform>": (("<Linearity>", "matrix"), ("<Bias>", "vector")),
+    "<LinearTransform>": (("<Linearity>", "matrix"),),
     "<AddShift>": (("<Shift>", "vector"),),
     "<Rescale>": (("<Scale>", "vector"),),
     "<Splice>": (("<Offsets>", "ints"),),

@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Concat, Eltwise, Gather, Slice
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder
+from irforge.frontends.kaldi.component import Component
 from irforge.frontends.kaldi.importer import input_shape_for, apply, dim_of
 from irforge.frontends.kaldi.nnet3 import Nnet3
 from irforge.frontends.kaldi.nnet3_config import Desc, Node, parse_nodes
@@ -77,6 +78,8 @@ class Nnet3Graph:
         else:
             assert node.input is not None
             result = self.desc_shrink(node.input, node)
+            lo, hi = self.time_offsets(node)
+            result = (None if result[0] is None else result[0] - lo, None if result[1] is None else result[1] + hi)
         self.visiting.discard(node.name)
         self.shrinks[node.name] = result
         return result
@@ -103,7 +106,10 @@ class Nnet3Graph:
         if node.name in self.values:
             return self.values[node.name]
         if node.kind == "input":
-            dim = int(node.options.get("dim", "0") or 0)
+            try:
+                dim = int(node.options["dim"]) if "dim" in node.options else self.shapes.get(node.name, [0, 0])[-1]
+            except ValueError:
+                raise self.fail(node, f"has a bad dim= '{node.options['dim'][:20]}'") from None
             value = self.builder.builder.input(node.name, input_shape_for(node.name, self.frames, self.shapes, dim, self.path))
         elif node.kind == "dim-range":
             value = self.dim_range(node)
@@ -113,13 +119,30 @@ class Nnet3Graph:
             if rng.hi < rng.lo:
                 raise self.fail(node, "has no computable frames", code="E508")
             assert node.input is not None
-            x = self.desc(node.input, rng.lo, rng.hi, node)
-            component = self.nnet.components.get(node.options.get("component", ""))
-            if component is None:
-                raise self.fail(node, f"uses the unknown component '{node.options.get('component', '')}'")
-            value = apply(self.builder, component, x)
+            first, last = self.time_offsets(node)
+            x = self.desc(node.input, rng.lo + first, rng.hi + last, node)
+            value = apply(self.builder, self.component(node), x, valid_splice=True)
         self.values[node.name] = value
         return value
+
+    def component(self, node: Node) -> Component:
+        component = self.nnet.components.get(node.options.get("component", ""))
+        if component is None:
+            raise self.fail(node, f"uses the unknown component '{node.options.get('component', '')}'")
+        return component
+
+    def time_offsets(self, node: Node) -> tuple[int, int]:
+        """The first and last frame offsets a component reads itself (TdnnComponent's
+        time-offsets; 0, 0 for the frame-local rest): it reads its input at those frames."""
+        if node.kind != "component":
+            return 0, 0
+        component = self.component(node)
+        if component.kind != "<TdnnComponent>":
+            return 0, 0
+        offsets = component.array("<TimeOffsets>", 1)
+        if offsets.size == 0:
+            raise component.error("has no time offsets", code="E508")
+        return int(offsets.min()), int(offsets.max())
 
     def dim_range(self, node: Node) -> SSAValue:
         source = self.node(node.options.get("input-node", ""), node)

@@ -45,6 +45,8 @@ def apply(layer: Layer, x: np.ndarray) -> np.ndarray:
         return (g**p).sum(axis=2) ** (1 / p)
     if kind == "<NormalizeComponent>":
         return x / np.sqrt(np.maximum((x * x).mean(axis=1, keepdims=True), 2.0**-66))
+    if kind in ("<NoOpComponent>", "<GeneralDropoutComponent>"):
+        return x
     if kind == "<BatchNormComponent>":
         dim, block = int(get("<Dim>")), int(get("<BlockDim>"))
         mean, var = get("<StatsMean>"), get("<StatsVar>")
@@ -97,7 +99,7 @@ def run_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
     nodes = {}
     for line in spec.config:
         kind, rest = line.split(None, 1)
-        options = {k: v for k, v in re.findall(r"([\w-]+)=((?:Append\(.*\))|\S+)", rest)}
+        options = {k: v for k, v in re.findall(r"([\w-]+)=((?:(?:Append|Sum)\(.*\))|\S+)", rest)}
         nodes[options["name"]] = (kind, options)
     components = {c.name: c for c in spec.components}
 
@@ -105,6 +107,11 @@ def run_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
         text = text.strip()
         if text.startswith("Append("):
             return np.concatenate([desc(part, times) for part in split_args(text[7:-1])], axis=1)
+        if text.startswith("Sum("):
+            return sum(desc(part, times) for part in split_args(text[4:-1]))  # type: ignore[return-value]
+        if text.startswith("Scale("):
+            scale, inner = split_args(text[6:-1])
+            return float(scale) * desc(inner, times)
         if text.startswith("Offset("):
             inner, offset = split_args(text[7:-1])
             return desc(inner, times + int(offset))
@@ -114,7 +121,13 @@ def run_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
         kind, options = nodes[name]
         if kind == "input-node":
             return x[np.clip(times, 0, len(x) - 1)].astype(np.float64)
-        return apply(components[options["component"]], desc(options["input"], times))
+        component = components[options["component"]]
+        if component.kind == "<TdnnComponent>":  # reads its input at its own time offsets
+            offsets = component.get("<TimeOffsets>").values  # type: ignore[attr-defined]
+            spliced = np.concatenate([desc(options["input"], times + o) for o in offsets], axis=1)
+            bias = np.asarray(component.get("<BiasParams>"))
+            return spliced @ np.asarray(component.get("<LinearParams>"), np.float64).T + (bias if bias.size else 0)
+        return apply(component, desc(options["input"], times))
 
     return desc(nodes["output"][1]["input"], np.arange(len(x)))
 

@@ -41,7 +41,13 @@ def nnet3_case(binary: bool, mdl: bool = False) -> tuple[bytes, int, Callable[[n
     return km.write_nnet3(spec, binary, mdl), 4, lambda x: ref.run_nnet3(spec, x)
 
 
+def tdnnf_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.tdnnf_model()
+    return km.write_nnet3(spec, binary), 4, lambda x: ref.run_nnet3(spec, x)
+
+
 CASES = {
+    "nnet3-tdnnf.raw": tdnnf_case,
     "nnet1.nnet": nnet1_case,
     "nnet2.mdl": nnet2_case,
     "nnet3.raw": nnet3_case,

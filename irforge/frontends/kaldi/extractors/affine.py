@@ -31,6 +31,11 @@ def affine_transform(ctx: ComponentContext) -> SSAValue:
     return affine(ctx, ctx.component.array("<Linearity>", 2), ctx.component.array("<Bias>", 1))
 
 
+@kaldi_extractor("<LinearTransform>")
+def linear_transform(ctx: ComponentContext) -> SSAValue:
+    return affine(ctx, ctx.component.array("<Linearity>", 2), None)
+
+
 @kaldi_extractor(
     "<AffineComponent>", "<FixedAffineComponent>", "<NaturalGradientAffineComponent>",
     "<AffineComponentPreconditioned>", "<AffineComponentPreconditionedOnline>",
@@ -76,6 +81,9 @@ def batch_norm(ctx: ComponentContext) -> SSAValue:
     c = ctx.component
     dim, block = c.int("<Dim>"), c.int("<BlockDim>")
     mean, var = c.array("<StatsMean>", 1), c.array("<StatsVar>", 1)
+    if c.float("<Count>") <= 0:
+        # Kaldi itself would invent random statistics here (a unit-test path)
+        raise c.error("has no statistics (Count 0): it was never trained in test mode", fix="train or recompute the batch-norm statistics (nnet3-recompute-stats)")
     if block <= 0 or dim % block or mean.shape != (block,) or var.shape != (block,):
         raise c.error(f"Dim {dim}, BlockDim {block} and statistics of {mean.shape[0]}/{var.shape[0]} values disagree", code="E508")
     scale = c.float("<TargetRms>") / np.sqrt(np.maximum(var.astype(np.float64), 0.0) + c.float("<Epsilon>"))
@@ -84,3 +92,26 @@ def batch_norm(ctx: ComponentContext) -> SSAValue:
     reps = dim // block
     scaled = ctx.value(Eltwise, [ctx.input, ctx.constant(np.tile(scale, reps).astype(np.float32), "/scale")], suffix="/scale", operation="mul")
     return ctx.value(Eltwise, [scaled, ctx.constant(np.tile(offset, reps).astype(np.float32), "/offset")], operation="sum")
+
+
+def tiled(ctx: ComponentContext, values: np.ndarray, what: str) -> np.ndarray:
+    """A per-block vector repeated over the Dim / BlockDim blocks of a frame."""
+    dim = ctx.component.int("<Dim>", ctx.shape[1])
+    ctx.check_dim(dim)
+    if values.size == 0 or dim % values.size:
+        raise ctx.component.error(f"{what} has {values.size} values for dim {dim}", code="E508")
+    return np.tile(values, dim // values.size).astype(np.float32)
+
+
+@kaldi_extractor("<PerElementOffsetComponent>")
+def per_element_offset(ctx: ComponentContext) -> SSAValue:
+    offsets = tiled(ctx, ctx.component.array("<Offsets>", 1), "<Offsets>")
+    return ctx.value(Eltwise, [ctx.input, ctx.constant(offsets, "/offsets")], operation="sum")
+
+
+@kaldi_extractor("<ScaleAndOffsetComponent>")
+def scale_and_offset(ctx: ComponentContext) -> SSAValue:
+    scales = tiled(ctx, ctx.component.array("<Scales>", 1), "<Scales>")
+    offsets = tiled(ctx, ctx.component.array("<Offsets>", 1), "<Offsets>")
+    scaled = ctx.value(Eltwise, [ctx.input, ctx.constant(scales, "/scales")], suffix="/scale", operation="mul")
+    return ctx.value(Eltwise, [scaled, ctx.constant(offsets, "/offsets")], operation="sum")

@@ -43,9 +43,11 @@ def log_softmax(ctx: ComponentContext) -> SSAValue:
 
 @kaldi_extractor(
     "<Dropout>", "<NoOpComponent>", "<BackpropTruncationComponent>", "<ClipGradientComponent>",
+    "<GeneralDropoutComponent>",
 )  # fmt: skip
 def identity(ctx: ComponentContext) -> SSAValue:
-    """Components that only act in training (nnet1's inverted dropout included)."""
+    """Components that only act in training (nnet1's and GeneralDropoutComponent's dropout
+    masks are scaled to keep the expectation, so they are the identity at test time)."""
     return ctx.input
 
 

@@ -10,10 +10,11 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Gather, Slice
+from irforge.frontends.kaldi.extractors.affine import affine
 from irforge.frontends.kaldi.registry import ComponentContext, kaldi_extractor
 
 
-def splice(ctx: ComponentContext, offsets: np.ndarray, const_dim: int = 0) -> SSAValue:
+def splice(ctx: ComponentContext, offsets: np.ndarray, const_dim: int = 0, suffix: str = "") -> SSAValue:
     rows, dim = ctx.shape
     if offsets.size == 0:
         raise ctx.component.error("has no frame offsets")
@@ -35,7 +36,7 @@ def splice(ctx: ComponentContext, offsets: np.ndarray, const_dim: int = 0) -> SS
         parts.append(ctx.frames(const, base + lo, "/const_frames"))
     if len(parts) == 1:
         return parts[0]
-    return ctx.value(Concat, parts, axis=1)
+    return ctx.value(Concat, parts, suffix=suffix, axis=1)
 
 
 @kaldi_extractor("<Splice>")
@@ -70,3 +71,17 @@ def nnet1_copy(ctx: ComponentContext) -> SSAValue:
         raise ctx.component.error(f"copies features outside [1, {dim}]", code="E508")
     columns = ctx.constant(indices.astype(np.int32), "/columns")
     return ctx.value(Gather, [ctx.input, columns], axis=1)
+
+
+@kaldi_extractor("<TdnnComponent>")
+def tdnn(ctx: ComponentContext) -> SSAValue:
+    """nnet3's TdnnComponent: its input at each time offset, appended, through one affine map
+    (the nnet3 graph hands it the frames its offsets read)."""
+    c = ctx.component
+    bias = c.array("<BiasParams>", 1)
+    return affine_on(ctx, splice(ctx, c.array("<TimeOffsets>", 1), suffix="/spliced"), c.array("<LinearParams>", 2), bias if bias.size else None)
+
+
+def affine_on(ctx: ComponentContext, x: SSAValue, weights: np.ndarray, bias: np.ndarray | None) -> SSAValue:
+    spliced = ComponentContext(ctx.importer, ctx.component, x)
+    return affine(spliced, weights, bias)
