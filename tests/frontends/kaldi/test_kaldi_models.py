@@ -133,3 +133,15 @@ def test_counts_subtract_log_priors_before_the_softmax(tmp_path: Path) -> None:
     np.testing.assert_allclose(with_softmax, ref.softmax(want), rtol=1e-5, atol=1e-6)
     plain = run(import_kaldi(path, frames=FRAMES, remove_output_softmax=True), {"input": x})["output"]
     np.testing.assert_allclose(plain, logits, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["nnet2.mdl", "nnet3.mdl", "nnet3-tdnnf.raw"])
+def test_ir_convert_pipeline_keeps_the_numbers(tmp_path: Path, case: str) -> None:
+    """ir-convert's whole pipeline (folding, linear-op fusion) on a Kaldi model, run by OpenVINO."""
+    from irforge.tools.ir_convert import convert
+
+    data, dim, reference = CASES[case](True)
+    x = utterance(dim)
+    convert(["--input_model", write(tmp_path, case, data), "--input_shape", f"[{FRAMES},{dim}]", "-o", str(tmp_path / "out"), "-n", "net"])
+    got = run_openvino(tmp_path / "out" / "net.xml", {"input": x})["output"]
+    np.testing.assert_allclose(got, reference(x), rtol=1e-3, atol=1e-3)
