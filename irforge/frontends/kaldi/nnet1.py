@@ -25,6 +25,7 @@ BODIES: dict[str, tuple[tuple[str, str], ...]] = {
     "<Sigmoid>": (),
     "<Tanh>": (),
     "<Softmax>": (),
+    "<LengthNormComponent>": (),
     "<Dropout>": (),
 }
 """The positional data of each nnet1 component type after its options: (field, kind)."""
@@ -65,7 +66,12 @@ def _body(reader: KaldiReader, component: Component) -> None:
         elif kind == "vector":
             value = reader.vector()
         else:
-            value = _build_vector(reader) if reader.maybe("<BuildVector>") else reader.int_vector()
+            if reader.maybe("<BuildVector>"):
+                value = _build_vector(reader)
+            elif reader.binary and reader.next_is_array():  # 2013-era nnet1 wrote them as float vectors
+                value = np.rint(reader.vector()).astype(np.int64)
+            else:
+                value = reader.int_vector()
             if component.kind == "<Copy>":
                 value = value - 1  # the file counts features from 1
         component.fields[key] = [value]

@@ -45,6 +45,8 @@ def apply(layer: Layer, x: np.ndarray) -> np.ndarray:
         return (g**p).sum(axis=2) ** (1 / p)
     if kind == "<NormalizeComponent>":
         return x / np.sqrt(np.maximum((x * x).mean(axis=1, keepdims=True), 2.0**-66))
+    if kind == "<LengthNormComponent>":
+        return x / np.sqrt((x * x).sum(axis=1, keepdims=True))
     if kind in ("<NoOpComponent>", "<GeneralDropoutComponent>"):
         return x
     if kind == "<BatchNormComponent>":

@@ -97,7 +97,7 @@ def test_short_utterance_repeats_edge_frames(tmp_path: Path) -> None:
     np.testing.assert_allclose(got, reference(x), rtol=1e-4, atol=1e-4)
 
 
-def test_nnet1_parallel_component_and_copy(tmp_path: Path) -> None:
+def test_nnet1_parallel_component_copy_and_length_norm(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     branch_a = [km.Layer("<AffineTransform>", [("<Linearity>", km.rng_weights(rng, 3, 2)), ("<Bias>", km.rng_weights(rng, 3))], (3, 2)), km.Layer("<Tanh>", [], (3, 3))]
     branch_b = [km.Layer("<Splice>", [("<Offsets>", km.Ints((-1, 1)))], (8, 4)), km.Layer("<Sigmoid>", [], (8, 8))]
@@ -105,6 +105,7 @@ def test_nnet1_parallel_component_and_copy(tmp_path: Path) -> None:
         km.Layer("<Copy>", [("<Indices>", km.Ints((6, 1, 2, 3, 4, 5)))], (6, 6)),
         km.Layer("<ParallelComponent>", [], (11, 6), nested=[branch_a, branch_b]),
         km.Layer("<AffineTransform>", [("<Linearity>", km.rng_weights(rng, 4, 11)), ("<Bias>", km.rng_weights(rng, 4))], (4, 11)),
+        km.Layer("<LengthNormComponent>", [], (4, 4)),
         km.Layer("<Softmax>", [], (4, 4)),
     ]
     x = utterance(6, frames=5)
@@ -145,3 +146,12 @@ def test_ir_convert_pipeline_keeps_the_numbers(tmp_path: Path, case: str) -> Non
     convert(["--input_model", write(tmp_path, case, data), "--input_shape", f"[{FRAMES},{dim}]", "-o", str(tmp_path / "out"), "-n", "net"])
     got = run_openvino(tmp_path / "out" / "net.xml", {"input": x})["output"]
     np.testing.assert_allclose(got, reference(x), rtol=1e-3, atol=1e-3)
+
+
+def test_nnet1_splice_offsets_as_float_vector(tmp_path: Path) -> None:
+    """Early nnet1 binaries wrote Splice offsets as a float vector (FV), not integers."""
+    layers = km.nnet1_model()
+    legacy = [km.Layer(layers[0].kind, [("<Offsets>", np.array([-2, -1, 0, 1, 2], np.float32))], layers[0].dims), *layers[1:]]
+    x = utterance(5)
+    got = run(import_kaldi(write(tmp_path, "old.nnet", km.write_nnet1(legacy, True)), frames=FRAMES), {"input": x})["output"]
+    np.testing.assert_allclose(got, ref.run_nnet1(layers, x), rtol=1e-4, atol=1e-5)

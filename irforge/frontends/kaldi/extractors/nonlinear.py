@@ -110,6 +110,14 @@ def normalize(ctx: ComponentContext) -> SSAValue:
     return ctx.value(Reshape, [scaled], shape=[rows, dim])
 
 
+@kaldi_extractor("<LengthNormComponent>")
+def length_norm(ctx: ComponentContext) -> SSAValue:
+    """nnet1: each frame divided by its L2 norm (no floor, as in Kaldi)."""
+    squares = ctx.value(Reduce, [ctx.input], suffix="/sum_square", operation="sum_square", axes=[1], keep_dims=True)
+    inverse = ctx.value(Power, [squares], suffix="/rsqrt", power=-0.5)
+    return ctx.value(Eltwise, [ctx.input, inverse], operation="mul")
+
+
 @kaldi_extractor("<SumGroupComponent>")
 def sum_group(ctx: ComponentContext) -> SSAValue:
     """Each output sums its group of consecutive inputs: a 0/1 matrix product, exact in f32."""
