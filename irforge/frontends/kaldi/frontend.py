@@ -26,8 +26,12 @@ def import_from_args(args: argparse.Namespace) -> Model:
         shapes = dict(zip(names, args.input_shape))
     if getattr(args, "batch", None) is not None:
         raise IrforgeError("--batch does not apply to a Kaldi model", fix="give the utterance's frames with --input_shape [T,D]", code="E504")
-    counts = read_counts(args.counts) if getattr(args, "counts", None) else None
-    return import_kaldi(args.input_model, input_shapes=shapes, counts=counts, remove_output_softmax=bool(getattr(args, "remove_output_softmax", False)))
+    counts_file = getattr(args, "counts", None)
+    counts = read_counts(counts_file) if counts_file else None
+    return import_kaldi(
+        args.input_model, input_shapes=shapes, counts=counts, counts_from_model=counts_file == "",
+        remove_output_softmax=bool(getattr(args, "remove_output_softmax", False)),
+    )
 
 
 def _sniff(head: bytes) -> bool:
@@ -37,7 +41,7 @@ def _sniff(head: bytes) -> bool:
 
 
 def _add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--counts", metavar="FILE", help="Kaldi: pdf counts '[ c1 c2 ... ]'; their log priors are subtracted at the output (as mo.py)")
+    group.add_argument("--counts", metavar="FILE", help="Kaldi: pdf counts '[ c1 c2 ... ]' whose log priors are subtracted at the output, as mo.py; \"\" takes the priors stored in the .mdl")
     group.add_argument("--remove_output_softmax", action="store_true", help="Kaldi: drop the softmax / log-softmax at the output")
 
 

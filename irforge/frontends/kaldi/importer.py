@@ -22,7 +22,7 @@ from irforge.dialects.nn import Concat, Gather, Slice
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder
 from irforge.frontends.kaldi.component import Component
-from irforge.frontends.kaldi.loader import KaldiModel, load_kaldi
+from irforge.frontends.kaldi.loader import KaldiModel, load_kaldi, priors_of
 from irforge.frontends.kaldi.registry import EXTRACTORS, ComponentContext
 from irforge.model import Model
 
@@ -31,16 +31,26 @@ EXTENSION_HINT = 'register an extractor with @irforge.frontends.kaldi.kaldi_extr
 
 def import_kaldi(
     path: str, frames: int | None = None, input_shapes: dict[str, list[int]] | None = None,
-    counts: np.ndarray | None = None, remove_output_softmax: bool = False,
+    counts: np.ndarray | None = None, remove_output_softmax: bool = False, counts_from_model: bool = False,
 ) -> Model:  # fmt: skip
     """The whole-utterance model of the Kaldi file `path` for utterances of `frames` frames
-    (or the [T, D] shapes of nnet3's input nodes by name)."""
+    (or the [T, D] shapes of nnet3's input nodes by name). `counts` are log priors to subtract
+    at the output; `counts_from_model` takes them from the priors a `.mdl` stores (mo's
+    `--counts ""`)."""
     from irforge.frontends.kaldi import extractors  # noqa: F401  (registers the built-in extractors)
     from irforge.frontends.kaldi.nnet3_graph import build_nnet3
-    from irforge.frontends.kaldi.postprocess import finish_output
+    from irforge.frontends.kaldi.postprocess import counts_to_log_priors, finish_output
 
     model = load_kaldi(path)
     check_supported(model)
+    if counts_from_model:
+        priors = priors_of(model)
+        if priors is None or priors.size == 0:
+            raise IrforgeError(
+                "Model file does not contain Priors tag with counts values", where=path,
+                fix="use a separate counts file: --counts FILE", code="E505",
+            )
+        counts = counts_to_log_priors(priors)
     builder = FoldingBuilder()
     if model.format == "nnet3":
         assert model.nnet3 is not None

@@ -33,6 +33,11 @@ def read_counts(path: str) -> np.ndarray:
         raise IrforgeError("Expect counts file to contain list of integers", where=path, fix="write the counts as '[ c1 c2 ... ]' (Model Optimizer FAQ #89)", code="E505") from None
     if counts.size == 0:
         raise IrforgeError("the counts file holds no counts", where=path, fix="write the counts as '[ c1 c2 ... ]' (Model Optimizer FAQ #89)", code="E505")
+    return counts_to_log_priors(counts)
+
+
+def counts_to_log_priors(counts: np.ndarray) -> np.ndarray:
+    counts = np.asarray(counts, np.float64).copy()
     cut = counts < COUNT_CUTOFF
     counts[cut] = COUNT_CUTOFF
     log_priors = np.log(counts / counts.sum())
@@ -56,7 +61,9 @@ def finish_output(builder: FoldingBuilder, output: SSAValue, counts: np.ndarray 
         return output
     if counts.shape[0] != dim_of(output):
         raise IrforgeError(f"the counts file has {counts.shape[0]} counts for {dim_of(output)} outputs", where=path, fix="pass the counts of this model's pdfs", code="E505")
-    # mo's apply_biases_to_last_layer: the priors go before a final softmax
+    # mo's apply_biases_to_last_layer: the priors go before a final softmax (after a log-softmax)
+    if softmax is not None and softmax.log is not None and softmax.log.value.data:
+        softmax = None
     target = softmax.operands[0] if softmax is not None else output
     shifted = builder.add(Eltwise, [target, builder.constant((-counts).astype(np.float32), "sub_counts/priors")], name="sub_counts", operation="sum")[0]
     if softmax is None:

@@ -13,6 +13,7 @@ import pytest
 import irforge
 from irforge.backends.ir_xml import write_ir_xml
 from irforge.backends.reference import run
+from irforge.errors import IrforgeError
 from irforge.frontends.kaldi import import_kaldi
 from irforge.frontends.kaldi.postprocess import read_counts
 from irforge.testing import kaldi_models as km
@@ -155,3 +156,25 @@ def test_nnet1_splice_offsets_as_float_vector(tmp_path: Path) -> None:
     x = utterance(5)
     got = run(import_kaldi(write(tmp_path, "old.nnet", km.write_nnet1(legacy, True)), frames=FRAMES), {"input": x})["output"]
     np.testing.assert_allclose(got, ref.run_nnet1(layers, x), rtol=1e-4, atol=1e-5)
+
+
+def test_counts_from_the_models_priors(tmp_path: Path) -> None:
+    """mo's `--counts ""`: the priors stored in the .mdl; after a final log-softmax (mo moves
+    them only before a plain SoftMax), before a final softmax."""
+    from irforge.tools.ir_convert import convert
+
+    spec = km.tdnn_model()
+    x = utterance(4)
+    path = write(tmp_path, "tdnn.mdl", km.write_nnet3(spec, True, mdl=True))
+    convert(["--input_model", path, "--input_shape", f"[{FRAMES},4]", "--counts", "", "-o", str(tmp_path / "out"), "-n", "net"])
+    got = run_openvino(tmp_path / "out" / "net.xml", {"input": x})["output"]
+    assert spec.priors is not None
+    np.testing.assert_allclose(got, ref.run_nnet3(spec, x) - np.log(spec.priors / spec.priors.sum()), rtol=1e-3, atol=1e-3)
+
+    layers, priors = km.nnet2_model()
+    x2 = utterance(6)
+    model = import_kaldi(write(tmp_path, "p.mdl", km.write_nnet2(layers, priors, False)), frames=FRAMES, counts_from_model=True)
+    logits = ref.run_nnet2(layers[:-1], x2)
+    np.testing.assert_allclose(run(model, {"input": x2})["output"], ref.softmax(logits - np.log(priors / priors.sum())), rtol=1e-4, atol=1e-5)
+    with pytest.raises(IrforgeError, match="does not contain Priors"):
+        import_kaldi(write(tmp_path, "n.raw", km.write_nnet3(spec, True)), frames=FRAMES, counts_from_model=True)
