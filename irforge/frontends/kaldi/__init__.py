@@ -8,6 +8,7 @@ extractor) and `extractors/`, then `importer.py` / `nnet3_graph.py` (the graph) 
 `postprocess.py` (--counts, --remove_output_softmax); `frontend.py` is the frontend table's entry.
 """
 
+from irforge.frontends.kaldi import extractors  # noqa: F401  (built-ins first: extensions replace them)
 from irforge.frontends.kaldi.importer import import_kaldi
 from irforge.frontends.kaldi.registry import kaldi_extractor
 

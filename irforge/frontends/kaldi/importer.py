@@ -37,7 +37,6 @@ def import_kaldi(
     (or the [T, D] shapes of nnet3's input nodes by name). `counts` are log priors to subtract
     at the output; `counts_from_model` takes them from the priors a `.mdl` stores (mo's
     `--counts ""`)."""
-    from irforge.frontends.kaldi import extractors  # noqa: F401  (registers the built-in extractors)
     from irforge.frontends.kaldi.nnet3_graph import build_nnet3
     from irforge.frontends.kaldi.postprocess import counts_to_log_priors, finish_output
 
