@@ -7,3 +7,4 @@ from irforge.frontends.mxnet import frontend as _mxnet  # noqa: F401
 from irforge.frontends.onnx import frontend as _onnx  # noqa: F401
 from irforge.frontends.tf import frontend as _tf  # noqa: F401
 from irforge.frontends import mlir_frontend as _mlir  # noqa: F401
+from irforge.frontends.kaldi import frontend as _kaldi  # noqa: F401

@@ -1,0 +1,144 @@
+"""Kaldi's components in numpy, frame by frame: the reference the importer is checked against.
+
+Models are evaluated per output frame the way Kaldi defines them: a node at frames `times`
+reads its inputs at `times + offset`, the utterance's frames clamped to [0, T-1] (nnet2,
+nnet3: the input padded by edge frames; nnet1: each Splice clamps its own input)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from irforge.testing.kaldi_models import Layer, Nnet3Spec
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def apply(layer: Layer, x: np.ndarray) -> np.ndarray:
+    """One frame-local component on rows of frames (float64)."""
+    kind, get = layer.kind, layer.get
+    if kind == "<AffineTransform>":
+        return x @ np.asarray(get("<Linearity>"), np.float64).T + get("<Bias>")
+    if kind in ("<FixedAffineComponent>", "<AffineComponent>", "<AffineComponentPreconditionedOnline>", "<NaturalGradientAffineComponent>"):
+        return x @ np.asarray(get("<LinearParams>"), np.float64).T + get("<BiasParams>")
+    if kind == "<AddShift>":
+        return x + get("<Shift>")
+    if kind == "<Rescale>":
+        return x * get("<Scale>")
+    if kind in ("<Sigmoid>", "<SigmoidComponent>"):
+        return 1 / (1 + np.exp(-x))
+    if kind in ("<Tanh>", "<TanhComponent>"):
+        return np.tanh(x)
+    if kind == "<RectifiedLinearComponent>":
+        return np.maximum(x, 0)
+    if kind in ("<Softmax>", "<SoftmaxComponent>"):
+        return softmax(x)
+    if kind == "<LogSoftmaxComponent>":
+        return np.log(softmax(x))
+    if kind == "<PnormComponent>":
+        p, groups = float(get("<P>")), int(get("<OutputDim>"))
+        g = np.abs(x.reshape(len(x), groups, -1))
+        return (g**p).sum(axis=2) ** (1 / p)
+    if kind == "<NormalizeComponent>":
+        return x / np.sqrt(np.maximum((x * x).mean(axis=1, keepdims=True), 2.0**-66))
+    if kind == "<LengthNormComponent>":
+        return x / np.sqrt((x * x).sum(axis=1, keepdims=True))
+    if kind in ("<NoOpComponent>", "<GeneralDropoutComponent>"):
+        return x
+    if kind == "<BatchNormComponent>":
+        dim, block = int(get("<Dim>")), int(get("<BlockDim>"))
+        mean, var = get("<StatsMean>"), get("<StatsVar>")
+        blocks = x.reshape(len(x), dim // block, block)
+        return ((blocks - mean) * float(get("<TargetRms>")) / np.sqrt(var + float(get("<Epsilon>")))).reshape(len(x), dim)
+    raise NotImplementedError(kind)
+
+
+def splice(x: np.ndarray, offsets: tuple[int, ...]) -> np.ndarray:
+    """nnet1's Splice: each frame with its neighbours, indices clamped to the utterance."""
+    t = np.arange(len(x))
+    return np.concatenate([x[np.clip(t + o, 0, len(x) - 1)] for o in offsets], axis=1)
+
+
+def run_nnet1(layers: list[Layer], x: np.ndarray) -> np.ndarray:
+    y = x.astype(np.float64)
+    for layer in layers:
+        if layer.kind == "<Splice>":
+            y = splice(y, layer.get("<Offsets>").values)  # type: ignore[attr-defined]
+        elif layer.kind == "<ParallelComponent>":
+            parts, start = [], 0
+            for nested in layer.nested:
+                width = nested[0].dims[1]
+                parts.append(run_nnet1(nested, y[:, start : start + width]))
+                start += width
+            y = np.concatenate(parts, axis=1)
+        elif layer.kind == "<Copy>":
+            y = y[:, np.asarray(layer.get("<Indices>").values) - 1]  # type: ignore[attr-defined]
+        else:
+            y = apply(layer, y)
+    return y
+
+
+def run_nnet2(layers: list[Layer], x: np.ndarray) -> np.ndarray:
+    """Per output frame: layer k at frames `times` reads layer k-1 at times + context."""
+
+    def at(k: int, times: np.ndarray) -> np.ndarray:
+        if k < 0:
+            return x[np.clip(times, 0, len(x) - 1)].astype(np.float64)
+        layer = layers[k]
+        if layer.kind == "<SpliceComponent>":
+            return np.concatenate([at(k - 1, times + c) for c in layer.get("<Context>").values], axis=1)  # type: ignore[attr-defined]
+        return apply(layer, at(k - 1, times))
+
+    return at(len(layers) - 1, np.arange(len(x)))
+
+
+def run_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
+    """Per output frame, following the config lines' descriptors (Append and Offset)."""
+    nodes = {}
+    for line in spec.config:
+        kind, rest = line.split(None, 1)
+        options = {k: v for k, v in re.findall(r"([\w-]+)=((?:(?:Append|Sum)\(.*\))|\S+)", rest)}
+        nodes[options["name"]] = (kind, options)
+    components = {c.name: c for c in spec.components}
+
+    def desc(text: str, times: np.ndarray) -> np.ndarray:
+        text = text.strip()
+        if text.startswith("Append("):
+            return np.concatenate([desc(part, times) for part in split_args(text[7:-1])], axis=1)
+        if text.startswith("Sum("):
+            return sum(desc(part, times) for part in split_args(text[4:-1]))  # type: ignore[return-value]
+        if text.startswith("Scale("):
+            scale, inner = split_args(text[6:-1])
+            return float(scale) * desc(inner, times)
+        if text.startswith("Offset("):
+            inner, offset = split_args(text[7:-1])
+            return desc(inner, times + int(offset))
+        return node(text, times)
+
+    def node(name: str, times: np.ndarray) -> np.ndarray:
+        kind, options = nodes[name]
+        if kind == "input-node":
+            return x[np.clip(times, 0, len(x) - 1)].astype(np.float64)
+        component = components[options["component"]]
+        if component.kind == "<TdnnComponent>":  # reads its input at its own time offsets
+            offsets = component.get("<TimeOffsets>").values  # type: ignore[attr-defined]
+            spliced = np.concatenate([desc(options["input"], times + o) for o in offsets], axis=1)
+            bias = np.asarray(component.get("<BiasParams>"))
+            return spliced @ np.asarray(component.get("<LinearParams>"), np.float64).T + (bias if bias.size else 0)
+        return apply(component, desc(options["input"], times))
+
+    return desc(nodes["output"][1]["input"], np.arange(len(x)))
+
+
+def split_args(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
