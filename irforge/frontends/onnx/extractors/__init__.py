@@ -4,6 +4,7 @@ from irforge.frontends.onnx.extractors import (
     activation,
     conv,
     elementwise,
+    indexing,
     linear,
     normalization,
     reduce,
@@ -11,4 +12,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, conv, elementwise, linear, normalization, reduce, resample, shape)
+FAMILIES = (activation, conv, elementwise, indexing, linear, normalization, reduce, resample, shape)
