@@ -31,7 +31,8 @@ def same_dims(op: NNOp, a: tuple[int, ...], b: tuple[int, ...], what: str) -> No
 @irdl_op_definition
 class GatherElements(NNOp):
     """out[i][j][k] = data[indices[i][j][k]][j][k] along `axis` (here 0): the output has the
-    indices' shape; data and indices have the same rank."""
+    indices' shape; data and indices have the same rank and the same dims but along `axis`
+    (as OpenVINO's GatherElements; the ONNX importer slices a larger data first)."""
 
     name = "nn.gather_elements"
     data = operand_def(TensorType)
@@ -44,7 +45,8 @@ class GatherElements(NNOp):
         check_indices(self, 1)
         if len(data) != len(indices):
             raise self.error(f"data {list(data)} and indices {list(indices)} must have the same rank")
-        normalize_axis(self, self.int_prop("axis"), len(data))
+        axis = normalize_axis(self, self.int_prop("axis"), len(data))
+        same_dims(self, data[:axis] + data[axis + 1 :], indices[:axis] + indices[axis + 1 :], f"dims other than axis {axis}")
         return [tensor(indices, self.operand_type(0).element_type)]
 
 

@@ -40,7 +40,10 @@ def checked(op, indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:  # t
 @kernel(GatherElements)
 def gather_elements(op: GatherElements, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
     axis = op.int_prop("axis") % data.ndim
-    return np.take_along_axis(data, checked(op, indices, data.shape[axis]), axis=axis)
+    # the indices' other dims may be smaller than data's: index with a full coordinate grid
+    coords = list(np.indices(indices.shape, sparse=True))
+    coords[axis] = checked(op, indices, data.shape[axis])
+    return data[tuple(coords)]
 
 
 def nd_rows(op, data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np.ndarray, tuple[int, ...]]:  # type: ignore[no-untyped-def]
@@ -76,7 +79,7 @@ def scatter_nd(op: ScatterND, data: np.ndarray, indices: np.ndarray, updates: np
 def scatter_elements(op: ScatterElements, data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
     axis = op.int_prop("axis") % data.ndim
     idx = checked(op, indices, data.shape[axis])
-    coords = list(np.indices(idx.shape, sparse=False))
+    coords = list(np.indices(idx.shape, sparse=True))
     coords[axis] = idx
     out = data.copy()
     reduction = op.str_prop("reduction")

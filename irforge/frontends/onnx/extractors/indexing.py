@@ -8,7 +8,7 @@ import numpy as np
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import MVN, Convert, Eltwise, Reshape, Select
+from irforge.dialects.nn import MVN, Convert, Eltwise, Reshape, Select, Slice
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import (
     CumSum,
@@ -36,7 +36,15 @@ def reduction(ctx: NodeContext) -> str:
 
 @onnx_extractor("GatherElements")
 def gather_elements(ctx: NodeContext) -> SSAValue:
-    return ctx.value(GatherElements, [ctx.input(0), ctx.input(1)], axis=int(ctx.attr("axis", 0)))
+    """ONNX lets the indices be smaller than data in the other dims; OpenVINO wants them
+    equal, so data is sliced to the indices' dims first."""
+    data, axis = ctx.input(0), int(ctx.attr("axis", 0))
+    shape, indices = ctx.input_shape(0), ctx.input_shape(1)
+    if len(shape) == len(indices):
+        cut = [a for a, (d, i) in enumerate(zip(shape, indices)) if a != axis % len(shape) and d != i and DYN not in (d, i)]
+        if cut:
+            data = ctx.value(Slice, [data], suffix="/data", axes=cut, begins=[0] * len(cut), ends=[indices[a] for a in cut])
+    return ctx.value(GatherElements, [data, ctx.input(1)], axis=axis)
 
 
 @onnx_extractor("GatherND")
