@@ -43,6 +43,16 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     yield case(nn.IsNaN, [SPECIAL], id="is_nan")
     yield case(nn.IsInf, [SPECIAL], id="is_inf")
     yield case(nn.IsInf, [SPECIAL], detect_negative=False, id="is_inf-positive")
+    feature = rand(2, 3, 8, 10, seed=66)
+    rois = np.array([[1.0, 1.5, 6.0, 5.0], [0.0, 0.0, 9.0, 7.0], [3.2, 2.1, 3.9, 2.8]], np.float32)
+    batch = np.array([0, 1, 1], np.int64)
+    yield case(nn.ROIAlign, [feature, rois, batch], pooled_h=2, pooled_w=3, sampling_ratio=2, spatial_scale=1.0, id="roi_align")
+    yield case(nn.ROIAlign, [feature, rois * 2, batch], pooled_h=3, pooled_w=2, spatial_scale=0.5, aligned_mode="asymmetric", id="roi_align-adaptive-asymmetric")
+    centres = rand(2, 6, 2, seed=67, low=0.0, high=4.0)
+    boxes = np.concatenate([centres, centres + rand(2, 6, 2, seed=68, low=0.5, high=2.0)], axis=2)
+    scores = rand(2, 2, 6, seed=69, low=0.0, high=1.0)
+    yield case(nn.NonMaxSuppression, [boxes, scores], max_output_boxes_per_class=3, iou_threshold=0.3, score_threshold=0.1, id="non_max_suppression")
+    yield case(nn.NonMaxSuppression, [boxes, scores], max_output_boxes_per_class=10, iou_threshold=0.5, center_point_box=True, id="non_max_suppression-center")
 
 
 INDEXING_CASES = list(indexing_cases())
@@ -60,7 +70,7 @@ def test_indexing_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, 
 
 
 def test_every_indexing_op_is_run_here():
-    from irforge.dialects.nn import indexing
+    from irforge.dialects.nn import boxes, indexing
 
-    ops = {op for op in nn.OPS if op.__module__ == indexing.__name__}
+    ops = {op for op in nn.OPS if op.__module__ in (indexing.__name__, boxes.__name__)}
     assert ops - {p.values[0] for p in INDEXING_CASES} == set()

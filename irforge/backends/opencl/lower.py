@@ -260,5 +260,7 @@ CPU_ONLY_REASONS = {
     "nn.range": "output size known only at run time",
     "nn.is_nan": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.is_inf": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.roi_align": "per-box pooling of detection post-processing",
+    "nn.non_max_suppression": "sequential non-maximum suppression; output size known only at run time",
 }
 _register_cpu_only()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import SSAValue
 
+from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.elementwise import Convert
 from irforge.dialects.nn.indexing import (
     CumSum,
@@ -116,3 +117,35 @@ def is_nan(ctx: LayerContext) -> SSAValue:
 @ir_layer_reader("IsInf")
 def is_inf(ctx: LayerContext) -> SSAValue:
     return ctx.value(IsInf, [ctx.input(0)], detect_negative=ctx.bool("detect_negative", "true"), detect_positive=ctx.bool("detect_positive", "true"))
+
+
+@ir_layer_reader("ROIAlign")
+def roi_align(ctx: LayerContext) -> SSAValue:
+    mode, aligned = ctx.attr("mode", "avg"), ctx.attr("aligned_mode", "asymmetric")
+    if mode != "avg" or aligned not in ("asymmetric", "half_pixel_for_nn"):
+        raise ctx.fail(f"ROIAlign mode '{mode}' with aligned_mode '{aligned}' is not supported", fix="nn.roi_align averages (avg) with asymmetric or half_pixel_for_nn alignment")
+    aligned = "half_pixel" if aligned == "half_pixel_for_nn" else aligned
+    return ctx.value(
+        ROIAlign, [ctx.input(i) for i in range(3)], pooled_h=ctx.int("pooled_h"), pooled_w=ctx.int("pooled_w"),
+        sampling_ratio=ctx.int("sampling_ratio"), spatial_scale=ctx.float("spatial_scale"), aligned_mode=aligned,
+    )  # fmt: skip
+
+
+@ir_layer_reader("NonMaxSuppression")
+def non_max_suppression(ctx: LayerContext) -> Sequence[SSAValue | None]:
+    if ctx.output_used(1) or ctx.output_used(2):
+        raise ctx.fail("NonMaxSuppression's selected_scores and valid_outputs are not supported", fix="nn.non_max_suppression gives the selected indices only")
+    if ctx.bool("sort_result_descending", "true"):
+        raise ctx.fail("sort_result_descending=true is not supported", fix="nn.non_max_suppression orders by image, class and score")
+    if ctx.num_inputs > 5 and ctx.scalar(5, "soft_nms_sigma") != 0.0:
+        raise ctx.fail("soft NMS (soft_nms_sigma != 0) is not supported")
+    found = ctx.value(
+        NonMaxSuppression, [ctx.input(0), ctx.input(1)],
+        max_output_boxes_per_class=int(ctx.scalar(2, "max_output_boxes_per_class")) if ctx.num_inputs > 2 else 0,
+        iou_threshold=ctx.scalar(3, "iou_threshold") if ctx.num_inputs > 3 else 0.0,
+        score_threshold=ctx.scalar(4, "score_threshold") if ctx.num_inputs > 4 else float("-inf"),
+        center_point_box=ctx.attr("box_encoding", "corner") == "center",
+    )  # fmt: skip
+    if ctx.attr("output_type", "i64") == "i32":
+        found = ctx.value(Convert, [found], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
+    return [found, None, None]

@@ -40,3 +40,10 @@ func.func @range_not_scalar(%s: tensor<2xi64>, %l: tensor<i64>, %d: tensor<i64>)
   func.return %r : tensor<?xi64>
 }
 // CHECK: nn.range: start, limit and delta must be scalars
+
+// -----
+func.func @roi_align_rois(%x: tensor<2x3x8x8xf32>, %r: tensor<5x5xf32>, %b: tensor<5xi64>) -> tensor<5x3x2x2xf32> {
+  %a = nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<5x5xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
+  func.return %a : tensor<5x3x2x2xf32>
+}
+// CHECK: nn.roi_align: rois must be [R, 4] (x1, y1, x2, y2), got shape [5, 5]

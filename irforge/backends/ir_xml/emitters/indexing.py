@@ -1,13 +1,14 @@
 """Emitters of the indexing family, each one opset layer: GatherElements-6, GatherND-8,
 ScatterNDUpdate-4/-15, ScatterElementsUpdate-12, OneHot-16, NonZero-3, TopK-11, CumSum-3,
-Range-4, IsNaN-10 and IsInf-10. Dims known only at run time are written as -1."""
+Range-4, IsNaN-10 and IsInf-10; the box ops ROIAlign-9 and NonMaxSuppression-9. Dims known only at run time are written as -1."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
-from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool
+from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool, fmt_float
+from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.indexing import (
     CumSum,
     GatherElements,
@@ -103,3 +104,30 @@ def is_nan(ctx: EmitContext, op: IsNaN, inputs: list[Port]) -> list[Port]:
 def is_inf(ctx: EmitContext, op: IsInf, inputs: list[Port]) -> list[Port]:
     data = {"detect_negative": fmt_bool(op.bool_prop("detect_negative")), "detect_positive": fmt_bool(op.bool_prop("detect_positive"))}
     return [ctx.single("IsInf", inputs, out_type(op), name=ctx.name(op), data=data, version="opset10")]
+
+
+@ir_xml_emitter(ROIAlign)
+def roi_align(ctx: EmitContext, op: ROIAlign, inputs: list[Port]) -> list[Port]:
+    data = {
+        "pooled_h": str(op.int_prop("pooled_h")), "pooled_w": str(op.int_prop("pooled_w")),
+        "sampling_ratio": str(op.int_prop("sampling_ratio")), "spatial_scale": fmt_float(op.float_prop("spatial_scale")),
+        # OpenVINO's half_pixel_for_nn is ONNX's half_pixel (as its ONNX frontend maps it)
+        "mode": "avg", "aligned_mode": "half_pixel_for_nn" if op.str_prop("aligned_mode") == "half_pixel" else "asymmetric",
+    }  # fmt: skip
+    return [ctx.single("ROIAlign", inputs, out_type(op), name=ctx.name(op), data=data, version="opset9")]
+
+
+@ir_xml_emitter(NonMaxSuppression)
+def non_max_suppression(ctx: EmitContext, op: NonMaxSuppression, inputs: list[Port]) -> list[Port]:
+    """NonMaxSuppression-9 without sorting across images (ONNX's order: image, class, score);
+    its selected_scores and valid_outputs ports are left unread."""
+    limits = [
+        ctx.const(np.array(op.int_prop("max_output_boxes_per_class"), np.int64), ctx.name(op, "max_boxes")),
+        ctx.const(np.array(op.float_prop("iou_threshold"), np.float32), ctx.name(op, "iou_threshold")),
+        ctx.const(np.array(op.float_prop("score_threshold"), np.float32), ctx.name(op, "score_threshold")),
+        ctx.const(np.array(0.0, np.float32), ctx.name(op, "soft_nms_sigma")),
+    ]
+    data = {"box_encoding": "center" if op.bool_prop("center_point_box") else "corner", "sort_result_descending": "false", "output_type": "i64"}
+    indices = out_type(op)
+    outputs = [indices, PortType(np.dtype(np.float32), (-1, 3)), PortType(np.dtype(np.int64), (1,))]
+    return ctx.layer("NonMaxSuppression", [*inputs, *limits], outputs, name=ctx.name(op), data=data, version="opset9")[:1]

@@ -10,6 +10,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import MVN, Convert, Eltwise, Reshape, Select, Slice
 from irforge.dialects.nn.base import DYN
+from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.indexing import (
     CumSum,
     GatherElements,
@@ -148,3 +149,35 @@ def group_normalization(ctx: NodeContext) -> SSAValue:
     per_channel = (channels,) + (1,) * (len(shape) - 2)
     y = ctx.value(Eltwise, [y, ctx.constant(scale.reshape(per_channel), "/scale")], suffix="/mul", operation="mul")
     return ctx.value(Eltwise, [y, ctx.constant(bias.reshape(per_channel), "/bias")], operation="sum")
+
+
+@onnx_extractor("RoiAlign")
+def roi_align(ctx: NodeContext) -> SSAValue:
+    if ctx.attr("mode", "avg") != "avg":
+        raise ctx.fail(f"attribute mode='{ctx.attr('mode')}' is not supported", fix="nn.roi_align averages its samples (mode='avg')")
+    default = "half_pixel" if ctx.opset >= 16 else "output_half_pixel"
+    transform = ctx.attr("coordinate_transformation_mode", default)
+    if transform not in ("half_pixel", "output_half_pixel"):
+        raise ctx.fail(f"attribute coordinate_transformation_mode='{transform}' is not supported")
+    return ctx.value(
+        ROIAlign, [ctx.input(0), ctx.input(1), ctx.input(2)],
+        pooled_h=int(ctx.attr("output_height", 1)), pooled_w=int(ctx.attr("output_width", 1)),
+        spatial_scale=float(ctx.attr("spatial_scale", 1.0)), sampling_ratio=int(ctx.attr("sampling_ratio", 0)),
+        aligned_mode="half_pixel" if transform == "half_pixel" else "asymmetric",
+    )  # fmt: skip
+
+
+@onnx_extractor("NonMaxSuppression")
+def non_max_suppression(ctx: NodeContext) -> SSAValue:
+    """The limits must be constants: they are properties (OpenVINO takes them as inputs, which
+    irforge writes as Consts)."""
+
+    def scalar(index: int, what: str, default: float) -> float:
+        return float(ctx.required_constant(index, what).reshape(-1)[0]) if ctx.has_input(index) else default
+
+    return ctx.value(
+        NonMaxSuppression, [ctx.input(0), ctx.input(1)],
+        max_output_boxes_per_class=int(scalar(2, "max_output_boxes_per_class", 0)),
+        iou_threshold=scalar(3, "iou_threshold", 0.0), score_threshold=scalar(4, "score_threshold", float("-inf")),
+        center_point_box=bool(ctx.attr("center_point_box", 0)),
+    )  # fmt: skip
