@@ -17,3 +17,13 @@ def test_top_k_is_refused_by_name():
 def test_non_zero_is_refused_for_its_dynamic_size():
     with pytest.raises(IrforgeError, match="needs static shapes, 'nn.non_zero'"):
         compile_model(one_op_model(nn.NonZero, [rand(3, 4)]))
+
+
+def test_is_nan_runs_on_cpu_like_the_reference():
+    import numpy as np
+
+    from irforge.backends.reference import run
+
+    x = np.array([[1.0, np.nan, -np.inf], [np.inf, 0.0, np.nan]], np.float32)
+    model = one_op_model(nn.IsNaN, [x])
+    np.testing.assert_array_equal(compile_model(model)({"x0": x})["y0"], run(model, {"x0": x})["y0"])
