@@ -28,9 +28,15 @@ from irforge.dialects.nn.indexing import (
     ScatterND,
     TopK,
 )
+from irforge.errors import IrforgeError
 from irforge.frontends.ir_xml import readers_shape
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 from irforge.weights.dtypes import to_xdsl
+
+def refuse(ctx: LayerContext, message: str, fix: str | None = None) -> IrforgeError:
+    """E680: an attribute value or output of an indexing or box layer nn has no form for."""
+    return IrforgeError(message, where=ctx.layer.label, fix=fix, code="E680")
+
 
 REDUCTIONS = {"none": "none", "sum": "add", "prod": "mul", "max": "max", "min": "min"}
 
@@ -38,7 +44,7 @@ REDUCTIONS = {"none": "none", "sum": "add", "prod": "mul", "max": "max", "min": 
 def reduction(ctx: LayerContext) -> str:
     value = ctx.attr("reduction", "none")
     if value not in REDUCTIONS:
-        raise ctx.fail(f"attribute reduction='{value}' is not supported", fix="nn scatters take none, sum, prod, max or min")
+        raise refuse(ctx, f"attribute reduction='{value}' is not supported", fix="nn scatters take none, sum, prod, max or min")
     return REDUCTIONS[value]
 
 
@@ -50,7 +56,7 @@ def gather_elements(ctx: LayerContext) -> SSAValue:
 @ir_layer_reader("GatherND")
 def gather_nd(ctx: LayerContext) -> SSAValue:
     if ctx.layer.version == "opset5" and ctx.int("batch_dims", "0") > 0:
-        raise ctx.fail("GatherND-5 with batch_dims > 0 flattens the batch dims, which nn.gather_nd does not", fix="use GatherND-8")
+        raise refuse(ctx, "GatherND-5 with batch_dims > 0 flattens the batch dims, which nn.gather_nd does not", fix="use GatherND-8")
     return ctx.value(GatherND, [ctx.input(0), ctx.input(1)], batch_dims=ctx.int("batch_dims", "0"))
 
 
@@ -63,7 +69,7 @@ def scatter_nd(ctx: LayerContext) -> SSAValue:
 def scatter_elements(ctx: LayerContext) -> SSAValue:
     found = reduction(ctx)
     if found != "none" and not ctx.bool("use_init_val", "true"):
-        raise ctx.fail("use_init_val=false is not supported", fix="nn.scatter_elements combines updates with the data's values")
+        raise refuse(ctx, "use_init_val=false is not supported", fix="nn.scatter_elements combines updates with the data's values")
     axis = int(ctx.scalar(3, "axis"))
     return ctx.value(ScatterElements, [ctx.input(i) for i in range(3)], axis=axis, reduction=found)
 
@@ -71,7 +77,7 @@ def scatter_elements(ctx: LayerContext) -> SSAValue:
 @ir_layer_reader("OneHot")
 def one_hot(ctx: LayerContext) -> SSAValue:
     if ctx.attr("negative_indices_mode", "ignore_negative") != "normalize":
-        raise ctx.fail("OneHot ignoring negative indices is not supported", fix="nn.one_hot counts negative indices from the end (negative_indices_mode=normalize)")
+        raise refuse(ctx, "OneHot ignoring negative indices is not supported", fix="nn.one_hot counts negative indices from the end (negative_indices_mode=normalize)")
     depth = int(ctx.scalar(1, "depth"))
     return ctx.value(OneHot, [ctx.input(0), ctx.input(2), ctx.input(3)], depth=depth, axis=ctx.int("axis"))
 
@@ -123,7 +129,7 @@ def is_inf(ctx: LayerContext) -> SSAValue:
 def roi_align(ctx: LayerContext) -> SSAValue:
     mode, aligned = ctx.attr("mode", "avg"), ctx.attr("aligned_mode", "asymmetric")
     if mode != "avg" or aligned not in ("asymmetric", "half_pixel_for_nn"):
-        raise ctx.fail(f"ROIAlign mode '{mode}' with aligned_mode '{aligned}' is not supported", fix="nn.roi_align averages (avg) with asymmetric or half_pixel_for_nn alignment")
+        raise refuse(ctx, f"ROIAlign mode '{mode}' with aligned_mode '{aligned}' is not supported", fix="nn.roi_align averages (avg) with asymmetric or half_pixel_for_nn alignment")
     aligned = "half_pixel" if aligned == "half_pixel_for_nn" else aligned
     return ctx.value(
         ROIAlign, [ctx.input(i) for i in range(3)], pooled_h=ctx.int("pooled_h"), pooled_w=ctx.int("pooled_w"),
@@ -134,11 +140,11 @@ def roi_align(ctx: LayerContext) -> SSAValue:
 @ir_layer_reader("NonMaxSuppression")
 def non_max_suppression(ctx: LayerContext) -> Sequence[SSAValue | None]:
     if ctx.output_used(1) or ctx.output_used(2):
-        raise ctx.fail("NonMaxSuppression's selected_scores and valid_outputs are not supported", fix="nn.non_max_suppression gives the selected indices only")
+        raise refuse(ctx, "NonMaxSuppression's selected_scores and valid_outputs are not supported", fix="nn.non_max_suppression gives the selected indices only")
     if ctx.bool("sort_result_descending", "true"):
-        raise ctx.fail("sort_result_descending=true is not supported", fix="nn.non_max_suppression orders by image, class and score")
+        raise refuse(ctx, "sort_result_descending=true is not supported", fix="nn.non_max_suppression orders by image, class and score")
     if ctx.num_inputs > 5 and ctx.scalar(5, "soft_nms_sigma") != 0.0:
-        raise ctx.fail("soft NMS (soft_nms_sigma != 0) is not supported")
+        raise refuse(ctx, "soft NMS (soft_nms_sigma != 0) is not supported")
     found = ctx.value(
         NonMaxSuppression, [ctx.input(0), ctx.input(1)],
         max_output_boxes_per_class=int(ctx.scalar(2, "max_output_boxes_per_class")) if ctx.num_inputs > 2 else 0,

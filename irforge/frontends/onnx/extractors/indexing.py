@@ -24,14 +24,21 @@ from irforge.dialects.nn.indexing import (
     ScatterND,
     TopK,
 )
+from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
+
+
+def refuse(ctx: NodeContext, message: str, code: str, fix: str | None = None) -> IrforgeError:
+    """A one-line error naming the node, with its code (E180: an attribute value irforge does
+    not support; E181: dims that must be known are not)."""
+    return IrforgeError(message, where=ctx.where, fix=fix, code=code)
 
 
 def reduction(ctx: NodeContext) -> str:
     value = ctx.attr("reduction", "none")
     if value not in ("none", "add", "mul", "max", "min"):
-        raise ctx.fail(f"attribute reduction='{value}' is not supported", fix="use none, add, mul, max or min")
+        raise refuse(ctx, f"attribute reduction='{value}' is not supported", "E180", fix="use none, add, mul, max or min")
     return value
 
 
@@ -85,7 +92,11 @@ def top_k(ctx: NodeContext) -> list[SSAValue]:
     if ctx.opset < 10:
         k = int(ctx.attr("k"))
     else:
-        k = int(ctx.required_constant(1, "TopK's k (a k computed at run time is not supported)").reshape(-1)[0])
+        try:
+            k = int(ctx.required_constant(1, "TopK's k (a k computed at run time is not supported)").reshape(-1)[0])
+        except NotConstantError as error:
+            error.code = "E182"
+            raise
     largest, ordered = int(ctx.attr("largest", 1)), int(ctx.attr("sorted", 1))
     return ctx.add(
         TopK, [ctx.input(0)], num_results=2, k=k, axis=int(ctx.attr("axis", -1)),
@@ -122,7 +133,7 @@ def trilu(ctx: NodeContext) -> SSAValue:
     two dims: a Select of x and 0 by a constant mask, which needs those two dims known."""
     shape = ctx.input_shape(0)
     if len(shape) < 2 or DYN in shape[-2:]:
-        raise ctx.fail(f"Trilu needs the last two dims known, got {[d if d != DYN else '?' for d in shape]}", fix="give static input shapes")
+        raise refuse(ctx, f"Trilu needs the last two dims known, got {[d if d != DYN else '?' for d in shape]}", "E181", fix="give static input shapes")
     k = int(ctx.required_constant(1, "Trilu's k").reshape(-1)[0]) if ctx.has_input(1) else 0
     rows, cols = np.indices(shape[-2:])
     mask = cols - rows >= k if int(ctx.attr("upper", 1)) else cols - rows <= k
@@ -137,9 +148,9 @@ def group_normalization(ctx: NodeContext) -> SSAValue:
     shape = ctx.input_shape(0)
     groups, channels = int(ctx.attr("num_groups")), shape[1]
     if DYN in shape[1:] or channels % groups:
-        raise ctx.fail(f"GroupNormalization needs known dims after the batch and channels {channels} divisible by num_groups {groups}")
+        raise refuse(ctx, f"GroupNormalization needs known dims after the batch and channels {channels} divisible by num_groups {groups}", "E181", fix="give static input shapes")
     if int(ctx.attr("stash_type", 1)) != 1:
-        raise ctx.fail(f"attribute stash_type={ctx.attr('stash_type')} is not supported", fix="use stash_type=1 (float32 statistics)")
+        raise refuse(ctx, f"attribute stash_type={ctx.attr('stash_type')} is not supported", "E180", fix="use stash_type=1 (float32 statistics)")
     grouped = ctx.value(Reshape, [ctx.input(0)], suffix="/groups", shape=[0, groups, -1], special_zero=True)
     normed = ctx.value(MVN, [grouped], suffix="/mvn", axes=[2], eps=float(ctx.attr("epsilon", 1e-5)))
     y = ctx.value(Reshape, [normed], suffix="/back", shape=[0, *shape[1:]], special_zero=True)
@@ -154,11 +165,11 @@ def group_normalization(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("RoiAlign")
 def roi_align(ctx: NodeContext) -> SSAValue:
     if ctx.attr("mode", "avg") != "avg":
-        raise ctx.fail(f"attribute mode='{ctx.attr('mode')}' is not supported", fix="nn.roi_align averages its samples (mode='avg')")
+        raise refuse(ctx, f"attribute mode='{ctx.attr('mode')}' is not supported", "E180", fix="nn.roi_align averages its samples (mode='avg')")
     default = "half_pixel" if ctx.opset >= 16 else "output_half_pixel"
     transform = ctx.attr("coordinate_transformation_mode", default)
     if transform not in ("half_pixel", "output_half_pixel"):
-        raise ctx.fail(f"attribute coordinate_transformation_mode='{transform}' is not supported")
+        raise refuse(ctx, f"attribute coordinate_transformation_mode='{transform}' is not supported", "E180", fix="use half_pixel or output_half_pixel")
     return ctx.value(
         ROIAlign, [ctx.input(0), ctx.input(1), ctx.input(2)],
         pooled_h=int(ctx.attr("output_height", 1)), pooled_w=int(ctx.attr("output_width", 1)),
