@@ -12,6 +12,7 @@ from irforge.dialects import nn
 from irforge.frontends.ir_xml import read_ir_xml
 from tests.backends.ir_xml_support import assert_close
 from tests.backends.test_ir_xml_detection import MAPS, NORMALISED, PROPOSAL, ROIS, detection_inputs
+from tests.backends.test_ir_xml_indexing import INDEXING_CASES
 from tests.backends.test_ir_xml_ops import CASES as OP_CASES
 from tests.backends.test_ir_xml_ops import case
 from tests.helpers import one_op_model, rand
@@ -46,7 +47,7 @@ def detection_cases():  # type: ignore[no-untyped-def]
 
 
 DETECTION_CASES = list(detection_cases())
-CASES = [*OP_CASES, *DETECTION_CASES]
+CASES = [*OP_CASES, *DETECTION_CASES, *INDEXING_CASES]
 REWRITTEN = {
     # one op written as several layers, read back as several nn ops (then a fixed point)
     "activation-reciprocal", "deconv-same-short", "pool-avg-ceil-pads", "power", "power-scale-only",

@@ -247,5 +247,20 @@ CPU_ONLY_REASONS = {
     "nn.region_yolo": "YOLO output decoding, once on the final small feature map",
     "nn.reorg_yolo": "YOLO reorganisation, once on a small feature map",
     "nn.scaled_dot_product_attention": "fused attention has no OpenCL kernel; the CPU backend's runs it",
+    # the indexing family (issue 14): index-driven gathers and scatters run once on small
+    # tensors in the models that have them (positions, masks, detection heads)
+    "nn.gather_elements": "indexing op without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.gather_nd": "indexing op without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.scatter_nd": "sequential scatter (later updates win) without an OpenCL kernel",
+    "nn.scatter_elements": "sequential scatter (later updates win) without an OpenCL kernel",
+    "nn.one_hot": "indexing op without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.non_zero": "output size known only at run time",
+    "nn.top_k": "sorting op without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.cum_sum": "sequential scan without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.range": "output size known only at run time",
+    "nn.is_nan": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.is_inf": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.roi_align": "per-box pooling of detection post-processing",
+    "nn.non_max_suppression": "sequential non-maximum suppression; output size known only at run time",
 }
 _register_cpu_only()

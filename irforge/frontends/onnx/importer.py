@@ -4,7 +4,9 @@ Nodes are imported in topological order through the extractor table. Values know
 conversion time are tracked: an op whose operands are all constants is evaluated at once by
 its reference kernel, so shape computations (Shape -> Gather -> Concat -> Reshape) and
 weights built by ConstantOfShape fold to constants while importing, as extractors that need
-constant inputs (Reshape's shape, Slice's bounds) require.
+constant inputs (Reshape's shape, Slice's bounds) require. A node of an op without an
+extractor folds too when its inputs are all constant, through ONNX's reference implementation
+(`reference_fold.py`); the others are reported together, after the graph has been walked.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
+from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
 from irforge.model import Model
 
@@ -49,6 +52,9 @@ class GraphImporter(FoldingBuilder):
         self.used_names = {name for node in self.graph.node for name in node.input} | {
             vi.name for vi in self.graph.output
         }
+        # nodes of ops without an extractor that did not fold, and the tensors that depend on them
+        self.unsupported: dict[str, list[str]] = defaultdict(list)
+        self.unavailable: set[str] = set()
 
     # -- values ----------------------------------------------------------------------------
     def value(self, name: str) -> SSAValue:
@@ -70,7 +76,6 @@ class GraphImporter(FoldingBuilder):
 
     # -- the graph -----------------------------------------------------------------------
     def run(self) -> Model:
-        check_supported(self.graph, self.opsets)
         initializer_names = set(self._initializers)
         real_inputs = model_inputs(self.model)  # opset < 9 graphs list initializers as inputs too
         unknown = sorted(set(self.input_shapes) - set(real_inputs))
@@ -79,8 +84,17 @@ class GraphImporter(FoldingBuilder):
         for vi in self.graph.input:
             if vi.name in real_inputs:
                 self.values[vi.name] = self.builder.input(vi.name, *self._input_type(vi))
+        first_error: IrforgeError | None = None
         for node in topological_order(self.graph, set(self.values) | initializer_names):
-            self._import_node(node)
+            try:
+                self._import_node(node)
+            except IrforgeError as error:
+                # keep walking: an unsupported op further on is the error to report first
+                first_error = first_error or error
+                self.unavailable.update(node.output)
+        report_unsupported(self.unsupported)
+        if first_error is not None:
+            raise first_error
         for vi in self.graph.output:
             self.builder.output(self.value(vi.name), vi.name)
         return self.builder.finish()
@@ -104,7 +118,14 @@ class GraphImporter(FoldingBuilder):
     def _import_node(self, node: onnx.NodeProto) -> None:
         domain = node.domain if node.domain not in DEFAULT_DOMAINS else ""
         extractor = find_extractor(domain, node.op_type)
-        assert extractor is not None  # check_supported ran first
+        if any(name in self.unavailable for name in node.input):
+            if extractor is None:
+                self._record_unsupported(node, domain)
+            self.unavailable.update(node.output)
+            return
+        if extractor is None:
+            self._fold_unsupported(node, domain)
+            return
         ctx = NodeContext(self, node, self.opsets.get(domain, 1))
         produced = extractor(ctx)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
@@ -116,14 +137,31 @@ class GraphImporter(FoldingBuilder):
                 raise ctx.fail(f"output #{index} ('{name}') is not supported, and the graph reads it")
 
 
-def check_supported(graph: onnx.GraphProto, opsets: Mapping[str, int]) -> None:
-    """One error listing every op type without an extractor, with counts and first nodes."""
-    missing: dict[str, list[str]] = defaultdict(list)
-    for node in graph.node:
-        domain = node.domain if node.domain not in DEFAULT_DOMAINS else ""
-        if find_extractor(domain, node.op_type) is None:
-            key = f"{domain}::{node.op_type}" if domain else node.op_type
-            missing[key].append(node.name or (node.output[0] if node.output else "?"))
+    def _fold_unsupported(self, node: onnx.NodeProto, domain: str) -> None:
+        """Evaluate a node without an extractor if its inputs are all constant, else record it."""
+        inputs = [self.constant_value(self.value(name)) if name else None for name in node.input]
+        given = [array for name, array in zip(node.input, inputs) if name]
+        folded = None
+        if all(array is not None for array in given) and not any(
+            a.type == onnx.AttributeProto.GRAPH for a in node.attribute
+        ):
+            folded = fold_node(node, inputs, self.opsets)
+        if folded is None:
+            self._record_unsupported(node, domain)
+            self.unavailable.update(node.output)
+            return
+        for name, array in zip(node.output, folded):
+            if name:
+                self.values[name] = self.constant(array, name)
+
+    def _record_unsupported(self, node: onnx.NodeProto, domain: str) -> None:
+        key = f"{domain}::{node.op_type}" if domain else node.op_type
+        self.unsupported[key].append(node.name or (node.output[0] if node.output else "?"))
+
+
+def report_unsupported(missing: Mapping[str, list[str]]) -> None:
+    """One error listing every op type that neither has an extractor nor folded, with counts
+    and first nodes."""
     if missing:
         parts = [
             f"{op} x{len(nodes)} ({', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})"

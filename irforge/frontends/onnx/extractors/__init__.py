@@ -5,6 +5,7 @@ from irforge.frontends.onnx.extractors import (
     conv,
     einsum,
     elementwise,
+    indexing,
     linear,
     normalization,
     reduce,
@@ -12,4 +13,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, conv, einsum, elementwise, linear, normalization, reduce, resample, shape)
+FAMILIES = (activation, conv, einsum, elementwise, indexing, linear, normalization, reduce, resample, shape)

@@ -8,6 +8,7 @@ from xdsl.pattern_rewriter import RewritePattern
 def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.activations import Gelu, GeluErfc, GeluTanh, HSigmoid, HSwish, Swish
     from irforge.passes.patterns.subgraphs.attention import ScaledDotProductAttentionPattern
+    from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
     from irforge.passes.patterns.subgraphs.normalization import MeanVarianceNormalization
@@ -16,6 +17,7 @@ def builtin_replacements() -> list[RewritePattern]:
     # whose pattern is a part of HSwish's
     return [
         ScaledDotProductAttentionPattern(),
+        ExportedAttention(),
         MeanVarianceNormalization(),
         BatchNormOfMoments(),
         Gelu(),

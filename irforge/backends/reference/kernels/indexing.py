@@ -1,0 +1,151 @@
+"""Reference kernels of the indexing family: gathers, scatters, OneHot, NonZero, TopK, CumSum,
+Range, IsNaN and IsInf."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irforge.backends.reference.registry import kernel
+from irforge.dialects.nn.indexing import (
+    CumSum,
+    GatherElements,
+    GatherND,
+    IsInf,
+    IsNaN,
+    NonZero,
+    OneHot,
+    Range,
+    ScatterElements,
+    ScatterND,
+    TopK,
+)
+from irforge.errors import IrforgeError
+
+REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def checked(op, indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Indices made non-negative; any outside [-size, size) is an error naming the op."""
+    indices = np.asarray(indices, np.int64)
+    bad = (indices < -size) | (indices >= size)
+    if np.any(bad):
+        raise IrforgeError(
+            f"{op.label}: index {int(indices[bad].flat[0])} is out of range for a dim of size {int(np.broadcast_to(size, bad.shape)[bad].flat[0])}",
+            fix="check the indices the model computes",
+            code="E880",
+        )
+    return np.where(indices < 0, indices + size, indices)
+
+
+@kernel(GatherElements)
+def gather_elements(op: GatherElements, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    axis = op.int_prop("axis") % data.ndim
+    # the indices' other dims may be smaller than data's: index with a full coordinate grid
+    coords = list(np.indices(indices.shape, sparse=True))
+    coords[axis] = checked(op, indices, data.shape[axis])
+    return data[tuple(coords)]
+
+
+def nd_rows(op, data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np.ndarray, tuple[int, ...]]:  # type: ignore[no-untyped-def]
+    """Flat row numbers into data viewed as [prod(batch + indexed dims), rest...], one per index
+    tuple, and the shape of the rows."""
+    m = indices.shape[-1]
+    batch, indexed = data.shape[:batch_dims], data.shape[batch_dims : batch_dims + m]
+    idx = checked(op, indices, np.array(indexed, np.int64)) if m else indices.astype(np.int64)
+    flat = np.ravel_multi_index(tuple(np.moveaxis(idx, -1, 0)), indexed) if m else np.zeros(indices.shape[:-1], np.int64)
+    n_batch = int(np.prod(batch, dtype=np.int64))
+    offsets = (np.arange(n_batch, dtype=np.int64) * int(np.prod(indexed, dtype=np.int64))).reshape(batch + (1,) * (indices.ndim - 1 - batch_dims))
+    return flat + offsets, data.shape[batch_dims + m :]
+
+
+@kernel(GatherND)
+def gather_nd(op: GatherND, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    rows, rest = nd_rows(op, data, indices, op.int_prop("batch_dims"))
+    return data.reshape((-1, *rest))[rows]
+
+
+@kernel(ScatterND)
+def scatter_nd(op: ScatterND, data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
+    rows, rest = nd_rows(op, data, indices, 0)
+    out = data.copy().reshape((-1, *rest))
+    updates = updates.reshape((-1, *rest))
+    reduction = op.str_prop("reduction")
+    for row, update in zip(rows.reshape(-1), updates):  # in order: later updates win, as ONNX says
+        out[row] = update if reduction == "none" else REDUCE[reduction](out[row], update)
+    return out.reshape(data.shape)
+
+
+@kernel(ScatterElements)
+def scatter_elements(op: ScatterElements, data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
+    axis = op.int_prop("axis") % data.ndim
+    idx = checked(op, indices, data.shape[axis])
+    coords = list(np.indices(idx.shape, sparse=True))
+    coords[axis] = idx
+    out = data.copy()
+    reduction = op.str_prop("reduction")
+    if reduction == "none":
+        out[tuple(coords)] = updates  # numpy assigns in order, so the last duplicate wins
+    else:
+        REDUCE[reduction].at(out, tuple(coords), updates)
+    return out
+
+
+@kernel(OneHot)
+def one_hot(op: OneHot, indices: np.ndarray, on: np.ndarray, off: np.ndarray) -> np.ndarray:
+    depth = op.int_prop("depth")
+    axis = op.int_prop("axis") % (indices.ndim + 1)
+    idx = np.asarray(indices, np.int64)
+    idx = np.where(idx < 0, idx + depth, idx)
+    positions = np.arange(depth).reshape((depth,) + (1,) * idx.ndim)
+    hot = np.moveaxis(positions == idx[None], 0, axis)
+    return np.where(hot, on, off).astype(on.dtype)
+
+
+@kernel(NonZero)
+def non_zero(op: NonZero, x: np.ndarray) -> np.ndarray:
+    return np.array(np.nonzero(x), np.int64).reshape(x.ndim, -1)
+
+
+@kernel(TopK)
+def top_k(op: TopK, x: np.ndarray) -> list[np.ndarray]:
+    axis, k = op.int_prop("axis") % x.ndim, op.int_prop("k")
+    floating = np.issubdtype(x.dtype, np.floating)
+    # ~x reverses the order of any integer type without overflow (-x wraps unsigned values)
+    keys = (-x if floating else ~x) if op.str_prop("mode") == "max" else x
+    if floating:
+        keys = np.where(np.isnan(x), -np.inf if op.str_prop("mode") == "min" else np.inf, keys)  # NaN last
+    order = np.argsort(keys, axis=axis, kind="stable")  # ties by lower index
+    chosen = np.take(order, np.arange(k), axis=axis)
+    if op.str_prop("sort") == "index":
+        chosen = np.sort(chosen, axis=axis)
+    return [np.take_along_axis(x, chosen, axis=axis), chosen.astype(np.int64)]
+
+
+@kernel(CumSum)
+def cum_sum(op: CumSum, x: np.ndarray) -> np.ndarray:
+    axis = op.int_prop("axis") % x.ndim
+    y = np.flip(x, axis) if op.bool_prop("reverse") else x
+    sums = np.cumsum(y, axis=axis, dtype=x.dtype)
+    if op.bool_prop("exclusive"):
+        sums = sums - y
+    return np.flip(sums, axis) if op.bool_prop("reverse") else sums
+
+
+@kernel(Range)
+def range_(op: Range, start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    if delta == 0:
+        raise IrforgeError(f"{op.label}: delta is 0", fix="check the range the model computes", code="E881")
+    count = max(int(np.ceil((limit - start) / delta)), 0)
+    return (start + np.arange(count) * delta).astype(start.dtype)
+
+
+@kernel(IsNaN)
+def is_nan(op: IsNaN, x: np.ndarray) -> np.ndarray:
+    return np.isnan(x) if np.issubdtype(x.dtype, np.floating) else np.zeros(x.shape, bool)
+
+
+@kernel(IsInf)
+def is_inf(op: IsInf, x: np.ndarray) -> np.ndarray:
+    if not np.issubdtype(x.dtype, np.floating):
+        return np.zeros(x.shape, bool)
+    return (np.isposinf(x) & op.bool_prop("detect_positive")) | (np.isneginf(x) & op.bool_prop("detect_negative"))

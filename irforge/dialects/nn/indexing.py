@@ -1,0 +1,258 @@
+"""Indexing ops: gathers and scatters by index tensors, OneHot, NonZero and TopK.
+
+They read or write elements at positions given by an integer tensor (i32 or i64; negative
+indices count from the end of their axis). NonZero's output size depends on the data: its
+second dim is dynamic (`?`), as OpenVINO's NonZero-3 declares it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, StringAttr, TensorType, i1, i32, i64
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+
+from irforge.dialects.nn.base import DYN, NNOp, known, normalize_axis, tensor
+
+SCATTER_REDUCTIONS = frozenset({"none", "add", "mul", "max", "min"})
+"""How a scatter combines an update with the element it lands on (ONNX's names)."""
+
+
+def check_indices(op: NNOp, index: int) -> None:
+    if op.operand_type(index).element_type not in (i32, i64):
+        raise op.error(f"indices must be i32 or i64, got {op.operand_type(index).element_type}")
+
+
+def same_dims(op: NNOp, a: tuple[int, ...], b: tuple[int, ...], what: str) -> None:
+    if len(a) != len(b) or any(known(x, y) and x != y for x, y in zip(a, b)):
+        raise op.error(f"{what}: shapes {list(a)} and {list(b)} differ")
+
+
+@irdl_op_definition
+class GatherElements(NNOp):
+    """out[i][j][k] = data[indices[i][j][k]][j][k] along `axis` (here 0): the output has the
+    indices' shape; data and indices have the same rank and the same dims but along `axis`
+    (as OpenVINO's GatherElements; the ONNX importer slices a larger data first)."""
+
+    name = "nn.gather_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(0, i64))
+
+    def infer_shapes(self) -> list[TensorType]:
+        data, indices = self.operand_shape(0), self.operand_shape(1)
+        check_indices(self, 1)
+        if len(data) != len(indices):
+            raise self.error(f"data {list(data)} and indices {list(indices)} must have the same rank")
+        axis = normalize_axis(self, self.int_prop("axis"), len(data))
+        same_dims(self, data[:axis] + data[axis + 1 :], indices[:axis] + indices[axis + 1 :], f"dims other than axis {axis}")
+        return [tensor(indices, self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class GatherND(NNOp):
+    """out[b, i] = data[b, indices[b, i]] where the last dim of indices (size m) indexes the m
+    dims of data after the `batch_dims` leading dims shared by both; the output shape is
+    indices[:-1] + data[batch_dims + m:]."""
+
+    name = "nn.gather_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    batch_dims = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(0, i64))
+
+    def infer_shapes(self) -> list[TensorType]:
+        data, indices = self.operand_shape(0), self.operand_shape(1)
+        check_indices(self, 1)
+        b = self.int_prop("batch_dims")
+        if not indices or not known(indices[-1]):
+            raise self.error(f"the last dim of indices {list(indices)} must be known")
+        m = indices[-1]
+        if b < 0 or b >= min(len(data), len(indices)) or b + m > len(data):
+            raise self.error(f"batch_dims {b} and index depth {m} do not fit data {list(data)} and indices {list(indices)}")
+        same_dims(self, data[:b], indices[:b], f"the first {b} (batch) dims")
+        return [tensor((*indices[:-1], *data[b + m :]), self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class ScatterND(NNOp):
+    """A copy of data where data[indices[i]] = updates[i] (combined by `reduction`): the last
+    dim of indices (size m) indexes the first m dims of data; updates has the shape
+    indices[:-1] + data[m:]."""
+
+    name = "nn.scatter_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    output = result_def(TensorType)
+    reduction = opt_prop_def(StringAttr, default_value=StringAttr("none"))
+
+    STRING_CHOICES: ClassVar = {"reduction": SCATTER_REDUCTIONS}
+
+    def infer_shapes(self) -> list[TensorType]:
+        data, indices, updates = (self.operand_shape(i) for i in range(3))
+        check_indices(self, 1)
+        if not indices or not known(indices[-1]) or indices[-1] > len(data):
+            raise self.error(f"the last dim of indices {list(indices)} must be known and at most the rank of data {list(data)}")
+        same_dims(self, updates, (*indices[:-1], *data[indices[-1] :]), "updates vs indices[:-1] + data[m:]")
+        if self.operand_type(2).element_type != self.operand_type(0).element_type:
+            raise self.error("updates must have the element type of data")
+        return [self.operand_type(0)]
+
+
+@irdl_op_definition
+class ScatterElements(NNOp):
+    """A copy of data where, along `axis` (here 0), data[indices[i][j]][j] = updates[i][j]
+    (combined by `reduction`); indices and updates have one shape, of data's rank."""
+
+    name = "nn.scatter_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(0, i64))
+    reduction = opt_prop_def(StringAttr, default_value=StringAttr("none"))
+
+    STRING_CHOICES: ClassVar = {"reduction": SCATTER_REDUCTIONS}
+
+    def infer_shapes(self) -> list[TensorType]:
+        data, indices, updates = (self.operand_shape(i) for i in range(3))
+        check_indices(self, 1)
+        same_dims(self, indices, updates, "indices vs updates")
+        if len(indices) != len(data):
+            raise self.error(f"data {list(data)} and indices {list(indices)} must have the same rank")
+        normalize_axis(self, self.int_prop("axis"), len(data))
+        if self.operand_type(2).element_type != self.operand_type(0).element_type:
+            raise self.error("updates must have the element type of data")
+        return [self.operand_type(0)]
+
+
+@irdl_op_definition
+class OneHot(NNOp):
+    """out = on_value where the position along the new axis `axis` equals the index, else
+    off_value; `depth` positions; indices outside [-depth, depth) give an all-off row."""
+
+    name = "nn.one_hot"
+    indices = operand_def(TensorType)
+    on_value = operand_def(TensorType)
+    off_value = operand_def(TensorType)
+    output = result_def(TensorType)
+    depth = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(1, i64))
+    axis = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(-1, i64))
+
+    def infer_shapes(self) -> list[TensorType]:
+        indices = list(self.operand_shape(0))
+        check_indices(self, 0)
+        if self.operand_shape(1) or self.operand_shape(2):
+            raise self.error("on_value and off_value must be scalars")
+        if self.operand_type(1).element_type != self.operand_type(2).element_type:
+            raise self.error("on_value and off_value must have one element type")
+        depth = self.int_prop("depth")
+        if depth < 1:
+            raise self.error(f"depth must be positive, got {depth}")
+        axis = normalize_axis(self, self.int_prop("axis"), len(indices) + 1)
+        indices.insert(axis, depth)
+        return [tensor(indices, self.operand_type(1).element_type)]
+
+
+@irdl_op_definition
+class NonZero(NNOp):
+    """The coordinates of the nonzero elements of x in row-major order, as an i64
+    [rank, count] tensor; count is known only at run time."""
+
+    name = "nn.non_zero"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [tensor((len(self.operand_shape(0)), DYN), i64)]
+
+
+@irdl_op_definition
+class TopK(NNOp):
+    """The k largest (mode "max") or smallest ("min") elements along `axis` and their i64
+    indices, in value order (sort "value", ties by lower index) or index order ("index")."""
+
+    name = "nn.top_k"
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(1, i64))
+    axis = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(-1, i64))
+    mode = opt_prop_def(StringAttr, default_value=StringAttr("max"))
+    sort = opt_prop_def(StringAttr, default_value=StringAttr("value"))
+
+    STRING_CHOICES: ClassVar = {"mode": frozenset({"max", "min"}), "sort": frozenset({"value", "index"})}
+
+    def infer_shapes(self) -> list[TensorType]:
+        x = list(self.operand_shape(0))
+        axis = normalize_axis(self, self.int_prop("axis"), len(x))
+        k = self.int_prop("k")
+        if k < 0 or (known(x[axis]) and k > x[axis]):
+            raise self.error(f"k {k} must be in [0, {x[axis]}] (the size of axis {axis})")
+        x[axis] = k
+        return [tensor(x, self.operand_type(0).element_type), tensor(x, i64)]
+
+
+@irdl_op_definition
+class CumSum(NNOp):
+    """Running sums along `axis`: inclusive (or exclusive: each sum without its own element),
+    from the start (or from the end, with reverse)."""
+
+    name = "nn.cum_sum"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(0, i64))
+    exclusive = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    reverse = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+
+    def infer_shapes(self) -> list[TensorType]:
+        normalize_axis(self, self.int_prop("axis"), len(self.operand_shape(0)))
+        return [self.operand_type(0)]
+
+
+@irdl_op_definition
+class Range(NNOp):
+    """start, start + delta, ... while before limit (three scalars of one element type); the
+    length is known only at run time unless the importer folds it."""
+
+    name = "nn.range"
+    start = operand_def(TensorType)
+    limit = operand_def(TensorType)
+    delta = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        if any(self.operand_shape(i) for i in range(3)):
+            raise self.error("start, limit and delta must be scalars")
+        types = {self.operand_type(i).element_type for i in range(3)}
+        if len(types) != 1:
+            raise self.error("start, limit and delta must have one element type")
+        return [tensor((DYN,), self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class IsNaN(NNOp):
+    """out = (x is NaN), as i1."""
+
+    name = "nn.is_nan"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [tensor(self.operand_shape(0), i1)]
+
+
+@irdl_op_definition
+class IsInf(NNOp):
+    """out = (x is +inf and detect_positive) or (x is -inf and detect_negative), as i1."""
+
+    name = "nn.is_inf"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    detect_negative = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+    detect_positive = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [tensor(self.operand_shape(0), i1)]

@@ -1,0 +1,201 @@
+"""Attention as torch's exporters and Hugging Face transformers write it, back to one
+`nn.scaled_dot_product_attention` (the forms `attention.py`'s pattern does not take).
+
+torch.onnx's translation of `F.scaled_dot_product_attention` splits the scale between q and
+k^T (each times sqrt(scale)), turns a boolean mask into `Where(mask, 0, -inf)` added to the
+scores, and the dynamo exporter guards the softmax with `Where(IsNaN(p), 0, p)` for rows
+masked out entirely; HF models add a relative position bias and a mask (Swin, T5), or
+apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
+
+    q' = q | q * c | q / c            k' = permute(k) | permute(k) * c | permute(k * c)
+    s  = q' @ k'   then  s | s * c | s / c
+    m  = s | s + mask | (s + a) + b | Where(keep, s, fill) | Where(drop, fill, s)
+    p  = softmax(m, last axis)        then  p | Where(IsNaN(p), 0, p)
+    y  = p @ v
+
+with c one-value constants (their product is the op's scale) and fill a constant at or
+below -1e4 (-inf, float32's min: what the mask means). Two added masks become one Add; a
+Where mask with -inf becomes the op's boolean mask (negated when it selects the fill), one
+with a finite fill the additive mask Where(keep, 0, fill). The IsNaN
+guard stays, on the op's output: a row that is NaN after the op is exactly a row whose
+probabilities were all NaN (for finite v), so `Where(IsNaN(y), 0, y)` gives the guarded
+result.
+
+    %qs = nn.eltwise %q, %c {operation = "mul"}
+    %kt = nn.permute %k {order = array<i64: 0, 1, 3, 2>}
+    %ks = nn.eltwise %kt, %c {operation = "mul"}
+    %s = nn.matmul %qs, %ks
+    %a = nn.eltwise %s, %mask {operation = "sum"}
+    %p = nn.softmax %a {axis = -1}
+    %n = nn.is_nan %p
+    %g = nn.select %n, %zero, %p
+    %y = nn.matmul %g, %v
+becomes
+    %y0 = nn.scaled_dot_product_attention %q, %k, %v, %mask {scale = ...}
+    %n = nn.is_nan %y0
+    %y = nn.select %n, %zero, %y0
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from irforge.dialects.nn.activation import Activation
+from irforge.dialects.nn.attention import ScaledDotProductAttention
+from irforge.dialects.nn.base import build
+from irforge.dialects.nn.constant import Constant
+from irforge.dialects.nn.elementwise import Eltwise, Select
+from irforge.dialects.nn.indexing import IsNaN
+from irforge.dialects.nn.linear import MatMul
+from irforge.dialects.nn.normalization import SoftMax
+from irforge.dialects.nn.shape import Permute
+from irforge.passes.patterns.dag import Any, Const, Match, OneOf, P, Same
+from irforge.passes.patterns.subgraphs.activations import eltwise
+from irforge.passes.patterns.subgraphs.attention import rank, swapped
+from irforge.passes.patterns.subgraphs.base import DagReplacement
+from irforge.weights.dtypes import from_xdsl
+
+FILL_AT_MOST = -1e4
+"""A Where's fill value at or below this is a mask (HF uses float32's min, torch -inf)."""
+
+
+def scaled_by(inner: P | Any, tag: str) -> OneOf:
+    """inner, inner * c or inner / c, with c bound to `{tag}_factor` / `{tag}_divisor`."""
+    return OneOf(eltwise("mul", inner, Const(alias=f"{tag}_factor")), eltwise("div", inner, Const(alias=f"{tag}_divisor")), inner)
+
+
+QUERY = scaled_by(Any("q"), "q")
+KEY_T = OneOf(
+    eltwise("mul", P("permute", operands=[Any("k")], alias="kt"), Const(alias="k_factor")),
+    P("permute", operands=[eltwise("mul", Any("k"), Const(alias="k_factor"))], alias="kt"),
+    P("permute", operands=[Any("k")], alias="kt"),
+)
+SCORES = scaled_by(P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False), "s")
+MASKED = OneOf(
+    eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")),
+    eltwise("sum", SCORES, Any("mask")),
+    P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]),
+    P("select", operands=[Any("drop"), Const(alias="fill"), SCORES]),
+    SCORES,
+)
+PROBS = P("softmax", operands=[MASKED], alias="probs", log=False)
+GUARDED = OneOf(
+    P("select", operands=[P("is_nan", operands=[PROBS]), Const(0.0, alias="zero"), Same("probs")], alias="guard"),
+    PROBS,
+)
+
+
+def one_value(array: np.ndarray) -> float | None:
+    if array.size != 1 or array.dtype.kind != "f" or not math.isfinite(float(array.reshape(-1)[0])):
+        return None
+    return float(array.reshape(-1)[0])
+
+
+class ExportedAttention(DagReplacement):
+    pattern = P("matmul", operands=[GUARDED, Any("v")], transpose_a=False, transpose_b=False)
+
+    def factor(self, m: Match) -> float | None:
+        """The product of every scale factor matched; None if one is not a finite scalar."""
+        total = 1.0
+        for tag in ("q", "k", "s"):
+            for kind in ("factor", "divisor"):
+                array = m.constants.get(f"{tag}_{kind}")
+                if array is None:
+                    continue
+                value = one_value(array)
+                if value is None or value == 0.0:
+                    return None
+                total *= value if kind == "factor" else 1.0 / value
+        return total
+
+    def accept(self, m: Match) -> bool:
+        probs, scores = m.op("probs"), m.op("scores")
+        assert isinstance(probs, SoftMax) and isinstance(scores, MatMul)
+        if self.factor(m) is None:
+            return False
+        if "fill" in m.constants:
+            fill = m.constants["fill"]
+            if fill.size != 1 or not float(fill.reshape(-1)[0]) <= FILL_AT_MOST:
+                return False
+            condition = m["keep"] if "keep" in m.values else m["drop"]
+            if condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
+                return False
+        if probs.softmax_axis() != rank(probs.input) - 1:
+            return False
+        if not all(rank(v) >= 3 for v in (m["q"], m["k"], m["v"])):
+            return False
+        if rank(m["k"]) != rank(m.op("kt").results[0]) or not self.masks_fit(m, scores):
+            return False
+        return self.plain_form_taken_elsewhere(m) is False
+
+    def masks_fit(self, m: Match, scores: MatMul) -> bool:
+        """The masks broadcast to the scores without growing them (static dims)."""
+        target = tuple(scores.results[0].type.get_shape())  # type: ignore[attr-defined]
+        for name in ("mask", "mask2", "keep", "drop"):
+            if name in m.values:
+                dims = tuple(m[name].type.get_shape())  # type: ignore[attr-defined]
+                if any(d < 0 for d in (*dims, *target)):
+                    return False
+                try:
+                    if np.broadcast_shapes(dims, target) != target:
+                        return False
+                except ValueError:
+                    return False
+        return True
+
+    def plain_form_taken_elsewhere(self, m: Match) -> bool:
+        """The plain forms (one scale on the scores, no guard, no Where) are
+        attention.py's; this pattern takes the rest."""
+        scaled_elsewhere = any(f"{t}_{k}" in m.constants for t in ("q", "k") for k in ("factor", "divisor"))
+        scaled_scores = any(f"s_{k}" in m.constants for k in ("factor", "divisor"))
+        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or scaled_elsewhere
+        return not extra and scaled_scores
+
+    def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
+        permute = m.op("kt")
+        assert isinstance(permute, Permute)
+        order = swapped(permute.ints("order"))
+        if order == list(range(len(order))):
+            return m["k"], []
+        restored = build(Permute, [m["k"]], order=order, name=f"{name}/key")
+        return restored.output, [restored]
+
+    def mask(self, m: Match, name: str) -> tuple[list[SSAValue], list[Operation]]:
+        if "mask2" in m.values:
+            both = build(Eltwise, [m["mask"], m["mask2"]], operation="sum", name=f"{name}/mask")
+            return [both.output], [both]
+        if "mask" in m.values:
+            return [m["mask"]], []
+        if "fill" not in m.constants:
+            return [], []
+        fill = m.constants["fill"].reshape(())
+        if np.isneginf(fill):  # exactly the op's boolean mask, NaN rows included
+            if "keep" in m.values:
+                return [m["keep"]], []
+            keep = build(Activation, [m["drop"]], kind="not", name=f"{name}/keep")
+            return [keep.output], [keep]
+        # a finite fill (float32's min) is the additive mask Where(keep, 0, fill): s + fill
+        # rounds to fill for any |s| < 1e31, and a row masked out entirely stays uniform
+        zero, low = Constant.inline(np.zeros((), fill.dtype)), Constant.inline(np.array(fill))
+        chosen = [zero.output, low.output] if "keep" in m.values else [low.output, zero.output]
+        additive = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/mask")
+        return [additive.output], [zero, low, additive]
+
+    def build(self, m: Match, name: str) -> list[Operation]:
+        k, ops = self.key(m, name)
+        masks, mask_ops = self.mask(m, name)
+        value = self.factor(m)
+        head = m["q"].type.get_shape()[-1]  # type: ignore[attr-defined]
+        default = 1.0 / math.sqrt(head) if head > 0 else math.nan
+        scale = None if value is not None and math.isclose(value, default, rel_tol=1e-6) else value
+        guarded = "guard" in m.ops
+        attention = build(ScaledDotProductAttention, [m["q"], k, m["v"], *masks], scale=scale, name=f"{name}/attention" if guarded else name)
+        ops = [*ops, *mask_ops, attention]
+        if not guarded:
+            return ops
+        zero = Constant.inline(np.zeros((), from_xdsl(attention.output.type.element_type)))  # type: ignore[attr-defined]
+        nan = build(IsNaN, [attention.output], name=f"{name}/is_nan")
+        return [*ops, zero, nan, build(Select, [nan.output, zero.output, attention.output], name=name)]

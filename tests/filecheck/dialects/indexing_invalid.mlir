@@ -1,0 +1,49 @@
+// RUN: ir-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+func.func @gather_elements_dims(%x: tensor<3x4x5xf32>, %i: tensor<3x2x4xi64>) -> tensor<3x2x4xf32> {
+  %a = nn.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x4x5xf32>, tensor<3x2x4xi64>) -> tensor<3x2x4xf32>
+  func.return %a : tensor<3x2x4xf32>
+}
+// CHECK: nn.gather_elements: dims other than axis 1: shapes [3, 5] and [3, 4] differ
+
+// -----
+func.func @scatter_nd_updates(%x: tensor<3x4x5xf32>, %i: tensor<2x2xi64>, %u: tensor<2x4xf32>) -> tensor<3x4x5xf32> {
+  %a = nn.scatter_nd %x, %i, %u : (tensor<3x4x5xf32>, tensor<2x2xi64>, tensor<2x4xf32>) -> tensor<3x4x5xf32>
+  func.return %a : tensor<3x4x5xf32>
+}
+// CHECK: nn.scatter_nd: updates vs indices[:-1] + data[m:]: shapes [2, 4] and [2, 5] differ
+
+// -----
+func.func @scatter_reduction(%x: tensor<3xf32>, %i: tensor<3xi64>, %u: tensor<3xf32>) -> tensor<3xf32> {
+  %a = nn.scatter_elements %x, %i, %u {reduction = "mean"} : (tensor<3xf32>, tensor<3xi64>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %a : tensor<3xf32>
+}
+// CHECK: nn.scatter_elements: reduction must be one of add, max, min, mul, none, got 'mean'
+
+// -----
+func.func @top_k_too_many(%x: tensor<3x4xf32>) -> (tensor<3x5xf32>, tensor<3x5xi64>) {
+  %v, %i = nn.top_k %x {k = 5 : i64} : (tensor<3x4xf32>) -> (tensor<3x5xf32>, tensor<3x5xi64>)
+  func.return %v, %i : tensor<3x5xf32>, tensor<3x5xi64>
+}
+// CHECK: nn.top_k: k 5 must be in [0, 4] (the size of axis 1)
+
+// -----
+func.func @gather_float_indices(%x: tensor<3xf32>, %i: tensor<3xf32>) -> tensor<3xf32> {
+  %a = nn.gather_elements %x, %i : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %a : tensor<3xf32>
+}
+// CHECK: nn.gather_elements: indices must be i32 or i64, got f32
+
+// -----
+func.func @range_not_scalar(%s: tensor<2xi64>, %l: tensor<i64>, %d: tensor<i64>) -> tensor<?xi64> {
+  %r = nn.range %s, %l, %d : (tensor<2xi64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  func.return %r : tensor<?xi64>
+}
+// CHECK: nn.range: start, limit and delta must be scalars
+
+// -----
+func.func @roi_align_rois(%x: tensor<2x3x8x8xf32>, %r: tensor<5x5xf32>, %b: tensor<5xi64>) -> tensor<5x3x2x2xf32> {
+  %a = nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64} : (tensor<2x3x8x8xf32>, tensor<5x5xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
+  func.return %a : tensor<5x3x2x2xf32>
+}
+// CHECK: nn.roi_align: rois must be [R, 4] (x1, y1, x2, y2), got shape [5, 5]

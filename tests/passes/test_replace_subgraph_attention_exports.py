@@ -1,0 +1,115 @@
+"""replace-subgraph on attention as torch's exporters and HF transformers write it: scale on
+q and k, boolean masks applied with Where, the dynamo IsNaN guard, bias plus mask: one
+nn.scaled_dot_product_attention that computes what the graph did (onnxruntime)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from irforge.backends.reference import run
+from irforge.frontends.onnx import import_onnx
+from irforge.passes import apply_pipeline
+from irforge.testing.onnx_models import GraphBuilder
+from tests.helpers import ort_session_run
+
+PIPELINE = "infer-shapes,canonicalize,replace-subgraph,canonicalize"
+N, H, L, S, E = 2, 3, 5, 5, 8
+NINF = np.array(-np.inf, np.float32)
+FMIN = np.array(np.finfo(np.float32).min, np.float32)
+
+
+def attention_graph(form: str) -> onnx.ModelProto:
+    g = GraphBuilder()
+    rng = np.random.default_rng(7)
+    root = g.tensor(np.array(math.sqrt(1 / math.sqrt(E)), np.float32), "sqrt_scale")
+    q, kt = "q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2])
+    inputs = {"q": [N, H, L, E], "k": [N, H, S, E], "v": [N, H, S, E]}
+    if form in ("torchscript", "dynamo-guard"):  # the scale split between q and k^T
+        q, kt = g.node("Mul", [q, root]), g.node("Mul", [kt, root])
+    scores = g.node("MatMul", [q, kt])
+    if form == "torchscript":  # boolean mask as an additive -inf mask
+        additive = g.node("Where", ["keep", g.tensor(np.array(0.0, np.float32), "zero"), g.tensor(NINF, "ninf")])
+        scores = g.node("Add", [scores, additive])
+    elif form == "dynamo-guard":  # a fully masked row: NaN softmax, guarded to 0
+        scores = g.node("Where", ["keep", scores, g.tensor(NINF, "ninf")])
+    elif form == "gpt2":
+        scores = g.node("Div", [scores, g.tensor(np.array(math.sqrt(E), np.float32), "d")])
+        scores = g.node("Where", ["keep", scores, g.tensor(FMIN, "fmin")])
+    elif form == "where-drop":
+        scores = g.node("Mul", [scores, g.tensor(np.array(0.3, np.float32), "c")])
+        scores = g.node("Where", ["drop", g.tensor(FMIN, "fmin"), scores])
+    elif form == "swin-bias-mask":
+        scores = g.node("Mul", [scores, g.tensor(np.array(0.25, np.float32), "c")])
+        scores = g.node("Add", [scores, g.tensor(rng.standard_normal((H, L, S)).astype(np.float32), "bias")])
+        scores = g.node("Add", [scores, "mask"])
+    elif form == "unscaled":
+        pass
+    probs = g.node("Softmax", [scores], axis=-1)
+    if form == "dynamo-guard":
+        probs = g.node("Where", [g.node("IsNaN", [probs]), g.tensor(np.array(0.0, np.float32), "z"), probs])
+    g.node("MatMul", [probs, "v"], "attention")
+    vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in inputs.items()]
+    if form in ("torchscript", "dynamo-guard", "gpt2"):
+        vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, [N, 1, L, S]))
+    if form == "where-drop":
+        vis.append(helper.make_tensor_value_info("drop", onnx.TensorProto.BOOL, [1, 1, L, S]))
+    if form == "swin-bias-mask":
+        vis.append(helper.make_tensor_value_info("mask", onnx.TensorProto.FLOAT, [N, 1, L, S]))
+    graph = helper.make_graph(g.nodes, "attention", vis, [helper.make_empty_tensor_value_info(g.nodes[-1].output[0])], g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    out = {}
+    for vi in proto.graph.input:
+        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        if vi.type.tensor_type.elem_type == onnx.TensorProto.BOOL:
+            mask = np.tril(np.ones(dims[-2:], bool)) & (rng.uniform(size=dims) > 0.3)
+            mask[..., 0, :] = vi.name == "drop"  # one row masked out entirely
+            out[vi.name] = mask
+        else:
+            out[vi.name] = rng.standard_normal(dims).astype(np.float32)
+    return out
+
+
+@pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "gpt2", "where-drop", "swin-bias-mask", "unscaled"])
+def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
+    proto = attention_graph(form)
+    x = feeds(proto)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, PIPELINE)
+    names = [op.name for op in model.func.body.block.ops]
+    assert names.count("nn.scaled_dot_product_attention") == 1, names
+    assert "nn.softmax" not in names and "nn.matmul" not in names
+    (want,) = ort_session_run(proto, x)
+    got = next(iter(run(model, x).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_where_fill_that_is_not_a_mask_is_left_alone():
+    proto = attention_graph("gpt2")
+    for t in proto.graph.initializer:
+        if t.name.startswith("fmin"):
+            t.CopyFrom(onnx.numpy_helper.from_array(np.array(-5.0, np.float32), t.name))
+    model = import_onnx(proto)
+    apply_pipeline(model.module, PIPELINE)
+    assert "nn.scaled_dot_product_attention" not in [op.name for op in model.func.body.block.ops]
+
+
+@pytest.mark.parametrize("form", ["dynamo-guard", "gpt2"])
+def test_fused_exported_attention_runs_on_cpu(form):
+    from irforge.backends.cpu import compile_model
+
+    proto = attention_graph(form)
+    x = feeds(proto)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, PIPELINE)
+    (want,) = ort_session_run(proto, x)
+    got = next(iter(compile_model(model)(x).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
