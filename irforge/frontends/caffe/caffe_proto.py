@@ -5,7 +5,7 @@ Messages, field names and numbers follow BVLC Caffe's public schema so that real
 forks that introduced them (SSD: Permute, Normalize, PriorBox, DetectionOutput; Faster R-CNN:
 ROIPooling; R-FCN: PSROIPooling; DeepLab/PSPNet: Interp; OpenVINO's Caffe: Proposal,
 RegionYolo, ReorgYolo). Fork field numbers only matter for binary files, and binary files are
-read only for their blobs. Fields irforge never reads (solvers, data layers, fillers' details)
+read only for their blobs (fork fields without a settled number get numbers >= 1000). Fields irforge never reads (solvers, data layers, fillers' details)
 are left out: in a prototxt they are skipped with a warning, in a caffemodel ignored.
 
 `schema.py` turns this text into protobuf message classes at run time (no protoc).
@@ -213,7 +213,10 @@ message CropParameter {
   repeated uint32 offset = 2;
 }
 
-message DropoutParameter { optional float dropout_ratio = 1 [default = 0.5]; }
+message DropoutParameter {
+  optional float dropout_ratio = 1 [default = 0.5];
+  optional bool scale_train = 2 [default = true];
+}
 
 message EltwiseParameter {
   enum EltwiseOp { PROD = 0; SUM = 1; MAX = 2; }
@@ -282,6 +285,7 @@ message PoolingParameter {
   optional bool global_pooling = 12 [default = false];
   enum RoundMode { CEIL = 0; FLOOR = 1; }
   optional RoundMode round_mode = 13 [default = CEIL];
+  optional bool ceil_mode = 1000 [default = true];
 }
 
 message PowerParameter {
@@ -408,6 +412,9 @@ message DetectionOutputParameter {
   optional bool visualize = 10 [default = false];
   optional float visualize_threshold = 11;
   optional string save_file = 12;
+  optional bool clip = 1000 [default = false];
+  optional bool clip_before_nms = 1001 [default = false];
+  optional bool clip_after_nms = 1002 [default = false];
 }
 
 message InterpParameter {

@@ -110,6 +110,8 @@ def detect_image(op: DetectionOutput, loc: np.ndarray, conf: np.ndarray, priors:
         if label == op.int_prop("background_label_id"):
             continue
         boxes = decode(op.str_prop("code_type"), priors, variances, deltas[:, 0 if loc_classes == 1 else label])
+        if op.bool_prop("clip_before_nms"):
+            boxes = np.clip(boxes, 0.0, 1.0)
         kept = nms(boxes, scores[:, label], op.float_prop("confidence_threshold"), op.int_prop("top_k"), op.float_prop("nms_threshold"))
         found += [(label, float(scores[i, label]), boxes[i]) for i in kept]
     keep = op.int_prop("keep_top_k")
@@ -133,6 +135,6 @@ def detection_output(op: DetectionOutput, loc: np.ndarray, conf: np.ndarray, pri
         encoded = op.bool_prop("variance_encoded_in_target")
         variances = np.ones_like(boxes) if encoded else p[1].reshape(-1, 4).astype(np.float64)
         for label, score, box in detect_image(op, loc[n].reshape(-1).astype(np.float64), conf[n].reshape(-1).astype(np.float64), boxes, variances)[:rows]:
-            out[count] = (n, label, score, *box)
+            out[count] = (n, label, score, *(np.clip(box, 0.0, 1.0) if op.bool_prop("clip_after_nms") else box))
             count += 1
     return out.reshape(1, 1, batch * rows, 7).astype(loc.dtype)

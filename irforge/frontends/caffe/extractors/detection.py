@@ -86,6 +86,9 @@ def detection_output(ctx: LayerContext) -> SSAValue:
         nms_threshold=float(nms.nms_threshold),
         # without a threshold Caffe considers every box (-FLT_MAX)
         confidence_threshold=float(p.confidence_threshold) if p.HasField("confidence_threshold") else -FLT_MAX,
+        # OpenCV's and caffe-ssd forks' `clip` clips the decoded boxes to [0, 1] before NMS
+        clip_before_nms=bool(p.clip or p.clip_before_nms),
+        clip_after_nms=bool(p.clip_after_nms),
     )
 
 
