@@ -92,14 +92,14 @@ def test_unknown_layer_types_listed_together(tmp_path: Path) -> None:
         for n, t, extra in [
             ("a", "Mystery", ""),
             ("b", "Mystery", ""),
-            ("py", "Python", 'python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" }'),
+            ("py", "Python", 'python_param { module: "my.proposal_layer" layer: "ProposalLayer" }'),
         ]
     )
     model, _ = write_caffe(tmp_path, "net", text, {})
     with pytest.raises(IrforgeError) as info:
         import_caffe(model)
     text = str(info.value)
-    assert "unsupported Caffe layer types: Mystery x2 (a, b); Python x1 (py = rpn.proposal_layer.ProposalLayer)" in text
+    assert "unsupported Caffe layer types: Mystery x2 (a, b); Python x1 (py = my.proposal_layer.ProposalLayer)" in text
     assert "caffe_extractor" in text and "--extensions" in text
 
 
