@@ -86,15 +86,23 @@ def python_param_dict(node: ConversionNode) -> dict[str, Any]:
     """A Caffe Python layer's `param_str` as a dict: a Python dict literal, with or without
     its braces (`'feat_stride': 16`), as py-faster-rcnn writes it."""
     layer = node.ctx.layer
-    if not layer.HasField("python_param") or not layer.python_param.param_str:
+    if not layer.HasField("python_param"):
         return {}
-    text = layer.python_param.param_str.strip()
+    return parse_param_str(layer.python_param.param_str, node.fail)
+
+
+def parse_param_str(text: str, fail: Callable[..., IrforgeError]) -> dict[str, Any]:
+    """A param_str (a Python dict literal, braces optional) as a dict; `fail(message, fix)`
+    makes the error for one that is not."""
+    text = text.strip()
+    if not text:
+        return {}
     try:
         value = ast.literal_eval(text if text.startswith("{") else "{" + text + "}")
     except (ValueError, SyntaxError):
-        raise node.fail(f"param_str is not a Python dict literal: {text!r}", fix="write it as 'key': value, ...") from None
+        raise fail(f"param_str is not a Python dict literal: {text!r}", "write it as 'key': value, ...") from None
     if not isinstance(value, dict):
-        raise node.fail(f"param_str is not a dict: {text!r}")
+        raise fail(f"param_str is not a dict: {text!r}", None)
     return value
 
 

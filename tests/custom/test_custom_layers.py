@@ -71,12 +71,12 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_proposal_python_layer_converts_and_its_boxes_obey_the_layer(tmp_path):
     model_path, _ = write_caffe(tmp_path, "rpn", PROPOSAL_NET, {})
-    result = tool("ir_convert", "--input_model", str(model_path), "--extensions", str(EXAMPLES / "proposal.py"), "-o", str(tmp_path), "--emit", "mlir")
+    result = tool("ir_convert", "--input_model", str(model_path), "--extensions", str(EXAMPLES / "proposal_numpy.py"), "-o", str(tmp_path), "--emit", "mlir")
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "rpn.mlir").read_text()
     assert "frcnn.proposal" in text and "post_nms_topn = 50" in text  # feat_stride 16 is the default
     assert "-> tensor<50x5xf32>" in text  # [batch * post_nms_topn, 5]
-    rois = run_tool_model(tmp_path, tmp_path / "rpn.mlir", "proposal.py", proposal_inputs())["rois"]
+    rois = run_tool_model(tmp_path, tmp_path / "rpn.mlir", "proposal_numpy.py", proposal_inputs())["rois"]
     boxes = rois[rois[:, 3] > 0, 1:]
     assert 10 <= len(boxes) <= 50 and (rois[:, 0] == 0).all()
     assert (boxes[:, 0] >= 0).all() and (boxes[:, 2] <= 127).all() and (boxes[:, 3] <= 95).all()
@@ -84,11 +84,11 @@ def test_proposal_python_layer_converts_and_its_boxes_obey_the_layer(tmp_path):
 
 
 def test_unknown_python_layer_names_the_module_and_ir_extgen(tmp_path):
-    model_path, _ = write_caffe(tmp_path, "rpn", PROPOSAL_NET, {})
+    model_path, _ = write_caffe(tmp_path, "rpn", PROPOSAL_NET.replace("rpn.proposal_layer", "my.proposal_layer"), {})
     result = tool("ir_convert", "--input_model", str(model_path), "-o", str(tmp_path))
     assert result.returncode == 2
     line = result.stderr.strip()
-    assert "\n" not in line and "rpn.proposal_layer.ProposalLayer" in line and "ir-extgen" in line
+    assert "\n" not in line and "my.proposal_layer.ProposalLayer" in line and "ir-extgen" in line
 
 
 # -- ONNX: OpExtension and ConversionExtension -----------------------------------------------
@@ -183,7 +183,7 @@ def test_custom_op_is_one_ir_xml_layer_of_its_extension(tmp_path):
         "from irforge.frontends.caffe import import_caffe; from irforge.backends.ir_xml.writer import write_ir_xml;"
         "write_ir_xml(import_caffe(sys.argv[2]), sys.argv[3])"
     )
-    result = subprocess.run([sys.executable, "-c", script, str(EXAMPLES / "proposal.py"), str(model_path), str(tmp_path / "rpn.xml")], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", script, str(EXAMPLES / "proposal_numpy.py"), str(model_path), str(tmp_path / "rpn.xml")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "rpn.xml").read_text()
     assert 'type="Proposal" version="frcnn"' in text and 'post_nms_topn="50"' in text
@@ -200,7 +200,7 @@ def identity_model() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
 
 
-@pytest.mark.parametrize("example, device", [(e, d) for e in ("identity", "interp", "proposal") for d in ("cpu", "gpu")])
+@pytest.mark.parametrize("example, device", [(e, d) for e in ("identity", "interp", "proposal_numpy") for d in ("cpu", "gpu")])
 def test_examples_run_the_same_on_every_device(tmp_path, example, device):
     """ref is the numpy forward; cpu runs the identity's native kernel (the others' forward as
     a host step); gpu its OpenCL kernel (the others fall back to the CPU, HETERO)."""

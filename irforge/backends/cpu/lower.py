@@ -188,10 +188,14 @@ def check_static(model: Model) -> None:
 
 
 def lowering_of(op: Operation) -> Lowerer | None:
-    """The op's lowering: registered for its class, or a custom layer's (its own kernel, or
-    its numpy forward as a host step)."""
+    """The op's lowering: registered for its class, a custom layer's (its own kernel, or its
+    numpy forward as a host step), or its reference kernel as a host step (`host_steps.py`)."""
     found = LOWERINGS.get(type(op))
     if found is None:
+        from irforge.backends.cpu.host_steps import HOST_STEP_OPS, lower_reference
+
+        if type(op) in HOST_STEP_OPS:
+            return lower_reference
         from irforge.backends.cpu.ops.custom import custom_of, lower_custom
 
         if custom_of(op) is not None:

@@ -5,7 +5,7 @@ Messages, field names and numbers follow BVLC Caffe's public schema so that real
 forks that introduced them (SSD: Permute, Normalize, PriorBox, DetectionOutput; Faster R-CNN:
 ROIPooling; R-FCN: PSROIPooling; DeepLab/PSPNet: Interp; OpenVINO's Caffe: Proposal,
 RegionYolo, ReorgYolo). Fork field numbers only matter for binary files, and binary files are
-read only for their blobs. Fields irforge never reads (solvers, data layers, fillers' details)
+read only for their blobs (fork fields without a settled number get numbers >= 1000). Fields irforge never reads (solvers, data layers, fillers' details)
 are left out: in a prototxt they are skipped with a warning, in a caffemodel ignored.
 
 `schema.py` turns this text into protobuf message classes at run time (no protoc).
@@ -122,6 +122,12 @@ message LayerParameter {
   optional PriorBoxClusteredParameter prior_box_clustered_param = 2214;
   optional ROIPoolingParameter roi_pooling_param = 8266711;
   optional PSROIPoolingParameter psroi_pooling_param = 10002;
+  optional ThresholdParameter threshold_param = 128;
+  optional EmbedParameter embed_param = 137;
+  optional BNParameter bn_param = 1003;
+  optional UpsampleParameter upsample_param = 1004;
+  optional ShuffleChannelParameter shuffle_channel_param = 1005;
+  optional ReorgParameter reorg_param = 1006;
 }
 
 message V1LayerParameter {
@@ -213,7 +219,10 @@ message CropParameter {
   repeated uint32 offset = 2;
 }
 
-message DropoutParameter { optional float dropout_ratio = 1 [default = 0.5]; }
+message DropoutParameter {
+  optional float dropout_ratio = 1 [default = 0.5];
+  optional bool scale_train = 2 [default = true];
+}
 
 message EltwiseParameter {
   enum EltwiseOp { PROD = 0; SUM = 1; MAX = 2; }
@@ -282,6 +291,7 @@ message PoolingParameter {
   optional bool global_pooling = 12 [default = false];
   enum RoundMode { CEIL = 0; FLOOR = 1; }
   optional RoundMode round_mode = 13 [default = CEIL];
+  optional bool ceil_mode = 1000 [default = true];
 }
 
 message PowerParameter {
@@ -408,6 +418,9 @@ message DetectionOutputParameter {
   optional bool visualize = 10 [default = false];
   optional float visualize_threshold = 11;
   optional string save_file = 12;
+  optional bool clip = 1000 [default = false];
+  optional bool clip_before_nms = 1001 [default = false];
+  optional bool clip_after_nms = 1002 [default = false];
 }
 
 message InterpParameter {
@@ -437,6 +450,47 @@ message RegionYoloParameter {
   optional bool do_softmax = 4 [default = true];
   repeated float anchors = 5;
   repeated int32 mask = 6;
+}
+
+message ThresholdParameter { optional float threshold = 1 [default = 0]; }
+
+message EmbedParameter {
+  optional uint32 num_output = 1;
+  optional uint32 input_dim = 2;
+  optional bool bias_term = 3 [default = true];
+  optional FillerParameter weight_filler = 4;
+  optional FillerParameter bias_filler = 5;
+}
+
+message BNParameter {
+  optional FillerParameter scale_filler = 1;
+  optional FillerParameter shift_filler = 2;
+  enum BNMode { LEARN = 0; INFERENCE = 1; }
+  optional BNMode bn_mode = 3 [default = LEARN];
+  optional FillerParameter slope_filler = 4;
+  optional FillerParameter bias_filler = 5;
+  optional float momentum = 6 [default = 0.9];
+  optional float eps = 7 [default = 1e-5];
+  optional bool frozen = 8 [default = false];
+  enum Engine { DEFAULT = 0; CAFFE = 1; CUDNN = 2; }
+  optional Engine engine = 9 [default = DEFAULT];
+}
+
+message UpsampleParameter {
+  optional uint32 scale = 1 [default = 2];
+  optional uint32 scale_h = 2;
+  optional uint32 scale_w = 3;
+  optional bool pad_out_h = 4 [default = false];
+  optional bool pad_out_w = 5 [default = false];
+  optional uint32 upsample_h = 6;
+  optional uint32 upsample_w = 7;
+}
+
+message ShuffleChannelParameter { optional uint32 group = 1 [default = 1]; }
+
+message ReorgParameter {
+  optional uint32 stride = 1 [default = 2];
+  optional bool reverse = 2 [default = false];
 }
 
 message ReorgYoloParameter { optional int32 stride = 1 [default = 1]; }

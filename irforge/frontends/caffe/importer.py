@@ -20,25 +20,16 @@ from xdsl.ir import SSAValue
 
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder
+from irforge.frontends.caffe.fields import check_layer_fields, in_test_phase, log
 from irforge.frontends.caffe.loader import CaffeModel, load_caffe
 from irforge.frontends.caffe.registry import EXTRACTORS, LayerContext, extractor_key, layer_type
 from irforge.model import Model
 
-TEST_PHASE = 1
 EXTENSION_HINT = (
     "make each a custom layer: `ir-extgen new --op NAME --framework caffe -o DIR` writes a "
     "working extension to fill in, loaded with --extensions PATH (or register an extractor "
     "with @irforge.frontends.caffe.caffe_extractor(\"Type\"))"
 )
-
-
-def in_test_phase(layer: Any) -> bool:
-    """Whether Caffe's TEST net has this layer (phase rules only; levels and stages are not
-    set in a deploy net)."""
-    rules_include = [r for r in layer.include]
-    if rules_include and not any(not r.HasField("phase") or r.phase == TEST_PHASE for r in rules_include):
-        return False
-    return not any(r.HasField("phase") and r.phase == TEST_PHASE for r in layer.exclude)
 
 
 def net_layers(net: Any) -> list[Any]:
@@ -119,17 +110,28 @@ class NetImporter(FoldingBuilder):
             raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(self.input_names(layers))}")
         for name, shape in legacy_inputs(self.net):
             self.add_input(name, shape)
+        all_layers = list(self.net.layer) or list(self.net.layers)
+        kind = "layer" if len(self.net.layer) else "layers"
+        position = {id(layer): i for i, layer in enumerate(all_layers)}
         for layer in layers:
-            self.import_layer(layer)
+            self.import_layer(layer, self.model.lines.get((kind, position[id(layer)]), {}))
+        for warning in self.model.neutral.warnings():
+            log.warning(warning)
+            self.model.warnings.append(warning)
         if not self.unread:
             raise IrforgeError("the net has no output blob (every blob is read by a later layer)")
         for blob, value in self.unread.items():
             self.builder.output(value, blob)
         return self.builder.finish()
 
-    def import_layer(self, layer: Any) -> None:
+    def import_layer(self, layer: Any, line_of: dict[str, int]) -> None:
         ctx = LayerContext(self, layer)
-        produced = EXTRACTORS[extractor_key(layer)](ctx)
+        key = extractor_key(layer)
+        produced = EXTRACTORS[key](ctx)
+        if key.startswith("Python:"):
+            ctx.read.add("python_param")  # module/layer chose the extension, which reads param_str
+        where = f"{self.model.proto_path}: {ctx.where}"
+        check_layer_fields(layer, ctx.type, ctx.read, where, line_of, self.model.neutral)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
         if len(results) != ctx.num_tops:
             raise ctx.fail(f"has {ctx.num_tops} top blobs, but irforge makes {len(results)} outputs for it")

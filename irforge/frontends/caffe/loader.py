@@ -1,8 +1,9 @@
 """Reading a Caffe model: the deploy `.prototxt` (topology) and the `.caffemodel` (weights).
 
-The prototxt is parsed with protobuf's text format against irforge's own schema; fields the
-schema lacks (forks add many, e.g. `scale_train` on Dropout) are skipped with a warning that
-names the field and the layer. The caffemodel is memory-mapped and its blob data cut out at
+The prototxt is parsed with protobuf's text format against irforge's own schema, remembering
+the line of every field (by layer position and dotted path) for error messages; fields the
+schema lacks are collected as `UnknownField`s and judged by `fields.check_unknown_fields`
+(an error unless they cannot change inference). The caffemodel is memory-mapped and its blob data cut out at
 the wire level (`wire.py`), so weights are `np.frombuffer` views of the file. Blobs are
 matched to the prototxt's layers by layer name, as Caffe's `CopyTrainedLayersFrom` does.
 """
@@ -21,6 +22,7 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from irforge.errors import IrforgeError
+from irforge.frontends.caffe.fields import NeutralFields, UnknownField, check_unknown_fields
 from irforge.frontends.caffe.schema import message_classes
 from irforge.frontends.caffe.wire import NET_LAYER, NET_V1_LAYERS, BlobSpan, WireFormatError, split_blobs
 
@@ -41,33 +43,49 @@ class CaffeModel:
     blobs: dict[str, list[np.ndarray]]
     warnings: list[str] = field(default_factory=list)
     mapping: mmap.mmap | None = None
+    lines: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+    """(`layer` or `layers`, position) -> dotted field path -> prototxt line."""
+    neutral: NeutralFields = field(default_factory=NeutralFields)
+    proto_path: str = "prototxt"
 
 
 class _TrackingParser(text_format._Parser):  # type: ignore[misc,name-defined]
-    """protobuf's text parser, remembering the messages being merged so that a skipped
-    unknown field can be reported with the layer it belongs to."""
+    """protobuf's text parser, remembering the line of each field (by layer and dotted path)
+    and the unknown fields with the layer they belong to."""
 
     def __init__(self) -> None:
         super().__init__(allow_unknown_field=True)
         self.stack: list[Any] = []
-        self.unknown: list[tuple[str, Any, int]] = []
+        self.names: list[str] = []
+        self.counts = {"layer": -1, "layers": -1}
+        self.lines: dict[tuple[str, int], dict[str, int]] = {}
+        self.unknown: list[UnknownField] = []
 
     def _MergeField(self, tokenizer: Any, message: Any) -> None:  # noqa: N802 (protobuf's name)
+        name = str(tokenizer.token)
+        if not self.names and name in self.counts:
+            self.counts[name] += 1
+        elif self.names and self.names[0] in self.counts:
+            key = (self.names[0], self.counts[self.names[0]])
+            self.lines.setdefault(key, {}).setdefault(".".join([*self.names[1:], name]), tokenizer._line + 1)
         self.stack.append(message)
+        self.names.append(name)
         try:
             super()._MergeField(tokenizer, message)
         finally:
             self.stack.pop()
+            self.names.pop()
 
     def _SkipFieldContents(self, tokenizer: Any, field_name: str, immediate_message_type: str) -> None:  # noqa: N802
-        layer = next((m for m in reversed(self.stack) if m.DESCRIPTOR.name in ("LayerParameter", "V1LayerParameter")), None)
-        path = [m.DESCRIPTOR.name for m in self.stack[self.stack.index(layer) + 1 :]] if layer is not None else []
-        self.unknown.append((".".join([*path, field_name]), layer, tokenizer._line + 1))
+        layer = self.stack[1] if len(self.stack) > 1 and self.names[0] in self.counts else None
+        path = ".".join([*self.names[1:-1], field_name]) if layer is not None else field_name
+        self.unknown.append(UnknownField(path, layer, tokenizer._line + 1))
         super()._SkipFieldContents(tokenizer, field_name, immediate_message_type)
 
 
-def parse_prototxt(text: str, where: str) -> tuple[Any, list[str]]:
-    """The NetParameter of a prototxt text, and a warning per unknown field."""
+def parse_prototxt(text: str, where: str) -> tuple[Any, _TrackingParser]:
+    """The NetParameter of a prototxt text, and the parser with the fields' lines and the
+    unknown fields."""
     net = message_classes()["NetParameter"]()
     parser = _TrackingParser()
     try:
@@ -80,11 +98,7 @@ def parse_prototxt(text: str, where: str) -> tuple[Any, list[str]]:
             where=f"{where}:{line}" if line is not None else where,
             fix="fix the text at that line (protobuf text format, Caffe's caffe.proto fields)",
         ) from None
-    warnings = []
-    for path, layer, line in parser.unknown:
-        owner = f"layer '{layer.name}'" if layer is not None and layer.name else "the net"
-        warnings.append(f"{where}:{line}: unknown field '{path}' in {owner} ignored")
-    return net, warnings
+    return net, parser
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -166,8 +180,8 @@ def load_caffe(model_path: str | os.PathLike[str] | None, proto_path: str | os.P
             f"no prototxt given for '{model}' and none found beside it ('{proto}')",
             fix="give the deploy topology with --input_proto NET.prototxt",
         )
-    net, warnings = parse_prototxt(_read_text(proto, "prototxt"), str(proto))
+    net, parser = parse_prototxt(_read_text(proto, "prototxt"), str(proto))
+    neutral = NeutralFields()
+    check_unknown_fields(parser.unknown, str(proto), neutral)
     blobs, mapping = load_caffemodel(model)
-    for warning in warnings:
-        log.warning(warning)
-    return CaffeModel(net, blobs, warnings, mapping)
+    return CaffeModel(net, blobs, [], mapping, parser.lines, neutral, str(proto))

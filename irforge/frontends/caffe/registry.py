@@ -16,6 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
+from irforge.frontends.caffe.fields import TrackedMessage
 from irforge.frontends.context import BuildContext
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ class LayerContext(BuildContext):
         self.layer = layer
         self.type = layer_type(layer)
         self.name = layer.name or f"{self.type}_{layer.top[0] if len(layer.top) else '?'}"
+        self.read: set[str] = set()
+        """Dotted paths of the parameter fields the extractor read (see fields.py)."""
 
     # -- bottoms -------------------------------------------------------------------------
     @property
@@ -102,10 +105,11 @@ class LayerContext(BuildContext):
 
     # -- parameters and blobs ------------------------------------------------------------
     def param(self, field: str) -> Any:
-        """The layer's `field` message (e.g. convolution_param), with defaults when absent."""
+        """The layer's `field` message (e.g. convolution_param), with defaults when absent; a
+        read-only view recording the fields read, so that no set field goes unnoticed."""
         if field not in self.layer.DESCRIPTOR.fields_by_name:
             raise self.fail(f"legacy V1 layers have no {field}", fix="convert the prototxt to the current layer {} format")
-        return getattr(self.layer, field)
+        return TrackedMessage(getattr(self.layer, field), field, self.read)
 
     def has_param(self, field: str) -> bool:
         return field in self.layer.DESCRIPTOR.fields_by_name and self.layer.HasField(field)

@@ -72,14 +72,18 @@ def test_not_a_caffemodel(tmp_path: Path) -> None:
         load_caffe(model, None)
 
 
-def test_unknown_fields_warn_with_field_and_layer(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    text = RELU_NET + 'layer { name: "drop" type: "Dropout" bottom: "out" top: "out" dropout_param { dropout_ratio: 0.5 scale_train: false } }\n'
-    model, _ = write_caffe(tmp_path, "net", text, {})
+def test_unknown_fields_warn_only_when_inference_neutral(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    neutral = RELU_NET + 'layer { name: "drop" type: "Dropout" bottom: "out" top: "out" param { share_mode: STRICT } }\n'
+    model, _ = write_caffe(tmp_path, "net", neutral, {})
     with caplog.at_level(logging.WARNING, logger="irforge.caffe"):
         source = load_caffe(model, None)
-    assert source.warnings == [f"{tmp_path / 'net.prototxt'}:5: unknown field 'DropoutParameter.scale_train' in layer 'drop' ignored"]
-    assert "scale_train" in caplog.text
-    assert import_caffe(source).func.function_type.outputs.data[0].get_shape() == (1, 2, 3, 3)
+        assert import_caffe(source).func.function_type.outputs.data[0].get_shape() == (1, 2, 3, 3)
+    assert source.warnings == ["field 'param' ignored in 1 layer(s) ('drop'): learning-rate and decay multipliers (training only)"]
+    assert "'param' ignored" in caplog.text
+    changing = RELU_NET + 'layer { name: "drop" type: "Dropout" bottom: "out" top: "out" dropout_param { mystery_scale: false } }\n'
+    model, _ = write_caffe(tmp_path, "net", changing, {})
+    with pytest.raises(IrforgeError, match=r"unknown field 'dropout_param.mystery_scale' in layer 'drop'.*net.prototxt:5"):
+        load_caffe(model, None)
 
 
 def test_unknown_layer_types_listed_together(tmp_path: Path) -> None:
@@ -88,14 +92,14 @@ def test_unknown_layer_types_listed_together(tmp_path: Path) -> None:
         for n, t, extra in [
             ("a", "Mystery", ""),
             ("b", "Mystery", ""),
-            ("py", "Python", 'python_param { module: "rpn.proposal_layer" layer: "ProposalLayer" }'),
+            ("py", "Python", 'python_param { module: "my.proposal_layer" layer: "ProposalLayer" }'),
         ]
     )
     model, _ = write_caffe(tmp_path, "net", text, {})
     with pytest.raises(IrforgeError) as info:
         import_caffe(model)
     text = str(info.value)
-    assert "unsupported Caffe layer types: Mystery x2 (a, b); Python x1 (py = rpn.proposal_layer.ProposalLayer)" in text
+    assert "unsupported Caffe layer types: Mystery x2 (a, b); Python x1 (py = my.proposal_layer.ProposalLayer)" in text
     assert "caffe_extractor" in text and "--extensions" in text
 
 

@@ -81,8 +81,12 @@ def log(ctx: LayerContext) -> SSAValue:
 
 @caffe_extractor("Dropout")
 def dropout(ctx: LayerContext) -> SSAValue:
-    # Caffe's Dropout scales at training time, so at inference it forwards its input
-    return ctx.bottom(0)
+    # Caffe's Dropout scales by 1 / (1 - p) at training time, so at inference it forwards its
+    # input; with scale_train false (caffe-fast-rcnn) it scales by 1 - p at inference instead
+    p = ctx.param("dropout_param")
+    if p.scale_train:
+        return ctx.bottom(0)
+    return ctx.value(Power, [ctx.bottom(0)], scale=1.0 - float(p.dropout_ratio))
 
 
 @caffe_extractor("Split")

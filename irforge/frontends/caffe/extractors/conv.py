@@ -115,10 +115,19 @@ def pooling(ctx: LayerContext) -> SSAValue:
         strides=window(ctx, p, "stride", 1, spatial),
         pads_begin=pads,
         pads_end=pads,
-        # Caffe rounds up, and drops a last window that starts beyond the input + pad
-        rounding_type="ceil" if p.round_mode == 0 else "floor",
+        rounding_type=rounding(ctx, p),
         **props,
     )
+
+
+def rounding(ctx: LayerContext, p: Any) -> str:
+    """Caffe rounds the output size up, and drops a last window that starts beyond the input +
+    pad; forks round down with `ceil_mode: false` (DenseNet's) or `round_mode: FLOOR`."""
+    if p.HasField("ceil_mode") and p.HasField("round_mode") and p.ceil_mode != (p.round_mode == 0):
+        raise ctx.fail("ceil_mode and round_mode disagree", fix="keep one of them")
+    if p.HasField("ceil_mode"):
+        return "ceil" if p.ceil_mode else "floor"
+    return "ceil" if p.round_mode == 0 else "floor"
 
 
 def flatten_from(ctx: LayerContext, x: SSAValue, axis: int, suffix: str) -> SSAValue:

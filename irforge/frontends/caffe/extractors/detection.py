@@ -10,6 +10,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn.detection import DetectionOutput, PriorBox, PriorBoxClustered
 from irforge.dialects.nn.rcnn import Proposal, PSROIPooling, ROIPooling
 from irforge.dialects.nn.yolo import RegionYolo, ReorgYolo
+from irforge.errors import IrforgeError
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
 CODE_TYPES = {1: "CORNER", 2: "CENTER_SIZE", 3: "CORNER_SIZE"}
@@ -86,6 +87,9 @@ def detection_output(ctx: LayerContext) -> SSAValue:
         nms_threshold=float(nms.nms_threshold),
         # without a threshold Caffe considers every box (-FLT_MAX)
         confidence_threshold=float(p.confidence_threshold) if p.HasField("confidence_threshold") else -FLT_MAX,
+        # OpenCV's and caffe-ssd forks' `clip` clips the decoded boxes to [0, 1] before NMS
+        clip_before_nms=bool(p.clip or p.clip_before_nms),
+        clip_after_nms=bool(p.clip_after_nms),
     )
 
 
@@ -111,6 +115,50 @@ def proposal(ctx: LayerContext) -> SSAValue:
         post_nms_topn=int(p.post_nms_topn),
         nms_thresh=float(p.nms_thresh),
     )
+
+
+PY_FASTER_RCNN_PROPOSAL = "Python:rpn.proposal_layer.ProposalLayer"
+PY_FASTER_RCNN_TEST = {"pre_nms_topn": 6000, "post_nms_topn": 300, "nms_thresh": 0.7, "min_size": 16}
+"""py-faster-rcnn's cfg.TEST (RPN_PRE_NMS_TOP_N, RPN_POST_NMS_TOP_N, RPN_NMS_THRESH,
+RPN_MIN_SIZE), which its ProposalLayer reads at test time."""
+PARAM_STR_KEYS = {
+    "feat_stride": "feat_stride", "base_size": "base_size", "scales": "scale", "ratios": "ratio",
+    "pre_nms_topn": "pre_nms_topn", "post_nms_topn": "post_nms_topn", "nms_thresh": "nms_thresh",
+    "min_size": "min_size",
+}  # fmt: skip
+"""param_str keys (py-faster-rcnn's feat_stride and scales, and the settings its forks add)
+-> nn.proposal properties."""
+
+
+def python_proposal_attrs(ctx: LayerContext, settings: dict[str, Any]) -> dict[str, object]:
+    """nn.proposal properties of py-faster-rcnn's Python proposal layer from its param_str
+    settings; a key the layer's forks do not define is refused rather than ignored."""
+    unknown = sorted(set(settings) - set(PARAM_STR_KEYS))
+    if unknown:
+        raise IrforgeError(
+            f"param_str key(s) {', '.join(unknown)} of the Python proposal layer are not understood",
+            where=ctx.where,
+            fix=f"use {', '.join(PARAM_STR_KEYS)}, or map the layer with an extension (examples/custom_layers/proposal_numpy.py)",
+            code="E204",
+        )
+    props: dict[str, object] = {"feat_stride": 16, "base_size": 16, "ratio": list(DEFAULT_RATIOS), "scale": list(DEFAULT_SCALES), **PY_FASTER_RCNN_TEST}
+    for key, value in settings.items():
+        name = PARAM_STR_KEYS[key]
+        props[name] = [float(v) for v in value] if name in ("ratio", "scale") else (float(value) if name == "nms_thresh" else int(value))
+    return props
+
+
+@caffe_extractor(PY_FASTER_RCNN_PROPOSAL)
+def python_proposal(ctx: LayerContext) -> SSAValue:
+    """py-faster-rcnn's `rpn.proposal_layer.ProposalLayer` as OpenVINO's Proposal: the same
+    anchors, clipping, size filter and NMS; the rois are post_nms_topn rows, those past the
+    kept boxes zero after a -1 end marker (py-faster-rcnn outputs only the kept rows)."""
+    if ctx.num_tops > 1:
+        raise ctx.fail("a second top (the proposals' scores) is not supported", fix="keep only the rois top")
+    from irforge.custom.mapping import parse_param_str
+
+    settings = parse_param_str(str(ctx.param("python_param").param_str), ctx.fail)
+    return ctx.value(Proposal, [ctx.bottom(0), ctx.bottom(1), ctx.bottom(2)], **python_proposal_attrs(ctx, settings))
 
 
 @caffe_extractor("ROIPooling")

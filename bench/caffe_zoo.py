@@ -1,0 +1,247 @@
+"""Published Caffe deploy files, as their authors ship them, with random weights: irforge's
+conversion run by OpenVINO, irforge's reference interpreter and its CPU backend, against
+OpenCV's Caffe importer (`cv2.dnn.readNetFromCaffe`). Outside CI (needs OpenCV, OpenVINO,
+and the prototxts).
+
+    PYTHONPATH=. /work/zoo-venv/bin/python bench/caffe_zoo.py --zoo DIR [--only NAME ...] [--no-cpu]
+
+DIR holds the prototxts named as in ZOO (their sources are listed there: copy them from the
+repositories at those paths). Weights are random (He-scaled convolutions, BatchNorm
+statistics near identity) and written as a caffemodel both importers read. Per net: max |error|
+of each runtime against OpenCV, divided by max |OpenCV output| (detections: the valid rows as
+a set, sorted). A net OpenCV cannot read (a Python layer) is compared with a copy whose Python
+proposal layer is OpenCV's built-in Proposal with py-faster-rcnn's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from irforge.errors import IrforgeError
+from irforge.frontends.caffe.loader import load_caffe
+from irforge.frontends.caffe.registry import LayerContext
+
+ZOO = [
+    # (file, source repository : path, licence)
+    ("squeezenet11.prototxt", "forresti/SqueezeNet : SqueezeNet_v1.1/deploy.prototxt", "BSD-2"),
+    ("mobilenet_v1.prototxt", "shicai/MobileNet-Caffe : mobilenet_deploy.prototxt", "BSD-3"),
+    ("mobilenet_v2.prototxt", "shicai/MobileNet-Caffe : mobilenet_v2_deploy.prototxt", "BSD-3"),
+    ("resnet50.prototxt", "KaimingHe/deep-residual-networks : prototxt/ResNet-50-deploy.prototxt", "MIT"),
+    ("densenet121.prototxt", "shicai/DenseNet-Caffe : DenseNet_121.prototxt", "see repository"),
+    ("se_resnet50.prototxt", "hujie-frank/SENet : models/SE-ResNet-50.prototxt", "Apache-2.0"),
+    ("mobilenet_ssd.prototxt", "chuanqi305/MobileNet-SSD : deploy.prototxt", "MIT"),
+    ("faster_rcnn_zf.prototxt", "rbgirshick/py-faster-rcnn : models/pascal_voc/ZF/faster_rcnn_end2end/test.prototxt", "MIT"),
+]
+OPENCV_PROPOSAL = (
+    "type: 'Proposal'\n  proposal_param { feat_stride: 16 base_size: 16 min_size: 16 ratio: 0.5 ratio: 1 ratio: 2 "
+    "scale: 8 scale: 16 scale: 32 pre_nms_topn: 6000 post_nms_topn: 300 nms_thresh: 0.7 }"
+)
+
+
+# -- random weights: recorded as the importer asks for them ------------------------------------
+class WeightRecorder:
+    """Stands in for the caffemodel: each blob an extractor asks for is made, with the shape it
+    asks for, and kept to be written as a caffemodel."""
+
+    NUM_BLOBS = {"BatchNorm": 3, "BN": 4}
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.blobs: dict[str, dict[int, np.ndarray]] = {}
+
+    def make(self, kind: str, index: int, shape: tuple[int, ...] | None) -> np.ndarray:
+        rng = self.rng
+        shape = tuple(shape) if shape is not None else (1,)
+        if kind in ("Convolution", "Deconvolution", "InnerProduct") and index == 0:
+            fan_in = int(np.prod(shape[1:])) if kind != "InnerProduct" else shape[-1]
+            return (rng.standard_normal(shape) * np.sqrt(2.0 / max(fan_in, 1))).astype(np.float32)
+        if kind == "BatchNorm":
+            return [rng.standard_normal(shape) * 0.1, rng.uniform(0.5, 1.5, shape), np.ones(shape)][index].astype(np.float32)
+        if kind in ("Scale", "BN") and index == 0:
+            return rng.uniform(0.8, 1.2, shape).astype(np.float32)
+        if kind == "BN" and index == 3:
+            return rng.uniform(0.5, 1.5, shape).astype(np.float32)
+        if kind == "Normalize":
+            return rng.uniform(10, 20, shape).astype(np.float32)
+        if kind == "PReLU":
+            return rng.uniform(0, 0.3, shape).astype(np.float32)
+        return (rng.standard_normal(shape) * 0.1).astype(np.float32)
+
+    def install(self) -> None:
+        recorder = self
+
+        def blob(ctx: LayerContext, index: int, shape: Any = None) -> np.ndarray:
+            store = recorder.blobs.setdefault(ctx.layer.name, {})
+            if index not in store:
+                store[index] = recorder.make(ctx.type, index, shape)
+            return store[index] if shape is None else store[index].reshape(tuple(shape))
+
+        LayerContext.blob = blob  # type: ignore[method-assign]
+        LayerContext.num_blobs = property(lambda ctx: recorder.NUM_BLOBS.get(ctx.type, 2))  # type: ignore[assignment,method-assign]
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def field(number: int, payload: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def caffemodel(blobs: dict[str, dict[int, np.ndarray]]) -> bytes:
+    """NetParameter { layer { name, blobs { shape { dim } data } } }, written at the wire level
+    (fast for 100M values)."""
+    layers = []
+    for name, by_index in blobs.items():
+        parts = [field(1, name.encode())]
+        for index in range(max(by_index) + 1):
+            array = by_index.get(index, np.zeros(1, np.float32))
+            shape = field(1, b"".join(varint(d) for d in array.shape))
+            parts.append(field(7, field(7, shape) + field(5, np.ascontiguousarray(array, "<f4").tobytes())))
+        layers.append(field(100, b"".join(parts)))
+    return b"".join(layers)
+
+
+# -- the runtimes ------------------------------------------------------------------------------
+def opencv_run(proto: Path, model: Path, feeds: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
+    import cv2
+
+    net = cv2.dnn.readNetFromCaffe(str(proto), str(model))
+    for name, array in feeds.items():
+        net.setInput(array, name)
+    return dict(zip(outputs, [np.asarray(o) for o in net.forward(outputs)]))
+
+
+def openvino_run(xml: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    results = compiled(feeds)
+    return {name: np.asarray(results[out]) for out in compiled.outputs for name in out.get_names()}
+
+
+def detections(array: np.ndarray) -> np.ndarray:
+    rows = array.reshape(-1, 7)
+    rows = rows[rows[:, 0] >= 0]
+    return rows[np.lexsort(np.round(rows[:, ::-1], 4).T)]
+
+
+def error(got: np.ndarray, want: np.ndarray, is_detection: bool) -> str:
+    if is_detection:
+        got, want = detections(got), detections(want)
+        if got.shape != want.shape:
+            return f"{len(got)} vs {len(want)} boxes"
+    got = got.reshape(want.shape) if got.size == want.size else got
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} vs {list(want.shape)}"
+    scale = max(float(np.abs(want).max()), 1e-12)
+    return f"{float(np.abs(got - want).max()) / scale:.1e}"
+
+
+def feeds_of(model: Any) -> dict[str, np.ndarray]:
+    from irforge.model import input_names
+
+    rng = np.random.default_rng(1)
+    out = {}
+    for name, arg in zip(input_names(model.func), model.func.args):
+        shape = tuple(arg.type.get_shape())
+        out[name] = np.array([[shape[0] and 224, 224, 1.0]], np.float32)[:, : shape[1]] if name == "im_info" else rng.uniform(-1, 1, shape).astype(np.float32)
+    return out
+
+
+def bench_net(path: Path, work: Path, cpu: bool) -> dict[str, str]:
+    from irforge.backends.ir_xml.writer import write_ir_xml
+    from irforge.backends.reference import run
+    import irforge.frontends.caffe.extractors  # noqa: F401  (registers the extractors)
+    from irforge.frontends.caffe.importer import NetImporter
+    from irforge.model import output_names
+
+    row: dict[str, str] = {"net": path.stem}
+    recorder = WeightRecorder()
+    recorder.install()
+    empty = work / "empty.caffemodel"
+    empty.write_bytes(b"")
+    try:
+        model = NetImporter(load_caffe(empty, path)).run()
+    except IrforgeError as e:
+        row["convert"] = f"refused: {e}"[:120]
+        return row
+    row["convert"] = "ok"
+    weights = work / f"{path.stem}.caffemodel"
+    weights.write_bytes(caffemodel(recorder.blobs))
+    feeds = feeds_of(model)
+    if "im_info" in feeds:
+        feeds["im_info"] = np.array([[feeds["data"].shape[2], feeds["data"].shape[3], 1.0]], np.float32)
+    outputs = output_names(model.func)
+    is_det = {name: name.startswith("detection") for name in outputs}
+    opencv_proto = path
+    text = path.read_text()
+    if "type: 'Python'" in text or 'type: "Python"' in text:
+        opencv_proto = work / f"{path.stem}.opencv.prototxt"
+        opencv_proto.write_text(re.sub(r"type:\s*['\"]Python['\"]\s*python_param\s*\{[^}]*\}", OPENCV_PROPOSAL, text))
+    want = opencv_run(opencv_proto, weights, feeds, outputs)
+    ref = run(model, feeds)
+    row["ref"] = " ".join(error(ref[n], want[n], is_det[n]) for n in outputs)
+    xml, _ = write_ir_xml(model, work / f"{path.stem}.xml")
+    ov_out = openvino_run(xml, feeds)
+    row["openvino"] = " ".join(error(ov_out[n], want[n], is_det[n]) if n in ov_out else "missing" for n in outputs)
+    if cpu:
+        from irforge.backends.cpu import compile_model
+
+        compiled = compile_model(model, threads=2)
+        try:
+            got = compiled(feeds)
+        finally:
+            compiled.close()
+        row["cpu"] = " ".join(error(got[n], want[n], is_det[n]) for n in outputs)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zoo", type=Path, required=True)
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--no-cpu", action="store_true")
+    args = parser.parse_args()
+    rows = []
+    for name, source, _ in ZOO:
+        if args.only and Path(name).stem not in args.only:
+            continue
+        path = args.zoo / name
+        if not path.exists():
+            print(f"skip {name}: not in {args.zoo} (from {source})", file=sys.stderr)
+            continue
+        start = time.time()
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                row = bench_net(path, Path(work), not args.no_cpu)
+            except Exception as e:  # noqa: BLE001  (a bench row, not a crash)
+                traceback.print_exc()
+                row = {"net": path.stem, "convert": f"crash: {type(e).__name__}: {e}"[:120]}
+        row["s"] = f"{time.time() - start:.0f}"
+        rows.append(row)
+        print(" | ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    print("\n| net | convert | OpenVINO on our IR | ref | cpu |\n|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['net']} | {row['convert']} | {row.get('openvino', '-')} | {row.get('ref', '-')} | {row.get('cpu', '-')} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
