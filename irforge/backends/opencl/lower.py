@@ -247,5 +247,8 @@ CPU_ONLY_REASONS = {
     "nn.region_yolo": "YOLO output decoding, once on the final small feature map",
     "nn.reorg_yolo": "YOLO reorganisation, once on a small feature map",
     "nn.scaled_dot_product_attention": "fused attention has no OpenCL kernel; the CPU backend's runs it",
+    "nn.lstm_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
+    "nn.gru_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
+    "nn.rnn_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
 }
 _register_cpu_only()

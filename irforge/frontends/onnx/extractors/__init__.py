@@ -6,9 +6,10 @@ from irforge.frontends.onnx.extractors import (
     elementwise,
     linear,
     normalization,
+    recurrent,
     reduce,
     resample,
     shape,
 )
 
-FAMILIES = (activation, conv, elementwise, linear, normalization, reduce, resample, shape)
+FAMILIES = (activation, conv, elementwise, linear, normalization, recurrent, reduce, resample, shape)
