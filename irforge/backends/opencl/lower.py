@@ -250,5 +250,6 @@ CPU_ONLY_REASONS = {
     "nn.lstm_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
     "nn.gru_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
     "nn.rnn_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
+    "nn.fake_quantize": "no OpenCL kernel yet; the CPU backend runs it",
 }
 _register_cpu_only()

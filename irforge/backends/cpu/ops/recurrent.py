@@ -1,4 +1,5 @@
-"""The recurrent Sequence ops on the CPU backend: their reference kernels as host steps.
+"""The recurrent Sequence ops and FakeQuantize on the CPU backend: their reference kernels as
+host steps (FakeQuantize until it gets a vectorised kernel).
 
 A recurrence is T dependent small GEMMs; the reference kernel runs each step as one numpy
 matrix product for the whole batch, so it runs as a phase of the native program through the
@@ -18,6 +19,7 @@ from xdsl.ir import Operation
 from irforge.backends.cpu.lower import Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.custom import _KEEP_ALIVE, _SERIAL, HOST_STEP, HostStep
 from irforge.backends.reference.registry import evaluate
+from irforge.dialects.nn.quantize import FakeQuantize
 from irforge.dialects.nn.recurrent import GRUSequence, LSTMSequence, RNNSequence
 
 
@@ -37,4 +39,4 @@ def reference_host_step(ctx: Lowering, op: Operation) -> None:
     ctx.phase(name, args, tag="host")
 
 
-lowering(LSTMSequence, GRUSequence, RNNSequence)(reference_host_step)
+lowering(LSTMSequence, GRUSequence, RNNSequence, FakeQuantize)(reference_host_step)

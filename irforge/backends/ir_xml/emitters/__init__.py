@@ -1,5 +1,5 @@
 """Emitters of the `nn` ops, one module per dialect family; importing them fills the table."""
 
-from irforge.backends.ir_xml.emitters import attention, conv, detection, elementwise, linear, recurrent, shape
+from irforge.backends.ir_xml.emitters import attention, conv, detection, elementwise, linear, quantize, recurrent, shape
 
-FAMILIES = (attention, conv, detection, elementwise, linear, recurrent, shape)
+FAMILIES = (attention, conv, detection, elementwise, linear, quantize, recurrent, shape)

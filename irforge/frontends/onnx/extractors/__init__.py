@@ -6,10 +6,11 @@ from irforge.frontends.onnx.extractors import (
     elementwise,
     linear,
     normalization,
+    quantize,
     recurrent,
     reduce,
     resample,
     shape,
 )
 
-FAMILIES = (activation, conv, elementwise, linear, normalization, recurrent, reduce, resample, shape)
+FAMILIES = (activation, conv, elementwise, linear, normalization, quantize, recurrent, reduce, resample, shape)
