@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 from irforge.backends.reference import evaluate
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn.base import NNOp, build
+from irforge.dialects.nn.quantize import is_weight_decompression
 from irforge.dialects.nn.shape import Tile
 from irforge.errors import IrforgeError
 from irforge.fold_budget import filled_size_ok, fold_within_budget
@@ -42,7 +43,7 @@ class FoldingBuilder:
         """Append an op and return its results; evaluate it at once if all operands are constants."""
         op = build(cls, operands, num_results=num_results, name=name, **props)
         known = [self.constants.get(v) for v in operands]
-        if operands and all(k is not None for k in known):
+        if operands and all(k is not None for k in known) and not is_weight_decompression(op):
             outputs = fold_within_budget(op.result_types, lambda: evaluate(op, known))  # type: ignore[arg-type]
             if outputs is not None:
                 op.drop_all_references()

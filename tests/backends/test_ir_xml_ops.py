@@ -166,9 +166,25 @@ def attention_cases():  # type: ignore[no-untyped-def]
     yield case(nn.ScaledDotProductAttention, [q, k, v, mask, np.array(0.4, np.float32)], id="attention-scale-input")
 
 
+def recurrent_cases():  # type: ignore[no-untyped-def]
+    x, lengths = rand(2, 5, 3, seed=50), np.array([5, 3], np.int32)
+    h1, h2 = rand(2, 1, 4, seed=51), rand(2, 2, 4, seed=52)
+    yield case(nn.LSTMSequence, [x, h2, rand(2, 2, 4, seed=53), lengths], [rand(2, 16, 3, seed=54), rand(2, 16, 4, seed=55), rand(2, 16, seed=56)], 3, hidden_size=4, direction="bidirectional", activations="sigmoid,tanh,tanh", clip=0.75, id="lstm_sequence")
+    yield case(nn.GRUSequence, [x, h1, lengths], [rand(1, 12, 3, seed=57), rand(1, 12, 4, seed=58), rand(1, 16, seed=59)], 2, hidden_size=4, direction="reverse", activations="sigmoid,relu", linear_before_reset=True, id="gru_sequence")
+    yield case(nn.RNNSequence, [x, h1, lengths], [rand(1, 4, 3, seed=60), rand(1, 4, 4, seed=61), rand(1, 4, seed=62)], 2, hidden_size=4, activations="relu", id="rnn_sequence")
+
+
+def quantize_cases():  # type: ignore[no-untyped-def]
+    x = rand(2, 3, 4, 5, seed=63, low=-2.0, high=2.0)
+    low, high = np.array(-1.0, np.float32), np.array(1.5, np.float32)
+    yield case(nn.FakeQuantize, [x], [low, high, low, high], levels=256, id="fake_quantize")
+    per_channel = rand(1, 3, 1, 1, seed=64, low=-1.5, high=-0.5), rand(1, 3, 1, 1, seed=65, low=0.5, high=1.5)
+    yield case(nn.FakeQuantize, [x], [*per_channel, np.array(0.0, np.float32), np.array(2.0, np.float32)], levels=16, id="fake_quantize-per-channel")
+
+
 CASES = [
     *activation_cases(), *eltwise_cases(), *window_cases(), *linear_cases(), *reduce_cases(),
-    *resample_cases(), *shape_cases(), *misc_cases(), *attention_cases(),
+    *resample_cases(), *shape_cases(), *misc_cases(), *attention_cases(), *recurrent_cases(), *quantize_cases(),
 ]  # fmt: skip
 
 

@@ -262,5 +262,9 @@ CPU_ONLY_REASONS = {
     "nn.is_inf": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.roi_align": "per-box pooling of detection post-processing",
     "nn.non_max_suppression": "sequential non-maximum suppression; output size known only at run time",
+    "nn.lstm_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
+    "nn.gru_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
+    "nn.rnn_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
+    "nn.fake_quantize": "no OpenCL kernel yet; the CPU backend runs it",
 }
 _register_cpu_only()

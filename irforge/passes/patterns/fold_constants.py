@@ -8,6 +8,9 @@ results over the folding budget (`irforge/fold_budget.py`) are left as the ops t
     %b = nn.eltwise %a, %a {operation = "mul"} : ...
 becomes
     %b = nn.constant dense<[1, 4]> : tensor<2xi64>
+
+INT8 weights' decompression (an i8/u8 constant converted to float) is left as it is, as
+OpenVINO keeps it, so an INT8 model stays INT8.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from irforge.backends.reference import constant_value, evaluate
 from irforge.builder import constant_op
 from irforge.dialects.nn.base import NNOp
 from irforge.dialects.nn.constant import Constant
+from irforge.dialects.nn.quantize import is_weight_decompression
 from irforge.fold_budget import fold_within_budget
 from irforge.model import store_of
 
 
 class FoldConstantOperands(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, NNOp) or isinstance(op, Constant) or not op.operands:
+        if not isinstance(op, NNOp) or isinstance(op, Constant) or not op.operands or is_weight_decompression(op):
             return
         producers = [v.owner for v in op.operands]
         if not all(isinstance(p, Constant) for p in producers):

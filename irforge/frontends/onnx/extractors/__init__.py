@@ -8,9 +8,11 @@ from irforge.frontends.onnx.extractors import (
     indexing,
     linear,
     normalization,
+    quantize,
+    recurrent,
     reduce,
     resample,
     shape,
 )
 
-FAMILIES = (activation, conv, einsum, elementwise, indexing, linear, normalization, reduce, resample, shape)
+FAMILIES = (activation, conv, einsum, elementwise, indexing, linear, normalization, quantize, recurrent, reduce, resample, shape)

@@ -1,0 +1,211 @@
+"""ONNX's QDQ family -> the form OpenVINO gives INT8 models.
+
+- QuantizeLinear -> DequantizeLinear on an activation (constant scale and zero point): one
+  nn.fake_quantize with L = qmax - qmin + 1 levels and bounds (qmin - z) * s, (qmax - z) * s.
+- DequantizeLinear of an integer constant (weights): kept integer, decompressed by
+  nn.convert -> sub zero point -> mul scale (constant folding leaves that chain alone).
+- A QuantizeLinear whose output is read as integers: x / s -> round -> + z -> clamp ->
+  convert; a DequantizeLinear of a non-constant: convert -> sub z -> mul s.
+- QLinearConv / QLinearMatMul: dequantize, Convolution / MatMul in float, quantize (the
+  int32 bias of QLinearConv becomes B * x_scale * w_scale); DynamicQuantizeLinear: its scale
+  and zero point computed with reductions, as the operator's definition writes them.
+Per-tensor and per-axis scales (`axis`), int8/uint8 (and int16/uint16); blocked quantization (opset 21's
+block_size) and other integer types are refused by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn import Activation, Clamp, Convert, Convolution, Eltwise, MatMul, Reduce
+from irforge.dialects.nn.quantize import FakeQuantize
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx.extractors.conv import window_props
+from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.weights.dtypes import from_xdsl, to_xdsl
+
+RANGES = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.int8, np.uint8, np.int16, np.uint16)}
+
+
+def integer_range(ctx: NodeContext, dtype: np.dtype) -> tuple[int, int]:
+    if dtype not in RANGES:
+        raise IrforgeError(f"quantized type {dtype} is not supported", where=ctx.where, fix="quantize to int8, uint8, int16 or uint16", code="E170")
+    return RANGES[dtype]
+
+
+def broadcastable(ctx: NodeContext, value: np.ndarray, rank: int, axis: int) -> np.ndarray:
+    """A per-tensor or per-axis scale / zero point shaped to broadcast against rank `rank`."""
+    if int(ctx.attr("block_size", 0)):
+        raise IrforgeError("blocked quantization (block_size) is not supported", where=ctx.where, fix="quantize per tensor or per axis", code="E171")
+    if value.size == 1:
+        return value.reshape(())
+    shape = [1] * rank
+    shape[axis % rank] = value.size
+    return value.reshape(shape)
+
+
+def constant_params(ctx: NodeContext, scale_index: int, zp_index: int, rank: int, axis: int, zp_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    scale = broadcastable(ctx, ctx.required_constant(scale_index, "scale"), rank, axis)
+    zp = ctx.required_constant(zp_index, "zero point") if ctx.has_input(zp_index) else np.zeros((), zp_dtype)
+    return scale, broadcastable(ctx, zp, rank, axis)
+
+
+def quantize(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray, suffix: str) -> SSAValue:
+    """saturate(round(x / s) + z) in zp's integer type."""
+    low, high = integer_range(ctx, zp.dtype)
+    dtype = from_xdsl(x.type.element_type)  # type: ignore[attr-defined]
+    y = ctx.value(Eltwise, [x, ctx.constant(scale.astype(dtype), f"{suffix}/scale")], suffix=f"{suffix}/div", operation="div")
+    y = ctx.value(Activation, [y], suffix=f"{suffix}/round", kind="round")
+    if np.any(zp):
+        y = ctx.value(Eltwise, [y, ctx.constant(zp.astype(dtype), f"{suffix}/zero_point")], suffix=f"{suffix}/add", operation="sum")
+    y = ctx.value(Clamp, [y], suffix=f"{suffix}/clamp", min=float(low), max=float(high))
+    return ctx.value(Convert, [y], suffix=suffix, destination_type=to_xdsl(zp.dtype))
+
+
+def dequantize(ctx: NodeContext, q: SSAValue, scale: np.ndarray, zp: np.ndarray, suffix: str) -> SSAValue:
+    """(float(q) - z) * s; for an integer constant this is the weight decompression chain."""
+    dtype = scale.dtype
+    y = ctx.value(Convert, [q], suffix=f"{suffix}/convert", destination_type=to_xdsl(dtype))
+    if np.any(zp):
+        y = ctx.value(Eltwise, [y, ctx.constant(zp.astype(dtype), f"{suffix}/zero_point")], suffix=f"{suffix}/sub", operation="sub")
+    return ctx.value(Eltwise, [y, ctx.constant(scale, f"{suffix}/scale")], suffix=suffix, operation="mul")
+
+
+def producer(ctx: NodeContext, tensor: str) -> onnx.NodeProto | None:
+    producers = getattr(ctx.importer, "_qdq_producers", None)
+    if producers is None:
+        producers = {out: node for node in ctx.importer.graph.node for out in node.output}
+        ctx.importer._qdq_producers = producers  # type: ignore[attr-defined]
+    return producers.get(tensor)
+
+
+def output_dtype(ctx: NodeContext) -> np.dtype:
+    """QuantizeLinear's integer type: its zero point's, else output_dtype (uint8 by default)."""
+    if ctx.has_input(2):
+        return from_xdsl(ctx.input_type(2).element_type)
+    code = int(ctx.attr("output_dtype", 0)) or onnx.TensorProto.UINT8
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+
+
+def only_paired_readers(ctx: NodeContext) -> bool:
+    """Whether every reader of this QuantizeLinear's output is a DequantizeLinear with the same
+    scale, zero point and axis (each becomes a FakeQuantize, so the integers are never built)."""
+    out = ctx.node.output[0]
+    if out in {vi.name for vi in ctx.importer.graph.output}:
+        return False
+    params = lambda n: (list(n.input[1:3]), next((a.i for a in n.attribute if a.name == "axis"), 1))  # noqa: E731
+    readers = [n for n in ctx.importer.graph.node if out in n.input]
+    return bool(readers) and all(n.op_type == "DequantizeLinear" and n.input[0] == out and params(n) == params(ctx.node) for n in readers)
+
+
+@onnx_extractor("QuantizeLinear")
+def quantize_linear(ctx: NodeContext) -> SSAValue | list[None]:
+    rank = len(ctx.input_shape(0))
+    scale, zp = constant_params(ctx, 1, 2, rank, int(ctx.attr("axis", 1)), output_dtype(ctx))
+    if only_paired_readers(ctx):
+        # its readers take its input instead, so no node reads this output any more
+        ctx.importer.used_names.discard(ctx.node.output[0])
+        return [None]
+    return quantize(ctx, ctx.input(0), scale, zp, "")
+
+
+def fake_quantize(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray) -> SSAValue:
+    low, high = integer_range(ctx, zp.dtype)
+    dtype = scale.dtype
+    lows = ((low - zp.astype(np.float64)) * scale).astype(dtype)
+    highs = ((high - zp.astype(np.float64)) * scale).astype(dtype)
+    bounds = [ctx.constant(lows, "/low"), ctx.constant(highs, "/high")]
+    return ctx.value(FakeQuantize, [x, *bounds, *bounds], levels=high - low + 1)
+
+
+def quantize_pair(ctx: NodeContext) -> onnx.NodeProto | None:
+    """The QuantizeLinear feeding this DequantizeLinear with the same constant scale, zero
+    point and axis, if there is one (the pair is then one FakeQuantize)."""
+    q = producer(ctx, ctx.node.input[0])
+    if q is None or q.op_type != "QuantizeLinear" or q.domain not in ("", "ai.onnx") or len(q.input) < 2:
+        return None
+    mine = [ctx.node.input[i] if i < len(ctx.node.input) else "" for i in (1, 2)]
+    theirs = [q.input[i] if i < len(q.input) else "" for i in (1, 2)]
+    values = [ctx.importer.constant_value(ctx.importer.value(n)) if n else None for n in (*mine, *theirs)]
+    if any(v is None for v, n in zip(values, (*mine, *theirs)) if n) or bool(mine[1]) != bool(theirs[1]):
+        return None
+    same = all(a is None and b is None or (a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)) for a, b in ((values[0], values[2]), (values[1], values[3])))
+    axes = [next((a.i for a in n.attribute if a.name == "axis"), 1) for n in (ctx.node, q)]
+    return q if same and (values[0].size == 1 or axes[0] == axes[1]) else None
+
+
+@onnx_extractor("DequantizeLinear")
+def dequantize_linear(ctx: NodeContext) -> SSAValue:
+    axis = int(ctx.attr("axis", 1))
+    q = quantize_pair(ctx)
+    if q is not None:
+        x = ctx.importer.value(q.input[0])
+        rank = len(x.type.get_shape())  # type: ignore[attr-defined]
+        dtype = from_xdsl(ctx.input_type(2).element_type) if ctx.has_input(2) else np.dtype(np.uint8)
+        scale, zp = constant_params(ctx, 1, 2, rank, axis, dtype)
+        return fake_quantize(ctx, x, scale, zp)
+    rank = len(ctx.input_shape(0))
+    dtype = from_xdsl(ctx.input_type(0).element_type)
+    if dtype != np.int32:  # an int32 bias has no zero-point range and converts exactly
+        integer_range(ctx, dtype)
+    scale, zp = constant_params(ctx, 1, 2, rank, axis, dtype)
+    return dequantize(ctx, ctx.input(0), scale, zp, "")
+
+
+def linear_params(ctx: NodeContext, scale_index: int, rank: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    dtype = from_xdsl(ctx.input_type(scale_index - 1).element_type)
+    return constant_params(ctx, scale_index, scale_index + 1, rank, axis, dtype)
+
+
+@onnx_extractor("QLinearConv")
+def qlinear_conv(ctx: NodeContext) -> SSAValue:
+    rank = len(ctx.input_shape(0))
+    xs, xz = linear_params(ctx, 1, rank, 1)
+    ws, wz = linear_params(ctx, 4, rank, 0)
+    ys, yz = linear_params(ctx, 6, rank, 1)
+    x = dequantize(ctx, ctx.input(0), xs, xz, "/x")
+    w = dequantize(ctx, ctx.input(3), ws, wz, "/w")
+    spatial = rank - 2
+    props = window_props(ctx, spatial)
+    props["dilations"] = list(ctx.attr("dilations", [1] * spatial))
+    props["group"] = int(ctx.attr("group", 1))
+    operands = [x, w]
+    if ctx.has_input(8):
+        bias = ctx.required_constant(8, "bias").astype(np.float64) * xs.reshape(-1) * ws.reshape(-1)
+        operands.append(ctx.constant(bias.astype(xs.dtype).reshape(-1), "/bias"))
+    y = ctx.value(Convolution, operands, suffix="/conv", **props)
+    return quantize(ctx, y, ys, yz, "")
+
+
+@onnx_extractor("QLinearMatMul")
+def qlinear_matmul(ctx: NodeContext) -> SSAValue:
+    a_rank, b_rank = len(ctx.input_shape(0)), len(ctx.input_shape(3))
+    a_s, a_z = linear_params(ctx, 1, a_rank, -2)
+    b_s, b_z = linear_params(ctx, 4, b_rank, -1)
+    y_s, y_z = linear_params(ctx, 6, max(a_rank, b_rank), -1)
+    a = dequantize(ctx, ctx.input(0), a_s, a_z, "/a")
+    b = dequantize(ctx, ctx.input(3), b_s, b_z, "/b")
+    y = ctx.value(MatMul, [a, b], suffix="/matmul")
+    return quantize(ctx, y, y_s, y_z, "")
+
+
+@onnx_extractor("DynamicQuantizeLinear")
+def dynamic_quantize_linear(ctx: NodeContext) -> list[SSAValue]:
+    """scale = (max(0, max x) - min(0, min x)) / 255, zero point = saturate(round(-min / scale)),
+    y = saturate(round(x / scale) + zero point), all uint8."""
+    x = ctx.input(0)
+    dtype = from_xdsl(ctx.input_type(0).element_type)
+    axes = list(range(len(ctx.input_shape(0))))
+    zero = ctx.constant(np.zeros((), dtype), "/zero")
+    high = ctx.value(Eltwise, [ctx.value(Reduce, [x], suffix="/max", operation="max", axes=axes, keep_dims=False), zero], suffix="/high", operation="max")
+    low = ctx.value(Eltwise, [ctx.value(Reduce, [x], suffix="/min", operation="min", axes=axes, keep_dims=False), zero], suffix="/low", operation="min")
+    span = ctx.value(Eltwise, [high, low], suffix="/span", operation="sub")
+    scale = ctx.value(Eltwise, [span, ctx.constant(np.array(255, dtype), "/levels")], suffix="/scale", operation="div")
+    shift = ctx.value(Eltwise, [zero, ctx.value(Eltwise, [low, scale], suffix="/low_steps", operation="div")], suffix="/shift", operation="sub")
+    shift = ctx.value(Clamp, [ctx.value(Activation, [shift], suffix="/shift_round", kind="round")], suffix="/shift_clamp", min=0.0, max=255.0)
+    y = ctx.value(Activation, [ctx.value(Eltwise, [x, scale], suffix="/div", operation="div")], suffix="/round", kind="round")
+    y = ctx.value(Clamp, [ctx.value(Eltwise, [y, shift], suffix="/add", operation="sum")], suffix="/clamp", min=0.0, max=255.0)
+    u8 = to_xdsl(np.dtype(np.uint8))
+    return [ctx.value(Convert, [y], destination_type=u8), scale, ctx.value(Convert, [shift], suffix="/zero_point", destination_type=u8)]
