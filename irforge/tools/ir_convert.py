@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from irforge.errors import IrforgeError
-from irforge.extensions import load_entry_point_extensions, load_extension
 import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
-from irforge.frontends.registry import FRONTENDS, frontend_for, frontend_named
+from irforge.frontends.registry import FRONTENDS
 from irforge.model import Model, save_model
 from irforge.tools.cli import exit_on_error
 from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes
+from irforge.tools.convert_options import normalise_options
 from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipeline_for  # noqa: F401  (ir-run uses it)
+from irforge.tools.convert_run import framework_of, import_model, load_extensions, planned_pipeline, run_passes
 
 LOG_LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
 T = TypeVar("T")
@@ -77,10 +78,6 @@ class Progress:
         return result
 
 
-def import_model(args: argparse.Namespace, framework: str) -> Model:
-    return frontend_named(framework).import_model(args)
-
-
 def check_flags(args: argparse.Namespace) -> None:
     if args.batch is not None and args.batch < 1:
         raise IrforgeError(f"bad value for --batch: {args.batch}", fix="give a positive batch size")
@@ -90,21 +87,17 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
+    normalise_options(args)
     check_flags(args)
     progress = Progress(verbose=args.log_level in ("INFO", "DEBUG"))
-    load_entry_point_extensions()
-    for path in args.extensions:
-        load_extension(path)
-    framework = frontend_for(args.input_model, args.framework).name
+    load_extensions(args.extensions)
+    framework = framework_of(args)
     model = progress.stage("import", lambda: import_model(args, framework))
-    # after the import: --input names that are not model inputs are layers to cut at
-    pipeline = args.pipeline or pipeline_for(args, framework, cut_points(args.input, model.func))
+    pipeline = planned_pipeline(args, framework, model)
     if args.pipeline == "":
         print(f"import -> {pipeline} -> emit {args.emit}")
         return
-    from irforge.passes import apply_pipeline
-
-    progress.stage("passes", lambda: apply_pipeline(model.module, pipeline))
+    progress.stage("passes", lambda: run_passes(model.module, pipeline))
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     name = args.model_name or Path(args.input_model).stem
