@@ -102,9 +102,9 @@ def options_for(input_model: str, options: Mapping[str, Any]) -> argparse.Namesp
     """ir-convert's options: its parser's defaults, updated by `options` (flag names without
     dashes); unknown names are an error naming them."""
     actions = _parser_actions()
-    unknown = sorted(k for k in options if k not in actions or k in ("input_model", "help"))
+    unknown = sorted(k for k in options if k not in actions or k in ("input_model", "model", "version"))
     if unknown:
-        known = ", ".join(sorted(k for k in actions if k not in NOT_FOR_THE_API and k != "input_model"))
+        known = ", ".join(sorted(k for k in actions if k not in NOT_FOR_THE_API and k not in ("input_model", "model", "version")))
         raise IrforgeError(
             f"convert_model got unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
             fix=f"the options are ir-convert's flags: {known}",
@@ -164,7 +164,7 @@ def convert_model(input_model: ModelSource, **options: Any) -> Model:
     data_type="FP16", compress_to_fp16=True, disable_fusing=True, layout="nhwc",
     transformations_config=PATH, extensions=[PATH or module], framework="onnx",
     pipeline="...", and each frontend's own (input_proto=..., input_model_is_text=True)."""
-    from irforge.tools.convert_run import framework_of, import_model, load_extensions, planned_pipeline, run_passes
+    from irforge.tools.convert_run import finish, framework_of, import_model, load_extensions, planned_pipeline, run_passes
 
     temporaries: list[tempfile.TemporaryDirectory[str]] = []
     try:
@@ -174,6 +174,7 @@ def convert_model(input_model: ModelSource, **options: Any) -> Model:
         args.framework = framework
         model = import_model(args, framework)
         run_passes(model.module, planned_pipeline(args, framework, model))
+        finish(args, model)
         return model
     finally:
         for folder in temporaries:

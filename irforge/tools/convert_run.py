@@ -55,7 +55,45 @@ def planned_pipeline(args: argparse.Namespace, framework: str, model: Model) -> 
 
     if args.pipeline:
         return args.pipeline
+    args.renamed_points = tensor_points(args, model)
     return pipeline_for(args, framework, cut_points(args.input, model.func))
+
+
+def tensor_points(args: argparse.Namespace, model: Model) -> dict[str, str]:
+    """--input / --output names that are framework tensors (ovc's form), not model inputs or
+    layers, become the `layer:port` the cut pass reads; returns the renames to undo after."""
+    from irforge.frontends.tensor_names import layer_point
+    from irforge.model import input_names
+    from irforge.passes.cut import layers_by_name, resolve
+
+    inputs, layers = set(input_names(model.func)), layers_by_name(model.func)
+    renames: dict[str, str] = {}
+
+    def translated(name: str) -> str:
+        if name in inputs:
+            return name
+        try:
+            resolve(name, layers, "input")
+            return name
+        except IrforgeError:
+            point = layer_point(model.module, name)
+            if point is None:
+                return name  # cut_points names it as unknown
+            renames[point] = name
+            return point
+
+    args.input = [translated(n) for n in args.input]
+    args.output = [translated(n) for n in args.output]
+    return renames
+
+
+def finish(args: argparse.Namespace, model: Model) -> None:
+    """After the passes: inputs and outputs cut at tensors take the tensors' names, and the
+    element types --input asked for are checked (irforge does not convert them)."""
+    from irforge.tools.port_names import check_input_types, rename_ports
+
+    rename_ports(model.func, getattr(args, "renamed_points", {}))
+    check_input_types(model.func, getattr(args, "input_types", {}))
 
 
 def parse_pipeline(spec: str, callback: Callable[[Any, ModuleOp, Any], None] | None = None):  # type: ignore[no-untyped-def]
@@ -98,3 +136,18 @@ def run_passes(module: ModuleOp, spec: str, observers: Sequence[PassObserver] = 
 
 def pass_count(spec: str) -> int:
     return len(parse_pipeline(spec).passes)
+
+
+def written_files(target: Path, emit: str) -> list[Path]:
+    """The files a conversion to `target` (NAME.xml or NAME.mlir) wrote."""
+    from irforge.model import weights_path_for
+
+    companion = target.with_suffix(".bin") if emit == "xml" else weights_path_for(target)
+    return [target, companion] if companion.is_file() else [target]
+
+
+def report_written(target: Path, emit: str) -> None:
+    """mo.py's closing lines, on stdout: `[ SUCCESS ] XML file: /abs/NAME.xml` and the .bin."""
+    kinds = {".xml": "XML", ".bin": "BIN", ".mlir": "MLIR", ".weights": "WEIGHTS"}
+    for path in written_files(target, emit):
+        print(f"[ SUCCESS ] {kinds[path.suffix]} file: {path.resolve()}")

@@ -26,6 +26,7 @@ from irforge.errors import IrforgeError
 from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
 from irforge.tools.cli import exit_on_error
+from irforge.tools.versions import add_version
 from irforge.weights.dtypes import from_xdsl
 
 DEVICES = ("ref", "cpu", "gpu")
@@ -33,8 +34,9 @@ DEVICES = ("ref", "cpu", "gpu")
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="ir-run", description="Run a model and print (and save) its outputs."
+        prog="ir-run", description="Run a model and print (and save) its outputs.", allow_abbrev=False
     )
+    add_version(p)
     p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it), NAME.xml (with NAME.bin), or a "
                    "framework model, which is converted with ir-convert's default pipeline")
     p.add_argument("--weights", help="weights file (default: NAME.weights beside the model)")
