@@ -134,6 +134,11 @@ def run_passes(module: ModuleOp, spec: str, observers: Sequence[PassObserver] = 
         raise IrforgeError(f"invalid IR: {first_line(str(e))}") from None
 
 
+def observers(args: argparse.Namespace) -> list[PassObserver]:
+    """What watches each pass: --print-ir-after and --verify-numerics."""
+    return []
+
+
 def pass_count(spec: str) -> int:
     return len(parse_pipeline(spec).passes)
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from irforge.errors import IrforgeError
 import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
@@ -25,10 +23,12 @@ from irforge.tools.convert_args import match_shapes, parse_names, parse_per_inpu
 from irforge.tools.convert_options import normalise_options, parse_bool, parse_input_specs
 from irforge.tools.versions import add_version
 from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipeline_for  # noqa: F401  (ir-run uses it)
-from irforge.tools.convert_run import finish, framework_of, import_model, load_extensions, planned_pipeline, report_written, run_passes
+from irforge.tools.convert_run import (
+    finish, framework_of, import_model, load_extensions, observers, pass_count, planned_pipeline, report_written, run_passes,
+)
+from irforge.tools.progress import Progress, wanted
 
-LOG_LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
-T = TypeVar("T")
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,27 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extensions", action="append", default=[], metavar="PATH", help="Python file or package with extra ops and extractors")
     p.add_argument("--emit", choices=["xml", "mlir"], default="xml", help="what to write (xml: OpenVINO IR NAME.xml + NAME.bin; mlir: NAME.mlir + NAME.weights)")
     p.add_argument("--pipeline", nargs="?", const="", metavar="P", help="replace the pass pipeline; alone, print it and exit")
-    p.add_argument("--log_level", default="ERROR", type=str.upper, choices=LOG_LEVELS, help="INFO shows stage timings")
+    p.add_argument("--log_level", type=str.upper, choices=LOG_LEVELS,
+                   help="INFO shows stage timings; ERROR or CRITICAL also hide the progress display")
+    p.add_argument("--no-progress", action="store_true", help="no live progress display on stderr (shown on a terminal only)")
     for frontend in FRONTENDS.values():
         if frontend.add_arguments is not None:
             frontend.add_arguments(p.add_argument_group(f"{frontend.name} options"))
     return p
-
-
-class Progress:
-    """Stage timings: shown on stderr once the conversion takes over a second (or at INFO)."""
-
-    def __init__(self, verbose: bool) -> None:
-        self.verbose = verbose
-        self.start = time.perf_counter()
-
-    def stage(self, name: str, body: Callable[[], T]) -> T:
-        began = time.perf_counter()
-        result = body()
-        now = time.perf_counter()
-        if self.verbose or now - self.start > 1.0:
-            print(f"[ir-convert] {name:14} {now - began:7.2f} s", file=sys.stderr)
-        return result
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -99,7 +85,8 @@ def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
     normalise_options(args)
     check_flags(args)
-    progress = Progress(verbose=args.log_level in ("INFO", "DEBUG"))
+    progress = Progress("ir-convert", verbose=args.log_level in ("INFO", "DEBUG"),
+                        enabled=wanted(args.no_progress, args.log_level))
     load_extensions(args.extensions)
     framework = framework_of(args)
     model = progress.stage("import", lambda: import_model(args, framework))
@@ -107,7 +94,8 @@ def convert(argv: Sequence[str]) -> None:
     if args.pipeline == "":
         print(f"import -> {pipeline} -> emit {args.emit}")
         return
-    progress.stage("passes", lambda: run_passes(model.module, pipeline))
+    progress.stage_steps("passes", pass_count(pipeline), lambda step: run_passes(
+        model.module, pipeline, observers(args), before=lambda p: step(p.name)))
     finish(args, model)
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
