@@ -1,24 +1,40 @@
 """irforge: a neural-network model compiler built on xDSL.
 
 Framework models are imported into the `nn` dialect, optimised by xDSL passes and
-emitted as OpenVINO IR or run by one of the backends.
+emitted as OpenVINO IR or run by one of the backends. The Python API (`irforge.api`) is
+re-exported here lazily, so `import irforge` stays cheap:
+
+    model = irforge.convert_model("model.onnx", input_shape=[1, 3, 224, 224])
+    irforge.save_model(model, "model.xml")
+    outputs = irforge.compile(model, device="cpu")(image)
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
 
+_API = {
+    "convert_model": "irforge.api",
+    "save_model": "irforge.api",
+    "read_model": "irforge.api",
+    "compile": "irforge.api",
+    "openvino_extensions": "irforge.custom.openvino",
+    "Model": "irforge.model",
+    "CompiledModel": "irforge.compiled",
+    "IrforgeError": "irforge.errors",
+}
 
-def compile(model, device: str = "cpu", **options):  # type: ignore[no-untyped-def]  # noqa: A001
-    """Compile a `Model` for `device` ("cpu", or "gpu": OpenCL with HETERO fallback to the
-    CPU); returns a callable from a dict of input arrays (by name) to a dict of output arrays.
-    Options: cpu: threads=N, cache_dir=PATH|False; gpu: opencl_device=N|NAME, cpu_ops=[...]."""
-    from irforge.errors import IrforgeError
+__all__ = ["__version__", *_API]
 
-    if device == "gpu":
-        from irforge.backends.opencl import compile_model as compile_opencl
 
-        return compile_opencl(model, options.pop("opencl_device", None), **options)
-    if device != "cpu":
-        raise IrforgeError(f"unknown device '{device}'", fix="use device='cpu' or device='gpu'")
-    from irforge.backends.cpu import compile_model
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irforge' has no attribute '{name}'")
+    import importlib
 
-    return compile_model(model, **options)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -11,43 +11,54 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from irforge.errors import IrforgeError
-from irforge.extensions import load_entry_point_extensions, load_extension
 import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
-from irforge.frontends.registry import FRONTENDS, frontend_for, frontend_named
+from irforge.frontends.registry import FRONTENDS
 from irforge.model import Model, save_model
 from irforge.output_files import check_model_name, prepare_output_dir
 from irforge.tools.cli import exit_on_error
-from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes
+from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes  # noqa: F401
+from irforge.tools.convert_options import normalise_options, parse_bool, parse_input_specs
+from irforge.tools.versions import add_version
 from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipeline_for  # noqa: F401  (ir-run uses it)
+from irforge.tools.convert_run import (
+    finish, framework_of, import_model, load_extensions, observers, pass_count, planned_pipeline, report_written, run_passes,
+)
+from irforge.tools.progress import Progress, wanted
 
-LOG_LEVELS = ("ERROR", "WARNING", "INFO", "DEBUG")
-T = TypeVar("T")
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ir-convert",
-        description="Convert a framework model to irforge's nn IR (like OpenVINO's mo.py).",
+        description="Convert a framework model to irforge's nn IR (like OpenVINO's mo.py and ovc).",
+        allow_abbrev=False,
     )
     suffixes = ", ".join(s for f in FRONTENDS.values() for s in f.suffixes)
-    p.add_argument("--input_model", "-m", required=True, help=f"the model file ({suffixes})")
+    p.add_argument("model", nargs="?", help="the model file (ovc's form of --input_model)")
+    p.add_argument("--input_model", "-m", help=f"the model file ({suffixes})")
+    add_version(p)
     p.add_argument("--framework", choices=sorted(FRONTENDS), help="default: from the file's name or first bytes")
     p.add_argument("--output_dir", "-o", default=".", help="where to write the result (default: .)")
+    p.add_argument("--output_model", metavar="PATH.xml", help="ovc's form: the .xml (or .mlir) to write, or a folder")
     p.add_argument("--model_name", "-n", help="base name of the output files (default: the input's)")
-    p.add_argument("--input", type=parse_names, default=[], help="input names, comma-separated (order of --input_shape)")
-    p.add_argument("--output", type=parse_names, default=[], help="output names, comma-separated")
+    p.add_argument("--input", type=parse_input_specs, default=[],
+                   help="inputs, comma-separated, each NAME[shape]{type} with optional parts "
+                   "(data[1,3,224,224]{f32},mask[1,10]); a layer or tensor name cuts the model there")
+    p.add_argument("--output", type=parse_names, default=[], help="output names (layers or tensors), comma-separated")
     p.add_argument("--input_shape", type=parse_shapes, help="input shapes, e.g. [1,3,224,224] or [1,3,224,224],[1,10]")
     p.add_argument("--batch", "-b", type=int, help="batch size: overrides the first dim of every input")
     p.add_argument("--mean_values", type=lambda t: parse_per_input_values(t, "--mean_values"), help="e.g. data[123,117,104]")
     p.add_argument("--scale_values", type=lambda t: parse_per_input_values(t, "--scale_values"), help="e.g. data[58.4,57.1,57.4]")
+    p.add_argument("--scale", "-s", type=float, help="one scale value for every input (mo.py's): inputs are divided by it")
     p.add_argument("--reverse_input_channels", action="store_true", help="swap the channel order of inputs (RGB <-> BGR)")
     p.add_argument("--data_type", default="FP32", type=str.upper, choices=["FP32", "FP16", "FLOAT", "HALF"], help="weights precision")
+    p.add_argument("--compress_to_fp16", nargs="?", const=True, type=parse_bool, metavar="True|False",
+                   help="ovc's form of --data_type FP16 (=False: FP32, the default here as in mo.py)")
     p.add_argument("--disable_fusing", action="store_true", help="do not fuse linear ops into convolutions")
     p.add_argument("--layout", choices=["nchw", "nhwc"], type=str.lower,
                    help="layout of the converted model's 4-D inputs and outputs (default: the framework's)")
@@ -55,31 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extensions", action="append", default=[], metavar="PATH", help="Python file or package with extra ops and extractors")
     p.add_argument("--emit", choices=["xml", "mlir"], default="xml", help="what to write (xml: OpenVINO IR NAME.xml + NAME.bin; mlir: NAME.mlir + NAME.weights)")
     p.add_argument("--pipeline", nargs="?", const="", metavar="P", help="replace the pass pipeline; alone, print it and exit")
-    p.add_argument("--log_level", default="ERROR", type=str.upper, choices=LOG_LEVELS, help="INFO shows stage timings")
+    p.add_argument("--log_level", type=str.upper, choices=LOG_LEVELS,
+                   help="INFO shows stage timings; ERROR or CRITICAL also hide the progress display")
+    p.add_argument("--no-progress", action="store_true", help="no live progress display on stderr (shown on a terminal only)")
     for frontend in FRONTENDS.values():
         if frontend.add_arguments is not None:
             frontend.add_arguments(p.add_argument_group(f"{frontend.name} options"))
     return p
-
-
-class Progress:
-    """Stage timings: shown on stderr once the conversion takes over a second (or at INFO)."""
-
-    def __init__(self, verbose: bool) -> None:
-        self.verbose = verbose
-        self.start = time.perf_counter()
-
-    def stage(self, name: str, body: Callable[[], T]) -> T:
-        began = time.perf_counter()
-        result = body()
-        now = time.perf_counter()
-        if self.verbose or now - self.start > 1.0:
-            print(f"[ir-convert] {name:14} {now - began:7.2f} s", file=sys.stderr)
-        return result
-
-
-def import_model(args: argparse.Namespace, framework: str) -> Model:
-    return frontend_named(framework).import_model(args)
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -93,27 +86,25 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
+    normalise_options(args)
     check_flags(args)
-    progress = Progress(verbose=args.log_level in ("INFO", "DEBUG"))
-    load_entry_point_extensions()
-    for path in args.extensions:
-        load_extension(path)
-    framework = frontend_for(args.input_model, args.framework).name
+    progress = Progress("ir-convert", verbose=args.log_level in ("INFO", "DEBUG"),
+                        enabled=wanted(args.no_progress, args.log_level))
+    load_extensions(args.extensions)
+    framework = framework_of(args)
     model = progress.stage("import", lambda: import_model(args, framework))
-    # after the import: --input names that are not model inputs are layers to cut at
-    pipeline = args.pipeline or pipeline_for(args, framework, cut_points(args.input, model.func))
+    pipeline = planned_pipeline(args, framework, model)
     if args.pipeline == "":
         print(f"import -> {pipeline} -> emit {args.emit}")
         return
-    from irforge.passes import apply_pipeline
-
-    progress.stage("passes", lambda: apply_pipeline(model.module, pipeline))
+    progress.stage_steps("passes", pass_count(pipeline), lambda step: run_passes(
+        model.module, pipeline, observers(args), before=lambda p: step(p.name)))
+    finish(args, model)
     out_dir = prepare_output_dir(args.output_dir)
     name = check_model_name(args.model_name or Path(args.input_model).stem)
     target = out_dir / f"{name}.{args.emit}"
     progress.stage("emit", lambda: emit(model, target, args))
-    if args.log_level in ("INFO", "DEBUG"):
-        print(f"[ir-convert] wrote {target}", file=sys.stderr)
+    report_written(target, args.emit)
 
 
 def emit(model: Model, target: Path, args: argparse.Namespace) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from irforge.errors import IrforgeError
 from irforge.model import write_atomically
 from irforge.tools.cli import exit_on_error
+from irforge.tools.versions import add_version
 from irforge.tools.extgen_templates import ATTR_TYPES, Spec, render
 
 ATTR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(int|float|bool|str|ints|floats)=(.*)$")
@@ -44,9 +45,10 @@ def parse_attr(text: str) -> tuple[str, str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ir-extgen", description="Generate a custom-layer extension for irforge.")
+    p = argparse.ArgumentParser(prog="ir-extgen", description="Generate a custom-layer extension for irforge.", allow_abbrev=False)
+    add_version(p)
     sub = p.add_subparsers(dest="command", required=True)
-    new = sub.add_parser("new", help="write an extension module and its test")
+    new = sub.add_parser("new", help="write an extension module and its test", allow_abbrev=False)
     new.add_argument("--op", required=True, help="the framework op / layer type, e.g. MyRelu")
     new.add_argument("--framework", required=True, choices=["onnx", "caffe", "tf"])
     new.add_argument("--domain", default="", help="ONNX: the op's domain (default: the standard one)")

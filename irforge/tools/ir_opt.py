@@ -23,6 +23,7 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from irforge import __version__
 from irforge.dialects.nn import NN
 from irforge.errors import IrforgeError
 from irforge.mlir_text import check_mlir_text
@@ -44,7 +45,7 @@ from irforge.weights import WeightStore
 
 
 class IrOptMain(xDSLOptMain):
-    version_format = "ir-opt (irforge) built on xdsl {xdsl_version}"
+    version_format = f"ir-opt (irforge) {__version__}, built on xdsl {{xdsl_version}}"
 
     def register_all_dialects(self) -> None:
         for dialect in (Builtin, Func, NN, *loaded_dialects()):
@@ -58,6 +59,7 @@ class IrOptMain(xDSLOptMain):
         self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.allow_abbrev = False  # read at parse time: `--print-ir` must not pass for a flag
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
             "--weights", help="weights file of the input (default: INPUT.weights if present)"

@@ -25,6 +25,8 @@ from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
 from irforge.output_files import write_files
 from irforge.tools.cli import exit_on_error
+from irforge.tools.progress import Progress
+from irforge.tools.versions import add_version
 from irforge.weights.dtypes import from_xdsl
 
 DEVICES = ("ref", "cpu", "gpu")
@@ -42,8 +44,9 @@ def seed(text: str) -> int:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="ir-run", description="Run a model and print (and save) its outputs."
+        prog="ir-run", description="Run a model and print (and save) its outputs.", allow_abbrev=False
     )
+    add_version(p)
     p.add_argument("model", help="model file: NAME.mlir (with NAME.weights beside it), NAME.xml (with NAME.bin), or a "
                    "framework model, which is converted with ir-convert's default pipeline")
     p.add_argument("--weights", help="weights file (default: NAME.weights beside the model)")
@@ -67,6 +70,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "the model itself if it is .onnx, else the ONNX file it was converted from",
     )
     p.add_argument("--extensions", action="append", default=[], metavar="PATH")
+    p.add_argument("--no-progress", action="store_true", help="no live progress display on stderr (shown on a terminal only)")
     args = p.parse_args(argv)
     if args.device not in DEVICES:
         raise IrforgeError(
@@ -191,25 +195,31 @@ def save_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
     write_files([(path, lambda f: np.savez(f, **arrays))])
 
 
+def run_on_device(model: Model, inputs: Mapping[str, np.ndarray], device: str, opencl_device: str | None,
+                  progress: Progress) -> dict[str, np.ndarray]:
+    if device == "cpu":
+        from irforge.backends.cpu import compile_model
+
+        compiled = compile_model(model, track=progress.track)  # the bar counts the kernels as LLVM optimises them
+        return progress.stage("run", lambda: compiled(inputs))
+    if device == "gpu":
+        from irforge.backends.opencl import run_reporting
+
+        return progress.stage("compile+run gpu", lambda: run_reporting(model, inputs, opencl_device, print))
+    from irforge.backends.reference import run
+
+    return progress.stage("run", lambda: run(model, inputs))
+
+
 def run_command(argv: Sequence[str]) -> None:
     args = parse_args(argv)
     load_entry_point_extensions()
     for path in args.extensions:
         load_extension(path)
-    model = load(args.model, args.weights)
+    progress = Progress("ir-run", enabled=not args.no_progress, timings=False)
+    model = progress.stage("load", lambda: load(args.model, args.weights))
     inputs = random_inputs(model, read_inputs(args.input), args.seed)
-    if args.device == "cpu":
-        from irforge.backends.cpu import compile_model
-
-        outputs = compile_model(model)(inputs)
-    elif args.device == "gpu":
-        from irforge.backends.opencl import run_reporting
-
-        outputs = run_reporting(model, inputs, args.opencl_device, print)
-    else:
-        from irforge.backends.reference import run
-
-        outputs = run(model, inputs)
+    outputs = run_on_device(model, inputs, args.device, args.opencl_device, progress)
     for name, array in outputs.items():
         print(summary(name, array))
     if args.compare_onnxruntime is not None:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -64,9 +65,11 @@ def compile_model(
     threads: int | None = None,
     cache_dir: str | os.PathLike[str] | None | bool = None,
     pipeline: str = PIPELINE,
+    track: Callable[[list[Any], str], Iterable[Any]] | None = None,
 ) -> CompiledModel:
     """Compile `model` (left unchanged). `cache_dir=False` disables the object cache;
-    None uses the default directory (see `cache.default_cache_dir`)."""
+    None uses the default directory (see `cache.default_cache_dir`). `track(items, what)`
+    yields the LLVM modules as they are optimised (a tool's progress bar counts them)."""
     from irforge.backends.cpu.cache import default_cache_dir
     from irforge.backends.cpu.jit import Jit
     from irforge.backends.cpu.lower import lower
@@ -85,7 +88,8 @@ def compile_model(
     arena = plan(program.buffers)
     driver = jit.module("driver")
     driver_module(driver, [p.function for p in program.phases])
-    for module in [*program.modules, driver]:
+    modules = [*program.modules, driver]
+    for module in track(modules, "compile cpu") if track is not None else modules:
         jit.add(module)
     jit.finalize()
     executable = Executable(program, arena, jit.address, threads)

@@ -21,6 +21,7 @@ from irforge.backends.common import input_array
 from irforge.backends.cpu.lower import Buffer
 from irforge.backends.opencl.lower import HostStep, Launch, OclProgram
 from irforge.errors import IrforgeError
+from irforge.custom.opencl_signature import FIX as CUSTOM_KERNEL_FIX
 
 _CONTEXTS: dict[int, object] = {}
 _QUEUES: dict[tuple[int, bool], object] = {}
@@ -89,8 +90,14 @@ class Executable:
             if isinstance(step, HostStep):
                 self.steps.append(step)
                 continue
-            kernel = cl.Kernel(built, step.kernel)
-            kernel.set_args(*self._arguments(step))
+            try:
+                kernel = cl.Kernel(built, step.kernel)
+                kernel.set_args(*self._arguments(step))
+            except (cl.Error, TypeError) as e:
+                if step.plain is None:  # irforge's own kernel: a bug, reported as one
+                    raise
+                raise IrforgeError(f"custom layer {step.tag}: its OpenCL kernel '{step.kernel}' cannot take its arguments: {e}",
+                                   fix=CUSTOM_KERNEL_FIX, code="E993") from None
             self.steps.append((kernel, step))
         self.lock = threading.Lock()
         self.timings: list[Timing] = []

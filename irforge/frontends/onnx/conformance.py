@@ -131,10 +131,13 @@ def import_freezing(model: onnx.ModelProto, feeds: dict[str, np.ndarray]):  # ty
             frozen.update(integers)
 
 
-def run_case(case) -> Outcome:  # type: ignore[no-untyped-def]
+def run_case(case, execute=None) -> Outcome:  # type: ignore[no-untyped-def]
+    """Every data set of `case` through the import and `execute(model, feeds)` (default: the
+    reference interpreter; ir-conformance passes a backend's)."""
     from irforge.backends.reference import run
     from irforge.frontends.onnx.importer import model_inputs
 
+    execute = execute or run
     names = model_inputs(case.model)
     for inputs, expected in case.data_sets:
         inputs, expected = [_array(v) for v in inputs], [_array(v) for v in expected]
@@ -143,7 +146,7 @@ def run_case(case) -> Outcome:  # type: ignore[no-untyped-def]
         except IrforgeError as e:
             return Outcome(False, f"import: {e}")
         with np.errstate(all="ignore"):
-            outputs = list(run(model, feeds).values())
+            outputs = list(execute(model, feeds).values())
         for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
             if got.shape != want.shape or got.dtype != want.dtype:
                 return Outcome(False, f"output {i}: {got.dtype}{list(got.shape)} != {want.dtype}{list(want.shape)}")

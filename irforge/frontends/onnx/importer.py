@@ -27,6 +27,7 @@ from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
+from irforge.frontends.tensor_names import record_tensor_names
 from irforge.model import Model
 
 EXTENSION_HINT = (
@@ -97,7 +98,9 @@ class GraphImporter(FoldingBuilder):
             raise first_error
         for vi in self.graph.output:
             self.builder.output(self.value(vi.name), vi.name)
-        return self.builder.finish()
+        model = self.builder.finish()
+        record_tensor_names(model.module, self.values)  # cut points and --bisect by tensor name
+        return model
 
     def _input_type(self, vi: onnx.ValueInfoProto) -> tuple[list[int], np.dtype]:
         t = vi.type.tensor_type

@@ -17,6 +17,7 @@ from irforge.backends.opencl.codegen.movement import map_body
 from irforge.backends.opencl.lower import Launch, OclLowering, custom_kernel
 from irforge.backends.opencl.ops.launch import launch_1d
 from irforge.custom.op import CUSTOM_OPS
+from irforge.custom.opencl_signature import check_signature
 
 
 def own_copy(ctx: OclLowering, buf: Buffer, count: int) -> Buffer:
@@ -42,5 +43,7 @@ def custom_layer(ctx: OclLowering, op: Operation) -> None:
     global_size = tuple(int(g) for g in kernel.global_size(instance, shapes))
     local_size = tuple(kernel.local_size) if kernel.local_size else None
     args = inputs + outputs
-    ctx.steps.append(Launch(kernel.entry, global_size, local_size, args, op.name, 0, tuple(kernel.scalars(instance))))
+    scalars = tuple(kernel.scalars(instance))
+    check_signature(op.label, kernel.source, kernel.entry, len(args), scalars)
+    ctx.steps.append(Launch(kernel.entry, global_size, local_size, args, op.name, 0, scalars))
     ctx.phase(kernel.entry, args)

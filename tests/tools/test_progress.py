@@ -1,0 +1,68 @@
+"""The live progress display: tqdm on a terminal's stderr, silent elsewhere or when asked."""
+
+import io
+import time
+
+import onnx
+import pytest
+
+import irforge.tools.progress as progress
+from irforge.testing.onnx_models import resnet
+from irforge.tools.ir_convert import convert
+
+pytest.importorskip("tqdm")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """A terminal as stderr; tests call it in their body (pytest's capture replaces
+    sys.stderr again after the fixtures' setup)."""
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "TICK", 0.01)
+
+    def install() -> Terminal:
+        stream = Terminal()
+        monkeypatch.setattr("sys.stderr", stream)
+        return stream
+
+    return install
+
+
+@pytest.fixture(scope="module")
+def onnx_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("models") / "net.onnx"
+    onnx.save_model(resnet(blocks=(1,), width=8, size=16), str(path))
+    return path
+
+
+def slow_steps(step) -> None:  # type: ignore[no-untyped-def]
+    for name in ("first", "second"):
+        step(name)
+        time.sleep(0.1)
+
+
+def test_bar_names_steps_on_a_terminal_only(terminal):
+    terminal = terminal()
+    progress.Progress("tool").stage_steps("passes", 2, slow_steps)
+    shown = terminal.getvalue()
+    assert "[tool] passes:" in shown and "1/2" in shown and "second" in shown
+    quiet = io.StringIO()  # not a terminal: timing line only, no bar
+    progress.Progress("tool", stream=quiet).stage_steps("passes", 2, slow_steps)
+    assert "passes:" not in quiet.getvalue()
+
+
+def test_ir_convert_shows_progress_unless_silenced(terminal, tmp_path, onnx_path, capsys):
+    terminal = terminal()
+    convert([str(onnx_path), "-o", str(tmp_path)])
+    assert "[ir-convert] import:" in terminal.getvalue()  # the elapsed-time display of the import stage
+    for quiet in (["--no-progress"], ["--log_level", "ERROR"]):
+        terminal.seek(0)
+        terminal.truncate()
+        convert([str(onnx_path), "-o", str(tmp_path), *quiet])
+        assert "%|" not in terminal.getvalue() and ": 00:0" not in terminal.getvalue()
+    capsys.readouterr()
