@@ -122,12 +122,24 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {**BUILTIN_PASSES, **extension_passes()}
 
 
+def parse_pipeline(spec: str, callback=None):  # type: ignore[no-untyped-def]
+    """The xDSL `PassPipeline` of the comma-separated `spec`; `callback(previous, module,
+    following)` runs between passes. A bad pipeline raises a one-line `IrforgeError`."""
+    from xdsl.passes import PassPipeline
+
+    from irforge.passes.pipeline_errors import PIPELINE_ERRORS, bad_pipeline
+
+    try:
+        return PassPipeline.parse_spec(all_passes(), spec, callback)
+    except PIPELINE_ERRORS as e:
+        raise bad_pipeline(spec, e, sorted(all_passes())) from None
+
+
 def apply_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> None:
     """Apply the comma-separated pass pipeline `spec` to `module`, verifying after each pass.
 
     A bad pipeline, or a pass that finds the IR invalid, raises a one-line `IrforgeError`.
     """
-    from xdsl.passes import PassPipeline
     from xdsl.utils.exceptions import DiagnosticException
 
     from irforge.errors import IrforgeError
@@ -136,12 +148,7 @@ def apply_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> N
     def verify(previous: ModulePass | None, op: ModuleOp, following: ModulePass | None) -> None:
         op.verify()
 
-    from irforge.passes.pipeline_errors import PIPELINE_ERRORS, bad_pipeline
-
-    try:
-        pipeline = PassPipeline.parse_spec(all_passes(), spec, verify)
-    except PIPELINE_ERRORS as e:
-        raise bad_pipeline(spec, e, sorted(all_passes())) from None
+    pipeline = parse_pipeline(spec, verify)
     try:
         pipeline.apply(ctx or make_context(), module)
     except DiagnosticException as e:

@@ -97,18 +97,9 @@ def finish(args: argparse.Namespace, model: Model) -> None:
 
 
 def parse_pipeline(spec: str, callback: Callable[[Any, ModuleOp, Any], None] | None = None):  # type: ignore[no-untyped-def]
-    from xdsl.passes import PassPipeline
+    from irforge.passes import parse_pipeline as parse
 
-    from irforge.model import first_line
-    from irforge.passes import all_passes
-
-    try:
-        return PassPipeline.parse_spec(all_passes(), spec, callback)
-    except ValueError as e:
-        raise IrforgeError(
-            f"bad pass pipeline '{spec}': {first_line(str(e))}",
-            fix=f"passes are: {', '.join(sorted(all_passes()))}",
-        ) from None
+    return parse(spec, callback)
 
 
 def run_passes(module: ModuleOp, spec: str, observers: Sequence[PassObserver] = (),

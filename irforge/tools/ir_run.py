@@ -94,7 +94,10 @@ def load(path: str, weights: str | None) -> Model:
     from irforge.frontends.registry import frontend_for
     from irforge.tools.ir_convert import build_parser
 
+    from irforge.tools.convert_options import normalise_options
+
     options = build_parser().parse_args(["--input_model", path])
+    normalise_options(options)
     options.weights = weights
     frontend = frontend_for(path)
     model = frontend.import_model(options)

@@ -172,10 +172,11 @@ def test_zero_peepholes_change_nothing_and_are_accepted():
     check(run(import_onnx(model), feeds), onnxruntime_outputs(model, feeds))
 
 
-def test_opencl_runs_it_through_the_cpu_fallback():
+def test_opencl_runs_it_through_the_fallback():
     from irforge.backends.opencl import compile_model as compile_opencl
 
     model, feeds, want = converted(CASES["gru-linear-before-reset-bidirectional"])
     compiled = compile_opencl(model)
     check(compiled(feeds), want)
-    assert [f.executor for f in compiled.fallbacks] == ["cpu"] and "CPU-only op" in compiled.fallbacks[0].reason
+    # the CPU backend would run the same reference kernel as a host step: hetero calls it directly
+    assert [f.executor for f in compiled.fallbacks] == ["reference"] and "CPU-only op" in compiled.fallbacks[0].reason

@@ -14,11 +14,13 @@ import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
 from irforge.backends.reference import run
 from irforge.frontends.registry import frontend_for
 from irforge.model import Model
+from irforge.tools.convert_options import normalise_options
 from irforge.tools.ir_convert import build_parser, convert
 
 
 def import_args(*argv: str) -> Model:
     args = build_parser().parse_args(list(argv))
+    normalise_options(args)
     return frontend_for(args.input_model, args.framework).import_model(args)
 
 
