@@ -164,7 +164,8 @@ def convert_model(input_model: ModelSource, **options: Any) -> Model:
     data_type="FP16", compress_to_fp16=True, disable_fusing=True, layout="nhwc",
     transformations_config=PATH, extensions=[PATH or module], framework="onnx",
     pipeline="...", and each frontend's own (input_proto=..., input_model_is_text=True)."""
-    from irforge.tools.convert_run import finish, framework_of, import_model, load_extensions, planned_pipeline, run_passes
+    from irforge.tools.convert_run import finish, framework_of, import_model, load_extensions, observers, planned_pipeline, run_passes
+    from irforge.tools.pass_observers import report as report_observers
 
     temporaries: list[tempfile.TemporaryDirectory[str]] = []
     try:
@@ -173,7 +174,10 @@ def convert_model(input_model: ModelSource, **options: Any) -> Model:
         framework = options.get("framework") or framework_of(args)
         args.framework = framework
         model = import_model(args, framework)
-        run_passes(model.module, planned_pipeline(args, framework, model))
+        pipeline = planned_pipeline(args, framework, model)
+        watchers = observers(args, model, pipeline)
+        run_passes(model.module, pipeline, watchers)
+        report_observers(watchers)
         finish(args, model)
         return model
     finally:
