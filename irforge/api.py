@@ -126,7 +126,11 @@ def options_for(input_model: str, options: Mapping[str, Any]) -> argparse.Namesp
             continue
         if key == "input_shape" and isinstance(options.get("input"), Mapping):
             continue
-        setattr(args, key, _convert_value(key, value, actions[key]))
+        converted = _convert_value(key, value, actions[key])
+        if actions[key].choices is not None and converted not in actions[key].choices:
+            raise IrforgeError(f"bad value for {key}: {value!r}", fix=f"use one of: {', '.join(map(str, actions[key].choices))}",
+                               code="E050")
+        setattr(args, key, converted)
     from irforge.tools.convert_options import normalise_options
 
     normalise_options(args)

@@ -56,6 +56,8 @@ def test_unknown_option_is_an_error_naming_it(proto):
     assert info.value.code == "E050"
     with pytest.raises(IrforgeError, match="output_dir"):
         irforge.convert_model(proto, output_dir="x")
+    with pytest.raises(IrforgeError, match="bad value for data_type: 'fp8'; use one of: FP32, FP16"):
+        irforge.convert_model(proto, data_type="fp8")
     with pytest.raises(IrforgeError, match="cannot read a int"):
         irforge.convert_model(42)
 
