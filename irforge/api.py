@@ -126,7 +126,11 @@ def options_for(input_model: str, options: Mapping[str, Any]) -> argparse.Namesp
             continue
         if key == "input_shape" and isinstance(options.get("input"), Mapping):
             continue
-        setattr(args, key, _convert_value(key, value, actions[key]))
+        converted = _convert_value(key, value, actions[key])
+        if actions[key].choices is not None and converted not in actions[key].choices:
+            raise IrforgeError(f"bad value for {key}: {value!r}", fix=f"use one of: {', '.join(map(str, actions[key].choices))}",
+                               code="E050")
+        setattr(args, key, converted)
     from irforge.tools.convert_options import normalise_options
 
     normalise_options(args)
@@ -164,7 +168,8 @@ def convert_model(input_model: ModelSource, **options: Any) -> Model:
     data_type="FP16", compress_to_fp16=True, disable_fusing=True, layout="nhwc",
     transformations_config=PATH, extensions=[PATH or module], framework="onnx",
     pipeline="...", and each frontend's own (input_proto=..., input_model_is_text=True)."""
-    from irforge.tools.convert_run import finish, framework_of, import_model, load_extensions, planned_pipeline, run_passes
+    from irforge.tools.convert_run import finish, framework_of, import_model, load_extensions, observers, planned_pipeline, run_passes
+    from irforge.tools.pass_observers import report as report_observers
 
     temporaries: list[tempfile.TemporaryDirectory[str]] = []
     try:
@@ -173,7 +178,10 @@ def convert_model(input_model: ModelSource, **options: Any) -> Model:
         framework = options.get("framework") or framework_of(args)
         args.framework = framework
         model = import_model(args, framework)
-        run_passes(model.module, planned_pipeline(args, framework, model))
+        pipeline = planned_pipeline(args, framework, model)
+        watchers = observers(args, model, pipeline)
+        run_passes(model.module, pipeline, watchers)
+        report_observers(watchers)
         finish(args, model)
         return model
     finally:

@@ -131,6 +131,19 @@ class Model:
     def func(self) -> FuncOp:
         return main_function(self.module)
 
+    @property
+    def inputs(self) -> list:  # type: ignore[type-arg]
+        """The inputs as ports (name, shape, dtype), as OpenVINO's Model.inputs lists them."""
+        from irforge.compiled import ports
+
+        return ports(input_names(self.func), self.func.args)
+
+    @property
+    def outputs(self) -> list:  # type: ignore[type-arg]
+        from irforge.compiled import ports
+
+        return ports(output_names(self.func), returned_values(self.func))
+
 
 def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<input>") -> ModuleOp:
     """Parse and verify textual IR; errors become one-line `IrforgeError`s."""

@@ -44,6 +44,10 @@ def test_options_are_ir_convert_flags(proto):
     np.testing.assert_allclose(compiled(x)[0], reference(shifted)[0], rtol=1e-4, atol=1e-5)
     ovc_form = irforge.convert_model(proto, input={"data": [4, 3, 16, 16]})
     assert irforge.compile(ovc_form, device="ref").input("data").shape == (4, 3, 16, 16)
+    pairs = irforge.convert_model(proto, input=[("data", [5, 3, 16, 16])])
+    assert pairs.inputs[0].get_any_name() == "data" and pairs.inputs[0].shape == (5, 3, 16, 16)
+    assert irforge.convert_model(proto, input="data[6,3,16,16]").inputs[0].shape == (6, 3, 16, 16)
+    assert [p.name for p in pairs.outputs] == [p.name for p in model.outputs]
 
 
 def test_unknown_option_is_an_error_naming_it(proto):
@@ -52,6 +56,8 @@ def test_unknown_option_is_an_error_naming_it(proto):
     assert info.value.code == "E050"
     with pytest.raises(IrforgeError, match="output_dir"):
         irforge.convert_model(proto, output_dir="x")
+    with pytest.raises(IrforgeError, match="bad value for data_type: 'fp8'; use one of: FP32, FP16"):
+        irforge.convert_model(proto, data_type="fp8")
     with pytest.raises(IrforgeError, match="cannot read a int"):
         irforge.convert_model(42)
 

@@ -125,9 +125,12 @@ def run_passes(module: ModuleOp, spec: str, observers: Sequence[PassObserver] = 
         raise IrforgeError(f"invalid IR: {first_line(str(e))}") from None
 
 
-def observers(args: argparse.Namespace) -> list[PassObserver]:
-    """What watches each pass: --print-ir-after and --verify-numerics."""
-    return []
+def observers(args: argparse.Namespace, model: Model, pipeline: str) -> list[PassObserver]:
+    """What watches each pass: --print-ir-after and --verify-numerics (pass_observers.py)."""
+    from irforge.tools.pass_observers import observers_for
+
+    return observers_for(getattr(args, "print_ir_after", None), getattr(args, "print_ir_format", "mlir"),
+                         getattr(args, "verify_numerics", None), model, parse_pipeline(pipeline).passes)
 
 
 def pass_count(spec: str) -> int:

@@ -27,6 +27,7 @@ from irforge.tools.convert_pipeline import DEFAULT_PIPELINE, cut_points, pipelin
 from irforge.tools.convert_run import (
     finish, framework_of, import_model, load_extensions, observers, pass_count, planned_pipeline, report_written, run_passes,
 )
+from irforge.tools.pass_observers import report as report_observers
 from irforge.tools.progress import Progress, wanted
 
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -66,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extensions", action="append", default=[], metavar="PATH", help="Python file or package with extra ops and extractors")
     p.add_argument("--emit", choices=["xml", "mlir"], default="xml", help="what to write (xml: OpenVINO IR NAME.xml + NAME.bin; mlir: NAME.mlir + NAME.weights)")
     p.add_argument("--pipeline", nargs="?", const="", metavar="P", help="replace the pass pipeline; alone, print it and exit")
+    p.add_argument("--print-ir-after", dest="print_ir_after", metavar="PASS|all", help="print the IR to stderr after that pass (or every pass)")
+    p.add_argument("--print-ir-format", dest="print_ir_format", choices=["mlir", "xml"], default="mlir",
+                   help="--print-ir-after's form: irforge's IR (mlir) or OpenVINO IR XML (xml)")
+    p.add_argument("--verify-numerics", dest="verify_numerics", nargs="?", const=1e-3, type=float, metavar="TOL",
+                   help="run the reference interpreter on a seeded input before and after every pass; stop at the "
+                   "first pass that changes an output by more than TOL (default 1e-3, relative to the output's largest value)")
     p.add_argument("--log_level", type=str.upper, choices=LOG_LEVELS,
                    help="INFO shows stage timings; ERROR or CRITICAL also hide the progress display")
     p.add_argument("--no-progress", action="store_true", help="no live progress display on stderr (shown on a terminal only)")
@@ -97,8 +104,10 @@ def convert(argv: Sequence[str]) -> None:
     if args.pipeline == "":
         print(f"import -> {pipeline} -> emit {args.emit}")
         return
+    watchers = observers(args, model, pipeline)
     progress.stage_steps("passes", pass_count(pipeline), lambda step: run_passes(
-        model.module, pipeline, observers(args), before=lambda p: step(p.name)))
+        model.module, pipeline, watchers, before=lambda p: step(p.name)))
+    report_observers(watchers)
     finish(args, model)
     out_dir = prepare_output_dir(args.output_dir)
     name = check_model_name(args.model_name or Path(args.input_model).stem)

@@ -52,7 +52,7 @@ class IrOptMain(xDSLOptMain):
             self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
 
     def register_all_passes(self) -> None:
-        for name, factory in all_passes().items():
+        for name, factory in {**xdsl_generic_passes(), **all_passes()}.items():  # irforge's win a name clash
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
@@ -175,6 +175,29 @@ class IrOptMain(xDSLOptMain):
         write_files([*parts, (self.args.output_file, lambda f: f.write(data))])
 
 
+XDSL_GENERIC_PASSES = ("cse", "dce", "licm", "control-flow-hoist", "function-persist-arg-names")
+"""xDSL's passes that work on any IR (irforge's ops are Pure): offered by name beside irforge's."""
+
+
+def xdsl_generic_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from xdsl.transforms import get_all_passes
+
+    available = get_all_passes()
+    found = {name: available[name] for name in XDSL_GENERIC_PASSES if name in available}
+    # also as xdsl-NAME, which stays xDSL's where irforge has a pass of the same name (cse)
+    return {**found, **{f"xdsl-{name}": _renamed(factory, f"xdsl-{name}") for name, factory in found.items()}}
+
+
+def _renamed(factory: Callable[[], type[ModulePass]], name: str) -> Callable[[], type[ModulePass]]:
+    """The pass under another name (xDSL checks a spec's name against the class's)."""
+
+    def make() -> type[ModulePass]:
+        base = factory()
+        return type(base.__name__, (base,), {"name": name, "__doc__": base.__doc__})
+
+    return make
+
+
 class _Unclosable:
     """Lets xDSL's run() 'close' our in-memory output before we write it atomically."""
 
@@ -190,7 +213,8 @@ class _Unclosable:
 
 def _pass_list() -> str:
     lines = [f"  {name:24} {_summary(factory())}" for name, factory in sorted(all_passes().items())]
-    return "\npasses:\n" + "\n".join(lines) + "\n"
+    generic = ", ".join(sorted(xdsl_generic_passes()))
+    return "\npasses:\n" + "\n".join(lines) + f"\n\nxDSL's generic passes: {generic}\n"
 
 
 def _summary(pass_class: type[ModulePass]) -> str:

@@ -71,6 +71,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     p.add_argument("--extensions", action="append", default=[], metavar="PATH")
     p.add_argument("--no-progress", action="store_true", help="no live progress display on stderr (shown on a terminal only)")
+    p.add_argument("--bisect", metavar="ORIGINAL", help="find the first layer whose output on --device diverges from the "
+                   "framework model ORIGINAL (.onnx: onnxruntime; else its unoptimised import on the reference interpreter)")
+    p.add_argument("--bisect-tolerance", type=float, default=1e-3, metavar="TOL",
+                   help="--bisect's threshold: max |a-b| / max |ORIGINAL| (default 1e-3)")
     args = p.parse_args(argv)
     if args.device not in DEVICES:
         raise IrforgeError(
@@ -214,6 +218,20 @@ def run_on_device(model: Model, inputs: Mapping[str, np.ndarray], device: str, o
     return progress.stage("run", lambda: run(model, inputs))
 
 
+def bisect_command(model: Model, inputs: Mapping[str, np.ndarray], args: argparse.Namespace) -> None:
+    from irforge.tools.bisect import bisect, onnx_original, reference_original
+
+    if not Path(args.bisect).is_file():
+        raise IrforgeError(f"--bisect: ORIGINAL '{args.bisect}' not found", fix="give the framework model MODEL came from", code="E891")
+    original = onnx_original(args.bisect, inputs) if Path(args.bisect).suffix == ".onnx" else reference_original(args.bisect, inputs)
+    quiet = Progress("ir-run", enabled=False, timings=False)
+
+    def run_one(part: Model) -> np.ndarray:
+        return next(iter(run_on_device(part, inputs, args.device, args.opencl_device, quiet).values()))
+
+    bisect(model, inputs, original, args.device, run_one, args.bisect_tolerance, print)
+
+
 def run_command(argv: Sequence[str]) -> None:
     args = parse_args(argv)
     load_entry_point_extensions()
@@ -222,6 +240,9 @@ def run_command(argv: Sequence[str]) -> None:
     progress = Progress("ir-run", enabled=not args.no_progress, timings=False)
     model = progress.stage("load", lambda: load(args.model, args.weights))
     inputs = random_inputs(model, read_inputs(args.input), args.seed)
+    if args.bisect:
+        bisect_command(model, inputs, args)
+        return
     outputs = run_on_device(model, inputs, args.device, args.opencl_device, progress)
     for name, array in outputs.items():
         print(summary(name, array))

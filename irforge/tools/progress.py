@@ -32,6 +32,15 @@ def wanted(no_progress: bool, log_level: str | None) -> bool:
     return not no_progress and log_level not in ("ERROR", "CRITICAL")
 
 
+def _have_tqdm() -> bool:
+    """tqdm is a dependency; an environment without it (an old venv) runs without the display."""
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class Progress:
     """Live displays and stage timings of one tool run."""
 
@@ -42,7 +51,7 @@ class Progress:
         self.verbose = verbose
         self.stream = stream if stream is not None else sys.stderr
         isatty = getattr(self.stream, "isatty", None)
-        self.live = enabled and callable(isatty) and bool(isatty())
+        self.live = enabled and callable(isatty) and bool(isatty()) and _have_tqdm()
         self.start = time.perf_counter()
 
     def stage(self, name: str, body: Callable[[], T]) -> T:
