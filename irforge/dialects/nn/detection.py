@@ -148,12 +148,12 @@ class DetectionOutput(NNOp):
 
     Per image: boxes are decoded from the priors by code_type (CENTER_SIZE: centre
     p_c + d_c * var * p_size, size exp(d_size * var) * p_size; CORNER: p + d * var;
-    CORNER_SIZE: corners p + d * var * p_size; var = 1 when variance_encoded_in_target), and
-    clipped to [0, 1] with clip_before_nms (MXNet's MultiBoxDetection clip). For
+    CORNER_SIZE: corners p + d * var * p_size; var = 1 when variance_encoded_in_target). For
     each class but background_label_id, the boxes scoring above confidence_threshold, best
     first and at most top_k of them (-1: all), are kept unless their IoU with a box kept
     before exceeds nms_threshold. Of all kept, the keep_top_k best (-1: all) are output,
-    ordered by label, then score. Rows: (image_id, label, score, xmin, ymin, xmax, ymax);
+    ordered by label, then score. With clip_before_nms the decoded boxes are clipped to
+    [0, 1] before NMS (Caffe-SSD's `clip`), with clip_after_nms only the output boxes. Rows: (image_id, label, score, xmin, ymin, xmax, ymax);
     unused rows are (-1, 0, 0, 0, 0, 0, 0). Output rows: N * keep_top_k (if > 0), else
     N * top_k (if > 0), else N * P * num_classes.
     """
@@ -174,6 +174,7 @@ class DetectionOutput(NNOp):
     nms_threshold = prop_def(FloatAttr)
     confidence_threshold = opt_prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
     clip_before_nms = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    clip_after_nms = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
 
     STRING_CHOICES: ClassVar = {"code_type": CODE_TYPES}
 

@@ -86,9 +86,8 @@ def check_detection_output(ctx: LayerContext) -> None:
         raise ctx.fail("DetectionOutput with ARM inputs (5 inputs) is not supported", fix="nn.detection_output takes location, confidence and priors")
     if not ctx.bool("normalized", "true"):
         raise ctx.fail("DetectionOutput with normalized false is not supported", fix="nn.detection_output decodes normalised boxes")
-    for flag in ("clip_after_nms", "decrease_label_id"):
-        if ctx.bool(flag, "false"):
-            raise ctx.fail(f"DetectionOutput with {flag} true is not supported", fix="nn.detection_output clips only before NMS and shifts no labels")
+    if ctx.bool("decrease_label_id", "false"):
+        raise ctx.fail("DetectionOutput with decrease_label_id true is not supported", fix="nn.detection_output does not shift labels")
     keep_top_k = ctx.ints("keep_top_k", "-1")
     if len(keep_top_k) != 1:
         raise ctx.fail(f"DetectionOutput with keep_top_k {keep_top_k} is not supported", fix="give one keep_top_k value")
@@ -122,6 +121,7 @@ def detection_output(ctx: LayerContext) -> SSAValue:
         "nms_threshold": ctx.float("nms_threshold"),
         "confidence_threshold": ctx.float("confidence_threshold", "0"),
         "clip_before_nms": ctx.bool("clip_before_nms", "false"),
+        "clip_after_nms": ctx.bool("clip_after_nms", "false"),
     }
     return ctx.value(DetectionOutput, [ctx.input(i) for i in range(3)], **props)
 

@@ -135,10 +135,10 @@ def detection_output(ctx: EmitContext, op: DetectionOutput, inputs: list[Port]) 
         "variance_encoded_in_target": fmt_bool(op.bool_prop("variance_encoded_in_target")),
         "nms_threshold": fmt_float(op.float_prop("nms_threshold")),
         "confidence_threshold": fmt_float(op.float_prop("confidence_threshold")),
-        # Caffe's decoding: boxes in normalised coordinates (MXNet's clips them before NMS)
+        # Caffe's decoding: boxes in normalised coordinates
         "normalized": "true",
         "clip_before_nms": fmt_bool(op.bool_prop("clip_before_nms")),
-        "clip_after_nms": "false",
+        "clip_after_nms": fmt_bool(op.bool_prop("clip_after_nms")),
         "decrease_label_id": "false",
     }
     return [ctx.single("DetectionOutput", inputs, out_type(op), name=ctx.name(op), data=data, version="opset8")]

@@ -135,6 +135,6 @@ def detection_output(op: DetectionOutput, loc: np.ndarray, conf: np.ndarray, pri
         encoded = op.bool_prop("variance_encoded_in_target")
         variances = np.ones_like(boxes) if encoded else p[1].reshape(-1, 4).astype(np.float64)
         for label, score, box in detect_image(op, loc[n].reshape(-1).astype(np.float64), conf[n].reshape(-1).astype(np.float64), boxes, variances)[:rows]:
-            out[count] = (n, label, score, *box)
+            out[count] = (n, label, score, *(np.clip(box, 0.0, 1.0) if op.bool_prop("clip_after_nms") else box))
             count += 1
     return out.reshape(1, 1, batch * rows, 7).astype(loc.dtype)
