@@ -128,42 +128,49 @@ def detection_set(rows: np.ndarray, mxnet: bool) -> list[tuple]:
     return sorted((int(r[1]) - 1, *np.round(r[2:].astype(np.float64), 3)) for r in rows)
 
 
-def check(directory: Path, devices: list[str]) -> None:
+def run_on(device: str, directory: Path, name: str, argv: list[str], feeds: dict) -> dict:  # type: ignore[type-arg]
     import irforge
-    import irforge.frontends.plugins  # noqa: F401
     from irforge.backends.reference import run
-    from irforge.frontends.registry import frontend_for
-    from irforge.tools.ir_convert import build_parser, convert
+    from irforge.tools.ir_convert import convert
+    from tests.frontends.mxnet.support import import_args
+
+    if device == "ref":
+        return run(import_args(*argv), feeds)
+    if device == "cpu":
+        return irforge.compile(import_args(*argv), device="cpu")(feeds)
+    from tests.backends.ir_xml_support import run_openvino
+
+    convert([*argv, "-o", str(directory / "ir"), "-n", name])
+    return run_openvino(directory / "ir" / f"{name}.xml", feeds, check_dims=False)
+
+
+def check(directory: Path, devices: list[str], only: list[str]) -> None:
+    from tests.frontends.mxnet.support import import_args
 
     index = json.loads((directory / "index.json").read_text())
-    print(f"| model | outputs | {' | '.join(devices)} | convert s |")
+    print(f"| model | outputs | {' | '.join(devices)} | import s |")
     print("|---|---|" + "---|" * len(devices) + "---|")
     for name, spec in index.items():
+        if only and name not in only:
+            continue
         stored = np.load(directory / f"{name}.npz")
         feeds = {"data": stored["data"]}
         wants = [stored[k] for k in stored.files if k.startswith("out")]
         argv = ["--input_model", str(directory / spec["params"]), "--input_shape", "[" + ",".join(map(str, spec["shape"])) + "]"]
         began = time.perf_counter()
-        args = build_parser().parse_args(argv)
-        cells = []
         try:
-            frontend = frontend_for(args.input_model)
-            seconds = time.perf_counter() - began
-            for device in devices:
-                if device == "ref":
-                    got = run(frontend.import_model(args), feeds)
-                elif device == "cpu":
-                    got = irforge.compile(frontend.import_model(args), device="cpu")(feeds)
-                else:
-                    from tests.backends.ir_xml_support import run_openvino
-
-                    convert([*argv, "-o", str(directory / "ir"), "-n", name])
-                    got = run_openvino(directory / "ir" / f"{name}.xml", feeds, check_dims=False)
-                cells.append(compare(list(got.values()), wants, spec["outputs"], got))
+            import_args(*argv)
+            seconds = f"{time.perf_counter() - began:.1f}"
         except Exception as e:  # noqa: BLE001  (a bench reports every failure and goes on)
-            cells += [f"error: {str(e).splitlines()[0][:80]}"] * (len(devices) - len(cells))
-            seconds = time.perf_counter() - began
-        print(f"| {name} | {len(wants)} | {' | '.join(cells)} | {seconds:.1f} |")
+            seconds = f"error: {str(e).splitlines()[0][:80]}"
+        cells = []
+        for device in devices:
+            try:
+                got = run_on(device, directory, name, argv, feeds)
+                cells.append(compare(list(got.values()), wants, spec["outputs"], got))
+            except Exception as e:  # noqa: BLE001
+                cells.append(f"error: {str(e).splitlines()[0][:60]}")
+        print(f"| {name} | {len(wants)} | {' | '.join(cells)} | {seconds} |")
         sys.stdout.flush()
 
 
@@ -190,11 +197,12 @@ def main() -> None:
     c = sub.add_parser("check")
     c.add_argument("directory", type=Path)
     c.add_argument("--devices", default="ref,cpu,openvino")
+    c.add_argument("--models", default="", help="comma-separated names from index.json (default: all)")
     args = p.parse_args()
     if args.step == "make":
         make(args.directory)
     else:
-        check(args.directory, args.devices.split(","))
+        check(args.directory, args.devices.split(","), [m for m in args.models.split(",") if m])
 
 
 if __name__ == "__main__":
