@@ -31,3 +31,22 @@ def test_arrays_written_by_mxnet() -> None:
     numpy_semantics = load_ndarray_list(DATA / "numpy.params").arrays
     assert numpy_semantics["scalar"].shape == () and float(numpy_semantics["scalar"]) == 2.5
     assert numpy_semantics["vector"].tolist() == [1.0, 2.0]
+
+
+def test_proposal_against_mxnet() -> None:
+    """_contrib_Proposal becomes the IR's Proposal, whose boxes end one pixel further than
+    MXNet's (Caffe's x2 = c + w / 2 where MXNet's is c + (w - 1) / 2 - 1 / 2): the same rois
+    in the same order, x1 and y1 equal, x2 and y2 MXNet's + 1 where not clipped to the image."""
+    from irforge.backends.reference import run
+    from tests.frontends.mxnet.support import import_args
+
+    stored = np.load(DATA / "rpn.npz")
+    model = import_args("--input_model", str(DATA / "rpn-0000.params"), "--input", "cls_prob,bbox_pred,im_info",
+                        "--input_shape", "[1,12,5,6],[1,24,5,6],[1,3]")  # fmt: skip
+    got = run(model, {k: stored[k] for k in ("cls_prob", "bbox_pred", "im_info")})["rois"]
+    want = stored["rois"]
+    np.testing.assert_allclose(got[:, :3], want[:, :3], atol=1e-4)
+    limits = np.array([47.0, 39.0])  # width - 1, height - 1
+    unclipped = got[:, 3:] < limits
+    assert unclipped.sum() >= 10
+    np.testing.assert_allclose(got[:, 3:][unclipped], want[:, 3:][unclipped] + 1, atol=1e-4)

@@ -41,3 +41,14 @@ mx.nd.save(str(HERE / "dtypes.params"), {
 })
 mx.npx.set_np()
 mx.npx.save(str(HERE / "numpy.params"), {"scalar": mx.np.array(2.5), "vector": mx.np.array([1.0, 2.0])})
+
+# rpn-symbol.json, rpn-0000.params, rpn.npz: _contrib_Proposal alone, with MXNet's rois
+mx.npx.reset_np()
+cls, bbox, info = S.var("cls_prob"), S.var("bbox_pred"), S.var("im_info")
+rois = S.contrib.Proposal(cls, bbox, info, rpn_pre_nms_top_n=50, rpn_post_nms_top_n=10, threshold=0.7, rpn_min_size=4,
+                          scales=(2, 4), ratios=(0.5, 1, 2), feature_stride=8, name="rois")  # fmt: skip
+feeds = {"cls_prob": rng.uniform(0, 1, (1, 12, 5, 6)).astype(np.float32), "bbox_pred": (rng.standard_normal((1, 24, 5, 6)) * 0.2).astype(np.float32),
+         "im_info": np.array([[40, 48, 1.0]], np.float32)}  # fmt: skip
+exe = rois.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in feeds.items()}, grad_req="null")
+mx.model.save_checkpoint(str(HERE / "rpn"), 0, rois, {}, {})
+np.savez(HERE / "rpn.npz", rois=exe.forward(is_train=False)[0].asnumpy(), **feeds)
