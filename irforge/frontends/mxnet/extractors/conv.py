@@ -114,7 +114,8 @@ def pooling(ctx: NodeContext) -> SSAValue:
     convention = ctx.attrs.str("pooling_convention", "valid")
     ctx.attrs.float("p_value", 0.0)  # lp pooling only, refused above
     if ctx.attrs.bool("global_pool", False):
-        ctx.attrs.ints("kernel"), ctx.attrs.ints("stride"), ctx.attrs.ints("pad")  # ignored by MXNet too
+        for ignored in ("kernel", "stride", "pad", "pooling_convention"):  # MXNet ignores them too
+            ctx.attrs.str(ignored, "")
         return ctx.value(Pooling, [ctx.input(0)], global_pool=True, **props)
     if convention not in ("valid", "full"):
         raise ctx.fail(f"pooling_convention {convention} is not supported", fix="irforge imports valid and full")

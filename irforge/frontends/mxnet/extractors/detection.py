@@ -112,7 +112,11 @@ def multibox_detection(ctx: NodeContext) -> SSAValue:
 @mxnet_extractor("_contrib_Proposal", "Proposal")
 def proposal(ctx: NodeContext) -> SSAValue:
     """The RPN's proposals; MXNet's anchors are generate_anchors' with base size
-    feature_stride. A second output (output_score) is refused."""
+    feature_stride. The IR's Proposal (Caffe's box convention, as the Model Optimizer maps
+    it) ends each box one pixel further than MXNet: x2 and y2 are MXNet's + 1 unless clipped
+    to the image, which also shifts the min_size test and IoUs by that pixel; unused rows are
+    zeros where MXNet repeats kept boxes (tests/frontends/mxnet/test_mxnet_real_files.py
+    measures this against MXNet). A second output (output_score) is refused."""
     if ctx.attrs.bool("output_score", False):
         raise ctx.fail("output_score (a second output) is not supported")
     if ctx.attrs.bool("iou_loss", False):

@@ -197,7 +197,8 @@ def crop(ctx: NodeContext) -> SSAValue:
 
 @mxnet_extractor("Dropout")
 def dropout(ctx: NodeContext) -> SSAValue:
-    ctx.attrs.float("p", 0.5), ctx.attrs.ints("axes"), ctx.attrs.bool("cudnn_off", False)
+    for training_only in ("p", "axes", "cudnn_off"):
+        ctx.attrs.str(training_only, "")
     if ctx.attrs.str("mode", "training") == "always":
         raise ctx.fail("Dropout with mode always drops values at inference too", fix="irforge imports inference models (mode training)")
     return ctx.value(Identity, [ctx.input(0)])
