@@ -108,17 +108,16 @@ def test_roi_pooling(tmp_path: Path) -> None:
     run_twin(tmp_path, twin, [head], feeds, cpu=False)  # no CPU kernel for ROIPooling
 
 
-def test_proposal_imports_with_mxnet_defaults(tmp_path: Path) -> None:
-    """_contrib_Proposal maps onto the IR's Proposal (generate_anchors with base size =
-    feature_stride); the shapes and the parameters it takes are checked here."""
+def test_proposal_is_refused(tmp_path: Path) -> None:
+    """_contrib_Proposal has no exact IR form (see the extractor): a one-line error, not boxes
+    one pixel off."""
     b = Twin(seed=39).sym
     scores, deltas, info = b.var("cls_prob"), b.var("bbox_pred"), b.var("im_info")
     y = b.op("_contrib_Proposal", "rois", [scores, deltas, info], rpn_pre_nms_top_n=100, rpn_post_nms_top_n=20, feature_stride=8, scales=(2, 4), ratios=(0.5, 1, 2))
     params = b.save(tmp_path, "rpn", [y])
-    model = import_args("--input_model", str(params), "--input", "cls_prob,bbox_pred,im_info", "--input_shape", "[1,12,4,4],[1,24,4,4],[1,3]")
-    op = next(o for o in model.func.body.block.ops if o.name == "nn.proposal")
-    assert op.int_prop("base_size") == 8 and op.int_prop("feat_stride") == 8 and op.int_prop("post_nms_topn") == 20
-    assert list(model.func.function_type.outputs.data[0].get_shape()) == [20, 5]
+    with pytest.raises(IrforgeError, match="no exact IR form") as e:
+        import_args("--input_model", str(params), "--input", "cls_prob,bbox_pred,im_info", "--input_shape", "[1,12,4,4],[1,24,4,4],[1,3]")
+    assert e.value.code == "E414" and "rois" in str(e.value)
 
 
 def test_full_pooling_whose_last_window_starts_in_the_padding_is_refused(tmp_path: Path) -> None:

@@ -33,17 +33,30 @@ def test_arrays_written_by_mxnet() -> None:
     assert numpy_semantics["vector"].tolist() == [1.0, 2.0]
 
 
-def test_proposal_against_mxnet() -> None:
-    """_contrib_Proposal becomes the IR's Proposal, whose boxes end one pixel further than
-    MXNet's (Caffe's x2 = c + w / 2 where MXNet's is c + (w - 1) / 2 - 1 / 2): the same rois
-    in the same order, x1 and y1 equal, x2 and y2 MXNet's + 1 where not clipped to the image."""
+def test_ir_proposal_is_one_pixel_off_mxnet_so_the_importer_refuses() -> None:
+    """Why _contrib_Proposal is refused: on MXNet 1.9.1's own RPN output the IR's Proposal
+    (nn.proposal, Caffe's convention) gives the same rois in the same order, x1 and y1 equal,
+    but x2 and y2 MXNet's + 1 where not clipped to the image."""
+    import pytest
+
     from irforge.backends.reference import run
+    from irforge.builder import ModelBuilder
+    from irforge.dialects.nn.rcnn import Proposal
+    from irforge.errors import IrforgeError
     from tests.frontends.mxnet.support import import_args
 
     stored = np.load(DATA / "rpn.npz")
-    model = import_args("--input_model", str(DATA / "rpn-0000.params"), "--input", "cls_prob,bbox_pred,im_info",
-                        "--input_shape", "[1,12,5,6],[1,24,5,6],[1,3]")  # fmt: skip
-    got = run(model, {k: stored[k] for k in ("cls_prob", "bbox_pred", "im_info")})["rois"]
+    with pytest.raises(IrforgeError, match="no exact IR form"):
+        import_args("--input_model", str(DATA / "rpn-0000.params"), "--input", "cls_prob,bbox_pred,im_info",
+                    "--input_shape", "[1,12,5,6],[1,24,5,6],[1,3]")  # fmt: skip
+    b = ModelBuilder()
+    scores, deltas = b.input("cls_prob", stored["cls_prob"].shape), b.input("bbox_pred", stored["bbox_pred"].shape)
+    info = b.input("im_info", (3,))
+    # the attributes of rpn-symbol.json, as the importer mapped them
+    rois = b.add(Proposal, [scores, deltas, info], name="rois", base_size=8, feat_stride=8, min_size=4, ratio=[0.5, 1.0, 2.0],
+                 scale=[2.0, 4.0], pre_nms_topn=50, post_nms_topn=10, nms_thresh=0.7).results[0]  # fmt: skip
+    b.output(rois, "rois")
+    got = run(b.finish(), {"cls_prob": stored["cls_prob"], "bbox_pred": stored["bbox_pred"], "im_info": stored["im_info"].reshape(3)})["rois"]
     want = stored["rois"]
     np.testing.assert_allclose(got[:, :3], want[:, :3], atol=1e-4)
     limits = np.array([47.0, 39.0])  # width - 1, height - 1

@@ -27,7 +27,8 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Permute, PriorBoxClustered, Reshape, Slice
 from irforge.dialects.nn.detection import DetectionOutput
-from irforge.dialects.nn.rcnn import Proposal, ROIPooling
+from irforge.dialects.nn.rcnn import ROIPooling
+from irforge.errors import IrforgeError
 from irforge.frontends.mxnet.registry import NodeContext, mxnet_extractor
 
 
@@ -111,31 +112,17 @@ def multibox_detection(ctx: NodeContext) -> SSAValue:
 
 @mxnet_extractor("_contrib_Proposal", "Proposal")
 def proposal(ctx: NodeContext) -> SSAValue:
-    """The RPN's proposals; MXNet's anchors are generate_anchors' with base size
-    feature_stride. The IR's Proposal (Caffe's box convention, as the Model Optimizer maps
-    it) ends each box one pixel further than MXNet: x2 and y2 are MXNet's + 1 unless clipped
-    to the image, which also shifts the min_size test and IoUs by that pixel; unused rows are
-    zeros where MXNet repeats kept boxes (tests/frontends/mxnet/test_mxnet_real_files.py
-    measures this against MXNet). A second output (output_score) is refused."""
-    if ctx.attrs.bool("output_score", False):
-        raise ctx.fail("output_score (a second output) is not supported")
-    if ctx.attrs.bool("iou_loss", False):
-        raise ctx.fail("iou_loss (IoU box decoding) is not supported")
-    stride = ctx.attrs.int("feature_stride", 16)
-    info = ctx.input(2)
-    if len(ctx.shape(2)) == 2:  # [N, 3] image info; the IR's Proposal takes one row
-        info = ctx.value(Reshape, [info], suffix="/im_info", shape=[ctx.shape(2)[-1]] if ctx.shape(2)[0] == 1 else [-1], special_zero=False)
-    return ctx.value(
-        Proposal,
-        [ctx.input(0), ctx.input(1), info],
-        base_size=stride,
-        feat_stride=stride,
-        min_size=ctx.attrs.int("rpn_min_size", 16),
-        ratio=ctx.attrs.floats("ratios", [0.5, 1.0, 2.0]),
-        scale=ctx.attrs.floats("scales", [4.0, 8.0, 16.0, 32.0]),
-        pre_nms_topn=ctx.attrs.int("rpn_pre_nms_top_n", 6000),
-        post_nms_topn=ctx.attrs.int("rpn_post_nms_top_n", 300),
-        nms_thresh=ctx.attrs.float("threshold", 0.7),
+    """Refused: no IR op computes MXNet's proposals exactly. The IR's Proposal (Caffe's box
+    convention, which the Model Optimizer maps MXNet's onto) ends each box one pixel further
+    than MXNet (x2, y2 are MXNet's + 1 unless clipped, which also moves the min_size test and
+    the IoUs of NMS) and pads unused rows with zeros where MXNet repeats kept boxes: measured
+    against MXNet 1.9.1 (tests/frontends/mxnet/data/rpn.npz). A wrong box is worse than a
+    refusal."""
+    raise IrforgeError(
+        "_contrib_Proposal has no exact IR form: OpenVINO's Proposal ends boxes one pixel further than MXNet's",
+        where=ctx.where,
+        fix="cut the model before it (--output) and compute the proposals outside, or map it in an --extensions file with @mxnet_extractor",
+        code="E414",
     )
 
 
