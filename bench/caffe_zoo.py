@@ -43,7 +43,7 @@ ZOO = [
     ("faster_rcnn_zf.prototxt", "rbgirshick/py-faster-rcnn : models/pascal_voc/ZF/faster_rcnn_end2end/test.prototxt", "MIT"),
 ]
 OPENCV_PROPOSAL = (
-    "type: 'Proposal'\n  proposal_param { feat_stride: 16 base_size: 16 min_size: 16 ratio: 0.5 ratio: 1 ratio: 2 "
+    "proposal_param { feat_stride: 16 base_size: 16 min_size: 1 ratio: 0.5 ratio: 1 ratio: 2 "
     "scale: 8 scale: 16 scale: 32 pre_nms_topn: 6000 post_nms_topn: 300 nms_thresh: 0.7 }"
 )
 
@@ -188,12 +188,18 @@ def bench_net(path: Path, work: Path, cpu: bool) -> dict[str, str]:
     from irforge.frontends.caffe.importer import NetImporter
     from irforge.model import output_names
 
-    row: dict[str, str] = {"net": path.stem}
+    row: dict[str, str] = {"net": path.stem.removeprefix("min1.")}
     recorder = WeightRecorder()
     recorder.install()
     empty = work / "empty.caffemodel"
     empty.write_bytes(b"")
     path = without_final_softmax(path, work)
+    if "param_str: \"'feat_stride': 16\"" in path.read_text():
+        # OpenCV's Proposal keeps boxes below min_size (py-faster-rcnn drops them): both sides
+        # get min_size 1, which drops none, so the rest of the net is compared
+        copy = work / f"min1.{path.name}"
+        copy.write_text(path.read_text().replace("param_str: \"'feat_stride': 16\"", "param_str: \"'feat_stride': 16, 'min_size': 1\""))
+        path = copy
     try:
         model = NetImporter(load_caffe(empty, path)).run()
     except IrforgeError as e:
@@ -211,7 +217,8 @@ def bench_net(path: Path, work: Path, cpu: bool) -> dict[str, str]:
     text = path.read_text()
     if "type: 'Python'" in text or 'type: "Python"' in text:
         opencv_proto = work / f"{path.stem}.opencv.prototxt"
-        opencv_proto.write_text(re.sub(r"type:\s*['\"]Python['\"]\s*python_param\s*\{[^}]*\}", OPENCV_PROPOSAL, text))
+        text = re.sub(r"type:\s*['\"]Python['\"]", "type: 'Proposal'", text)
+        opencv_proto.write_text(re.sub(r"python_param\s*\{[^}]*\}", OPENCV_PROPOSAL, text))
     want = opencv_run(opencv_proto, weights, feeds, outputs)
     ref = run(model, feeds)
     row["ref"] = " ".join(error(ref[n], want[n], is_det[n]) for n in outputs)
