@@ -1,6 +1,7 @@
 """canonicalize: local simplifications applied to a fixed point, then dead-code elimination.
 
-Patterns (irforge/passes/patterns): constant folding through the reference kernels;
+Patterns (irforge/passes/patterns): constant folding through the reference kernels, and of
+prior boxes at static shapes (`fold_priors.py`);
 removal of ops that forward their input (Identity/Dropout, no-op Reshape, Permute, Pad,
 Slice, Tile, Concat, Split, Convert); reshape-of-reshape and permute-of-permute composition.
 Ops whose results are unused are erased (all `nn` ops are pure).
@@ -26,6 +27,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from irforge.passes.infer_shapes import sync_signature
 from irforge.passes.patterns.compose import ComposePermutes, ComposeReshapes
 from irforge.passes.patterns.fold_constants import FoldConstantOperands
+from irforge.passes.patterns.fold_priors import FoldPriorBoxes
 from irforge.passes.patterns.forwarding import ForwardNoOpInput
 
 
@@ -39,7 +41,7 @@ class CanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [ForwardNoOpInput(), ComposePermutes(), ComposeReshapes()]
         if self.fold_constants:
-            patterns.insert(0, FoldConstantOperands())
+            patterns[:0] = [FoldConstantOperands(), FoldPriorBoxes()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
         for func in op.walk():
             if isinstance(func, FuncOp):

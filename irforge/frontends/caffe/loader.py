@@ -60,6 +60,7 @@ class _TrackingParser(text_format._Parser):  # type: ignore[misc,name-defined]
         self.counts = {"layer": -1, "layers": -1}
         self.lines: dict[tuple[str, int], dict[str, int]] = {}
         self.unknown: list[UnknownField] = []
+        self.skipping = 0
 
     def _MergeField(self, tokenizer: Any, message: Any) -> None:  # noqa: N802 (protobuf's name)
         name = str(tokenizer.token)
@@ -77,10 +78,17 @@ class _TrackingParser(text_format._Parser):  # type: ignore[misc,name-defined]
             self.names.pop()
 
     def _SkipFieldContents(self, tokenizer: Any, field_name: str, immediate_message_type: str) -> None:  # noqa: N802
-        layer = self.stack[1] if len(self.stack) > 1 and self.names[0] in self.counts else None
-        path = ".".join([*self.names[1:-1], field_name]) if layer is not None else field_name
-        self.unknown.append(UnknownField(path, layer, tokenizer._line + 1))
-        super()._SkipFieldContents(tokenizer, field_name, immediate_message_type)
+        # protobuf skips an unknown block field by field, through here: only its outermost
+        # field is reported, with its path
+        if not self.skipping:
+            layer = self.stack[1] if len(self.stack) > 1 and self.names[0] in self.counts else None
+            path = ".".join([*self.names[1:-1], field_name]) if layer is not None else field_name
+            self.unknown.append(UnknownField(path, layer, tokenizer._line + 1))
+        self.skipping += 1
+        try:
+            super()._SkipFieldContents(tokenizer, field_name, immediate_message_type)
+        finally:
+            self.skipping -= 1
 
 
 def parse_prototxt(text: str, where: str) -> tuple[Any, _TrackingParser]:

@@ -43,6 +43,9 @@ def test_unknown_field_is_an_error_with_path_layer_and_line(tmp_path: Path) -> N
 def test_unknown_nested_block_reported_once_with_its_path(tmp_path: Path) -> None:
     error = refusal(tmp_path, 'layer { name: "r" type: "ReLU" bottom: "x" top: "y"\n  mystery_param { a: 1 inner { b: 2 } } }\n')
     assert "'mystery_param'" in str(error) and "inner" not in str(error)
+    # an inference-neutral unknown block is skipped whole: its fields are not judged one by one
+    got, warnings = convert(tmp_path, 'layer { name: "r" type: "Softmax" bottom: "x" top: "y" loss_param { ignore_label: -1 normalize: true } }\n')
+    assert list(got) == ["y"] and any("'loss_param' ignored in 1 layer(s)" in w for w in warnings)
 
 
 def test_known_field_not_honoured_is_an_error(tmp_path: Path) -> None:
