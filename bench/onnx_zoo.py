@@ -49,6 +49,8 @@ def hf(name: str, attn: str = "sdpa") -> Callable[[], nn.Module]:
         small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
         if name == "bert":
             model = tf.BertModel(tf.BertConfig(**small, vocab_size=100, max_position_embeddings=32), add_pooling_layer=False)
+        elif name == "roberta":  # position ids by CumSum over the padding mask
+            model = tf.RobertaModel(tf.RobertaConfig(**small, vocab_size=100, max_position_embeddings=40, pad_token_id=1), add_pooling_layer=False)
         elif name == "distilbert":
             model = tf.DistilBertModel(tf.DistilBertConfig(dim=32, n_layers=2, n_heads=2, hidden_dim=64, vocab_size=100, max_position_embeddings=32))
         elif name == "gpt2":
@@ -61,7 +63,8 @@ def hf(name: str, attn: str = "sdpa") -> Callable[[], nn.Module]:
             model = tf.T5EncoderModel(tf.T5Config(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, vocab_size=100))
         elif name == "whisper-encoder":
             config = tf.WhisperConfig(d_model=32, encoder_layers=2, encoder_attention_heads=2, decoder_layers=1, decoder_attention_heads=2,
-                                      encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=16, vocab_size=100)
+                                      encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=16, vocab_size=100,
+                                      pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
             model = tf.WhisperModel(config).get_encoder()
         else:
             raise ValueError(name)
@@ -80,7 +83,9 @@ class HiddenState(nn.Module):
         self.model = model
 
     def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        return self.model(*args).last_hidden_state
+        # by keyword: GPT-2's second positional parameter is past_key_values, not the mask
+        names = ("input_ids", "attention_mask") if args[0].dtype == torch.int64 else ("input_features",) if args[0].dim() == 3 else ("pixel_values",)
+        return self.model(**dict(zip(names, args))).last_hidden_state
 
 
 def token_inputs() -> tuple[torch.Tensor, ...]:
@@ -199,9 +204,29 @@ class Nms(torch.autograd.Function):
         return g.op("NonMaxSuppression", boxes, scores, limit, iou)
 
 
+class UNet(nn.Module):
+    """A two-level U-Net for segmentation: strided convolutions down, bilinear upsampling
+    and a transposed convolution up, skip connections by concatenation, per-pixel classes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down1, self.down2 = conv_bn(3, 16, 3, 2), conv_bn(16, 32, 3, 2)
+        self.up = nn.ConvTranspose2d(32, 16, 2, 2)
+        self.fuse = conv_bn(32, 16)
+        self.head = nn.Conv2d(16 + 3, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.down1(x)
+        b = self.down2(a)
+        y = self.fuse(torch.cat([self.up(b), a], dim=1))
+        y = nn.functional.interpolate(y, scale_factor=2.0, mode="bilinear", align_corners=False)
+        return self.head(torch.cat([y, x], dim=1)).softmax(dim=1)
+
+
 ZOO = [
     ZooModel("bert", hf("bert"), token_inputs, ("input_ids", "attention_mask"), 2),
     ZooModel("bert-eager", hf("bert", "eager"), token_inputs, ("input_ids", "attention_mask"), 2),
+    ZooModel("roberta", hf("roberta"), token_inputs, ("input_ids", "attention_mask"), 2),
     ZooModel("distilbert", hf("distilbert"), token_inputs, ("input_ids", "attention_mask"), 2),
     ZooModel("gpt2", hf("gpt2"), token_inputs, ("input_ids", "attention_mask"), 2),
     ZooModel("gpt2-eager", hf("gpt2", "eager"), token_inputs, ("input_ids", "attention_mask"), 2),
@@ -214,6 +239,7 @@ ZOO = [
     ZooModel("mobilenet_v3", mobilenet_v3, image(64), ("x",)),
     ZooModel("efficientnet", efficientnet, image(64), ("x",)),
     ZooModel("ssd-head", SsdHead, image(64), ("x",)),
+    ZooModel("unet", lambda: UNet().eval(), image(64), ("x",)),
 ]
 
 

@@ -16,7 +16,6 @@ import openvino.opset12 as o12
 import pytest
 
 from irforge.backends.reference import run
-from irforge.errors import IrforgeError
 from irforge.frontends.ir_xml import read_ir_xml
 from tests.backends.ir_xml_support import assert_close, run_openvino
 from tests.helpers import rand
@@ -78,10 +77,13 @@ def test_top_k_1(tmp_path, outputs, mode) -> None:
     assert_reads_like_openvino(tmp_path, build, x)
 
 
-def test_top_k_above_1_is_refused(tmp_path) -> None:
-    xml = save(tmp_path, lambda p: [o11.topk(p, o1.constant(np.array(3, np.int64)), 1, "max", "value").output(0)])
-    with pytest.raises(IrforgeError, match=r"TopK with k = 3 and mode 'max' has no nn equivalent \(IR layer .*\); nn.argmax and nn.reduce give k = 1"):
-        read_ir_xml(xml)
+@pytest.mark.parametrize(("mode", "sort"), [("max", "value"), ("min", "index")])
+def test_top_k_above_1_reads_as_nn_top_k(tmp_path, mode, sort) -> None:
+    def build(p: ov.Node) -> list[ov.Output]:
+        top = o11.topk(p, o1.constant(np.array(3, np.int64)), 1, mode, sort, "i32", stable=True)
+        return [top.output(0), top.output(1)]
+
+    assert_reads_like_openvino(tmp_path, build, X)
 
 
 @pytest.mark.parametrize(

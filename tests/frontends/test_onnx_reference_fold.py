@@ -51,3 +51,14 @@ def test_fold_over_the_size_budget_is_reported(monkeypatch):
     with pytest.raises(IrforgeError, match="unsupported ONNX ops: Compress x1 .*EyeLike x1"):
         import_onnx(mask_model([2, 5, 6]))
 
+
+
+def test_random_ops_are_never_folded():
+    node = helper.make_node("RandomNormal", [], ["r"], shape=[2, 5, 6])
+    add = helper.make_node("Add", ["x", "r"], ["y"])
+    graph = helper.make_graph(
+        [node, add], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    with pytest.raises(IrforgeError, match="unsupported ONNX ops: RandomNormal x1"):
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))

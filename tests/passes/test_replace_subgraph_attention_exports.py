@@ -29,7 +29,10 @@ def attention_graph(form: str) -> onnx.ModelProto:
     root = g.tensor(np.array(math.sqrt(1 / math.sqrt(E)), np.float32), "sqrt_scale")
     q, kt = "q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2])
     inputs = {"q": [N, H, L, E], "k": [N, H, S, E], "v": [N, H, S, E]}
-    if form in ("torchscript", "dynamo-guard"):  # the scale split between q and k^T
+    if form == "dynamo-vit":  # k^T as Reshape -> Transpose -> Reshape, scale on both, a zero mask, the guard
+        flat = g.node("Reshape", ["k", g.tensor(np.array([-1, S, E], np.int64), "flat")])
+        kt = g.node("Reshape", [g.node("Transpose", [flat], perm=[0, 2, 1]), g.tensor(np.array([N, H, E, S], np.int64), "back")])
+    if form in ("torchscript", "dynamo-guard", "dynamo-vit"):  # the scale split between q and k^T
         q, kt = g.node("Mul", [q, root]), g.node("Mul", [kt, root])
     scores = g.node("MatMul", [q, kt])
     if form == "torchscript":  # boolean mask as an additive -inf mask
@@ -47,10 +50,10 @@ def attention_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Mul", [scores, g.tensor(np.array(0.25, np.float32), "c")])
         scores = g.node("Add", [scores, g.tensor(rng.standard_normal((H, L, S)).astype(np.float32), "bias")])
         scores = g.node("Add", [scores, "mask"])
-    elif form == "unscaled":
-        pass
+    elif form == "dynamo-vit":
+        scores = g.node("Add", [scores, g.tensor(np.zeros((L, S), np.float32), "zeros")])
     probs = g.node("Softmax", [scores], axis=-1)
-    if form == "dynamo-guard":
+    if form in ("dynamo-guard", "dynamo-vit"):
         probs = g.node("Where", [g.node("IsNaN", [probs]), g.tensor(np.array(0.0, np.float32), "z"), probs])
     g.node("MatMul", [probs, "v"], "attention")
     vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in inputs.items()]
@@ -78,7 +81,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "gpt2", "where-drop", "swin-bias-mask", "unscaled"])
+@pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

@@ -16,6 +16,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import onnx
 
+RANDOM_OPS = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli"})
+"""Ops whose value changes from run to run: folding one sample into the weights would change
+the model, so they are never folded (and reported as unsupported)."""
+
 FOLD_LIMIT_BYTES = 64 << 20
 """Largest total size of a folded node's outputs: past it, folding would put a large tensor in
 the weights that the model computes cheaply at run time (the node is reported instead)."""
@@ -32,6 +36,8 @@ def fold_node(
     """
     from onnx.reference import ReferenceEvaluator
 
+    if node.op_type in RANDOM_OPS:
+        return None
     names = [f"in{i}" if array is not None else "" for i, array in enumerate(inputs)]
     while names and not names[-1]:
         names.pop()

@@ -8,7 +8,7 @@ import numpy as np
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import MVN, Convert, Eltwise, Reshape, Select, Slice
+from irforge.dialects.nn import MVN, Convert, Eltwise, Gather, Reshape, Select, Slice
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.indexing import (
@@ -57,7 +57,21 @@ def gather_elements(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("GatherND")
 def gather_nd(ctx: NodeContext) -> SSAValue:
-    return ctx.value(GatherND, [ctx.input(0), ctx.input(1)], batch_dims=int(ctx.attr("batch_dims", 0)))
+    """With constant indices, no batch dims and static data (torch.export writes mask
+    expansions so), a Gather of rows of the data viewed as [rows, rest...]: an op every
+    backend runs. Otherwise nn.gather_nd."""
+    batch_dims, indices, shape = int(ctx.attr("batch_dims", 0)), ctx.constant_input(1), ctx.input_shape(0)
+    if batch_dims or indices is None or DYN in shape or ctx.constant_input(0) is not None or indices.shape[-1] == 0:
+        return ctx.value(GatherND, [ctx.input(0), ctx.input(1)], batch_dims=batch_dims)
+    depth = indices.shape[-1]
+    indexed, rest = shape[:depth], list(shape[depth:])
+    idx = np.asarray(indices, np.int64)
+    if np.any((idx < -np.array(indexed)) | (idx >= np.array(indexed))):
+        raise refuse(ctx, f"GatherND indices out of range for data dims {list(indexed)}", "E183", fix="check the model's constant indices")
+    idx = np.where(idx < 0, idx + np.array(indexed), idx)
+    rows = np.ravel_multi_index(tuple(np.moveaxis(idx, -1, 0)), indexed).astype(np.int64)
+    table = ctx.value(Reshape, [ctx.input(0)], suffix="/rows", shape=[int(np.prod(indexed)), *rest], special_zero=False)
+    return ctx.value(Gather, [table, ctx.constant(rows, "/row_indices")], axis=0)
 
 
 @onnx_extractor("ScatterND")

@@ -7,7 +7,8 @@ scores, and the dynamo exporter guards the softmax with `Where(IsNaN(p), 0, p)` 
 masked out entirely; HF models add a relative position bias and a mask (Swin, T5), or
 apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
 
-    q' = q | q * c | q / c            k' = permute(k) | permute(k) * c | permute(k * c)
+    q' = q | q * c | q / c            k' = k^T | k^T * c | permute(k * c), where k^T is
+                                      permute(k) or reshape(permute(reshape(k))) (dynamo)
     s  = q' @ k'   then  s | s * c | s / c
     m  = s | s + mask | (s + a) + b | Where(keep, s, fill) | Where(drop, fill, s)
     p  = softmax(m, last axis)        then  p | Where(IsNaN(p), 0, p)
@@ -68,10 +69,14 @@ def scaled_by(inner: P | Any, tag: str) -> OneOf:
 
 
 QUERY = scaled_by(Any("q"), "q")
+FOLDED_KT = P("reshape", operands=[P("permute", operands=[P("reshape", operands=[Any("k")], alias="k_flat")], alias="kt", order=(0, 2, 1))], alias="k_back")
+"""k^T as the dynamo exporter writes it: k [..., S, E] reshaped to [B, S, E], transposed to
+[B, E, S] and reshaped back to [..., E, S] (checked in `accept`)."""
 KEY_T = OneOf(
-    eltwise("mul", P("permute", operands=[Any("k")], alias="kt"), Const(alias="k_factor")),
+    eltwise("mul", OneOf(P("permute", operands=[Any("k")], alias="kt"), FOLDED_KT), Const(alias="k_factor")),
     P("permute", operands=[eltwise("mul", Any("k"), Const(alias="k_factor"))], alias="kt"),
     P("permute", operands=[Any("k")], alias="kt"),
+    FOLDED_KT,
 )
 SCORES = scaled_by(P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False), "s")
 MASKED = OneOf(
@@ -127,9 +132,24 @@ class ExportedAttention(DagReplacement):
             return False
         if not all(rank(v) >= 3 for v in (m["q"], m["k"], m["v"])):
             return False
-        if rank(m["k"]) != rank(m.op("kt").results[0]) or not self.masks_fit(m, scores):
+        if "k_back" in m.ops:
+            if not self.folded_transpose(m):
+                return False
+        elif rank(m["k"]) != rank(m.op("kt").results[0]):
+            return False
+        if not self.masks_fit(m, scores):
             return False
         return self.plain_form_taken_elsewhere(m) is False
+
+    @staticmethod
+    def folded_transpose(m: Match) -> bool:
+        """Reshape -> Permute(0, 2, 1) -> Reshape swaps k's last two dims (static shapes)."""
+        k = tuple(m["k"].type.get_shape())  # type: ignore[attr-defined]
+        flat = tuple(m.op("k_flat").results[0].type.get_shape())  # type: ignore[attr-defined]
+        back = tuple(m.op("k_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+        if len(k) < 3 or any(d < 0 for d in k):
+            return False
+        return flat == (math.prod(k[:-2]), *k[-2:]) and back == (*k[:-2], k[-1], k[-2])
 
     def masks_fit(self, m: Match, scores: MatMul) -> bool:
         """The masks broadcast to the scores without growing them (static dims)."""
@@ -155,6 +175,8 @@ class ExportedAttention(DagReplacement):
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
+        if "k_back" in m.ops:
+            return m["k"], []
         permute = m.op("kt")
         assert isinstance(permute, Permute)
         order = swapped(permute.ints("order"))
