@@ -1,0 +1,23 @@
+"""The indexing and box families on the CPU backend: index-driven gathers and scatters,
+sorting, scans and ROI pooling run once on small tensors in the models that have them
+(position ids, masks, detection heads), so they run their numpy reference kernels as host
+steps (host_steps.py). Ops whose output size depends on the data (NonZero, NonMaxSuppression,
+a Range of run-time bounds) need dynamic shapes, which the CPU backend refuses by name."""
+
+from irforge.backends.cpu.host_steps import host_step_op
+from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
+from irforge.dialects.nn.indexing import (
+    CumSum,
+    GatherElements,
+    GatherND,
+    IsInf,
+    NonZero,
+    OneHot,
+    Range,
+    ScatterElements,
+    ScatterND,
+    TopK,
+)
+
+host_step_op(GatherElements, GatherND, ScatterND, ScatterElements, OneHot, TopK, CumSum, Range, IsInf, ROIAlign,
+             NonZero, NonMaxSuppression)  # fmt: skip
