@@ -2,6 +2,7 @@
 
 from irforge.frontends.onnx.extractors import (
     activation,
+    control_flow,
     conv,
     elementwise,
     linear,
@@ -13,4 +14,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, conv, elementwise, linear, normalization, quantize, recurrent, reduce, resample, shape)
+FAMILIES = (activation, control_flow, conv, elementwise, linear, normalization, quantize, recurrent, reduce, resample, shape)
