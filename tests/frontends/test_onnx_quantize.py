@@ -109,3 +109,13 @@ def test_int8_ir_runs_in_openvino_as_openvino_runs_the_onnx_model(int8_model, tm
     text = xml.read_text()
     assert 'type="FakeQuantize"' in text and 'element_type="i8"' in text
     within_a_step(run_openvino(xml, FEEDS)["y"], want, output_step(int8_model))
+
+
+def test_int8_ir_reads_back_int8(int8_model, tmp_path):
+    from irforge.frontends.ir_xml.importer import read_ir_xml
+
+    xml, _ = write_ir_xml(import_onnx(int8_model), tmp_path / "int8.xml")
+    back = read_ir_xml(xml)
+    again, _ = write_ir_xml(back, tmp_path / "again.xml")
+    assert again.read_text() == xml.read_text()
+    np.testing.assert_array_equal(run(back, FEEDS)["y"], run(import_onnx(int8_model), FEEDS)["y"])
