@@ -43,15 +43,19 @@ def node_cases() -> tuple:  # type: ignore[type-arg]
 
 
 def graph_ops(graph: onnx.GraphProto) -> Iterator[tuple[str, str]]:
+    """The ops of the graph and of its subgraphs (If branches and Loop bodies fold at import)."""
     for node in graph.node:
         yield (node.domain if node.domain not in DEFAULT_DOMAINS else "", node.op_type)
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.GRAPH:
+                yield from graph_ops(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
                 yield ("", "<subgraph>")
 
 
 def graph_element_types(graph: onnx.GraphProto) -> Iterator[int]:
-    """ONNX element types of the graph's inputs, outputs, initializers and Cast targets."""
+    """ONNX element types of the graph's (and its subgraphs') inputs, outputs, initializers
+    and Cast targets."""
     for vi in (*graph.input, *graph.output, *graph.value_info):
         # sequences, optionals and maps have no tensor element type irforge could hold
         yield vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else onnx.TensorProto.UNDEFINED
@@ -63,6 +67,8 @@ def graph_element_types(graph: onnx.GraphProto) -> Iterator[int]:
                 yield attr.i
             elif attr.type == onnx.AttributeProto.TENSOR:
                 yield attr.t.data_type
+            elif attr.type == onnx.AttributeProto.GRAPH:
+                yield from graph_element_types(attr.g)
 
 
 def has_supported_types(graph: onnx.GraphProto) -> bool:

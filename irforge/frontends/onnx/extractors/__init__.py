@@ -2,6 +2,7 @@
 
 from irforge.frontends.onnx.extractors import (
     activation,
+    control_flow,
     conv,
     einsum,
     elementwise,
@@ -15,4 +16,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, conv, einsum, elementwise, indexing, linear, normalization, quantize, recurrent, reduce, resample, shape)
+FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, linear, normalization, quantize, recurrent, reduce, resample, shape)

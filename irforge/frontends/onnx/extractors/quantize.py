@@ -9,7 +9,7 @@
 - QLinearConv / QLinearMatMul: dequantize, Convolution / MatMul in float, quantize (the
   int32 bias of QLinearConv becomes B * x_scale * w_scale); DynamicQuantizeLinear: its scale
   and zero point computed with reductions, as the operator's definition writes them.
-Per-tensor and per-axis scales (`axis`), int8/uint8 (and int16/uint16); blocked quantization (opset 21's
+Per-tensor and per-axis scales (`axis`; known only at run time: per tensor or along the last axis), int8/uint8 (and int16/uint16); blocked quantization (opset 21's
 block_size) and other integer types are refused by name.
 """
 
@@ -21,7 +21,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Activation, Clamp, Convert, Convolution, Eltwise, MatMul, Reduce
 from irforge.dialects.nn.quantize import FakeQuantize
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.extractors.conv import window_props
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl, to_xdsl
@@ -52,25 +52,65 @@ def constant_params(ctx: NodeContext, scale_index: int, zp_index: int, rank: int
     return scale, broadcastable(ctx, zp, rank, axis)
 
 
-def quantize(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray, suffix: str) -> SSAValue:
+Param = np.ndarray | SSAValue
+"""A scale or zero point: its value when known at conversion time, else the run-time tensor."""
+
+
+def params(ctx: NodeContext, rank: int, axis: int, zp_dtype: np.dtype) -> tuple[Param, Param]:
+    """Scale and zero point (inputs 1 and 2), constant or not; a run-time one must broadcast
+    as it is (one value, or per axis along the last axis)."""
+    if int(ctx.attr("block_size", 0)):
+        raise IrforgeError("blocked quantization (block_size) is not supported", where=ctx.where, fix="quantize per tensor or per axis", code="E171")
+    found: list[Param] = []
+    for index in (1, 2):
+        value = ctx.constant_input(index) if ctx.has_input(index) else np.zeros((), zp_dtype)
+        if value is not None:
+            found.append(broadcastable(ctx, value, rank, axis))
+            continue
+        shape = ctx.input_shape(index)
+        if len(shape) > 1 or (shape and shape[0] != 1 and axis % rank != rank - 1):
+            raise NotConstantError(
+                "a per-axis scale or zero point known only at run time is supported along the last axis only",
+                ctx.node.input[index], where=ctx.where, fix="make the scale and zero point constants", code="E172",
+            )  # fmt: skip
+        found.append(ctx.input(index))
+    return found[0], found[1]
+
+
+def param_dtype(p: Param) -> np.dtype:
+    return p.dtype if isinstance(p, np.ndarray) else from_xdsl(p.type.element_type)  # type: ignore[attr-defined]
+
+
+def operand(ctx: NodeContext, p: Param, dtype: np.dtype, suffix: str) -> SSAValue:
+    """`p` as a value of element type `dtype` (a constant, or the tensor converted)."""
+    if isinstance(p, np.ndarray):
+        return ctx.constant(p.astype(dtype), suffix)
+    return p if param_dtype(p) == dtype else ctx.value(Convert, [p], suffix=suffix, destination_type=to_xdsl(dtype))
+
+
+def nonzero(p: Param) -> bool:
+    return not isinstance(p, np.ndarray) or bool(np.any(p))
+
+
+def quantize(ctx: NodeContext, x: SSAValue, scale: Param, zp: Param, suffix: str) -> SSAValue:
     """saturate(round(x / s) + z) in zp's integer type."""
-    low, high = integer_range(ctx, zp.dtype)
+    low, high = integer_range(ctx, param_dtype(zp))
     dtype = from_xdsl(x.type.element_type)  # type: ignore[attr-defined]
-    y = ctx.value(Eltwise, [x, ctx.constant(scale.astype(dtype), f"{suffix}/scale")], suffix=f"{suffix}/div", operation="div")
+    y = ctx.value(Eltwise, [x, operand(ctx, scale, dtype, f"{suffix}/scale")], suffix=f"{suffix}/div", operation="div")
     y = ctx.value(Activation, [y], suffix=f"{suffix}/round", kind="round")
-    if np.any(zp):
-        y = ctx.value(Eltwise, [y, ctx.constant(zp.astype(dtype), f"{suffix}/zero_point")], suffix=f"{suffix}/add", operation="sum")
+    if nonzero(zp):
+        y = ctx.value(Eltwise, [y, operand(ctx, zp, dtype, f"{suffix}/zero_point")], suffix=f"{suffix}/add", operation="sum")
     y = ctx.value(Clamp, [y], suffix=f"{suffix}/clamp", min=float(low), max=float(high))
-    return ctx.value(Convert, [y], suffix=suffix, destination_type=to_xdsl(zp.dtype))
+    return ctx.value(Convert, [y], suffix=suffix, destination_type=to_xdsl(param_dtype(zp)))
 
 
-def dequantize(ctx: NodeContext, q: SSAValue, scale: np.ndarray, zp: np.ndarray, suffix: str) -> SSAValue:
+def dequantize(ctx: NodeContext, q: SSAValue, scale: Param, zp: Param, suffix: str) -> SSAValue:
     """(float(q) - z) * s; for an integer constant this is the weight decompression chain."""
-    dtype = scale.dtype
+    dtype = param_dtype(scale)
     y = ctx.value(Convert, [q], suffix=f"{suffix}/convert", destination_type=to_xdsl(dtype))
-    if np.any(zp):
-        y = ctx.value(Eltwise, [y, ctx.constant(zp.astype(dtype), f"{suffix}/zero_point")], suffix=f"{suffix}/sub", operation="sub")
-    return ctx.value(Eltwise, [y, ctx.constant(scale, f"{suffix}/scale")], suffix=suffix, operation="mul")
+    if nonzero(zp):
+        y = ctx.value(Eltwise, [y, operand(ctx, zp, dtype, f"{suffix}/zero_point")], suffix=f"{suffix}/sub", operation="sub")
+    return ctx.value(Eltwise, [y, operand(ctx, scale, dtype, f"{suffix}/scale")], suffix=suffix, operation="mul")
 
 
 def producer(ctx: NodeContext, tensor: str) -> onnx.NodeProto | None:
@@ -103,8 +143,8 @@ def only_paired_readers(ctx: NodeContext) -> bool:
 @onnx_extractor("QuantizeLinear")
 def quantize_linear(ctx: NodeContext) -> SSAValue | list[None]:
     rank = len(ctx.input_shape(0))
-    scale, zp = constant_params(ctx, 1, 2, rank, int(ctx.attr("axis", 1)), output_dtype(ctx))
-    if only_paired_readers(ctx):
+    scale, zp = params(ctx, rank, int(ctx.attr("axis", 1)), output_dtype(ctx))
+    if isinstance(scale, np.ndarray) and isinstance(zp, np.ndarray) and only_paired_readers(ctx):
         # its readers take its input instead, so no node reads this output any more
         ctx.importer.used_names.discard(ctx.node.output[0])
         return [None]
@@ -150,7 +190,7 @@ def dequantize_linear(ctx: NodeContext) -> SSAValue:
     dtype = from_xdsl(ctx.input_type(0).element_type)
     if dtype != np.int32:  # an int32 bias has no zero-point range and converts exactly
         integer_range(ctx, dtype)
-    scale, zp = constant_params(ctx, 1, 2, rank, axis, dtype)
+    scale, zp = params(ctx, rank, axis, dtype)
     return dequantize(ctx, ctx.input(0), scale, zp, "")
 
 
