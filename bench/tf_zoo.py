@@ -56,6 +56,14 @@ def transformer():  # type: ignore[no-untyped-def]
     return keras.Model(inp, keras.layers.GlobalAveragePooling1D()(out)), [1, 16, 32]
 
 
+def lstm():  # type: ignore[no-untyped-def]
+    """A Keras LSTM: a While loop irforge refuses by name (loops are not supported yet)."""
+    import keras
+
+    inp = keras.Input((10, 8))
+    return keras.Model(inp, keras.layers.LSTM(16)(inp)), [1, 10, 8]
+
+
 def deeplab():  # type: ignore[no-untyped-def]
     """DeepLab-style atrous pyramid: depthwise and regular convolutions at rates 2/4/6 (TF writes
     them as SpaceToBatchND -> conv -> BatchToSpaceND), concatenated, bilinear upsampling."""
@@ -112,6 +120,7 @@ KERAS_MODELS: dict[str, Callable[[], tuple[object, list[int]]]] = {
     "MobileNetV3Small": _keras_app("MobileNetV3Small", 64),
     "transformer": transformer,
     "deeplab": deeplab,
+    "lstm": lstm,
 }
 MODELS = [*KERAS_MODELS, "tf1_graph"]
 

@@ -4,8 +4,8 @@
 only, so an NHWC frontend (TensorFlow, or an ONNX model exported from NHWC code) puts a
 transpose to NCHW before each and one back to NHWC after it. This pass sinks those
 transposes toward the outputs through ops that do not care about the layout (element-wise
-ops, with their constants permuted at compile time; Concat, SoftMax, Pad and Reduce, with
-their axes remapped), composes adjacent ones and drops the identities, and folds a
+ops, with their constants permuted at compile time; Concat, SoftMax, Pad, Reduce and
+Resample, with their axes remapped), composes adjacent ones and drops the identities, and folds a
 transpose before a flattening FullyConnected into the order of its weights. What remains is
 at most a transpose per input and per output that really is NHWC. With `interface`, the
 model's 4-D inputs and outputs change layout too (`--layout` of ir-convert).
@@ -44,6 +44,7 @@ from irforge.passes.patterns.sink_permutes import (
     FlattenPermuteIntoWeights,
     SinkPermuteThroughAxisOps,
     SinkPermuteThroughElementwise,
+    SinkPermuteThroughResample,
 )
 
 
@@ -72,6 +73,7 @@ class ConvertLayoutPass(ModulePass):
             ForwardNoOpInput(),
             SinkPermuteThroughElementwise(),
             SinkPermuteThroughAxisOps(),
+            SinkPermuteThroughResample(),
             FlattenPermuteIntoWeights(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

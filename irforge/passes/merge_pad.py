@@ -9,7 +9,8 @@ that pads only the spatial axes (N and C untouched) merges into
   rounding: the pads become the pooling's with exclude_pad = false (the zeros count);
 - a max Pooling with floor rounding when the padded value can never win: -inf, or 0 over an
   input that is never negative (a ReLU without slope, a Clamp with min >= 0).
-The Pad stays for any other reader (canonicalize drops it when none is left).
+The Pad stays for any other reader (canonicalize drops it when none is left). A Pad before a
+transpose that only window ops read moves after it first.
 
     %p = nn.pad %x {pads_begin = array<i64: 0, 0, 1, 1>, pads_end = array<i64: 0, 0, 1, 1>}
     %y = nn.convolution %p, %w {strides = array<i64: 2, 2>, auto_pad = "valid"}
@@ -31,7 +32,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 from irforge.dialects.nn.activation import Clamp, ReLU
 from irforge.dialects.nn.base import DYN, build
 from irforge.dialects.nn.conv import Convolution, Pooling
-from irforge.dialects.nn.shape import Pad
+from irforge.dialects.nn.shape import Pad, Permute
 from irforge.passes.canonicalize import CanonicalizePass
 from irforge.passes.patterns.compose import layer_of
 from irforge.passes.patterns.sink_permutes import _props
@@ -51,6 +52,24 @@ def never_negative(op: Operation | None) -> bool:
     if isinstance(op, Clamp):
         return op.float_prop("min") >= 0.0
     return False
+
+
+class PadBeforePermuteOfWindow(RewritePattern):
+    """permute(pad(x)) read by a window op -> pad'(permute(x)), so the Pad meets the window
+    op (a TensorFlow model's first ZeroPadding2D pads the NHWC input before its transpose)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, Permute) or not isinstance(op.operands[0].owner, Pad):
+            return
+        pad = op.operands[0].owner
+        if not pad.output.has_one_use() or not all(isinstance(use.operation, Convolution | Pooling) for use in op.output.uses):
+            return
+        order = op.ints("order")
+        moved = build(Permute, [pad.operands[0]], order=list(order), name=layer_of(op))
+        begin, end = pad.ints("pads_begin"), pad.ints("pads_end")
+        props = _props(pad, pads_begin=[begin[k] for k in order], pads_end=[end[k] for k in order])
+        new_pad = build(Pad, [moved.output], **props, name=layer_of(pad))
+        rewriter.replace(op, [moved, new_pad], [new_pad.output])
 
 
 class MergePadIntoWindow(RewritePattern):
@@ -93,5 +112,5 @@ class MergePadPass(ModulePass):
     name = "merge-pad"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([MergePadIntoWindow()])).rewrite_module(op)
+        PatternRewriteWalker(GreedyRewritePatternApplier([PadBeforePermuteOfWindow(), MergePadIntoWindow()])).rewrite_module(op)
         CanonicalizePass(fold_constants=False).apply(ctx, op)

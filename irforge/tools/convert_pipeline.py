@@ -5,8 +5,9 @@
     (--input_shape on .mlir input, or of those cut points)], [preprocess (--mean_values,
     --scale_values, --reverse_input_channels)],
     replace-subgraph [{config=--transformations_config}],
-    [convert-layout (TensorFlow's NHWC graphs; {interface=...} for --layout)],
+    convert-layout (NHWC graphs of every framework; {interface=...} for --layout),
     fuse-linear-ops (unless --disable_fusing), fuse-grouped-conv, canonicalize,
+    merge-pad, flatten-concats, permute-to-reshape, cse, canonicalize,
     [compress-fp16 (--data_type FP16)]
 """
 
@@ -19,7 +20,9 @@ from xdsl.dialects.func import FuncOp
 
 from irforge.errors import IrforgeError
 
-DEFAULT_PIPELINE = "infer-shapes,canonicalize,replace-subgraph,fuse-linear-ops,fuse-grouped-conv,canonicalize"
+LEAN_IR = "merge-pad,flatten-concats,permute-to-reshape,cse,canonicalize"
+"""The passes that make the IR as lean as ovc's, after the fusions."""
+DEFAULT_PIPELINE = f"infer-shapes,canonicalize,replace-subgraph,convert-layout,fuse-linear-ops,fuse-grouped-conv,canonicalize,{LEAN_IR}"
 """The pipeline without any of the flags that add or drop passes."""
 
 
@@ -97,13 +100,14 @@ def replace_subgraph_stage(args: argparse.Namespace) -> str:
 
 
 def layout_stage(args: argparse.Namespace, framework: str) -> str | None:
-    """convert-layout for TensorFlow's NHWC graphs, and to give the model's 4-D inputs and
-    outputs the --layout asked for (TensorFlow's are NHWC, the others' NCHW)."""
+    """convert-layout for every framework (TensorFlow's NHWC graphs, and ONNX models exported
+    from NHWC code with Transposes around every Conv), and to give the model's 4-D inputs
+    and outputs the --layout asked for (TensorFlow's are NHWC, the others' NCHW)."""
     native = "nhwc" if framework == "tf" else "nchw"
     wanted = getattr(args, "layout", None) or native
     if wanted != native:
         return f'convert-layout{{interface="{native}->{wanted}"}}'
-    return "convert-layout" if framework == "tf" else None
+    return "convert-layout"
 
 
 def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[str] = ()) -> str:
@@ -117,7 +121,7 @@ def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[
     stages.append(layout_stage(args, framework))
     if not args.disable_fusing:
         stages.append("fuse-linear-ops")
-    stages += ["fuse-grouped-conv", "canonicalize"]
+    stages += ["fuse-grouped-conv", "canonicalize", LEAN_IR]
     if args.data_type in ("FP16", "HALF"):
         stages.append("compress-fp16")
     return ",".join(s for s in stages if s)

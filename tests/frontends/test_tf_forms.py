@@ -193,3 +193,26 @@ def test_space_to_batch_and_back_alone():
     got = run(import_tf(b.graph, outputs=["s2b", "back"]), {"x": x})
     np.testing.assert_array_equal(got["s2b"], space_to_batch_np(x, (3, 2), pads))
     np.testing.assert_array_equal(got["back"], x)
+
+
+def test_loops_are_refused_by_name_with_other_unsupported_ops():
+    from irforge.errors import IrforgeError
+
+    b = DualBuilder()
+    b.placeholder("x", [1, 4])
+    b.tf_node("Enter", ["x"], "lstm/while/Enter", frame_name="lstm/while/while_context")
+    b.tf_node("Merge", ["lstm/while/Enter", "lstm/while/NextIteration"], "lstm/while/Merge")
+    b.tf_node("Switch", ["lstm/while/Merge", "lstm/while/LoopCond"], "lstm/while/Switch")
+    b.tf_node("Frobnicate", ["lstm/while/Switch:1"], "lstm/while/body")
+    b.tf_node("NextIteration", ["lstm/while/body"], "lstm/while/NextIteration")
+    b.tf_node("Exit", ["lstm/while/Switch"], "lstm/while/Exit")
+    w = b.tf_node("While", ["x"], "gru/while")
+    b.graph.node[-1].attr["body"].func.name = "gru_while_body_42"
+    b.tf_node("TensorListFromTensor", ["x"], "gru/list")
+    with pytest.raises(IrforgeError) as info:
+        import_tf(b.graph, outputs=["lstm/while/Exit", w])
+    text = str(info.value)
+    assert "unsupported TensorFlow ops: Frobnicate x1 (lstm/while/body)" in text
+    assert "While 'gru/while' (body function 'gru_while_body_42')" in text
+    assert "TF1 loop frame 'lstm/while/while_context'" in text and "unroll=True" in text
+    assert info.value.code == "E363" and "TensorList" not in text.split(";")[0]

@@ -25,6 +25,7 @@ from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.tf.atrous import fold_atrous_convolutions
 from irforge.frontends.tf.functions import inline_functions
+from irforge.frontends.tf.loops import LOOP_FIX, describe_loops, is_loop_op
 from irforge.frontends.tf.loader import load_graph, numpy_dtype
 from irforge.frontends.tf.registry import EXTRACTORS, NodeContext
 from irforge.model import Model
@@ -108,19 +109,28 @@ class GraphImporter(FoldingBuilder):
 
 
 def check_supported(graph_def: Any) -> None:
-    """One error listing every op type without an extractor, with counts and first nodes."""
+    """One error listing every op type without an extractor, with counts and first nodes,
+    and every loop by name (what fits a loop is not a custom layer)."""
     import irforge.frontends.tf.extractors  # noqa: F401  (registers the extractors)
 
     missing: dict[str, list[str]] = defaultdict(list)
     for node in graph_def.node:
-        if node.op not in EXTRACTORS and node.op not in INPUT_OPS:
+        if node.op not in EXTRACTORS and node.op not in INPUT_OPS and not is_loop_op(node.op):
             missing[node.op].append(node.name)
-    if missing:
-        parts = [
-            f"{op} x{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
-            for op, names in sorted(missing.items())
-        ]
-        raise IrforgeError(f"unsupported TensorFlow ops: {'; '.join(parts)}", fix=EXTENSION_HINT)
+    loops = describe_loops(graph_def)
+    if not missing and not loops:
+        return
+    parts = [
+        f"{op} x{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+        for op, names in sorted(missing.items())
+    ]
+    what = f"unsupported TensorFlow ops: {'; '.join(parts)}" if parts else ""
+    if loops:
+        what += ("; and " if what else "") + f"loops irforge cannot express: {'; '.join(loops)}"
+    fixes = [EXTENSION_HINT] if parts else []
+    if loops:
+        fixes.append(LOOP_FIX)
+    raise IrforgeError(what, fix="; ".join(fixes), code="E363" if loops else None)
 
 
 def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:

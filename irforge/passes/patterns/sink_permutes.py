@@ -36,6 +36,7 @@ from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity, Select
 from irforge.dialects.nn.linear import FullyConnected, MatMul, Power
 from irforge.dialects.nn.normalization import SoftMax
 from irforge.dialects.nn.reduce import Reduce
+from irforge.dialects.nn.resample import Resample
 from irforge.dialects.nn.shape import Concat, Flatten, Pad, Permute, Reshape
 from irforge.model import store_of
 from irforge.passes.patterns.compose import layer_of
@@ -168,6 +169,22 @@ class SinkPermuteThroughAxisOps(RewritePattern):
             return
         outer = build(Permute, [inner.output], order=remaining, name=layer_of(op))
         rewriter.replace(op, [inner, outer], [outer.output])
+
+
+class SinkPermuteThroughResample(RewritePattern):
+    """resample(permute(x, p)) -> permute(resample'(x), p), with sizes/scales read in x's
+    axis order: a resize keeps the layout its input has, so an NHWC resize needs no
+    transposes around it."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, Resample) or not isinstance(op.operands[0].owner, Permute):
+            return
+        permute = op.operands[0].owner
+        back = inverse(permute.ints("order"))
+        prop = "scales" if op.scales is not None else "sizes"
+        values = op.floats(prop) if prop == "scales" else op.ints(prop)
+        changed = {prop: [values[k] for k in back]}
+        SinkPermuteThroughAxisOps._replace(op, [permute.operands[0]], changed, permute.ints("order"), rewriter)
 
 
 class FlattenPermuteIntoWeights(RewritePattern):

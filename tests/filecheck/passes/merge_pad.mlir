@@ -52,3 +52,17 @@ func.func @not_spatial(%x: tensor<1x2x6x6xf32>, %w: tensor<3x3x3x3xf32>) -> (ten
 // CHECK-NEXT:    %y = nn.convolution %p, %w
 // CHECK-NEXT:    %q = nn.pad %p
 // CHECK-NEXT:    %z = nn.convolution %q, %w
+
+// -----
+
+// The NHWC input's Pad before the transpose to NCHW moves after it, then merges.
+func.func @pad_then_permute(%x: tensor<1x6x6x2xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32> {
+  %p = nn.pad %x {pads_begin = array<i64: 0, 1, 1, 0>, pads_end = array<i64: 0, 1, 1, 0>} : (tensor<1x6x6x2xf32>) -> tensor<1x8x8x2xf32>
+  %t = nn.permute %p {order = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x2xf32>) -> tensor<1x2x8x8xf32>
+  %y = nn.convolution %t, %w {auto_pad = "valid", name = "conv"} : (tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32>
+  func.return %y : tensor<1x3x6x6xf32>
+}
+// CHECK-LABEL: func.func @pad_then_permute
+// CHECK-NEXT:    %t = nn.permute %x {order = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:    %y = nn.convolution %t, %w {pads_begin = array<i64: 1, 1>, pads_end = array<i64: 1, 1>, name = "conv"}
+// CHECK-NEXT:    func.return %y

@@ -76,6 +76,18 @@ INT_BINARY: dict[str, Callable[[KernelBuilder, ir.Value, ir.Value], ir.Value]] =
     "squared_diff": lambda kb, a, b: kb.b.mul(kb.b.sub(a, b), kb.b.sub(a, b)),
 }
 
+FLOAT_BINARY: dict[str, Callable[[KernelBuilder, ir.Value, ir.Value], ir.Value]] = {
+    "sum": lambda kb, a, b: kb.b.fadd(a, b),
+    "sub": lambda kb, a, b: kb.b.fsub(a, b),
+    "mul": lambda kb, a, b: kb.b.fmul(a, b),
+    "div": lambda kb, a, b: kb.b.fdiv(a, b),
+    "max": lambda kb, a, b: kb.b.select(kb.b.fcmp_ordered(">=", a, b), a, b),
+    "min": lambda kb, a, b: kb.b.select(kb.b.fcmp_ordered("<=", a, b), a, b),
+    "squared_diff": lambda kb, a, b: kb.b.fmul(kb.b.fsub(a, b), kb.b.fsub(a, b)),
+}
+"""Arithmetic of float element types other than f32 (f64: TensorFlow graphs that Cast to
+float64), in that type: no narrowing."""
+
 LOGIC: dict[str, Callable[[KernelBuilder, ir.Value, ir.Value], ir.Value]] = {
     "and": lambda kb, a, b: kb.b.and_(a, b),
     "or": lambda kb, a, b: kb.b.or_(a, b),
@@ -111,7 +123,7 @@ def convert(kb: KernelBuilder, x: ir.Value, to: str) -> ir.Value:
 
 
 def typed_expression(expr: str, kb: KernelBuilder, xs: list[ir.Value]) -> ir.Value:
-    """`family.name` over the operand vectors: cmp.*, logic.*, ibin.*, convert.<to>, select, not."""
+    """`family.name` over the operand vectors: cmp.*, logic.*, ibin.*, fbin.*, convert.<to>, select, not."""
     family, _, name = expr.partition(".")
     if family == "cmp":
         return compare(kb, name, xs[0], xs[1])
@@ -119,6 +131,8 @@ def typed_expression(expr: str, kb: KernelBuilder, xs: list[ir.Value]) -> ir.Val
         return LOGIC[name](kb, xs[0], xs[1])
     if family == "ibin":
         return INT_BINARY[name](kb, xs[0], xs[1])
+    if family == "fbin":
+        return FLOAT_BINARY[name](kb, xs[0], xs[1])
     if family == "convert":
         return convert(kb, xs[0], name)
     if family == "select":

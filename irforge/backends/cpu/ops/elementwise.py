@@ -2,7 +2,8 @@
 
 Identity, Reshape, Flatten, Squeeze and Unsqueeze (and Convert to the same type) move no
 data: their result aliases the input buffer. Comparisons (i1 results), logic on i1, integer
-arithmetic, Select and Convert between f32/f16/i8/i32/i64/bool use the typed expressions.
+arithmetic, f64 arithmetic (sum, sub, mul, div, max, min, squared_diff, in f64), Select and
+Convert between f32/f16/f64/i8/i32/i64/bool use the typed expressions.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.mathfn import BINARY
 from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_strides, pointwise_kernel
-from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, INT_BINARY
+from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, FLOAT_BINARY, INT_BINARY
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import require_f32
 from irforge.backends.cpu.ops.movement import permute_any
@@ -77,8 +78,10 @@ def eltwise(ctx: Lowering, op: Eltwise) -> None:
     if element == "f32" and operation in BINARY:
         emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], f"bin.{operation}")
         return
-    if operation in COMPARISON and element in ("f32", "f16", "i8", "i32", "i64", "bool"):
+    if operation in COMPARISON and element in ("f32", "f16", "f64", "i8", "i32", "i64", "bool"):
         expr = f"cmp.{operation}"
+    elif operation in FLOAT_BINARY and element == "f64":
+        expr = f"fbin.{operation}"
     elif operation in LOGICAL:
         expr = f"logic.{operation}"
     elif operation in INT_BINARY and element in ("i8", "i32", "i64"):

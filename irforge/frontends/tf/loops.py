@@ -1,0 +1,47 @@
+"""Recognising TensorFlow loops, to refuse them by name with what fits instead.
+
+irforge has no loop op yet. A frozen Keras LSTM / GRU / SimpleRNN is a loop: TF2 writes a
+`While` / `StatelessWhile` node whose `body` function reads the sequence through
+`TensorList*` ops, TF1 writes the loop inline as a frame of
+`Enter -> Merge -> Switch -> ... -> NextIteration` and `Exit` nodes named by the Enter
+nodes' `frame_name`. `describe_loops` names each loop, so the importer's one error lists
+them next to any other unsupported op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LOOP_OPS = frozenset(
+    {"While", "StatelessWhile", "Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "RefEnter", "RefExit", "RefMerge", "RefSwitch", "RefNextIteration"}
+)
+"""Control-flow ops that only loops (and TF1 conds, whose Switch/Merge are loop-free) use."""
+TENSOR_LIST_PREFIX = "TensorList"
+LOOP_FIX = (
+    "irforge cannot express loops yet: for a Keras LSTM/GRU/SimpleRNN build the layer with "
+    "unroll=True (a fixed sequence length, no loop in the graph) before freezing, or cut the "
+    "loop out with --input/--output and run it outside the model"
+)
+
+
+def is_loop_op(op: str) -> bool:
+    return op in LOOP_OPS or op.startswith(TENSOR_LIST_PREFIX)
+
+
+def describe_loops(graph_def: Any) -> list[str]:
+    """One line per loop: TF2 While nodes (with their body function), TF1 frames."""
+    loops: list[str] = []
+    frames: dict[str, str] = {}
+    for node in graph_def.node:
+        if node.op in ("While", "StatelessWhile"):
+            body = node.attr["body"].func.name if "body" in node.attr else "?"
+            loops.append(f"{node.op} '{node.name}' (body function '{body}')")
+        elif node.op in ("Enter", "RefEnter"):
+            frame = node.attr["frame_name"].s.decode() if "frame_name" in node.attr else node.name.rsplit("/", 1)[0]
+            frames.setdefault(frame, node.name)
+    loops += [f"TF1 loop frame '{frame}' (entered at '{first}')" for frame, first in frames.items()]
+    if not loops and any(is_loop_op(node.op) for node in graph_def.node):
+        # Switch/Merge without Enter: a TF1 cond, or a loop whose frame was cut
+        scopes = sorted({node.name.rsplit("/", 1)[0] for node in graph_def.node if is_loop_op(node.op)})
+        loops.append(f"control flow in {', '.join(scopes[:3])}{', ...' if len(scopes) > 3 else ''}")
+    return loops
