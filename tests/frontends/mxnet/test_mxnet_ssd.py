@@ -8,6 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+from irforge.errors import IrforgeError
 
 from irforge.backends.reference import run
 from tests.frontends.mxnet.support import import_args
@@ -83,7 +86,7 @@ def as_set(rows) -> list[tuple]:  # type: ignore[no-untyped-def]
     return sorted((int(c), round(float(s), 4), *np.round(np.asarray(b, np.float64), 4)) for c, s, b in rows)
 
 
-def build(twin: Twin):  # type: ignore[no-untyped-def]
+def build(twin: Twin, threshold: float = 0.5, **detection):  # type: ignore[no-untyped-def]
     x = twin.input("data", [1, 3, 16, 16])
     feat = twin.relu(twin.conv(x, "conv1", 3, 8, 3, stride=2, pad=1), "relu1")
     sym = twin.sym
@@ -98,21 +101,23 @@ def build(twin: Twin):  # type: ignore[no-untyped-def]
     loc = twin.conv(feat, "loc", 8, 4 * 4, 3, pad=1)
     loc_mx = sym.op("Flatten", "loc_flat", [sym.op("transpose", "loc_t", [loc[0]], axes=(0, 2, 3, 1))])
     loc_onnx = twin.onnx("Flatten", [twin.onnx("Transpose", [loc[1]], perm=[0, 2, 3, 1])], axis=1)
-    det = sym.op("_contrib_MultiBoxDetection", "detection", [cls_prob, loc_mx, anchors], threshold=0.5, nms_threshold=0.45, clip=True)
+    det = sym.op("_contrib_MultiBoxDetection", "detection", [cls_prob, loc_mx, anchors], threshold=threshold, nms_threshold=0.45, clip=True, **detection)
     return (det, ""), (anchors, ""), (cls_prob, cls_onnx), (loc_mx, loc_onnx)
 
 
-def test_ssd_head(tmp_path: Path) -> None:
+@pytest.mark.parametrize("threshold", [0.5, 0.05])
+def test_ssd_head(tmp_path: Path, threshold: float) -> None:
+    """At 0.05 both foreground classes of many anchors pass: MXNet keeps each anchor's best."""
     from tests.backends.ir_xml_support import run_openvino
     from irforge.tools.ir_convert import convert
 
     twin = Twin(seed=21)
-    det, anchors, cls_prob, loc = build(twin)
+    det, anchors, cls_prob, loc = build(twin, threshold)
     params = twin.sym.save(tmp_path, "ssd", [det[0], anchors[0]])
     feed = np.random.default_rng(22).standard_normal((1, 3, 16, 16)).astype(np.float32) * 2
     probs, deltas = ort_session_run(twin.model([cls_prob[1], loc[1]]), {"data": feed})
     want_anchors = mxnet_multibox_prior(8, 8, [0.3, 0.5], [1, 2, 0.5])
-    want = as_set(mxnet_multibox_detection(probs, deltas, want_anchors, 0.5, 0.45))
+    want = as_set(mxnet_multibox_detection(probs, deltas, want_anchors, threshold, 0.45))
     assert 10 <= len(want) < 256  # some anchors pass the threshold, some do not
 
     argv = ["--input_model", str(params), "--input_shape", "[1,3,16,16]"]
@@ -124,6 +129,14 @@ def test_ssd_head(tmp_path: Path) -> None:
     ov = run_openvino(tmp_path / "ir" / "net.xml", {"data": feed})
     np.testing.assert_allclose(ov["anchors"], want_anchors, atol=1e-5)
     assert detections(ov["detection"]) == want
+
+
+def test_nms_topk_over_all_classes_is_refused(tmp_path: Path) -> None:
+    twin = Twin(seed=21)
+    det, anchors, _, _ = build(twin, 0.05, nms_topk=20)
+    params = twin.sym.save(tmp_path, "ssd", [det[0], anchors[0]])
+    with pytest.raises(IrforgeError, match="nms_topk 20"):
+        import_args("--input_model", str(params), "--input_shape", "[1,3,16,16]")
 
 
 def test_multibox_prior_steps_and_clip() -> None:

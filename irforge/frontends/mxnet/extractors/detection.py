@@ -13,9 +13,10 @@ appending its `variances`, and its [N, classes, A] probabilities as [N, A * clas
 
 DetectionOutput differs from MultiBoxDetection in what it outputs: rows (image, label,
 score, box) with the label counting the background class, unused rows -1, where MXNet
-gives (class - 1, score, box) per anchor; and DetectionOutput scores every class of an
-anchor, where MXNet keeps only its best class (the detections agree where an anchor has at
-most one class above the threshold, as in trained SSDs with a sensible threshold).
+gives (class - 1, score, box) per anchor. DetectionOutput scores every class of an anchor
+where MXNet keeps only its best: the probabilities of the other classes are zeroed first
+(`_best_class_only`), so the detections are MXNet's. An nms_topk below the anchor count
+(MXNet's top k over all classes) has no DetectionOutput form and is refused.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Concat, Permute, PriorBoxClustered, Reshape, Slice
+from irforge.dialects.nn import Concat, Eltwise, Permute, PriorBoxClustered, Reduce, Reshape, Select, Slice
 from irforge.dialects.nn.detection import DetectionOutput
 from irforge.dialects.nn.rcnn import ROIPooling
 from irforge.errors import IrforgeError
@@ -92,22 +93,41 @@ def multibox_detection(ctx: NodeContext) -> SSAValue:
     flat = ctx.value(Reshape, [ctx.input(2)], suffix="/anchors", shape=[1, 1, count * 4], special_zero=False)
     variance_row = ctx.constant(np.tile(np.asarray(variances, np.float32), count).reshape(1, 1, count * 4), "/variances")
     priors = ctx.value(Concat, [flat, variance_row], suffix="/priors", axis=1)
-    scores = ctx.value(Permute, [ctx.input(0)], suffix="/scores", order=[0, 2, 1])
+    scores = ctx.value(Permute, [_best_class_only(ctx, classes)], suffix="/scores", order=[0, 2, 1])
     scores = ctx.value(Reshape, [scores], suffix="/scores_flat", shape=[batch, count * classes], special_zero=False)
     top_k = ctx.attrs.int("nms_topk", -1)
+    if 0 < top_k < count:  # MXNet keeps the top_k of all classes before NMS, DetectionOutput per class
+        raise ctx.fail(f"nms_topk {top_k} (the best {top_k} detections of all classes before NMS) has no DetectionOutput form",
+                       fix="export the model with nms_topk=-1 and keep the best detections after the run")
     return ctx.value(
         DetectionOutput,
         [ctx.input(1), scores, priors],
         num_classes=classes,
         background_label_id=ctx.attrs.int("background_id", 0),
-        top_k=top_k if top_k > 0 else -1,
-        keep_top_k=top_k if top_k > 0 else -1,
+        top_k=-1,
+        keep_top_k=-1,
         code_type="caffe.PriorBoxParameter.CENTER_SIZE",
         share_location=True,
         nms_threshold=ctx.attrs.float("nms_threshold", 0.5),
         confidence_threshold=ctx.attrs.float("threshold", 0.01),
         clip_before_nms=ctx.attrs.bool("clip", True),
     )
+
+
+def _best_class_only(ctx: NodeContext, classes: int) -> SSAValue:
+    """cls_prob with every class but each anchor's best foreground class zeroed: MXNet gives an
+    anchor one detection, of its best class, where DetectionOutput scores every class above
+    the threshold (MXNet's default threshold 0.01 would otherwise add a detection per class).
+    Exactly equal best scores keep both classes, where MXNet keeps the first."""
+    foreground = np.ones((1, classes, 1), np.float32)
+    background = ctx.attrs.int("background_id", 0)
+    if 0 <= background < classes:
+        foreground[0, background, 0] = 0.0
+    probs = ctx.value(Eltwise, [ctx.input(0), ctx.constant(foreground, "/foreground")], suffix="/foreground_probs", operation="mul")
+    best = ctx.value(Reduce, [probs], suffix="/best_prob", operation="max", axes=[1], keep_dims=True)
+    is_best = ctx.value(Eltwise, [probs, best], suffix="/is_best", operation="equal")
+    zero = ctx.constant(np.zeros((1, 1, 1), np.float32), "/zero")
+    return ctx.value(Select, [is_best, probs, zero], suffix="/best_class_probs")
 
 
 @mxnet_extractor("_contrib_Proposal", "Proposal")
