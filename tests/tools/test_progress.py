@@ -56,7 +56,16 @@ def test_bar_names_steps_on_a_terminal_only(terminal):
     assert "passes:" not in quiet.getvalue()
 
 
-def test_ir_convert_shows_progress_unless_silenced(terminal, tmp_path, onnx_path, capsys):
+def test_ir_convert_shows_progress_unless_silenced(terminal, tmp_path, onnx_path, capsys, monkeypatch):
+    import irforge.tools.ir_convert as ir_convert
+
+    imported = ir_convert.import_model
+
+    def slow_import(*args):  # type: ignore[no-untyped-def]  # longer than the display's first tick
+        time.sleep(0.1)
+        return imported(*args)
+
+    monkeypatch.setattr(ir_convert, "import_model", slow_import)
     terminal = terminal()
     convert([str(onnx_path), "-o", str(tmp_path)])
     assert "[ir-convert] import:" in terminal.getvalue()  # the elapsed-time display of the import stage
