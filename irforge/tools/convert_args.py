@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, quoted
 
 _LIST = re.compile(r"[\[(]([^\])]*)[\])]")
 _NAMED_LIST = re.compile(r"\s*([^\[\](),]*)\s*[\[(]([^\])]*)[\])]\s*,?")
@@ -19,12 +20,17 @@ _NAMED_LIST = re.compile(r"\s*([^\[\](),]*)\s*[\[(]([^\])]*)[\])]\s*,?")
 def _numbers(text: str, flag: str, kind: type) -> list:  # type: ignore[type-arg]
     items = [t for t in re.split(r"[,\s]+", text.strip()) if t]
     try:
-        return [kind(t) for t in items]
+        values = [kind(t) for t in items]
     except ValueError:
+        values = None
+    # sizes past int64 and non-finite means/scales would be silently wrong downstream
+    if values is None or any(not -(2**62) < v < 2**62 if kind is int else not math.isfinite(v) for v in values):
         raise IrforgeError(
-            f"bad value for {flag}: '{text}' is not a list of {'integers' if kind is int else 'numbers'}",
+            f"bad value for {flag}: {quoted(text)} is not a list of {'integers' if kind is int else 'finite numbers'}",
             fix="write it as [1,3,224,224]" if kind is int else "write it as [123.7,116.3,103.5]",
-        ) from None
+            code="E030",
+        )
+    return values
 
 
 def parse_shapes(text: str) -> list[list[int]]:

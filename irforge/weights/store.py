@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line, quoted
 from irforge.weights.dtypes import dtype_from_name, dtype_name
 
 MAGIC = b"IRFWGT01"
@@ -85,19 +85,29 @@ class WeightStore:
                 header = json.loads(f.read(header_len))
                 entries = header["entries"]
                 alignment = int(header["alignment"])
-            except (ValueError, KeyError, TypeError) as e:
-                raise IrforgeError(f"weights file '{path}' has a corrupt index ({e})") from None
+                if alignment < 1 or not isinstance(entries, dict):
+                    raise ValueError("bad alignment or entries")
+            except (ValueError, KeyError, TypeError, RecursionError) as e:
+                raise IrforgeError(
+                    f"weights file {quoted(str(path))} has a corrupt index ({one_line(str(e))[:80]})",
+                    fix="regenerate the .mlir and .weights together",
+                    code="E610",
+                ) from None
         data_start = _align(_HEADER_PREFIX.size + header_len, alignment)
         store = cls()
         if not entries:
             return store
         mapped = np.memmap(path, dtype=np.uint8, mode="r")
         for name, e in entries.items():
-            dtype = dtype_from_name(e["dtype"])
-            shape = tuple(int(d) for d in e["shape"])
-            begin = data_start + int(e["offset"])
-            nbytes = int(e["nbytes"])
-            if nbytes != WeightSpec(dtype, shape).nbytes or begin + nbytes > size:
+            try:
+                dtype = dtype_from_name(e["dtype"])
+                shape = tuple(int(d) for d in e["shape"])
+                begin = data_start + int(e["offset"])
+                nbytes = int(e["nbytes"])
+                bad = any(d < 0 for d in shape) or begin < data_start or nbytes < 0
+            except (ValueError, KeyError, TypeError, OverflowError):
+                bad = True
+            if bad or nbytes != WeightSpec(dtype, shape).nbytes or begin + nbytes > size:
                 raise IrforgeError(
                     f"weights file '{path}' is truncated or corrupt (entry '{name}')",
                     fix="re-export the model",

@@ -22,7 +22,7 @@ from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
-from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
+from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
 from irforge.model import Model
 
@@ -89,7 +89,7 @@ class GraphImporter(FoldingBuilder):
         t = vi.type.tensor_type
         if not vi.type.HasField("tensor_type") or not t.HasField("elem_type"):
             raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type")
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type))
+        dtype = element_dtype(t.elem_type, vi.name)
         check_dtype(dtype, vi.name)
         if vi.name in self.input_shapes:
             return list(self.input_shapes[vi.name]), dtype

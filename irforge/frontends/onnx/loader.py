@@ -18,7 +18,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import TensorProto, numpy_helper
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line, quoted
 from irforge.frontends.onnx.wire import WireFormatError, split_weights
 
 
@@ -129,9 +129,9 @@ def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
             code="E112",
         )
     file = _external_file(tensor, location, base_dir)
-    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
-    shape = tuple(tensor.dims)
-    count = int(np.prod(shape, dtype=np.int64))
+    dtype = element_dtype(tensor.data_type, tensor.name)
+    shape = _dims(tensor)
+    count = int(np.prod(shape, dtype=object))
     offset = _external_int(tensor, info, "offset", 0)
     length = _external_int(tensor, info, "length", count * dtype.itemsize)
     if length != count * dtype.itemsize or offset + length > file.stat().st_size:
@@ -145,13 +145,36 @@ def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
     return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape)
 
 
+def element_dtype(data_type: int, name: str) -> np.dtype:
+    """The numpy type of an ONNX element type number; unknown numbers are user errors."""
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(data_type))
+    except (KeyError, ValueError, TypeError):
+        raise IrforgeError(
+            f"tensor {quoted(name)} has unknown or unsupported ONNX element type {data_type}",
+            fix="re-export the model with float32/float16/int32/int64/bool tensors",
+            code="E113",
+        ) from None
+
+
+def _dims(tensor: TensorProto) -> tuple[int, ...]:
+    if any(d < 0 for d in tensor.dims):
+        raise IrforgeError(
+            f"tensor {quoted(tensor.name)} has negative dimensions {list(tensor.dims)[:8]}",
+            fix="the model file is corrupt; re-export it",
+            code="E114",
+        )
+    return tuple(tensor.dims)
+
+
 def _raw_array(tensor: TensorProto, raw: np.ndarray | bytes) -> np.ndarray:
-    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
-    count = int(np.prod(tensor.dims, dtype=np.int64))
+    dtype = element_dtype(tensor.data_type, tensor.name)
+    count = int(np.prod(_dims(tensor), dtype=object))
     if len(raw) != count * dtype.itemsize:
         raise IrforgeError(
-            f"tensor '{tensor.name}' has {len(raw)} bytes of data for shape {list(tensor.dims)}",
+            f"tensor {quoted(tensor.name)} has {len(raw)} bytes of data for shape {list(tensor.dims)[:8]}",
             fix="the model file is corrupt; re-export it",
+            code="E114",
         )
     array = np.frombuffer(raw, dtype=np.uint8).view(dtype) if count else np.zeros(0, dtype)
     return array.reshape(tuple(tensor.dims))
@@ -167,9 +190,15 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path, raw_data: dict[str, np.
         return _raw_array(tensor, raw_data[tensor.name])
     if tensor.HasField("raw_data"):
         return _raw_array(tensor, tensor.raw_data)
+    element_dtype(tensor.data_type, tensor.name)
+    _dims(tensor)
     try:
         array = numpy_helper.to_array(tensor)
-    except (ValueError, TypeError) as e:
-        raise IrforgeError(f"tensor '{tensor.name}' cannot be read ({e})") from None
+    except (ValueError, TypeError, KeyError) as e:
+        raise IrforgeError(
+            f"tensor {quoted(tensor.name)} cannot be read ({one_line(str(e))[:100]})",
+            fix="the model file is corrupt; re-export it",
+            code="E114",
+        ) from None
     array.flags.writeable = False
     return array
