@@ -18,7 +18,7 @@ def compile(model, device: str = "cpu", **options):  # type: ignore[no-untyped-d
 
         return compile_opencl(model, options.pop("opencl_device", None), **options)
     if device != "cpu":
-        raise IrforgeError(f"unknown device '{device}'", fix="use device='cpu' or device='gpu'")
+        raise IrforgeError(f"unknown device '{device}'", fix="use device='cpu' or device='gpu'", code="E040")
     from irforge.backends.cpu import compile_model
 
     return compile_model(model, **options)

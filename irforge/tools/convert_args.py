@@ -42,12 +42,14 @@ def parse_shapes(text: str) -> list[list[int]]:
         raise IrforgeError(
             f"bad value for --input_shape: '{text}'",
             fix="write one shape per input in brackets: --input_shape [1,3,224,224]",
+            code="E030",
         )
     for shape in shapes:
         if any(d < -1 or d == 0 for d in shape):
             raise IrforgeError(
                 f"bad value for --input_shape: {shape} has a dimension that is 0 or below -1",
                 fix="give positive sizes, or -1 for a dynamic one",
+                code="E030",
             )
     return shapes
 
@@ -65,6 +67,7 @@ def parse_per_input_values(text: str, flag: str) -> dict[str, list[float]]:
         raise IrforgeError(
             f"bad value for {flag}: '{text}'",
             fix=f"write {flag} data[123,117,104] (per input) or {flag} [123,117,104] (all inputs)",
+            code="E030",
         )
     return values
 
@@ -72,7 +75,7 @@ def parse_per_input_values(text: str, flag: str) -> dict[str, list[float]]:
 def parse_names(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not all(names):
-        raise IrforgeError(f"bad list of names: '{text}'", fix="separate names with commas: --input a,b")
+        raise IrforgeError(f"bad list of names: '{text}'", fix="separate names with commas: --input a,b", code="E030")
     return names
 
 
@@ -85,5 +88,6 @@ def match_shapes(names: Sequence[str], shapes: list[list[int]], model_inputs: Se
         raise IrforgeError(
             f"--input_shape gives {len(shapes)} shapes for {len(targets)} inputs ({', '.join(targets)})",
             fix="give one shape per input, in the order of --input",
+            code="E030",
         )
     return {n: s for n, s in zip(targets, shapes) if n in model_inputs}

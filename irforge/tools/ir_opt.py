@@ -110,7 +110,7 @@ class IrOptMain(xDSLOptMain):
             from irforge.frontends.ir_xml import read_ir_xml
 
             if self.args.input_file is None:
-                raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml")
+                raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml", code="E046")
             model = read_ir_xml(self.args.input_file)
             return model.module
         # xDSL's string lexer backtracks exponentially on an unterminated string: scan first
@@ -132,6 +132,7 @@ class IrOptMain(xDSLOptMain):
                     "the IR refers to weights (@name) but no weights file was given",
                     where=self.get_input_name(),
                     fix="pass --weights PATH or put INPUT.weights beside the input",
+                    code="E046",
                 )
             return WeightStore()
         store = WeightStore.open(path)
@@ -217,13 +218,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         tool = IrOptMain(description="irforge IR optimizer: nn IR in, passes applied, IR out", args=argv)
         input_file = tool.args.input_file
         if input_file is not None and not Path(input_file).is_file():
-            raise IrforgeError(f"input file '{input_file}' not found", fix="check the path")
+            raise IrforgeError(f"input file '{input_file}' not found", fix="check the path", code="E046")
         try:
             tool.run()
         except ParseError as e:
-            raise IrforgeError(parse_error_line(e, tool.get_input_name())) from None
+            raise IrforgeError(parse_error_line(e, tool.get_input_name()), code="E046") from None
         except DiagnosticException as e:
-            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name()) from None
+            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name(), code="E046") from None
 
     exit_on_error(run)
 

@@ -69,6 +69,7 @@ class WeightStore:
             raise IrforgeError(
                 f"weights file '{path}' not found",
                 fix="pass --weights PATH or put NAME.weights beside NAME.mlir",
+                code="E645",
             )
         size = path.stat().st_size
         with open(path, "rb") as f:
@@ -77,10 +78,11 @@ class WeightStore:
                 raise IrforgeError(
                     f"'{path}' is not an irforge weights file (bad magic)",
                     fix="give the .weights file written with the .mlir",
+                    code="E645",
                 )
             _, header_len = _HEADER_PREFIX.unpack(prefix)
             if _HEADER_PREFIX.size + header_len > size:
-                raise IrforgeError(f"weights file '{path}' is truncated (index)")
+                raise IrforgeError(f"weights file '{path}' is truncated (index)", code="E645")
             try:
                 header = json.loads(f.read(header_len))
                 entries = header["entries"]
@@ -111,6 +113,7 @@ class WeightStore:
                 raise IrforgeError(
                     f"weights file '{path}' is truncated or corrupt (entry '{name}')",
                     fix="re-export the model",
+                    code="E645",
                 )
             store._arrays[name] = mapped[begin : begin + nbytes].view(dtype).reshape(shape)
         return store
@@ -125,6 +128,7 @@ class WeightStore:
             raise IrforgeError(
                 f"weight '@{name}' is not in the weight store",
                 fix="check that the .weights file belongs to this .mlir",
+                code="E645",
             ) from None
 
     def __len__(self) -> int:

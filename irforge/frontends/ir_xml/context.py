@@ -153,4 +153,4 @@ class LayerContext:
         return self.value(Reshape, [self.input(index)], suffix=suffix, shape=list(dims), special_zero=False)
 
     def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(message, where=self.layer.label, fix=fix)
+        return IrforgeError(message, where=self.layer.label, fix=fix, code="E640")
