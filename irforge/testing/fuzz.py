@@ -289,8 +289,9 @@ def _judge(code: int | None, stderr: str, escaped: str, root: Path, before: dict
     if code == 2:
         if any(p.startswith("out/") for p in new):
             return "partial"
-        lines = stderr.strip().splitlines()
-        if len(lines) != 1 or not re.match(r"irforge: error\[E\d{3}\]: ", lines[0]):
+        # warnings may precede it; the error itself is the last line, alone, with a code
+        lines = [line for line in stderr.strip().splitlines() if "irforge: error" in line or "Error" in line]
+        if len(lines) != 1 or not re.match(r"irforge: error\[E\d{3}\]: ", stderr.strip().splitlines()[-1]):
             return "multiline"
         return "clean"
     return "ok"
