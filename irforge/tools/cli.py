@@ -40,6 +40,9 @@ def exit_on_error(body: Callable[[], None]) -> None:
         fail("interrupted", code="E002")
     except MemoryError as e:  # the input asks for more memory than there is: not a bug
         fail(f"out of memory ({str(e)[:120]}); use smaller shapes (--input_shape, --batch) or a bigger machine", code="E004")
+    except RecursionError:  # an input nested past Python's stack (a prototxt, .mlir, XML)
+        fail("the input is nested too deeply to read; flatten it or check that the file is not corrupt",
+             code="E005")
     except BrokenPipeError:
         sys.exit(0)
     except SystemExit as e:

@@ -42,3 +42,10 @@ def test_non_utf8_is_refused():
     with pytest.raises(IrforgeError, match="not UTF-8") as info:
         check_mlir_text(b"func.func @\xff", "t")
     assert info.value.code == "E601"
+
+
+def test_deeply_nested_input_is_a_clean_error(tmp_path):
+    path = tmp_path / "deep.mlir"
+    path.write_text("func.func @main(%x: tensor<2xf32> {nn.name = " + "[" * 5000 + "]" * 5000 + "}) {\n  func.return\n}\n")
+    result = subprocess.run([sys.executable, "-m", "irforge.tools.ir_opt", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "error[E005]" in result.stderr, result.stderr[-500:]
