@@ -66,3 +66,17 @@ def test_quoted_names_keep_errors_on_one_line():
     assert "\n" not in e.render() and "\t" not in e.render()
     long = IrforgeError("x" * 2000, fix="f" * 1000)
     assert len(long.render()) <= 400
+
+
+def test_onnx_node_name_not_utf8_is_a_clean_error(tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="NODENAME")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data.replace(b"NODENAME", b"NODE\xff\xfeME"))
+    with pytest.raises(IrforgeError) as info:
+        import_onnx(path)
+    assert info.value.code in ("E115", "E140", "E141", "E142"), info.value

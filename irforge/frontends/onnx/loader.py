@@ -63,6 +63,19 @@ def check_graph(model: onnx.ModelProto, path: Path) -> None:
             fix="re-export the model",
             code="E141",
         )
+    check_text_fields(model.graph, path)
+
+
+def check_text_fields(graph: onnx.GraphProto, path: Path) -> None:
+    """Names that protobuf hands back as bytes (not UTF-8) would break every later step."""
+    for node in graph.node:
+        texts = [node.name, node.op_type, node.domain, *node.input, *node.output, *(a.name for a in node.attribute)]
+        if any(isinstance(t, bytes) for t in texts):
+            raise IrforgeError(
+                f"{str(path)!r} has a node whose name, type or tensor names are not UTF-8 text",
+                fix="the model file is corrupt; re-export it",
+                code="E115",
+            )
 
 
 def load_model_proto(path: str | os.PathLike[str]) -> onnx.ModelProto:
