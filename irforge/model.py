@@ -143,6 +143,9 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
         module = Parser(ctx, text, source).parse_module()
     except ParseError as e:
         raise IrforgeError(parse_error_line(e, source), code="E643") from None
+    except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
+        raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=source,
+                           fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
     try:
         module.verify()
     except VerifyException as e:

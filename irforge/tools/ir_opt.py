@@ -115,7 +115,11 @@ class IrOptMain(xDSLOptMain):
             return model.module
         # xDSL's string lexer backtracks exponentially on an unterminated string: scan first
         text = check_mlir_text(chunk.read(), self.get_input_name())
-        module = super().parse_chunk(StringIO(text), file_extension, start_offset)
+        try:
+            module = super().parse_chunk(StringIO(text), file_extension, start_offset)
+        except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
+            raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=self.get_input_name(),
+                               fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
         if module is not None:
             module.verify()
             attach_store(module, self._input_store(module))

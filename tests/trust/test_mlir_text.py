@@ -49,3 +49,12 @@ def test_deeply_nested_input_is_a_clean_error(tmp_path):
     path.write_text("func.func @main(%x: tensor<2xf32> {nn.name = " + "[" * 5000 + "]" * 5000 + "}) {\n  func.return\n}\n")
     result = subprocess.run([sys.executable, "-m", "irforge.tools.ir_opt", str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "error[E005]" in result.stderr, result.stderr[-500:]
+
+
+@pytest.mark.parametrize("tool", ["ir_opt", "ir_run"])
+def test_integer_type_xdsl_cannot_hold_is_a_clean_error(tmp_path, tool):
+    path = tmp_path / "wide.mlir"
+    path.write_text('func.func @main(%x: tensor<2xf32> {nn.name = "x"}) -> tensor<2xi4294967296> {\n'
+                    "  %c = nn.constant dense<1> : tensor<2xi4294967296>\n  func.return %c : tensor<2xi4294967296>\n}\n")
+    result = subprocess.run([sys.executable, "-m", f"irforge.tools.{tool}", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "error[E644]" in result.stderr, result.stderr[-500:]
