@@ -80,3 +80,17 @@ def test_onnx_node_name_not_utf8_is_a_clean_error(tmp_path):
     with pytest.raises(IrforgeError) as info:
         import_onnx(path)
     assert info.value.code in ("E115", "E140", "E141", "E142"), info.value
+
+
+def test_ir_xml_integer_attribute_past_int64_is_a_clean_error(tmp_path):
+    import subprocess
+    import sys
+
+    from irforge.testing.fuzz import seed_files
+
+    seeds = seed_files(tmp_path / "s")
+    (tmp_path / "m.xml").write_bytes(seeds["xml"]["m.xml"].replace(b'strides="1, 1"', b'strides="99999999999999999999, 1"'))
+    (tmp_path / "m.bin").write_bytes(seeds["xml"]["m.bin"])
+    result = subprocess.run([sys.executable, "-m", "irforge.tools.ir_convert", "-m", str(tmp_path / "m.xml"), "-o",
+                             str(tmp_path / "o"), "--emit", "mlir"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "64-bit integers" in result.stderr, result.stderr[-400:]
