@@ -56,17 +56,21 @@ class IrforgeError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        """One line of at most about MAX_LENGTH characters: what (where); fix."""
+        """One line of about MAX_LENGTH characters at most: what (where); fix. The fix is
+        kept whole up to 240 characters; a long `what` loses its middle (a long path, a
+        list), so its start and its end (often the point) both stay."""
+        where = f" ({_cut_end(one_line(self.where), 100)})" if self.where else ""
+        fix = f"; {_cut_end(one_line(self.fix), 240)}" if self.fix else ""
         what = one_line(self.what)
-        tail = f" ({one_line(self.where)})" if self.where else ""
-        if self.fix:
-            tail += f"; {one_line(self.fix)}"
-        if len(tail) > MAX_LENGTH * 2 // 3:
-            tail = tail[: MAX_LENGTH * 2 // 3 - 3] + "..."
-        room = MAX_LENGTH - len(tail)
+        room = max(120, MAX_LENGTH - len(where) - len(fix))
         if len(what) > room:
-            what = what[: room - 3] + "..."
-        return what + tail
+            half = (room - 3) // 2
+            what = what[:half] + "..." + what[len(what) - (room - 3 - half):]
+        return what + where + fix
+
+
+def _cut_end(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class NotConstantError(IrforgeError):

@@ -63,12 +63,14 @@ def load_extension(path: str) -> ModuleType:
             raise IrforgeError(
                 f"extension folder '{path}' has no __init__.py",
                 fix="point --extensions at a .py file or a Python package",
+                code="E740",
             )
         p = init
     elif not p.is_file() or p.suffix != ".py":
         raise IrforgeError(
             f"extension '{path}' not found or not a .py file",
             fix="point --extensions at a .py file or a Python package folder",
+            code="E740",
         )
     module_name = f"irforge_ext_{len(_loaded)}_{p.parent.name if p.name == '__init__.py' else p.stem}"
     spec = importlib.util.spec_from_file_location(

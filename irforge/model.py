@@ -66,6 +66,7 @@ def main_function(module: ModuleOp) -> FuncOp:
         raise IrforgeError(
             f"a model module must hold exactly one func.func, found {len(funcs)}",
             fix="put the whole network in one function",
+            code="E643",
         )
     return funcs[0]
 
@@ -106,6 +107,7 @@ def check_weights(module: ModuleOp, store: WeightStore, where: str) -> None:
                 f"weight '@{name}' is not in the weights file",
                 where=where,
                 fix="pass the .weights file written with this .mlir (--weights PATH)",
+                code="E643",
             )
         spec = store.spec(name)
         t = op.output.type
@@ -116,6 +118,7 @@ def check_weights(module: ModuleOp, store: WeightStore, where: str) -> None:
                 f"the IR declares {t}",
                 where=where,
                 fix="regenerate the .mlir and .weights together",
+                code="E643",
             )
 
 
@@ -152,11 +155,14 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
     try:
         module = Parser(ctx, text, source).parse_module()
     except ParseError as e:
-        raise IrforgeError(parse_error_line(e, source)) from None
+        raise IrforgeError(parse_error_line(e, source), code="E643") from None
+    except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
+        raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=source,
+                           fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
     try:
         module.verify()
     except VerifyException as e:
-        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source) from None
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E643") from None
     return module
 
 
@@ -178,7 +184,7 @@ def load_model(path: str | os.PathLike[str], weights: str | os.PathLike[str] | N
     """Read `NAME.mlir` and the `NAME.weights` beside it (or `weights`)."""
     path = Path(path)
     if not path.is_file():
-        raise IrforgeError(f"model file '{path}' not found", fix="check the path")
+        raise IrforgeError(f"model file '{path}' not found", fix="check the path", code="E643")
     module = parse_module(path.read_bytes(), source=str(path))
     weights_path = Path(weights) if weights is not None else weights_path_for(path)
     needs_weights = any(True for _ in referenced_weights(module))

@@ -25,11 +25,12 @@ def view_at(address: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray
 def input_array(name: str, feeds: Mapping[str, np.ndarray], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """feeds[name] as a C-contiguous array of `dtype`; missing or misshapen inputs raise."""
     if name not in feeds:
-        raise IrforgeError(f"missing model input '{name}'", fix="pass every model input by name")
+        raise IrforgeError(f"missing model input '{name}'", fix="pass every model input by name", code="E840")
     array = np.asarray(feeds[name])
     if array.shape != shape:
         raise IrforgeError(
             f"input '{name}' has shape {list(array.shape)} but the model expects {list(shape)}",
             fix="pass an array of the model's input shape",
+            code="E840",
         )
     return np.ascontiguousarray(array, dtype=dtype)

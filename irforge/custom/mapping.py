@@ -125,7 +125,7 @@ def _register(framework: str, op_type: str, domain: str, fn: Callable[[Any], Any
 
         tf_extractor(op_type)(fn)
     else:
-        raise IrforgeError(f"unknown framework '{framework}'", fix=f"use one of {', '.join(FRAMEWORKS)}")
+        raise IrforgeError(f"unknown framework '{framework}'", fix=f"use one of {', '.join(FRAMEWORKS)}", code="E940")
 
 
 def op_extension(

@@ -46,4 +46,6 @@ class BuildContext:
         return self.importer.filled(shape, value, self.name + suffix)
 
     def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(message, where=self.where, fix=fix)
+        # E041: a node or layer whose attributes, inputs or shapes the importer cannot take
+        fix = fix or "check the node's attributes and inputs against the framework's definition of the op"
+        return IrforgeError(message, where=self.where, fix=fix, code="E041")

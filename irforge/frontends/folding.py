@@ -77,4 +77,5 @@ def check_dtype(dtype: np.dtype, name: str) -> None:
         raise IrforgeError(
             f"tensor '{name}' has element type {dtype}, which irforge does not support",
             fix="convert the model to float32/float16/int32/int64/bool tensors",
+            code="E042",
         ) from None

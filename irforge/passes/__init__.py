@@ -152,4 +152,4 @@ def apply_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> N
     try:
         pipeline.apply(ctx or make_context(), module)
     except DiagnosticException as e:
-        raise IrforgeError(f"invalid IR: {first_line(str(e))}") from None
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", code="E741") from None

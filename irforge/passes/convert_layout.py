@@ -65,7 +65,7 @@ class ConvertLayoutPass(ModulePass):
         if self.interface:
             if self.interface not in LAYOUTS:
                 raise IrforgeError(
-                    f"convert-layout: unknown interface '{self.interface}'", fix=f"use one of {', '.join(LAYOUTS)}"
+                    f"convert-layout: unknown interface '{self.interface}'", fix=f"use one of {', '.join(LAYOUTS)}", code="E742"
                 )
             change_interface(main_function(op), *LAYOUTS[self.interface])
         patterns = [

@@ -69,12 +69,13 @@ def resolve(point: str, layers: dict[str, NNOp], what: str) -> tuple[NNOp, str, 
     raise IrforgeError(
         f"cut: {what} '{point}' names no layer of the model",
         fix="use a layer name, with node:port or port:node for one port",
+        code="E743",
     )
 
 
 def check_port(op: NNOp, port: int, count: int, point: str) -> None:
     if port >= count:
-        raise IrforgeError(f"cut: '{point}' names port {port}, but {op.label} has {count}")
+        raise IrforgeError(f"cut: '{point}' names port {port}, but {op.label} has {count}", code="E743")
 
 
 def input_points(func: FuncOp, text: str) -> list[CutPoint]:
@@ -109,7 +110,7 @@ def output_values(func: FuncOp, text: str) -> list[tuple[str, SSAValue]]:
     for point in split_points(text):
         op, form, port = resolve(point, layers, "output")
         if form == "in":
-            raise IrforgeError(f"cut: output '{point}' names an input port", fix="write node or node:port")
+            raise IrforgeError(f"cut: output '{point}' names an input port", fix="write node or node:port", code="E743")
         check_port(op, port, len(op.results), point)
         outputs.append((point, op.results[port]))
     return outputs
@@ -173,6 +174,7 @@ class CutPass(ModulePass):
                     raise IrforgeError(
                         f"cut: output '{name}' is not reachable from the given inputs",
                         fix="choose outputs after the inputs, or other inputs",
+                        code="E743",
                     )
         ret.operands = [v for _, v in outputs]
         erase_dead_ops(func)

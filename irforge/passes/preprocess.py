@@ -53,6 +53,7 @@ def values_by_input(text: str, what: str, names: list[str]) -> dict[str, np.ndar
         raise IrforgeError(
             f"{what} names input '{unknown[0]}', which the model does not have",
             fix=f"its inputs are: {', '.join(names)}",
+            code="E745",
         )
     if "" in parsed:
         return {n: np.array(parsed[""]) for n in names}
@@ -68,12 +69,13 @@ def channel_constant(values: np.ndarray, arg: SSAValue, what: str, name: str, ch
     last for NHWC inputs), checked against its channels."""
     shape = shape_of(arg)
     if len(shape) < 2 or not float_tensor(arg):
-        raise IrforgeError(f"{what} for input '{name}' needs a float input of rank >= 2, got {arg.type}")
+        raise IrforgeError(f"{what} for input '{name}' needs a float input of rank >= 2, got {arg.type}", code="E745")
     axis = channel_axis(arg, channels_last)
     if values.size not in (1, shape[axis]) and shape[axis] != DYN:
         raise IrforgeError(
             f"{what} for input '{name}' has {values.size} values but the input has {shape[axis]} channels",
             fix="give one value per channel",
+            code="E745",
         )
     return values.astype(dtype_of(arg)).reshape([values.size] + [1] * (len(shape) - 1 - axis))
 
@@ -109,7 +111,7 @@ class PreprocessPass(ModulePass):
         scales = values_by_input(self.scale, "scale", names)
         for name, values in scales.items():
             if not np.all(values != 0):
-                raise IrforgeError(f"scale for input '{name}' has a zero", fix="give nonzero scale values")
+                raise IrforgeError(f"scale for input '{name}' has a zero", fix="give nonzero scale values", code="E745")
         for name, arg in zip(names, func.args):
             self.preprocess_input(arg, name, means.get(name), scales.get(name))
 

@@ -52,6 +52,7 @@ def parse_shape_spec(text: str) -> dict[str, list[int]]:
         raise IrforgeError(
             f"bad shapes '{text}' for set-shapes",
             fix='write set-shapes{shapes="data[1,3,224,224]"} (positive sizes, -1 for dynamic)',
+            code="E746",
         )
     return shapes
 
@@ -76,6 +77,7 @@ def propagate_shapes(func: FuncOp) -> None:
                 f"stopped shape propagation at node {op.label}: {reason}",
                 fix="the new input shapes do not fit this op; choose shapes the model's "
                 "reshapes allow, or cut the model before it",
+                code="E746",
             ) from None
         for result, new_type in zip(op.results, inferred, strict=True):
             if result.type != new_type:
@@ -102,6 +104,7 @@ class SetShapesPass(ModulePass):
             raise IrforgeError(
                 f"set-shapes names input '{unknown[0]}', which the model does not have",
                 fix=f"its inputs are: {', '.join(a[0] for a in names)}",
+                code="E746",
             )
         for arg, aliases in zip(func.args, names):
             shape = next((wanted[n] for n in aliases if n in wanted), None)

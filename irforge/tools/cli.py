@@ -21,7 +21,7 @@ def fail(message: str, code: str | None = None) -> NoReturn:
 
 
 def _argparse_error(self: argparse.ArgumentParser, message: str) -> NoReturn:
-    fail(f"{self.prog}: {message}; see {self.prog} --help")
+    fail(f"{self.prog}: {one_line(message)}; see {self.prog} --help", code="E031")
 
 
 def exit_on_error(body: Callable[[], None]) -> None:
@@ -37,9 +37,12 @@ def exit_on_error(body: Callable[[], None]) -> None:
     except IrforgeError as e:
         fail(e.render(), e.code)
     except KeyboardInterrupt:
-        fail("interrupted", "E002")
+        fail("interrupted", code="E002")
     except MemoryError as e:  # the input asks for more memory than there is: not a bug
-        fail(f"out of memory ({str(e)[:120]}); use smaller shapes (--input_shape, --batch) or a bigger machine", "E003")
+        fail(f"out of memory ({str(e)[:120]}); use smaller shapes (--input_shape, --batch) or a bigger machine", code="E004")
+    except RecursionError:  # an input nested past Python's stack (a prototxt, .mlir, XML)
+        fail("the input is nested too deeply to read; flatten it or check that the file is not corrupt",
+             code="E005")
     except BrokenPipeError:
         sys.exit(0)
     except SystemExit as e:
@@ -47,7 +50,7 @@ def exit_on_error(body: Callable[[], None]) -> None:
             raise
         # an extension's pass, extractor or kernel ended the process: not a successful run
         fail(f"an extension or library called sys.exit({e.code!r}) during the run; "
-             "extensions must raise irforge.errors.IrforgeError instead", "E711")
+             "extensions must raise irforge.errors.IrforgeError instead", code="E711")
     except Exception as e:  # a bug in irforge, not in the input: say so in one line
         if os.environ.get("IRFORGE_TRACEBACK"):
             raise
@@ -62,7 +65,7 @@ def exit_on_error(body: Callable[[], None]) -> None:
         if os.environ.get("IRFORGE_TRACEBACK"):
             raise
         fail(f"an extension raised {type(e).__name__}: {one_line(str(e))[:120]}; "
-             "extensions must raise irforge.errors.IrforgeError or an Exception", "E712")
+             "extensions must raise irforge.errors.IrforgeError or an Exception", code="E712")
 
 
 def exit_is_ours(e: SystemExit) -> bool:

@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, quoted
 
 _LIST = re.compile(r"[\[(]([^\])]*)[\])]")
 _NAMED_LIST = re.compile(r"\s*([^\[\](),]*)\s*[\[(]([^\])]*)[\])]\s*,?")
@@ -19,12 +20,17 @@ _NAMED_LIST = re.compile(r"\s*([^\[\](),]*)\s*[\[(]([^\])]*)[\])]\s*,?")
 def _numbers(text: str, flag: str, kind: type) -> list:  # type: ignore[type-arg]
     items = [t for t in re.split(r"[,\s]+", text.strip()) if t]
     try:
-        return [kind(t) for t in items]
+        values = [kind(t) for t in items]
     except ValueError:
+        values = None
+    # sizes past int64 and non-finite means/scales would be silently wrong downstream
+    if values is None or any(not -(2**62) < v < 2**62 if kind is int else not math.isfinite(v) for v in values):
         raise IrforgeError(
-            f"bad value for {flag}: '{text}' is not a list of {'integers' if kind is int else 'numbers'}",
+            f"bad value for {flag}: {quoted(text)} is not a list of {'integers' if kind is int else 'finite numbers'}",
             fix="write it as [1,3,224,224]" if kind is int else "write it as [123.7,116.3,103.5]",
-        ) from None
+            code="E030",
+        )
+    return values
 
 
 def parse_shapes(text: str) -> list[list[int]]:
@@ -36,12 +42,14 @@ def parse_shapes(text: str) -> list[list[int]]:
         raise IrforgeError(
             f"bad value for --input_shape: '{text}'",
             fix="write one shape per input in brackets: --input_shape [1,3,224,224]",
+            code="E030",
         )
     for shape in shapes:
         if any(d < -1 or d == 0 for d in shape):
             raise IrforgeError(
                 f"bad value for --input_shape: {shape} has a dimension that is 0 or below -1",
                 fix="give positive sizes, or -1 for a dynamic one",
+                code="E030",
             )
     return shapes
 
@@ -59,6 +67,7 @@ def parse_per_input_values(text: str, flag: str) -> dict[str, list[float]]:
         raise IrforgeError(
             f"bad value for {flag}: '{text}'",
             fix=f"write {flag} data[123,117,104] (per input) or {flag} [123,117,104] (all inputs)",
+            code="E030",
         )
     return values
 
@@ -66,7 +75,7 @@ def parse_per_input_values(text: str, flag: str) -> dict[str, list[float]]:
 def parse_names(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not all(names):
-        raise IrforgeError(f"bad list of names: '{text}'", fix="separate names with commas: --input a,b")
+        raise IrforgeError(f"bad list of names: '{text}'", fix="separate names with commas: --input a,b", code="E030")
     return names
 
 
@@ -79,5 +88,6 @@ def match_shapes(names: Sequence[str], shapes: list[list[int]], model_inputs: Se
         raise IrforgeError(
             f"--input_shape gives {len(shapes)} shapes for {len(targets)} inputs ({', '.join(targets)})",
             fix="give one shape per input, in the order of --input",
+            code="E030",
         )
     return {n: s for n, s in zip(targets, shapes) if n in model_inputs}

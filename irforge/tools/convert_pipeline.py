@@ -65,6 +65,7 @@ def cut_points(names: Sequence[str], func: FuncOp) -> list[str]:
             raise IrforgeError(
                 f"--input names '{point}', which the model does not have as an input or a layer",
                 fix=f"its inputs are: {', '.join(inputs)}; a layer to cut at is named node, node:port or port:node",
+                code="E044",
             ) from None
     return points
 

@@ -85,10 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
 def check_flags(args: argparse.Namespace) -> None:
     if args.model_name is not None:
         check_model_name(args.model_name)
-    if args.batch is not None and args.batch < 1:
-        raise IrforgeError(f"bad value for --batch: {args.batch}", fix="give a positive batch size")
+    if args.batch is not None and not 1 <= args.batch < 2**31:
+        raise IrforgeError(f"bad value for --batch: {args.batch}", fix="give a batch size from 1 to 2**31-1", code="E045")
     if args.batch is not None and args.input_shape:
-        raise IrforgeError("--batch and --input_shape cannot be combined", fix="put the batch size into --input_shape")
+        raise IrforgeError("--batch and --input_shape cannot be combined", fix="put the batch size into --input_shape", code="E045")
 
 
 def convert(argv: Sequence[str]) -> None:

@@ -30,7 +30,7 @@ def parse_attr(text: str) -> tuple[str, str, str]:
     """`name:type=default` -> (name, type, default as Python source)."""
     match = ATTR.match(text)
     if not match or keyword.iskeyword(match.group(1)):
-        raise IrforgeError(f"bad --attr '{text}'", fix=f"write name:type=default with type one of {', '.join(ATTR_TYPES)}, e.g. alpha:float=0.5")
+        raise IrforgeError(f"bad --attr '{text}'", fix=f"write name:type=default with type one of {', '.join(ATTR_TYPES)}, e.g. alpha:float=0.5", code="E941")
     name, kind, default = match.groups()
     try:
         value = {"int": int, "float": float, "str": str}.get(kind, lambda v: v)(default)
@@ -40,7 +40,7 @@ def parse_attr(text: str) -> tuple[str, str, str]:
             cast = int if kind == "ints" else float
             value = [cast(v) for v in default.strip("[]").split(",") if v.strip()]
     except (ValueError, KeyError):
-        raise IrforgeError(f"bad default in --attr '{text}': '{default}' is not a {kind}", fix="e.g. alpha:float=0.5, axes:ints=[1,2]") from None
+        raise IrforgeError(f"bad default in --attr '{text}': '{default}' is not a {kind}", fix="e.g. alpha:float=0.5, axes:ints=[1,2]", code="E941") from None
     return name, kind, repr(value)
 
 
@@ -63,16 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
 def generate(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", args.op) or keyword.iskeyword(args.op):
-        raise IrforgeError(f"bad --op '{args.op}'", fix="give a name usable as a Python class name, e.g. MyRelu")
+        raise IrforgeError(f"bad --op '{args.op}'", fix="give a name usable as a Python class name, e.g. MyRelu", code="E941")
     if args.domain and args.framework != "onnx":
-        raise IrforgeError("--domain applies to ONNX ops only", fix="leave it out")
+        raise IrforgeError("--domain applies to ONNX ops only", fix="leave it out", code="E941")
     spec = Spec(args.op, args.framework, args.domain, tuple(args.attr), args.cpu, args.gpu)
     module, test = render(spec)
     out = Path(args.output_dir)
     targets = {out / f"{spec.snake}.py": module, out / f"test_{spec.snake}.py": test}
     existing = [str(p) for p in targets if p.exists()]
     if existing and not args.force:
-        raise IrforgeError(f"{', '.join(existing)} already exist", fix="choose another -o folder, or pass --force")
+        raise IrforgeError(f"{', '.join(existing)} already exist", fix="choose another -o folder, or pass --force", code="E941")
     out.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
         write_atomically(path, text)

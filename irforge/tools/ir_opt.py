@@ -112,12 +112,16 @@ class IrOptMain(xDSLOptMain):
             from irforge.frontends.ir_xml import read_ir_xml
 
             if self.args.input_file is None:
-                raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml")
+                raise IrforgeError("an OpenVINO IR must be given as a file", fix="pass the path of NAME.xml", code="E046")
             model = read_ir_xml(self.args.input_file)
             return model.module
         # xDSL's string lexer backtracks exponentially on an unterminated string: scan first
         text = check_mlir_text(chunk.read(), self.get_input_name())
-        module = super().parse_chunk(StringIO(text), file_extension, start_offset)
+        try:
+            module = super().parse_chunk(StringIO(text), file_extension, start_offset)
+        except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
+            raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=self.get_input_name(),
+                               fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
         if module is not None:
             module.verify()
             attach_store(module, self._input_store(module))
@@ -134,6 +138,7 @@ class IrOptMain(xDSLOptMain):
                     "the IR refers to weights (@name) but no weights file was given",
                     where=self.get_input_name(),
                     fix="pass --weights PATH or put INPUT.weights beside the input",
+                    code="E046",
                 )
             return WeightStore()
         store = WeightStore.open(path)
@@ -243,13 +248,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         tool = IrOptMain(description="irforge IR optimizer: nn IR in, passes applied, IR out", args=argv)
         input_file = tool.args.input_file
         if input_file is not None and not Path(input_file).is_file():
-            raise IrforgeError(f"input file '{input_file}' not found", fix="check the path")
+            raise IrforgeError(f"input file '{input_file}' not found", fix="check the path", code="E046")
         try:
             tool.run()
         except ParseError as e:
-            raise IrforgeError(parse_error_line(e, tool.get_input_name())) from None
+            raise IrforgeError(parse_error_line(e, tool.get_input_name()), code="E046") from None
         except DiagnosticException as e:
-            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name()) from None
+            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name(), code="E046") from None
 
     exit_on_error(run)
 

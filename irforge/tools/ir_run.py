@@ -78,17 +78,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.device not in DEVICES:
         raise IrforgeError(
-            f"unknown device '{args.device}'", fix=f"use one of: {', '.join(DEVICES)}"
+            f"unknown device '{args.device}'", fix=f"use one of: {', '.join(DEVICES)}", code="E860"
         )
     if args.compare_onnxruntime == "":
         if Path(args.model).suffix != ".onnx":
             raise IrforgeError(
                 "--compare-onnxruntime needs the ONNX model to compare with",
                 fix="give it: --compare-onnxruntime ORIGINAL.onnx",
+                code="E860",
             )
         args.compare_onnxruntime = args.model
     if args.compare_onnxruntime is not None and not Path(args.compare_onnxruntime).is_file():
-        raise IrforgeError(f"ONNX model '{args.compare_onnxruntime}' not found", fix="check the path")
+        raise IrforgeError(f"ONNX model '{args.compare_onnxruntime}' not found", fix="check the path", code="E860")
     return args
 
 
@@ -118,7 +119,7 @@ def compare_onnxruntime(path: str, inputs: Mapping[str, np.ndarray], outputs: Ma
     try:
         import onnxruntime as ort
     except ImportError:
-        raise IrforgeError("--compare-onnxruntime needs onnxruntime", fix="pip install onnxruntime") from None
+        raise IrforgeError("--compare-onnxruntime needs onnxruntime", fix="pip install onnxruntime", code="E860") from None
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -166,6 +167,7 @@ def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> d
         raise IrforgeError(
             f"the model has no input named {', '.join(unknown)}",
             fix=f"its inputs are: {', '.join(names)}",
+            code="E860",
         )
     rng = np.random.default_rng(seed)
     inputs = dict(given)
@@ -177,7 +179,7 @@ def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> d
         shape = tuple(t.get_shape())
         if any(d < 0 for d in shape):
             raise IrforgeError(
-                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy"
+                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy", code="E860"
             )
         dtype = from_xdsl(t.element_type)
         if dtype == np.bool_:

@@ -63,7 +63,7 @@ def dtype_from_name(name: str) -> np.dtype:
     try:
         return _NAMES[name]
     except KeyError:
-        raise IrforgeError(f"unsupported element type '{name}'") from None
+        raise IrforgeError(f"unsupported element type '{name}'", code="E644") from None
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -71,7 +71,7 @@ def dtype_name(dtype: np.dtype) -> str:
         return _BY_DTYPE[np.dtype(dtype)]
     except KeyError:
         raise IrforgeError(
-            f"unsupported element type '{dtype}'", fix=f"use one of {', '.join(_NAMES)}"
+            f"unsupported element type '{dtype}'", fix=f"use one of {', '.join(_NAMES)}", code="E644"
         ) from None
 
 
@@ -83,7 +83,7 @@ def from_xdsl(element_type: Attribute) -> np.dtype:
     try:
         return _NAMES[_BY_XDSL[element_type]]
     except KeyError:
-        raise IrforgeError(f"unsupported element type '{element_type}'") from None
+        raise IrforgeError(f"unsupported element type '{element_type}'", code="E644") from None
 
 
 def is_float(element_type: Attribute) -> bool:

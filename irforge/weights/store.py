@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line, quoted
 from irforge.weights.dtypes import dtype_from_name, dtype_name
 
 MAGIC = b"IRFWGT01"
@@ -69,6 +69,7 @@ class WeightStore:
             raise IrforgeError(
                 f"weights file '{path}' not found",
                 fix="pass --weights PATH or put NAME.weights beside NAME.mlir",
+                code="E645",
             )
         size = path.stat().st_size
         with open(path, "rb") as f:
@@ -77,30 +78,42 @@ class WeightStore:
                 raise IrforgeError(
                     f"'{path}' is not an irforge weights file (bad magic)",
                     fix="give the .weights file written with the .mlir",
+                    code="E645",
                 )
             _, header_len = _HEADER_PREFIX.unpack(prefix)
             if _HEADER_PREFIX.size + header_len > size:
-                raise IrforgeError(f"weights file '{path}' is truncated (index)")
+                raise IrforgeError(f"weights file '{path}' is truncated (index)", code="E645")
             try:
                 header = json.loads(f.read(header_len))
                 entries = header["entries"]
                 alignment = int(header["alignment"])
-            except (ValueError, KeyError, TypeError) as e:
-                raise IrforgeError(f"weights file '{path}' has a corrupt index ({e})") from None
+                if alignment < 1 or not isinstance(entries, dict):
+                    raise ValueError("bad alignment or entries")
+            except (ValueError, KeyError, TypeError, RecursionError) as e:
+                raise IrforgeError(
+                    f"weights file {quoted(str(path))} has a corrupt index ({one_line(str(e))[:80]})",
+                    fix="regenerate the .mlir and .weights together",
+                    code="E610",
+                ) from None
         data_start = _align(_HEADER_PREFIX.size + header_len, alignment)
         store = cls()
         if not entries:
             return store
         mapped = np.memmap(path, dtype=np.uint8, mode="r")
         for name, e in entries.items():
-            dtype = dtype_from_name(e["dtype"])
-            shape = tuple(int(d) for d in e["shape"])
-            begin = data_start + int(e["offset"])
-            nbytes = int(e["nbytes"])
-            if nbytes != WeightSpec(dtype, shape).nbytes or begin + nbytes > size:
+            try:
+                dtype = dtype_from_name(e["dtype"])
+                shape = tuple(int(d) for d in e["shape"])
+                begin = data_start + int(e["offset"])
+                nbytes = int(e["nbytes"])
+                bad = any(d < 0 for d in shape) or begin < data_start or nbytes < 0
+            except (ValueError, KeyError, TypeError, OverflowError):
+                bad = True
+            if bad or nbytes != WeightSpec(dtype, shape).nbytes or begin + nbytes > size:
                 raise IrforgeError(
                     f"weights file '{path}' is truncated or corrupt (entry '{name}')",
                     fix="re-export the model",
+                    code="E645",
                 )
             store._arrays[name] = mapped[begin : begin + nbytes].view(dtype).reshape(shape)
         return store
@@ -115,6 +128,7 @@ class WeightStore:
             raise IrforgeError(
                 f"weight '@{name}' is not in the weight store",
                 fix="check that the .weights file belongs to this .mlir",
+                code="E645",
             ) from None
 
     def __len__(self) -> int:

@@ -66,7 +66,7 @@ def errors(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 2, (result.returncode, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert re.match(r"irforge: error(\[E\d{3}\])?: ", lines[0]), lines[0]
+    assert re.match(r"irforge: error\[E\d{3}\]: ", lines[0]), lines[0]
     assert "Traceback" not in result.stderr
     return lines[0]
 

@@ -75,4 +75,4 @@ def test_huge_fill_is_a_small_ir_or_a_clean_error(tmp_path, dims):
 def test_running_a_model_too_big_for_memory_is_a_clean_error(tmp_path):
     path = constant_of_shape_model(tmp_path / "m.onnx", [1 << 21, 1 << 21])
     result = subprocess.run([sys.executable, "-m", "irforge.tools.ir_run", str(path)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2 and "error[E003]" in result.stderr, result.stderr
+    assert result.returncode == 2 and "error[E004]" in result.stderr, result.stderr

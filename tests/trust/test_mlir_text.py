@@ -42,3 +42,19 @@ def test_non_utf8_is_refused():
     with pytest.raises(IrforgeError, match="not UTF-8") as info:
         check_mlir_text(b"func.func @\xff", "t")
     assert info.value.code == "E601"
+
+
+def test_deeply_nested_input_is_a_clean_error(tmp_path):
+    path = tmp_path / "deep.mlir"
+    path.write_text("func.func @main(%x: tensor<2xf32> {nn.name = " + "[" * 5000 + "]" * 5000 + "}) {\n  func.return\n}\n")
+    result = subprocess.run([sys.executable, "-m", "irforge.tools.ir_opt", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "error[E005]" in result.stderr, result.stderr[-500:]
+
+
+@pytest.mark.parametrize("tool", ["ir_opt", "ir_run"])
+def test_integer_type_xdsl_cannot_hold_is_a_clean_error(tmp_path, tool):
+    path = tmp_path / "wide.mlir"
+    path.write_text('func.func @main(%x: tensor<2xf32> {nn.name = "x"}) -> tensor<2xi4294967296> {\n'
+                    "  %c = nn.constant dense<1> : tensor<2xi4294967296>\n  func.return %c : tensor<2xi4294967296>\n}\n")
+    result = subprocess.run([sys.executable, "-m", f"irforge.tools.{tool}", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "error[E644]" in result.stderr, result.stderr[-500:]

@@ -74,7 +74,7 @@ class HostStep:
             self.errors.clear()
             if isinstance(error, IrforgeError):
                 raise error
-            raise IrforgeError(f"the forward of {self.op_name} failed: {type(error).__name__}: {error}") from error
+            raise IrforgeError(f"the forward of {self.op_name} failed: {type(error).__name__}: {error}", code="E843") from error
 
 
 def host_phase(ctx: Lowering, op: Operation, forward: Callable[..., object], tag: str = "host") -> None:

@@ -184,6 +184,7 @@ def check_static(model: Model) -> None:
             raise IrforgeError(
                 f"the CPU backend needs static shapes, '{owner}' has {value.type}",
                 fix="set the input shapes (ir-convert --input_shape) before compiling",
+                code="E841",
             )
 
 
@@ -216,6 +217,7 @@ def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
             f"no CPU kernel for {', '.join(missing)}",
             where=f"model function @{func.sym_name.data}",
             fix="run the model with --device ref, or add the kernel to irforge/backends/cpu",
+            code="E841",
         )
     ctx = Lowering(new_module)
     for op in body:
@@ -240,4 +242,4 @@ def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
             ctx.values[op.output] = ctx.const(array)
         elif op not in ctx.absorbed:
             lowering_of(op)(ctx, op)  # type: ignore[misc]
-    raise IrforgeError("the model function has no func.return")
+    raise IrforgeError("the model function has no func.return", code="E841")

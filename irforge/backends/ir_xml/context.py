@@ -191,7 +191,7 @@ class EmitContext:
         a Reshape layer. `dims` must be fully known."""
         dims = tuple(int(d) for d in dims)
         if any(d < 0 for d in dims):
-            raise IrforgeError(f"layer '{name}' needs static dims to reshape to, got {list(dims)}", fix="give static input shapes")
+            raise IrforgeError(f"layer '{name}' needs static dims to reshape to, got {list(dims)}", fix="give static input shapes", code="E848")
         if port.array is not None:
             return self.const(port.array.reshape(dims), port.name)
         if port.dims == dims:
@@ -215,4 +215,5 @@ def unsupported_ops(ops: Sequence[Operation]) -> IrforgeError | None:
     return IrforgeError(
         f"no OpenVINO IR mapping for: {'; '.join(parts)}",
         fix="register one with irforge.backends.ir_xml.register_ir_xml_emitter(OpClass, fn)",
+        code="E848",
     )

@@ -35,7 +35,7 @@ def element_name(dtype: np.dtype) -> str:
     try:
         return ELEMENT_TYPES[np.dtype(dtype)][0]
     except KeyError:
-        raise IrforgeError(f"element type {dtype} has no OpenVINO IR equivalent") from None
+        raise IrforgeError(f"element type {dtype} has no OpenVINO IR equivalent", code="E851") from None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ DATA_TYPES = ("FP32", "FP16")
 def emit_graph(model: Model, data_type: str = "FP32") -> IrGraph:
     """The IR graph of `model`; with FP16, f32 Consts are stored as f16 plus a Convert."""
     if data_type not in DATA_TYPES:
-        raise IrforgeError(f"unknown IR data type '{data_type}'", fix=f"use one of {', '.join(DATA_TYPES)}")
+        raise IrforgeError(f"unknown IR data type '{data_type}'", fix=f"use one of {', '.join(DATA_TYPES)}", code="E852")
     func = model.func
     ops = [op for op in func.body.block.ops if not isinstance(op, ReturnOp | Constant)]
     error = unsupported_ops(ops)
@@ -50,7 +50,7 @@ def emit_graph(model: Model, data_type: str = "FP32") -> IrGraph:
             continue
         outputs = list(EMITTERS[type(op)](ctx, op, [ports[v] for v in op.operands]))
         if len(outputs) != len(op.results):
-            raise IrforgeError(f"the IR XML emitter of {op.name} gave {len(outputs)} outputs for {len(op.results)} results")
+            raise IrforgeError(f"the IR XML emitter of {op.name} gave {len(outputs)} outputs for {len(op.results)} results", code="E852")
         ports.update(zip(op.results, outputs))
     for name, value in zip(output_names(func), returned_values(func)):
         ctx.result(ports[value], name)

@@ -16,7 +16,7 @@ def _all_devices() -> list:  # type: ignore[type-arg]
     try:
         import pyopencl as cl
     except ImportError:
-        raise IrforgeError("the OpenCL backend needs pyopencl", fix="pip install pyopencl (and an OpenCL driver)") from None
+        raise IrforgeError("the OpenCL backend needs pyopencl", fix="pip install pyopencl (and an OpenCL driver)", code="E853") from None
     try:
         platforms = cl.get_platforms()
     except cl.Error:
@@ -41,7 +41,7 @@ def select_device(spec: str | int | None = None):  # type: ignore[no-untyped-def
 
     devices = _all_devices()
     if not devices:
-        raise IrforgeError("no OpenCL device found", fix="install an OpenCL driver (pocl runs on the CPU), or use --device cpu")
+        raise IrforgeError("no OpenCL device found", fix="install an OpenCL driver (pocl runs on the CPU), or use --device cpu", code="E853")
     listing = ", ".join(f"{i}: {d.name.strip()}" for i, d in enumerate(devices))
     if spec is None or spec == "":
         gpus = [d for d in devices if d.type & cl.device_type.GPU]
@@ -50,11 +50,11 @@ def select_device(spec: str | int | None = None):  # type: ignore[no-untyped-def
     if text.isdigit():
         index = int(text)
         if index >= len(devices):
-            raise IrforgeError(f"no OpenCL device {index}", fix=f"the devices are {listing}")
+            raise IrforgeError(f"no OpenCL device {index}", fix=f"the devices are {listing}", code="E853")
         return devices[index]
     matches = [d for d in devices if text.lower() in d.name.lower()]
     if not matches:
-        raise IrforgeError(f"no OpenCL device named like '{text}'", fix=f"the devices are {listing}")
+        raise IrforgeError(f"no OpenCL device named like '{text}'", fix=f"the devices are {listing}", code="E853")
     return matches[0]
 
 

@@ -179,6 +179,7 @@ def check_static(model: Model) -> None:
             raise IrforgeError(
                 f"the OpenCL backend needs static shapes, {value.type} is not",
                 fix="set the input shapes (ir-convert --input_shape) before compiling",
+                code="E854",
             )
 
 
@@ -220,7 +221,7 @@ def lower(model: Model, info: DeviceInfo, cpu_ops: Collection[str] = ()) -> OclP
                 custom_layer(ctx, op)
             else:
                 fallback(ctx, op, reason)
-    raise IrforgeError("the model function has no func.return")
+    raise IrforgeError("the model function has no func.return", code="E854")
 
 
 def _register_cpu_only() -> None:

@@ -59,6 +59,7 @@ def build_program(context, device, source: str):  # type: ignore[no-untyped-def]
                 raise IrforgeError(
                     f"the OpenCL compiler of '{device.name.strip()}' rejected a kernel: {str(e).splitlines()[0]}",
                     fix="report this with IRFORGE_TRACEBACK=1; run with --device cpu meanwhile",
+                    code="E855",
                 ) from e
             _PROGRAMS[key] = program
         return program

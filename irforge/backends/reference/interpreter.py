@@ -30,6 +30,7 @@ def check_input(name: str, value: SSAValue, array: np.ndarray) -> np.ndarray:
         raise IrforgeError(
             f"input '{name}' has shape {list(array.shape)} but the model expects {t}",
             fix="pass an array of the model's input shape",
+            code="E856",
         )
     return np.asarray(array, dtype=dtype)
 
@@ -40,7 +41,7 @@ def run(model: Model, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
     names = input_names(func)
     missing = [n for n in names if n not in inputs]
     if missing:
-        raise IrforgeError(f"missing model inputs: {', '.join(missing)}", fix="pass --input NAME=FILE.npy")
+        raise IrforgeError(f"missing model inputs: {', '.join(missing)}", fix="pass --input NAME=FILE.npy", code="E856")
     values: dict[SSAValue, np.ndarray] = {
         arg: check_input(name, arg, inputs[name]) for name, arg in zip(names, func.args)
     }
@@ -54,4 +55,4 @@ def run(model: Model, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]
             continue
         outs = evaluate(op, [values[v] for v in op.operands])
         values.update(zip(op.results, outs))
-    raise IrforgeError("the model function has no func.return")
+    raise IrforgeError("the model function has no func.return", code="E856")

@@ -39,6 +39,7 @@ def evaluate(op: Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
         raise IrforgeError(
             f"no reference implementation for '{op.name}'",
             fix="register one with @irforge.backends.reference.kernel(OpClass)",
+            code="E859",
         )
     out: Any = fn(op, *inputs)
     outs = out if isinstance(out, list) else [out]

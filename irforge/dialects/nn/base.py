@@ -53,6 +53,10 @@ class NNOp(IRDLOperation, ABC):
     STRING_CHOICES: ClassVar[Mapping[str, frozenset[str]]] = {}
     """Allowed values of string-valued properties, checked by the verifier."""
 
+    SAME_ELEMENT_TYPE: ClassVar[tuple[str, ...]] = ()
+    """Operands (by field name; optional and variadic ones too) that must share one element
+    type: OpenVINO refuses to read e.g. an f16 input into an f32 Convolution."""
+
     @abstractmethod
     def infer_shapes(self) -> list[TensorType]:
         """Result types computed from the operand types and the properties."""
@@ -127,10 +131,21 @@ class NNOp(IRDLOperation, ABC):
                 )
         self.verify_attributes()
 
+    def check_element_types(self) -> None:
+        typed: list[tuple[str, Attribute]] = []
+        for field in self.SAME_ELEMENT_TYPE:
+            operand = getattr(self, field)
+            values = [] if operand is None else list(operand) if isinstance(operand, Sequence) else [operand]
+            typed += [(field, v.type.element_type) for v in values if isinstance(v.type, TensorType)]
+        if any(t != typed[0][1] for _, t in typed):
+            shown = ", ".join(f"{f} {t}" for f, t in typed[:4])
+            raise self.error(f"operands must have one element type, got {shown}")
+
     def verify_(self) -> None:
         self.check_properties()
         if any(not isinstance(o.type, TensorType) for o in self.operands):
             return
+        self.check_element_types()
         inferred = self.infer_shapes()
         if len(inferred) != len(self.results):
             raise self.error(f"expected {len(inferred)} results, got {len(self.results)}")

@@ -185,6 +185,7 @@ class Convolution(FilterOp):
     """out[n, o, *y] = sum over (c in o's group, *k) of w[o, c, *k] * x[n, c, s*y + d*k - pb] + b[o]."""
 
     name = "nn.convolution"
+    SAME_ELEMENT_TYPE: ClassVar = ('input', 'weights', 'bias')
 
     def verify_attributes(self) -> None:
         self.verify_filter()
@@ -213,6 +214,7 @@ class Deconvolution(FilterOp):
     """
 
     name = "nn.deconvolution"
+    SAME_ELEMENT_TYPE: ClassVar = ('input', 'weights', 'bias')
     output_padding = opt_prop_def(IntArrayAttr)
 
     def verify_attributes(self) -> None:

@@ -7,6 +7,8 @@ the element-wise scale * x^power + shift of the Model Optimizer.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import BoolAttr, FloatAttr, IntegerAttr, TensorType, f32, i64
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
 
@@ -40,6 +42,7 @@ class FullyConnected(NNOp):
     """
 
     name = "nn.fully_connected"
+    SAME_ELEMENT_TYPE: ClassVar = ('input', 'weights', 'bias')
     input = operand_def(TensorType)
     weights = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
@@ -68,6 +71,7 @@ class MatMul(NNOp):
     """
 
     name = "nn.matmul"
+    SAME_ELEMENT_TYPE: ClassVar = ('a', 'b')
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     output = result_def(TensorType)
@@ -104,6 +108,7 @@ class ScaleShift(NNOp):
     negative); scale and shift hold one value per element of that axis."""
 
     name = "nn.scale_shift"
+    SAME_ELEMENT_TYPE: ClassVar = ('input', 'scale', 'shift')
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     shift = operand_def(TensorType)
@@ -129,6 +134,7 @@ class BatchNormalization(NNOp):
     y = gamma[c] * (x - mean[c]) / sqrt(variance[c] + epsilon) + beta[c]."""
 
     name = "nn.batch_norm"
+    SAME_ELEMENT_TYPE: ClassVar = ('input', 'gamma', 'beta', 'mean', 'variance')
     input = operand_def(TensorType)
     gamma = operand_def(TensorType)
     beta = operand_def(TensorType)

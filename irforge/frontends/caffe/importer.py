@@ -49,6 +49,7 @@ def legacy_inputs(net: Any) -> list[tuple[str, list[int]]]:
         raise IrforgeError(
             f"the net declares {len(names)} inputs but {len(shapes)} input shapes",
             fix="give one input_shape {} (or four input_dim) per input:, or use --input_shape",
+            code="E240",
         )
     return list(zip(names, shapes))
 
@@ -71,7 +72,7 @@ def check_supported(layers: Sequence[Any]) -> None:
         hint = EXTENSION_HINT
         if "Python" in missing:
             hint += "; Python layers run Caffe's Python code (python_param module.layer named above), which an extractor must reimplement"
-        raise IrforgeError(f"unsupported Caffe layer types: {'; '.join(parts)}", fix=hint)
+        raise IrforgeError(f"unsupported Caffe layer types: {'; '.join(parts)}", fix=hint, code="E240")
 
 
 class NetImporter(FoldingBuilder):
@@ -95,6 +96,7 @@ class NetImporter(FoldingBuilder):
             raise IrforgeError(
                 f"input '{name}' has no usable shape ({shape})",
                 fix=f"give it with --input {name} --input_shape [1,3,224,224]",
+                code="E240",
             )
         self.values[name] = self.builder.input(name, shape)
 
@@ -107,7 +109,7 @@ class NetImporter(FoldingBuilder):
         check_supported(layers)
         unknown = sorted(set(self.input_shapes) - set(self.input_names(layers)))
         if unknown:
-            raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(self.input_names(layers))}")
+            raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(self.input_names(layers))}", code="E240")
         for name, shape in legacy_inputs(self.net):
             self.add_input(name, shape)
         all_layers = list(self.net.layer) or list(self.net.layers)
@@ -119,7 +121,7 @@ class NetImporter(FoldingBuilder):
             log.warning(warning)
             self.model.warnings.append(warning)
         if not self.unread:
-            raise IrforgeError("the net has no output blob (every blob is read by a later layer)")
+            raise IrforgeError("the net has no output blob (every blob is read by a later layer)", code="E240")
         for blob, value in self.unread.items():
             self.builder.output(value, blob)
         return self.builder.finish()

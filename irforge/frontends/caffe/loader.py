@@ -105,6 +105,7 @@ def parse_prototxt(text: str, where: str) -> tuple[Any, _TrackingParser]:
             f"malformed prototxt: {message}",
             where=f"{where}:{line}" if line is not None else where,
             fix="fix the text at that line (protobuf text format, Caffe's caffe.proto fields)",
+            code="E241",
         ) from None
     return net, parser
 
@@ -113,9 +114,9 @@ def _read_text(path: Path, what: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise IrforgeError(f"{what} '{path}' does not exist", fix="check the path") from None
+        raise IrforgeError(f"{what} '{path}' does not exist", fix="check the path", code="E241") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise IrforgeError(f"cannot read {what} '{path}': {e}", fix="give a readable protobuf text file") from None
+        raise IrforgeError(f"cannot read {what} '{path}': {e}", fix="give a readable protobuf text file", code="E241") from None
 
 
 def blob_array(blob: Any, span: BlobSpan | None, buf: mmap.mmap | bytes) -> np.ndarray:
@@ -141,6 +142,7 @@ def blob_array(blob: Any, span: BlobSpan | None, buf: mmap.mmap | bytes) -> np.n
         raise IrforgeError(
             f"a blob of shape {list(shape)} holds {data.size} values",
             fix="the caffemodel is corrupt or does not match its schema",
+            code="E241",
         )
     return data.reshape(shape)
 
@@ -152,7 +154,7 @@ def load_caffemodel(path: Path) -> tuple[dict[str, list[np.ndarray]], mmap.mmap 
             size = os.fstat(f.fileno()).st_size
             buf: mmap.mmap | bytes = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     except FileNotFoundError:
-        raise IrforgeError(f"caffemodel '{path}' does not exist", fix="check the path") from None
+        raise IrforgeError(f"caffemodel '{path}' does not exist", fix="check the path", code="E241") from None
     where = f"caffemodel '{path}'"
     try:
         skeleton, spans = split_blobs(buf)
@@ -161,6 +163,7 @@ def load_caffemodel(path: Path) -> tuple[dict[str, list[np.ndarray]], mmap.mmap 
         raise IrforgeError(
             f"{where} is not a binary Caffe NetParameter ({e})",
             fix="give the trained .caffemodel (a prototxt goes to --input_proto)",
+            code="E241",
         ) from None
     blobs: dict[str, list[np.ndarray]] = {}
     for layers, layer_spans in ((net.layer, spans[NET_LAYER]), (net.layers, spans[NET_V1_LAYERS])):
@@ -180,13 +183,14 @@ def load_caffe(model_path: str | os.PathLike[str] | None, proto_path: str | os.P
     if model_path is not None and Path(model_path).suffix.lower() == ".prototxt":
         proto_path, model_path = proto_path or model_path, None
     if model_path is None:
-        raise IrforgeError(f"the prototxt '{proto_path}' comes without weights", fix=BARE_CAFFEMODEL_HINT)
+        raise IrforgeError(f"the prototxt '{proto_path}' comes without weights", fix=BARE_CAFFEMODEL_HINT, code="E241")
     model = Path(model_path)
     proto = Path(proto_path) if proto_path is not None else proto_beside(model)
     if proto_path is None and not proto.exists():
         raise IrforgeError(
             f"no prototxt given for '{model}' and none found beside it ('{proto}')",
             fix="give the deploy topology with --input_proto NET.prototxt",
+            code="E241",
         )
     net, parser = parse_prototxt(_read_text(proto, "prototxt"), str(proto))
     neutral = NeutralFields()

@@ -99,9 +99,13 @@ class LayerContext:
     def ints(self, name: str, default: str | None = None) -> list[int]:
         text = self.attr(name, default).strip()
         try:
-            return [int(v) for v in text.split(",")] if text else []
+            values = [int(v) for v in text.split(",")] if text else []
         except ValueError:
-            raise self.fail(f"attribute {name}='{text}' is not a list of integers") from None
+            values = None
+        # out of int64, a value would fail deep in xDSL instead of here
+        if values is None or any(not -(2**63) <= v < 2**63 for v in values):
+            raise self.fail(f"attribute {name}={text!r} is not a list of 64-bit integers")
+        return values
 
     def floats(self, name: str, default: str | None = None) -> list[float]:
         text = self.attr(name, default).strip()
@@ -118,9 +122,12 @@ class LayerContext:
 
     def int(self, name: str, default: str | None = None) -> int:
         try:
-            return int(self.attr(name, default))
+            value = int(self.attr(name, default))
         except ValueError:
-            raise self.fail(f"attribute {name}='{self.attr(name, default)}' is not an integer") from None
+            value = None
+        if value is None or not -(2**63) <= value < 2**63:
+            raise self.fail(f"attribute {name}={self.attr(name, default)!r} is not a 64-bit integer")
+        return value
 
     def bool(self, name: str, default: str | None = None) -> bool:
         text = self.attr(name, default).lower()
@@ -153,4 +160,4 @@ class LayerContext:
         return self.value(Reshape, [self.input(index)], suffix=suffix, shape=list(dims), special_zero=False)
 
     def fail(self, message: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(message, where=self.layer.label, fix=fix)
+        return IrforgeError(message, where=self.layer.label, fix=fix, code="E640")

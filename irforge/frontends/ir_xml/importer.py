@@ -50,7 +50,7 @@ class IrImporter:
         for from_layer, from_port, to_layer, to_port in net.edges:
             for layer_id in (from_layer, to_layer):
                 if layer_id not in net.layers:
-                    raise IrforgeError(f"an edge names layer id {layer_id}, which does not exist", where=str(weights.path.with_suffix(".xml")), fix="the IR is corrupt; regenerate it")
+                    raise IrforgeError(f"an edge names layer id {layer_id}, which does not exist", where=str(weights.path.with_suffix(".xml")), fix="the IR is corrupt; regenerate it", code="E641")
             self.sources[(to_layer, to_port)] = (from_layer, from_port)
             self.consumers[(from_layer, from_port)] += 1
 
@@ -108,7 +108,7 @@ class IrImporter:
     def result_name(self, layer: IrLayer) -> str:
         """The model output's name: the first tensor name of the port the Result reads."""
         if len(layer.inputs) != 1:
-            raise IrforgeError(f"{layer.label} must have one input", fix="the IR is corrupt; regenerate it")
+            raise IrforgeError(f"{layer.label} must have one input", fix="the IR is corrupt; regenerate it", code="E641")
         if layer.attrs.get("output_names"):
             return split_names(layer.attrs["output_names"])[0]
         from_layer, from_port = self.sources[(layer.id, layer.inputs[0].id)]
@@ -128,7 +128,7 @@ class IrImporter:
         for i, layer in self.net.layers.items():
             connected = sum(1 for p in layer.inputs if (i, p.id) in self.sources)
             if connected != len(layer.inputs):
-                raise IrforgeError(f"{layer.label} has {len(layer.inputs) - connected} unconnected inputs", fix="the IR is corrupt; regenerate it")
+                raise IrforgeError(f"{layer.label} has {len(layer.inputs) - connected} unconnected inputs", fix="the IR is corrupt; regenerate it", code="E641")
         ready = [i for i, n in pending.items() if n == 0]
         heapq.heapify(ready)
         order = []
@@ -140,21 +140,21 @@ class IrImporter:
                 if pending[j] == 0:
                     heapq.heappush(ready, j)
         if len(order) != len(self.net.layers):
-            raise IrforgeError("the IR graph has a cycle", fix="the IR is corrupt; regenerate it")
+            raise IrforgeError("the IR graph has a cycle", fix="the IR is corrupt; regenerate it", code="E641")
         return order
 
     def input_keys(self, layer: IrLayer) -> list[tuple[int, int]]:
         keys = [self.sources[(layer.id, p.id)] for p in layer.inputs]
         for key in keys:
             if key not in self.values and key not in self.pending:
-                raise IrforgeError(f"{layer.label} reads port {key[1]} of layer id {key[0]}, which has no such output", fix="the IR is corrupt; regenerate it")
+                raise IrforgeError(f"{layer.label} reads port {key[1]} of layer id {key[0]}, which has no such output", fix="the IR is corrupt; regenerate it", code="E641")
         return keys
 
     def read_layer(self, layer: IrLayer) -> None:
         if layer.type == "Const":
             array = self.weights.const(layer)
             if not layer.outputs or layer.outputs[0].dims != array.shape:
-                raise IrforgeError(f"Const shape {list(array.shape)} differs from its output port", where=layer.label, fix="the IR is corrupt; regenerate it")
+                raise IrforgeError(f"Const shape {list(array.shape)} differs from its output port", where=layer.label, fix="the IR is corrupt; regenerate it", code="E641")
             self.pending[(layer.id, layer.outputs[0].id)] = (array, layer.name)
             return
         if layer.type == "Parameter":
@@ -169,12 +169,12 @@ class IrImporter:
                 self.values[(layer.id, port.id)] = value
         for port in layer.outputs[len(results) :]:
             if self.consumers[(layer.id, port.id)]:
-                raise IrforgeError(f"output port {port.id} is read but not supported", where=layer.label)
+                raise IrforgeError(f"output port {port.id} is read but not supported", where=layer.label, code="E641")
 
     def parameter(self, layer: IrLayer) -> SSAValue:
         element = layer.data.get("element_type", "")
         if element not in ELEMENT_DTYPES:
-            raise IrforgeError(f"input element type '{element}' is not supported", where=layer.label, fix=f"use one of {', '.join(ELEMENT_DTYPES)}")
+            raise IrforgeError(f"input element type '{element}' is not supported", where=layer.label, fix=f"use one of {', '.join(ELEMENT_DTYPES)}", code="E641")
         dims = layer.outputs[0].dims if layer.outputs else ()
         names = layer.outputs[0].names if layer.outputs else []
         return self.builder.input(names[0] if names else layer.name, [d if d >= 0 else DYN for d in dims], ELEMENT_DTYPES[element])
@@ -188,7 +188,7 @@ def check_dims(layer: IrLayer, dims: tuple[int, ...], value: SSAValue) -> None:
     inferred = tuple(t.get_shape())
     if len(inferred) != len(dims) or any(a >= 0 and b >= 0 and a != b for a, b in zip(inferred, dims)):
         shown = [d if d >= 0 else "?" for d in inferred]
-        raise IrforgeError(f"the file declares output dims {list(dims)} but irforge infers {shown}", where=layer.label, fix="report this layer: its semantics are not reproduced")
+        raise IrforgeError(f"the file declares output dims {list(dims)} but irforge infers {shown}", where=layer.label, fix="report this layer: its semantics are not reproduced", code="E641")
 
 
 def check_supported(net: IrNet) -> None:
@@ -199,7 +199,7 @@ def check_supported(net: IrNet) -> None:
             missing[f"{layer.type} ({layer.version})"].append(layer.name)
     if missing:
         parts = [f"{t} x{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" for t, names in sorted(missing.items())]
-        raise IrforgeError(f"unsupported IR layer types: {'; '.join(parts)}", fix="load the extension that defines them, or register a reader with @irforge.frontends.ir_xml.ir_layer_reader(TYPE)")
+        raise IrforgeError(f"unsupported IR layer types: {'; '.join(parts)}", fix="load the extension that defines them, or register a reader with @irforge.frontends.ir_xml.ir_layer_reader(TYPE)", code="E641")
 
 
 def drop_unused(block: Block) -> None:

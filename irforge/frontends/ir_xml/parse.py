@@ -87,7 +87,7 @@ def _int(text: str | None, what: str, where: str) -> int:
     try:
         return int(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise IrforgeError(f"{what} must be an integer, got {text!r}", where=where, fix="the IR is corrupt; regenerate it") from None
+        raise IrforgeError(f"{what} must be an integer, got {text!r}", where=where, fix="the IR is corrupt; regenerate it", code="E642") from None
 
 
 def _ports(element: Element | None, where: str) -> list[IrPort]:
@@ -104,7 +104,7 @@ def _layer(element: Element, path: Path) -> IrLayer:
     where = f"{path}, layer id {element.get('id')}"
     layer_type = element.get("type")
     if not layer_type:
-        raise IrforgeError("a <layer> has no type", where=where, fix="the IR is corrupt; regenerate it")
+        raise IrforgeError("a <layer> has no type", where=where, fix="the IR is corrupt; regenerate it", code="E642")
     data = element.find("data")
     return IrLayer(
         _int(element.get("id"), "a layer id", where),
@@ -122,23 +122,23 @@ def parse_ir_xml(path: str | os.PathLike[str]) -> IrNet:
     """The layers and edges of an IR v10/v11 XML file."""
     path = Path(path)
     if not path.is_file():
-        raise IrforgeError(f"IR file '{path}' not found", fix="check the path")
+        raise IrforgeError(f"IR file '{path}' not found", fix="check the path", code="E642")
     try:
         root = SafeET.parse(str(path)).getroot()
     except SafeET.ParseError as e:
         line, column = e.position
-        raise IrforgeError(f"malformed IR XML: {str(e).split(':')[0]}", where=f"{path}:{line}:{column}", fix="the .xml is damaged; regenerate it") from None
+        raise IrforgeError(f"malformed IR XML: {str(e).split(':')[0]}", where=f"{path}:{line}:{column}", fix="the .xml is damaged; regenerate it", code="E642") from None
     except defusedxml.DefusedXmlException as e:
-        raise IrforgeError(f"IR XML refused: {e}", where=str(path), fix="an IR has no DTDs or entities; regenerate it") from None
+        raise IrforgeError(f"IR XML refused: {e}", where=str(path), fix="an IR has no DTDs or entities; regenerate it", code="E642") from None
     if root.tag != "net" or root.find("layers") is None or root.find("edges") is None:
-        raise IrforgeError("not an OpenVINO IR: expected <net> with <layers> and <edges>", where=str(path), fix="give the .xml of an IR")
+        raise IrforgeError("not an OpenVINO IR: expected <net> with <layers> and <edges>", where=str(path), fix="give the .xml of an IR", code="E642")
     if root.get("version") not in IR_VERSIONS:
-        raise IrforgeError(f"IR version {root.get('version')} is not supported", where=str(path), fix=f"use IR version {' or '.join(IR_VERSIONS)} (OpenVINO 2022 or later)")
+        raise IrforgeError(f"IR version {root.get('version')} is not supported", where=str(path), fix=f"use IR version {' or '.join(IR_VERSIONS)} (OpenVINO 2022 or later)", code="E642")
     layers: dict[int, IrLayer] = {}
     for element in root.find("layers"):  # type: ignore[union-attr]
         layer = _layer(element, path)
         if layer.id in layers:
-            raise IrforgeError(f"two layers have id {layer.id}", where=str(path), fix="the IR is corrupt; regenerate it")
+            raise IrforgeError(f"two layers have id {layer.id}", where=str(path), fix="the IR is corrupt; regenerate it", code="E642")
         layers[layer.id] = layer
     edges = []
     for e in root.find("edges"):  # type: ignore[union-attr]
@@ -153,7 +153,7 @@ class BinFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         if not path.is_file():
-            raise IrforgeError(f"weights file '{path}' not found", fix="put NAME.bin beside NAME.xml")
+            raise IrforgeError(f"weights file '{path}' not found", fix="put NAME.bin beside NAME.xml", code="E642")
         self.size = path.stat().st_size
         self._mapped = np.memmap(path, dtype=np.uint8, mode="r") if self.size else np.zeros(0, np.uint8)
 
@@ -163,18 +163,19 @@ class BinFile:
         where = f"{self.path.with_suffix('.xml').name}: {layer.label}"
         element = data.get("element_type", "")
         if element not in ELEMENT_DTYPES:
-            raise IrforgeError(f"Const element type '{element}' is not supported", where=where, fix=f"use one of {', '.join(ELEMENT_DTYPES)}")
+            raise IrforgeError(f"Const element type '{element}' is not supported", where=where, fix=f"use one of {', '.join(ELEMENT_DTYPES)}", code="E642")
         dtype = ELEMENT_DTYPES[element]
         shape_text = data.get("shape", "").strip()
         shape = tuple(_int(s, "a Const shape", where) for s in shape_text.split(",")) if shape_text else ()
         offset, size = _int(data.get("offset"), "offset", where), _int(data.get("size"), "size", where)
         expected = math.prod(shape) * dtype.itemsize
         if size != expected:
-            raise IrforgeError(f"Const size {size} does not match {element}{list(shape)} ({expected} bytes)", where=where, fix="the IR is corrupt; regenerate it")
+            raise IrforgeError(f"Const size {size} does not match {element}{list(shape)} ({expected} bytes)", where=where, fix="the IR is corrupt; regenerate it", code="E642")
         if offset < 0 or offset + size > self.size:
             raise IrforgeError(
                 f"Const bytes {offset}..{offset + size} lie outside the .bin ({self.size} bytes)",
                 where=where,
                 fix=f"the .bin is truncated or belongs to another .xml; regenerate {self.path.name}",
+                code="E642",
             )
         return self._mapped[offset : offset + size].view(dtype).reshape(shape)

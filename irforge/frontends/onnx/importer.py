@@ -24,7 +24,7 @@ from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
-from irforge.frontends.onnx.loader import OnnxFile, load_onnx_file, tensor_to_array
+from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
 from irforge.frontends.tensor_names import record_tensor_names
@@ -66,6 +66,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(
                 f"tensor '{name}' is used but produced by no node, input or initializer",
                 fix="the ONNX graph is malformed; check it with onnx.checker",
+                code="E140",
             )
         self.values[name] = self.constant(tensor_to_array(tensor, self.base_dir, self.raw_data), name)
         return self.values[name]
@@ -81,7 +82,7 @@ class GraphImporter(FoldingBuilder):
         real_inputs = model_inputs(self.model)  # opset < 9 graphs list initializers as inputs too
         unknown = sorted(set(self.input_shapes) - set(real_inputs))
         if unknown:
-            raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(real_inputs)}")
+            raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(real_inputs)}", code="E140")
         for vi in self.graph.input:
             if vi.name in real_inputs:
                 self.values[vi.name] = self.builder.input(vi.name, *self._input_type(vi))
@@ -105,8 +106,8 @@ class GraphImporter(FoldingBuilder):
     def _input_type(self, vi: onnx.ValueInfoProto) -> tuple[list[int], np.dtype]:
         t = vi.type.tensor_type
         if not vi.type.HasField("tensor_type") or not t.HasField("elem_type"):
-            raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type")
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type))
+            raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type", code="E140")
+        dtype = element_dtype(t.elem_type, vi.name)
         check_dtype(dtype, vi.name)
         if vi.name in self.input_shapes:
             return list(self.input_shapes[vi.name]), dtype
@@ -114,6 +115,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(
                 f"model input '{vi.name}' has no shape (not even its rank)",
                 fix=f"give it with --input_shape, e.g. --input {vi.name} --input_shape [1,3,224,224]",
+                code="E140",
             )
         dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYN for d in t.shape.dim]
         return dims, dtype
@@ -170,7 +172,7 @@ def report_unsupported(missing: Mapping[str, list[str]]) -> None:
             f"{op} x{len(nodes)} ({', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})"
             for op, nodes in sorted(missing.items())
         ]
-        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=EXTENSION_HINT)
+        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E140")
 
 
 def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:
@@ -188,6 +190,7 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
                 raise IrforgeError(
                     f"ONNX node '{node.name or node.op_type}' reads '{name}', which nothing produces",
                     fix="the graph is malformed; check it with onnx.checker",
+                    code="E140",
                 )
             deps[i].append(producers[name])
     order, left = dependency_order(deps)
@@ -196,6 +199,7 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
         raise IrforgeError(
             f"the ONNX graph has a cycle through nodes {', '.join(stuck[:5])}",
             fix="cycles are not allowed in ONNX graphs; re-export the model",
+            code="E140",
         )
     return [graph.node[i] for i in order]
 

@@ -18,7 +18,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import TensorProto, numpy_helper
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line, quoted
 from irforge.frontends.onnx.wire import WireFormatError, split_weights
 
 
@@ -36,9 +36,9 @@ def load_onnx_file(path: str | os.PathLike[str]) -> OnnxFile:
     """Map `path` and parse all of it but the initializers' raw data."""
     path = Path(path)
     if not path.is_file():
-        raise IrforgeError(f"model file '{path}' not found", fix="check the path")
+        raise IrforgeError(f"model file '{path}' not found", fix="check the path", code="E141")
     if path.stat().st_size == 0:
-        raise IrforgeError(f"'{path}' holds no ONNX graph (empty file)", fix="re-export the model")
+        raise IrforgeError(f"'{path}' holds no ONNX graph (empty file)", fix="re-export the model", code="E141")
     with open(path, "rb") as f:
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     try:
@@ -61,20 +61,35 @@ def check_graph(model: onnx.ModelProto, path: Path) -> None:
         raise IrforgeError(
             f"'{path}' holds no ONNX graph (empty or truncated file)",
             fix="re-export the model",
+            code="E141",
         )
+    check_text_fields(model.graph, path)
+
+
+def check_text_fields(graph: onnx.GraphProto, path: Path) -> None:
+    """Names that protobuf hands back as bytes (not UTF-8) would break every later step."""
+    for node in graph.node:
+        texts = [node.name, node.op_type, node.domain, *node.input, *node.output, *(a.name for a in node.attribute)]
+        if any(isinstance(t, bytes) for t in texts):
+            raise IrforgeError(
+                f"{str(path)!r} has a node whose name, type or tensor names are not UTF-8 text",
+                fix="the model file is corrupt; re-export it",
+                code="E115",
+            )
 
 
 def load_model_proto(path: str | os.PathLike[str]) -> onnx.ModelProto:
     """Parse `path` without reading external data (that is mapped per tensor later)."""
     path = Path(path)
     if not path.is_file():
-        raise IrforgeError(f"model file '{path}' not found", fix="check the path")
+        raise IrforgeError(f"model file '{path}' not found", fix="check the path", code="E141")
     try:
         model = onnx.load(str(path), load_external_data=False)
     except (DecodeError, ValueError, RuntimeError) as e:
         raise IrforgeError(
             f"'{path}' is not a valid ONNX model ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'cannot parse'})",
             fix="check that the file is a complete .onnx model (not truncated or of another format)",
+            code="E141",
         ) from None
     check_graph(model, path)
     return model
@@ -129,9 +144,9 @@ def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
             code="E112",
         )
     file = _external_file(tensor, location, base_dir)
-    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
-    shape = tuple(tensor.dims)
-    count = int(np.prod(shape, dtype=np.int64))
+    dtype = element_dtype(tensor.data_type, tensor.name)
+    shape = _dims(tensor)
+    count = int(np.prod(shape, dtype=object))
     offset = _external_int(tensor, info, "offset", 0)
     length = _external_int(tensor, info, "length", count * dtype.itemsize)
     if length != count * dtype.itemsize or offset + length > file.stat().st_size:
@@ -145,13 +160,36 @@ def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
     return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape)
 
 
+def element_dtype(data_type: int, name: str) -> np.dtype:
+    """The numpy type of an ONNX element type number; unknown numbers are user errors."""
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(data_type))
+    except (KeyError, ValueError, TypeError):
+        raise IrforgeError(
+            f"tensor {quoted(name)} has unknown or unsupported ONNX element type {data_type}",
+            fix="re-export the model with float32/float16/int32/int64/bool tensors",
+            code="E113",
+        ) from None
+
+
+def _dims(tensor: TensorProto) -> tuple[int, ...]:
+    if any(d < 0 for d in tensor.dims):
+        raise IrforgeError(
+            f"tensor {quoted(tensor.name)} has negative dimensions {list(tensor.dims)[:8]}",
+            fix="the model file is corrupt; re-export it",
+            code="E114",
+        )
+    return tuple(tensor.dims)
+
+
 def _raw_array(tensor: TensorProto, raw: np.ndarray | bytes) -> np.ndarray:
-    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type))
-    count = int(np.prod(tensor.dims, dtype=np.int64))
+    dtype = element_dtype(tensor.data_type, tensor.name)
+    count = int(np.prod(_dims(tensor), dtype=object))
     if len(raw) != count * dtype.itemsize:
         raise IrforgeError(
-            f"tensor '{tensor.name}' has {len(raw)} bytes of data for shape {list(tensor.dims)}",
+            f"tensor {quoted(tensor.name)} has {len(raw)} bytes of data for shape {list(tensor.dims)[:8]}",
             fix="the model file is corrupt; re-export it",
+            code="E114",
         )
     array = np.frombuffer(raw, dtype=np.uint8).view(dtype) if count else np.zeros(0, dtype)
     return array.reshape(tuple(tensor.dims))
@@ -162,14 +200,20 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path, raw_data: dict[str, np.
     if tensor.data_location == TensorProto.EXTERNAL:
         return _external_array(tensor, base_dir)
     if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
-        raise IrforgeError(f"tensor '{tensor.name}' has an unsupported element type")
+        raise IrforgeError(f"tensor '{tensor.name}' has an unsupported element type", code="E141")
     if raw_data is not None and tensor.name in raw_data:
         return _raw_array(tensor, raw_data[tensor.name])
     if tensor.HasField("raw_data"):
         return _raw_array(tensor, tensor.raw_data)
+    element_dtype(tensor.data_type, tensor.name)
+    _dims(tensor)
     try:
         array = numpy_helper.to_array(tensor)
-    except (ValueError, TypeError) as e:
-        raise IrforgeError(f"tensor '{tensor.name}' cannot be read ({e})") from None
+    except (ValueError, TypeError, KeyError) as e:
+        raise IrforgeError(
+            f"tensor {quoted(tensor.name)} cannot be read ({one_line(str(e))[:100]})",
+            fix="the model file is corrupt; re-export it",
+            code="E114",
+        ) from None
     array.flags.writeable = False
     return array

@@ -102,6 +102,7 @@ class NodeContext(BuildContext):
                 self.node.input[index],
                 where=self.where,
                 fix="give static input shapes (--input_shape) so shape computations fold",
+                code="E142",
             )
         return value
 

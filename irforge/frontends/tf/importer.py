@@ -64,6 +64,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(
                 f"tensor '{name}' is used but not produced",
                 fix="the graph is malformed or the named output of a node does not exist",
+                code="E340",
             )
         return self.values[name]
 
@@ -71,7 +72,7 @@ class GraphImporter(FoldingBuilder):
         check_supported(self.graph_def)
         unknown = sorted(set(self.input_shapes) - {n.name for n in self.graph_def.node if n.op in INPUT_OPS})
         if unknown:
-            raise IrforgeError(f"the graph has no Placeholder named {', '.join(unknown)}")
+            raise IrforgeError(f"the graph has no Placeholder named {', '.join(unknown)}", code="E340")
         outputs = self.output_names or self._default_outputs()
         for node in topological_order(self.graph_def, {producer(o) for o in outputs}):
             if node.op in INPUT_OPS:
@@ -97,6 +98,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(
                 f"input '{node.name}' has no shape (not even its rank)",
                 fix=f"give it with --input {node.name} --input_shape [1,224,224,3]",
+                code="E340",
             )
         return [int(d.size) if d.size > 0 else DYN for d in shape.dim], dtype
 
@@ -130,7 +132,7 @@ def check_supported(graph_def: Any) -> None:
     fixes = [EXTENSION_HINT] if parts else []
     if loops:
         fixes.append(LOOP_FIX)
-    raise IrforgeError(what, fix="; ".join(fixes), code="E363" if loops else None)
+    raise IrforgeError(what, fix="; ".join(fixes), code="E363" if loops else "E340")
 
 
 def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:
@@ -138,7 +140,7 @@ def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:
     nodes = {node.name: node for node in graph_def.node}
     missing = sorted(outputs - set(nodes))
     if missing:
-        raise IrforgeError(f"the graph has no node named {', '.join(missing)}", fix="check the --output names")
+        raise IrforgeError(f"the graph has no node named {', '.join(missing)}", fix="check the --output names", code="E340")
     needed: set[str] = set()
     stack = list(outputs)
     while stack:
@@ -146,12 +148,12 @@ def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:
         if name in needed:
             continue
         if name not in nodes:
-            raise IrforgeError(f"a node reads '{name}', which no node produces", fix="the graph is malformed")
+            raise IrforgeError(f"a node reads '{name}', which no node produces", fix="the graph is malformed", code="E340")
         needed.add(name)
         stack.extend(producer(i) for i in nodes[name].input)
     order, stuck = dependency_order({name: {producer(i) for i in nodes[name].input} for name in sorted(needed)})
     if stuck:
-        raise IrforgeError(f"the graph has a cycle through nodes {', '.join(stuck[:5])}", fix="freeze the graph for inference")
+        raise IrforgeError(f"the graph has a cycle through nodes {', '.join(stuck[:5])}", fix="freeze the graph for inference", code="E340")
     return [nodes[name] for name in order]
 
 

@@ -18,7 +18,7 @@ def load_graph(path: str | os.PathLike[str], is_text: bool | None = None) -> Any
     """The GraphDef in `path`; text format when `is_text` (default: by the .pbtxt suffix)."""
     path = Path(path)
     if not path.is_file():
-        raise IrforgeError(f"model file '{path}' not found", fix="check the path")
+        raise IrforgeError(f"model file '{path}' not found", fix="check the path", code="E341")
     graph_def = message_classes()["GraphDef"]()
     text = path.suffix.lower() == ".pbtxt" if is_text is None else is_text
     try:
@@ -30,14 +30,16 @@ def load_graph(path: str | os.PathLike[str], is_text: bool | None = None) -> Any
         raise IrforgeError(
             f"'{path}' is not a valid text GraphDef: {e}",
             fix="check the file, or drop --input_model_is_text for a binary .pb",
+            code="E341",
         ) from None
     except (DecodeError, UnicodeDecodeError, ValueError) as e:
         raise IrforgeError(
             f"'{path}' is not a valid GraphDef ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'cannot parse'})",
             fix="give a frozen TensorFlow graph (.pb), or pass --input_model_is_text for a .pbtxt",
+            code="E341",
         ) from None
     if not graph_def.node:
-        raise IrforgeError(f"'{path}' holds no graph nodes (empty or truncated file)", fix="re-export the frozen graph")
+        raise IrforgeError(f"'{path}' holds no graph nodes (empty or truncated file)", fix="re-export the frozen graph", code="E341")
     return graph_def
 
 
@@ -45,7 +47,7 @@ def numpy_dtype(dtype: int, where: str) -> np.dtype:
     name = NUMPY_TYPES.get(dtype)
     if name is None:
         label = DATA_TYPES[dtype] if 0 <= dtype < len(DATA_TYPES) else str(dtype)
-        raise IrforgeError(f"element type {label} is not supported", where=where, fix="convert the graph to float32/int32/int64/bool")
+        raise IrforgeError(f"element type {label} is not supported", where=where, fix="convert the graph to float32/int32/int64/bool", code="E341")
     return np.dtype(name)
 
 
@@ -67,6 +69,7 @@ def tensor_to_array(tensor: Any, where: str) -> np.ndarray:
             raise IrforgeError(
                 f"tensor has {len(tensor.tensor_content)} bytes for shape {list(shape)} of {dtype}",
                 where=where, fix="the graph file is corrupt; re-export it",
+                code="E341",
             )
         return np.frombuffer(tensor.tensor_content, dtype).reshape(shape)
     values = getattr(tensor, _VALUE_FIELDS[dtype.name])
@@ -79,5 +82,5 @@ def tensor_to_array(tensor: Any, where: str) -> np.ndarray:
     if flat.size == 0:
         return np.zeros(shape, dtype)
     if flat.size > count:
-        raise IrforgeError(f"tensor has {flat.size} values for shape {list(shape)}", where=where, fix="re-export the graph")
+        raise IrforgeError(f"tensor has {flat.size} values for shape {list(shape)}", where=where, fix="re-export the graph", code="E341")
     return np.concatenate([flat, np.full(count - flat.size, flat[-1], dtype)]).reshape(shape)

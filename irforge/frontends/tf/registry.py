@@ -82,6 +82,7 @@ class NodeContext(BuildContext):
                 self.data_inputs[index],
                 where=self.where,
                 fix="give static input shapes (--input_shape) so shape computations fold",
+                code="E342",
             )
         return value
 

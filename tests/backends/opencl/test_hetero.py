@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -126,4 +127,4 @@ def test_bad_opencl_device_is_a_one_line_error(tmp_path):  # type: ignore[no-unt
         capture_output=True, text=True, timeout=120,
     )
     assert ran.returncode == 2
-    assert ran.stderr.startswith("irforge: error: no OpenCL device 99") and ran.stderr.count("\n") == 1
+    assert re.match(r"irforge: error\[E\d{3}\]: no OpenCL device 99", ran.stderr) and ran.stderr.count("\n") == 1

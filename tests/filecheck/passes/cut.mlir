@@ -34,5 +34,5 @@ func.func @main(%x: tensor<1x2x4x4xf32> {nn.name = "data"}) -> (tensor<1x2x4x4xf
 // HEAD-NEXT:   %r1 = nn.relu %c1
 // HEAD-NEXT:   func.return %r1
 
-// MISSING: irforge: error: cut: input 'nope' names no layer of the model
-// UNREACHABLE: irforge: error: cut: output 'conv1' is not reachable from the given inputs
+// MISSING: irforge: error[{{E[0-9]+}}]: cut: input 'nope' names no layer of the model
+// UNREACHABLE: irforge: error[{{E[0-9]+}}]: cut: output 'conv1' is not reachable from the given inputs

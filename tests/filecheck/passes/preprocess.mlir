@@ -34,5 +34,5 @@ func.func @main(%x: tensor<1x3x4x4xf32> {nn.name = "data"}) -> tensor<1x2x4x4xf3
 // PADDED-NEXT:   %w = nn.constant
 // PADDED-NEXT:   %c = nn.convolution %[[M]], %w
 
-// NAME: irforge: error: mean names input 'other', which the model does not have; its inputs are: data
-// COUNT: irforge: error: mean for input 'data' has 2 values but the input has 3 channels; give one value per channel
+// NAME: irforge: error[{{E[0-9]+}}]: mean names input 'other', which the model does not have; its inputs are: data
+// COUNT: irforge: error[{{E[0-9]+}}]: mean for input 'data' has 2 values but the input has 3 channels; give one value per channel

@@ -24,7 +24,7 @@ func.func @main(%x: tensor<1x4xf32> {nn.name = "data"}) -> (tensor<1x4xf32> {nn.
 // CHECK-NEXT: %r3 = nn.relu %r2 {name = "relu3"}
 // CHECK-NEXT: func.return %r3, %r1
 
-// LEAK: irforge: error: replacement 'Leaky': nn.relu 'relu1' inside the sub-graph is also used by a model output outside it; add that layer to end_points
-// SCOPE: irforge: error: replacement 'Scoped': match kind "scope" is not supported
-// MISSING: irforge: error: transformations config '{{.*}}nonexistent.json' does not exist
-// SIDE: irforge: error: replacement 'Side': the sub-graph reads model input 'data' other than through its start points; add the layer that reads it to start_points
+// LEAK: irforge: error[{{E[0-9]+}}]: replacement 'Leaky': nn.relu 'relu1' inside the sub-graph is also used by a model output outside it; add that layer to end_points
+// SCOPE: irforge: error[{{E[0-9]+}}]: replacement 'Scoped': match kind "scope" is not supported
+// MISSING: irforge: error[{{E[0-9]+}}]: transformations config '{{.*}}nonexistent.json' does not exist
+// SIDE: irforge: error[{{E[0-9]+}}]: replacement 'Side': the sub-graph reads model input 'data' other than through its start points; add the layer that reads it to start_points

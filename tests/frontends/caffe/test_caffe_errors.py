@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import logging
 import subprocess
 import sys
@@ -141,5 +142,5 @@ def test_ir_convert_errors_exit_2(tmp_path: Path, case: str, expected: str) -> N
     result = ir_convert("--input_model", str(target), "--input_proto", str(proto), "--output_dir", str(tmp_path / "out"))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("irforge: error: ") and expected in lines[0]
+    assert len(lines) == 1 and re.match(r"irforge: error\[E\d{3}\]: ", lines[0]) and expected in lines[0]
     assert not (tmp_path / "out" / "net.mlir").exists()

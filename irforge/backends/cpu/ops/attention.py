@@ -76,7 +76,7 @@ def check_types(op: ScaledDotProductAttention) -> None:
     for value in (*op.operands, op.output):
         if dtype_of(value) != np.float32 and not (boolean_mask and value is op.mask):
             raise IrforgeError(f"'{op.name}' on {value.type} has no CPU kernel (f32 only)", where=op.label,
-                               fix="run the model with --device ref")
+                               fix="run the model with --device ref", code="E842")
 
 
 @lowering(ScaledDotProductAttention)
@@ -86,7 +86,7 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
     scores_shape = (*broadcast_shapes(op, q[:-2], k[:-2]), q[-2], k[-2])
     if op.mask is not None and not op.bool_prop("causal") and broadcast_shapes(op, scores_shape, shape_of(op.mask)) != scores_shape:
         raise IrforgeError(f"'{op.name}' with a mask that broadcasts the scores has no CPU kernel", where=op.label,
-                           fix="run the model with --device ref")
+                           fix="run the model with --device ref", code="E842")
     rank = len(k)
     k_t = ctx.scratch(4 * math.prod(k))
     relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)

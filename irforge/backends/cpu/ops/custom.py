@@ -36,7 +36,7 @@ def lower_custom(ctx: Lowering, op: Operation) -> None:
 def _native(ctx: Lowering, op: Operation, custom, args) -> None:  # type: ignore[no-untyped-def]
     values = [*op.operands, *op.results]
     if any(dtype_of(v) != np.float32 for v in values):
-        raise IrforgeError(f"the CPU kernel of {op.name} takes f32 tensors only", fix="run it with its numpy forward (drop cpu=)")
+        raise IrforgeError(f"the CPU kernel of {op.name} takes f32 tensors only", fix="run it with its numpy forward (drop cpu=)", code="E843")
     shapes = [shape_of(v) for v in op.operands]
     key = ("custom", op.name, tuple(shapes), tuple(sorted((k, str(v)) for k, v in op.properties.items() if k != "name")))
 

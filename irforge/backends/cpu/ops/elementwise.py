@@ -88,7 +88,7 @@ def eltwise(ctx: Lowering, op: Eltwise) -> None:
         expr = f"ibin.{operation}"
     else:
         raise IrforgeError(f"'{op.name}' operation '{operation}' on {element} has no CPU kernel", where=op.label,
-                           fix="run the model with --device ref")
+                           fix="run the model with --device ref", code="E844")
     types = (element, element, type_name(op.output))
     emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], expr, types=types)
 
@@ -97,7 +97,7 @@ def eltwise(ctx: Lowering, op: Eltwise) -> None:
 def select(ctx: Lowering, op: Select) -> None:
     element = type_name(op.then)
     if element not in CONVERTIBLE:
-        raise IrforgeError(f"'{op.name}' on {element} has no CPU kernel", where=op.label, fix="run the model with --device ref")
+        raise IrforgeError(f"'{op.name}' on {element} has no CPU kernel", where=op.label, fix="run the model with --device ref", code="E844")
     emit_pointwise(ctx, op, [ctx.input(op, i) for i in range(3)], [shape_of(v) for v in op.operands], "select",
                    types=("bool", element, element, element))
 
@@ -147,7 +147,7 @@ def convert(ctx: Lowering, op: Convert) -> None:
         return
     if src not in CONVERTIBLE or dst not in CONVERTIBLE:
         raise IrforgeError(f"'{op.name}' from {src} to {dst} has no CPU kernel", where=op.label,
-                           fix="run the model with --device ref")
+                           fix="run the model with --device ref", code="E844")
     emit_pointwise(ctx, op, [ctx.input(op, 0)], [shape_of(op.input)], f"convert.{dst}", types=(src, dst))
 
 

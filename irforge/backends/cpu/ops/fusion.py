@@ -27,6 +27,7 @@ def require_f32(op: NNOp) -> None:
                 f"'{op.name}' on {t.element_type} tensors has no CPU kernel (f32 only)",
                 where=op.label,
                 fix="run the model with --device ref",
+                code="E845",
             )
 
 

@@ -24,7 +24,7 @@ from irforge.errors import IrforgeError
 def geometry(op: Convolution) -> ConvGeometry:
     x, w, y = shape_of(op.input), shape_of(op.weights), shape_of(op.output)
     if len(x) not in (3, 4):
-        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label)
+        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label, code="E846")
     kernel = w[2:]
     begin, _ = op.explicit_pads(kernel)
     strides, dilations = op.window("strides", 1), op.window("dilations", 1)
@@ -97,7 +97,7 @@ def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
     require_f32(op)
     x, w, y = shape_of(op.input), shape_of(op.weights), shape_of(op.output)
     if len(x) not in (3, 4):
-        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label)
+        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label, code="E846")
     flat = len(x) == 3
     h, wd = (1, x[2]) if flat else x[2:]
     kh, kw = (1, w[2]) if flat else w[2:]

@@ -60,7 +60,7 @@ def pooling(ctx: Lowering, op: Pooling) -> None:
         emit_rows(ctx, op, x, tuple(range(2, len(x))), f"reduce.{'max' if method == 'max' else 'mean'}")
         return
     if len(x) not in (3, 4):
-        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label)
+        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label, code="E847")
     kernel = op.ints("kernel")
     begin, end = op.explicit_pads(kernel)
     (h, w), (oh, ow), (kh, kw) = as_2d(x[2:], 1), as_2d(y[2:], 1), as_2d(kernel, 1)
@@ -119,7 +119,7 @@ def normalize(ctx: Lowering, op: Normalize) -> None:
 def argmax(ctx: Lowering, op: ArgMax) -> None:
     if op.input.type.element_type != f32:  # type: ignore[attr-defined]
         raise IrforgeError(f"'{op.name}' on {op.input.type.element_type} has no CPU kernel (f32 only)", where=op.label,  # type: ignore[attr-defined]
-                           fix="run the model with --device ref")
+                           fix="run the model with --device ref", code="E847")
     x, axis = shape_of(op.input), op.reduced_axis()
     spec = ArgSpec(math.prod(x[:axis]), x[axis], math.prod(x[axis + 1:]), op.str_prop("mode"), op.bool_prop("select_last_index"))
     name = ctx.kernel(("argmax", spec), lambda m, n: argmax_kernel(m, spec, n))

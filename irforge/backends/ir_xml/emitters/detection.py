@@ -81,6 +81,7 @@ def clustered_steps(op: PriorBoxClustered, feature: Port, image: Port) -> tuple[
             "PriorBoxClustered with only one of step_w and step_h needs static image and feature sizes",
             where=op.label,
             fix="give both steps, or static input shapes",
+            code="E849",
         )
     return step_w or img_w / feature_w, step_h or img_h / feature_h
 
@@ -105,9 +106,10 @@ def check_detection_output(op: DetectionOutput) -> None:
             "DetectionOutput with top_k but no keep_top_k has no OpenVINO equivalent",
             where=op.label,
             fix="set keep_top_k (at most top_k * num_classes detections per image)",
+            code="E849",
         )
     if op.str_prop("code_type").endswith(".CORNER_SIZE"):
-        raise IrforgeError("DetectionOutput's code_type CORNER_SIZE has no OpenVINO equivalent", where=op.label)
+        raise IrforgeError("DetectionOutput's code_type CORNER_SIZE has no OpenVINO equivalent", where=op.label, code="E849")
 
 
 def boxes_only(ctx: EmitContext, priors: Port, name: str) -> Port:

@@ -60,6 +60,7 @@ def flatten(ctx: EmitContext, op: Flatten, inputs: list[Port]) -> list[Port]:
         raise IrforgeError(
             f"{op.name} '{ctx.name(op)}': both sides of axis {axis} of {list(dims)} are dynamic",
             fix="give static input shapes",
+            code="E850",
         )
     return [reshape_layer(ctx, inputs[0], spec, out_type(op), zero, ctx.name(op))]
 
@@ -152,7 +153,7 @@ def argmax(ctx: EmitContext, op: ArgMax, inputs: list[Port]) -> list[Port]:
     x, axis = inputs[0], op.reduced_axis()
     last, size = op.bool_prop("select_last_index"), x.dims[axis]
     if last and size < 0:
-        raise IrforgeError(f"{op.name} '{ctx.name(op)}': select_last_index needs a static size of axis {axis}", fix="give static input shapes")
+        raise IrforgeError(f"{op.name} '{ctx.name(op)}': select_last_index needs a static size of axis {axis}", fix="give static input shapes", code="E850")
     if last:
         parts = [ctx.ints([v], ctx.name(op, p)) for v, p in ((-1, "start"), (np.iinfo(np.int64).min, "stop"), (-1, "step"), (axis, "axes"))]
         x = ctx.single("Slice", [x, *parts], x.type, name=ctx.name(op, "reverse"), version="opset8")

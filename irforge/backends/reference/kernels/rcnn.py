@@ -115,7 +115,7 @@ def roi_image(op: ROIPooling | PSROIPooling, roi: np.ndarray, batch: int) -> int
     if index == -1:
         return None
     if not 0 <= index < batch:
-        raise IrforgeError(f"ROI batch index {index} is outside [0, {batch})", where=op.label)
+        raise IrforgeError(f"ROI batch index {index} is outside [0, {batch})", where=op.label, code="E857")
     return index
 
 

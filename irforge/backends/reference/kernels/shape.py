@@ -89,7 +89,7 @@ def gather(op: Gather, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
     size = data.shape[axis]
     index = indices.astype(np.int64)
     if np.any((index < -size) | (index >= size)):
-        raise IrforgeError(f"{op.label}: indices must be in [{-size}, {size - 1}] for axis {axis}")
+        raise IrforgeError(f"{op.label}: indices must be in [{-size}, {size - 1}] for axis {axis}", code="E858")
     index = np.where(index < 0, index + size, index)
     batch, before, after = data.shape[:batch_dims], data.shape[batch_dims:axis], data.shape[axis + 1 :]
     n_batch, n_before = math.prod(batch), math.prod(before)

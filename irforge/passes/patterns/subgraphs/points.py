@@ -53,60 +53,63 @@ class PointsReplacement:
     layer_name: str | None = None
 
     def fail(self, what: str, fix: str | None = None) -> IrforgeError:
-        return IrforgeError(f"replacement '{self.id}': {what}", fix=fix)
+        return IrforgeError(f"replacement '{self.id}': {what}", fix=fix, code="E744")
 
 
 def _read_json(path: str) -> object:
     p = Path(path)
     if not p.is_file():
         raise IrforgeError(
-            f"transformations config '{path}' does not exist", fix="check the path given to --transformations_config"
+            f"transformations config '{path}' does not exist", fix="check the path given to --transformations_config", code="E744"
         )
     try:
         return json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise IrforgeError(f"cannot parse transformations config '{path}': {e}", fix="it must be valid JSON") from None
+        raise IrforgeError(f"cannot parse transformations config '{path}': {e}", fix="it must be valid JSON", code="E744") from None
 
 
 def _point_list(entry: dict, key: str, rid: str) -> tuple[str, ...]:  # type: ignore[type-arg]
     points = entry["instances"].get(key)
     if not isinstance(points, list) or not points or not all(isinstance(p, str) for p in points):
         raise IrforgeError(
-            f"replacement '{rid}': instances.{key} must be a non-empty list of layer names", fix=FIX_CONFIG
+            f"replacement '{rid}': instances.{key} must be a non-empty list of layer names", fix=FIX_CONFIG, code="E744"
         )
     return tuple(points)
 
 
 def _replacement(entry: object, index: int, path: str) -> PointsReplacement:
     if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-        raise IrforgeError(f"replacement #{index} of '{path}' has no \"id\"", fix=FIX_CONFIG)
+        raise IrforgeError(f"replacement #{index} of '{path}' has no \"id\"", fix=FIX_CONFIG, code="E744")
     rid = entry["id"]
     kind = entry.get("match_kind")
     if kind != "points":
         raise IrforgeError(
             f"replacement '{rid}': match kind {json.dumps(kind)} is not supported",
             fix="irforge replaces sub-graphs by points: \"match_kind\": \"points\" with start_points and end_points",
+            code="E744",
         )
     if "instances" not in entry:
-        raise IrforgeError(f"replacement '{rid}': no instances are defined", fix=FIX_CONFIG)
+        raise IrforgeError(f"replacement '{rid}': no instances are defined", fix=FIX_CONFIG, code="E744")
     if not isinstance(entry["instances"], dict):
         raise IrforgeError(
             f"replacement '{rid}': the instance must be a single dictionary",
             fix='give "instances": {"start_points": [...], "end_points": [...]}',
+            code="E744",
         )
     if not isinstance(entry.get("op"), str):
         raise IrforgeError(
             f"replacement '{rid}': names no op",
             fix="add \"op\": the name of a registered op (the sub-graph is replaced by one op)",
+            code="E744",
         )
     for key in ("include_inputs_to_sub_graph", "include_outputs_to_sub_graph"):
         if entry.get(key, True) is not True:
             raise IrforgeError(
-                f"replacement '{rid}': {key} must be true", fix="the start and end layers are always part of the sub-graph"
+                f"replacement '{rid}': {key} must be true", fix="the start and end layers are always part of the sub-graph", code="E744"
             )
     attributes = entry.get("custom_attributes", {})
     if not isinstance(attributes, dict):
-        raise IrforgeError(f"replacement '{rid}': custom_attributes must be an object", fix=FIX_CONFIG)
+        raise IrforgeError(f"replacement '{rid}': custom_attributes must be an object", fix=FIX_CONFIG, code="E744")
     return PointsReplacement(
         rid,
         entry["op"],
@@ -120,7 +123,7 @@ def _replacement(entry: object, index: int, path: str) -> PointsReplacement:
 def load_config(path: str) -> list[PointsReplacement]:
     data = _read_json(path)
     if not isinstance(data, list):
-        raise IrforgeError(f"transformations config '{path}' is not a list of replacements", fix=FIX_CONFIG)
+        raise IrforgeError(f"transformations config '{path}' is not a list of replacements", fix=FIX_CONFIG, code="E744")
     return [_replacement(entry, i, path) for i, entry in enumerate(data)]
 
 

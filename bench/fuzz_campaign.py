@@ -1,0 +1,65 @@
+"""A longer fuzz campaign than `make test` runs, each case in its own process (10 s limit).
+
+    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,xml,mlir,flags]
+
+Prints, per input format and in total, the issue-19 table: cases, clean errors, internal
+errors, tracebacks, hangs over the limit, partial files, outside access, multi-line or uncoded
+errors, and exit-0 IRs OpenVINO cannot read; then the first findings of each kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from irforge.testing.fuzz import FORMATS, Outcome, make_cases, openvino_reads, run_case, seed_files
+
+COLUMNS = ("cases", "ok", "clean", "internal", "traceback", "hang", "partial", "outside", "multiline", "unreadable")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=50, help="cases per format")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--formats", default=",".join(FORMATS))
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per case (a longer run is a hang)")
+    p.add_argument("--in-process", action="store_true", help="faster, but a crash would end the campaign")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="irforge-fuzz-") as tmp:
+        root = Path(tmp)
+        seeds = seed_files(root / "seeds")
+        rows: dict[str, dict[str, int]] = {}
+        findings: list[Outcome] = []
+        for fmt in args.formats.split(","):
+            started = time.perf_counter()
+            counts = dict.fromkeys(COLUMNS, 0)
+            for i, case in enumerate(make_cases(fmt, args.cases, args.seed, seeds)):
+                case_root = root / fmt / str(i)
+                outcome = run_case(case, case_root, in_process=args.in_process, timeout=args.timeout)
+                counts["cases"] += 1
+                counts[outcome.kind] += 1
+                if outcome.kind == "ok":
+                    for xml in (case_root / "out").glob("*.xml"):
+                        if not openvino_reads(xml):
+                            counts["unreadable"] += 1
+                            outcome.kind = "unreadable"
+                if outcome.kind not in ("ok", "clean"):
+                    findings.append(outcome)
+            rows[fmt] = counts
+            print(f"[{fmt}] {counts['cases']} cases in {time.perf_counter() - started:.0f} s", flush=True)
+        rows["total"] = {c: sum(r[c] for r in rows.values()) for c in COLUMNS}
+        print("\n| format | " + " | ".join(COLUMNS) + " |")
+        print("|---" * (len(COLUMNS) + 1) + "|")
+        for fmt, counts in rows.items():
+            print(f"| {fmt} | " + " | ".join(str(counts[c]) for c in COLUMNS) + " |")
+        shown: dict[str, int] = {}
+        for outcome in findings:
+            shown[outcome.kind] = shown.get(outcome.kind, 0) + 1
+            if shown[outcome.kind] <= 5:
+                print(f"\n{outcome.kind}: {outcome.case.tool} {outcome.case.label} {outcome.case.argv}\n  {outcome.stderr[:400]}")
+
+
+if __name__ == "__main__":
+    main()

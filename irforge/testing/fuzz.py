@@ -1,0 +1,320 @@
+"""Seeded fuzzing of irforge's tools: valid seed inputs of every format, deterministic
+mutators, and a runner that classifies each run the way a security review would.
+
+A case is one tool invocation on mutated files placed in `ROOT/in`, writing to `ROOT/out`;
+`ROOT/secret.bin` (a marker outside both) must never be copied into an output. A run is
+`clean` when it exits 0 or 2 with at most one line on stderr; anything else is counted by
+kind: `internal` (exit 1, "internal error"), `traceback`, `hang` (past the time limit),
+`partial` (a failed run left files in out/, or temporary files anywhere), `outside` (a file
+appeared outside in/ and out/, or the secret's bytes in an output), `multiline` (an error of
+more than one line or without a code). `tests/trust/test_fuzz.py` runs a few hundred cases in
+process; `bench/fuzz_campaign.py` runs many more, each in its own process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
+TOOLS = {"ir-convert": "irforge.tools.ir_convert", "ir-opt": "irforge.tools.ir_opt", "ir-run": "irforge.tools.ir_run"}
+FORMATS = ("onnx", "caffe", "tf", "xml", "mlir", "flags")
+
+
+@dataclass
+class Case:
+    tool: str
+    argv: list[str]  # IN/ and OUT/ stand for the case's folders
+    files: dict[str, bytes] = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass
+class Outcome:
+    kind: str  # ok, clean, internal, traceback, hang, partial, outside, multiline
+    returncode: int | None
+    stderr: str
+    case: Case
+
+
+# -- seed inputs --------------------------------------------------------------------------
+def seed_files(folder: Path) -> dict[str, dict[str, bytes]]:
+    """One small valid input per format: file name -> bytes."""
+    from irforge.testing.onnx_models import resnet
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = resnet(blocks=(1,), width=4, size=8)
+    onnx_bytes = model.SerializeToString()
+    (folder / "m.onnx").write_bytes(onnx_bytes)
+    seeds = {"onnx": {"m.onnx": onnx_bytes}}
+    for emit in ("xml", "mlir"):
+        run_tool_in_process("ir-convert", ["-m", str(folder / "m.onnx"), "-o", str(folder), "--emit", emit])
+    seeds["xml"] = {"m.xml": (folder / "m.xml").read_bytes(), "m.bin": (folder / "m.bin").read_bytes()}
+    seeds["mlir"] = {"m.mlir": (folder / "m.mlir").read_bytes(), "m.weights": (folder / "m.weights").read_bytes()}
+    seeds["caffe"] = _caffe_seed()
+    seeds["tf"] = _tf_seed()
+    return seeds
+
+
+def _caffe_seed() -> dict[str, bytes]:
+    from irforge.frontends.caffe.schema import message_classes
+
+    prototxt = (
+        'name: "n"\ninput: "data"\ninput_shape { dim: 1 dim: 3 dim: 8 dim: 8 }\n'
+        'layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"\n'
+        "  convolution_param { num_output: 4 kernel_size: 3 pad: 1 } }\n"
+        'layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }\n'
+        'layer { name: "pool" type: "Pooling" bottom: "conv" top: "pool" pooling_param { pool: MAX kernel_size: 2 stride: 2 } }\n'
+    )
+    net = message_classes()["NetParameter"]()
+    layer = net.layer.add()
+    layer.name = "conv"
+    rng = np.random.default_rng(0)
+    for shape in ((4, 3, 3, 3), (4,)):
+        blob = layer.blobs.add()
+        blob.shape.dim.extend(shape)
+        blob.data.extend(rng.standard_normal(shape).astype(np.float32).ravel().tolist())
+    return {"m.prototxt": prototxt.encode(), "m.caffemodel": net.SerializeToString()}
+
+
+def _tf_seed() -> dict[str, bytes]:
+    from irforge.testing.tf_models import keras_resnet
+
+    graph, _ = keras_resnet(size=8, width=4)
+    return {"m.pb": graph.SerializeToString()}
+
+
+# -- mutators ------------------------------------------------------------------------------
+NASTY_NUMBERS = [b"-1", b"0", b"99999999999999999999", b"nan", b"inf", b"-0", b"1e309", b"-2147483649", b"4294967296"]
+NASTY_TEXT = [b'"', b"\n", b"\x00", b"\xff\xfe", b"../../secret.bin", b"/etc/hostname", b"{" * 600, b"[" * 600, b"<!--",
+              b"a\nb", b"\\q", b"&ent;", b"]]>"]
+
+
+def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
+    """One to three structural-agnostic edits of binary data."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        if not out:
+            out += bytes([rng.randrange(256)])
+        choice = rng.randrange(6)
+        at = rng.randrange(len(out))
+        if choice == 0:  # flip bytes
+            for _ in range(rng.randint(1, 8)):
+                out[rng.randrange(len(out))] = rng.randrange(256)
+        elif choice == 1:  # truncate
+            del out[at:]
+        elif choice == 2:  # insert random bytes
+            out[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+        elif choice == 3:  # duplicate a chunk
+            n = rng.randint(1, 64)
+            out[at:at] = out[at : at + n]
+        elif choice == 4:  # extreme varint / integer
+            out[at : at + 8] = rng.choice([b"\xff" * 8, b"\x80" * 8, b"\x00" * 8, b"\xff\xff\xff\x7f"])
+        else:  # zero a region
+            n = rng.randint(1, 32)
+            out[at : at + n] = bytes(len(out[at : at + n]))
+    return bytes(out)
+
+
+def mutate_text(data: bytes, rng: random.Random) -> bytes:
+    """Edits of textual inputs (prototxt, XML, .mlir) that keep most of the structure."""
+    out = data
+    for _ in range(rng.randint(1, 3)):
+        choice = rng.randrange(5)
+        numbers = [m.span() for m in re.finditer(rb"-?\d+(\.\d+)?", out)]
+        if choice == 0 and numbers:
+            a, b = rng.choice(numbers)
+            out = out[:a] + rng.choice(NASTY_NUMBERS) + out[b:]
+        elif choice == 1:
+            at = rng.randrange(len(out) + 1)
+            out = out[:at] + rng.choice(NASTY_TEXT) + out[at:]
+        elif choice == 2 and out:
+            lines = out.split(b"\n")
+            i = rng.randrange(len(lines))
+            if rng.random() < 0.5:
+                del lines[i]
+            else:
+                lines.insert(rng.randrange(len(lines) + 1), lines[i])
+            out = b"\n".join(lines)
+        elif choice == 3 and out:  # cut a run of characters
+            at = rng.randrange(len(out))
+            out = out[:at] + out[at + rng.randint(1, 40) :]
+        else:
+            names = [m.span(1) for m in re.finditer(rb'"([A-Za-z_][\w./]*)"', out)]
+            if names:
+                a, b = rng.choice(names)
+                out = out[:a] + rng.choice([b"a\\nb", b"../x", b"", b"x" * 2000, b"\xc3\x28"]) + out[b:]
+    return out
+
+
+BAD_FLAG_VALUES = {
+    "--input_shape": ["[1,3,99999999999999999999,8]", "[1,3,8]", "[0,3,8,8]", "[-2,3,8,8]", "1,3,8,8", "[]", "[1,3,8,8],[1]", "[a]"],
+    "--mean_values": ["data[nan,inf,1]", "[1,2]", "nope[1,2,3]", "data[", "[1e309,1,1]"],
+    "--scale_values": ["[0,1,1]", "data[-inf,1,1]", "[1]"],
+    "--model_name": ["../escaped", "a/b", "/tmp/x", "..", "", "a\nb"],
+    "--batch": ["0", "-1", "99999999999999999999", "x"],
+    "--pipeline": [",,", "replace-subgraph{config=x.json}", "infer-shapes{", "nope", "canonicalize{x=1}"],
+    "--output": ["nope", ",", "a:9"],
+    "--input": ["nope", ",", "data:99"],
+    "--layout": ["nchw", "nhwc", "ncwh"],
+    "--data_type": ["FP16", "FP8"],
+    "--transformations_config": ["IN/missing.json", "IN/m.onnx"],
+}
+
+
+def flag_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
+    argv = ["-m", "IN/m.onnx", "-o", "OUT"]
+    for flag in rng.sample(sorted(BAD_FLAG_VALUES), rng.randint(1, 2)):
+        argv += [flag, rng.choice(BAD_FLAG_VALUES[flag])]
+    if rng.random() < 0.3:
+        argv.append("--reverse_input_channels")
+    return Case("ir-convert", argv, dict(seeds["onnx"]), "flags")
+
+
+def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
+    files = dict(seeds[fmt])
+    target = rng.choice(sorted(files))
+    textual = target.endswith((".prototxt", ".xml", ".mlir"))
+    files[target] = (mutate_text if textual and rng.random() < 0.8 else mutate_bytes)(files[target], rng)
+    main = {"onnx": "m.onnx", "caffe": "m.caffemodel", "tf": "m.pb", "xml": "m.xml", "mlir": "m.mlir"}[fmt]
+    tool = rng.choice(["ir-convert", "ir-convert", "ir-run"] + (["ir-opt"] if fmt in ("mlir", "xml") else []))
+    if tool == "ir-convert":
+        argv = ["-m", f"IN/{main}", "-o", "OUT"] + (["--emit", "mlir"] if rng.random() < 0.3 else [])
+    elif tool == "ir-opt":
+        argv = [f"IN/{main}", "-p", "infer-shapes,canonicalize", "-o", "OUT/o.mlir"]
+    else:
+        argv = [f"IN/{main}", "--output", "OUT/o.npz"]
+    return Case(tool, argv, files, f"{fmt}:{target}")
+
+
+def make_cases(fmt: str, count: int, seed: int, seeds: dict[str, dict[str, bytes]]) -> list[Case]:
+    rng = random.Random(f"{fmt}-{seed}")
+    return [flag_case(rng, seeds) if fmt == "flags" else file_case(fmt, rng, seeds) for _ in range(count)]
+
+
+# -- running and judging ---------------------------------------------------------------------
+class _Timeout(KeyboardInterrupt):
+    """Raised by the alarm in an in-process run (KeyboardInterrupt: tools let it through)."""
+
+
+def run_tool_in_process(tool: str, argv: list[str], timeout: float = 10.0) -> tuple[int | None, str, str]:
+    """(exit code or None on a hang, stderr, 'traceback' text or '')."""
+    import importlib
+
+    main: Callable[[list[str]], None] = importlib.import_module(TOOLS[tool]).main
+    err, out = io.StringIO(), io.StringIO()
+    timed_out = False
+
+    def alarm(signum: int, frame: object) -> None:
+        nonlocal timed_out
+        timed_out = True
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    code: int | None = 0
+    escaped = ""
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            main(argv)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException as e:  # noqa: BLE001  (anything escaping a tool is a finding)
+        escaped = f"{type(e).__name__}: {e}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if timed_out:
+        return None, err.getvalue(), ""
+    return code, err.getvalue(), escaped
+
+
+def run_tool_subprocess(tool: str, argv: list[str], timeout: float = 10.0) -> tuple[int | None, str, str]:
+    try:
+        result = subprocess.run([sys.executable, "-m", TOOLS[tool], *argv], capture_output=True, text=True,
+                                timeout=timeout, errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+    traceback = "Traceback" if "Traceback (most recent call last)" in result.stderr else ""
+    return result.returncode, result.stderr, traceback
+
+
+def run_case(case: Case, root: Path, in_process: bool = True, timeout: float = 10.0) -> Outcome:
+    """Run `case` in a fresh `root` (in/, out/, secret.bin) and classify the run."""
+    inputs, outputs = root / "in", root / "out"
+    inputs.mkdir(parents=True)
+    outputs.mkdir()
+    (root / "secret.bin").write_bytes(SECRET * 4)
+    for name, data in case.files.items():
+        (inputs / name).write_bytes(data)
+    before = _snapshot(root)
+    argv = [a.replace("IN/", f"{inputs}/").replace("OUT", str(outputs)) for a in case.argv]
+    runner = run_tool_in_process if in_process else run_tool_subprocess
+    code, stderr, escaped = runner(case.tool, argv, timeout)
+    return Outcome(_judge(code, stderr, escaped, root, before, case), code, stderr.strip() or escaped, case)
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, float]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*") if p.is_file()}
+
+
+def _judge(code: int | None, stderr: str, escaped: str, root: Path, before: dict[str, tuple[int, float]], case: Case) -> str:
+    if code is None:
+        return "hang"
+    if escaped or "Traceback (most recent call last)" in stderr:
+        return "traceback"
+    if code == 1 or "internal error" in stderr:
+        return "internal"
+    after = _snapshot(root)
+    new = [p for p in after if p not in before]
+    if any(not p.startswith(("in/", "out/")) for p in new) or any(after[p] != before[p] for p in before if not p.startswith("out/") and p in after):
+        return "outside"
+    if any(SECRET in (root / p).read_bytes() for p in new if (root / p).stat().st_size < 1 << 26):
+        return "outside"
+    if any(Path(p).name.startswith(".") for p in new):
+        return "partial"
+    if code not in (0, 2):
+        return "internal"
+    if code == 2:
+        if any(p.startswith("out/") for p in new):
+            return "partial"
+        # warnings may precede it; the error itself is the last line, alone, with a code
+        lines = [line for line in stderr.strip().splitlines() if "irforge: error" in line or "Error" in line]
+        if len(lines) != 1 or not re.match(r"irforge: error\[E\d{3}\]: ", stderr.strip().splitlines()[-1]):
+            return "multiline"
+        return "clean"
+    return "ok"
+
+
+def openvino_reads(xml: Path) -> bool:
+    """Whether OpenVINO reads an IR irforge wrote (exit 0 must mean a loadable IR)."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return True
+    try:
+        ov.Core().read_model(str(xml))
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def summary(outcomes: list[Outcome], started: float) -> dict[str, int | float]:
+    kinds = [o.kind for o in outcomes]
+    return {"cases": len(outcomes), **{k: kinds.count(k) for k in ("ok", "clean", "internal", "traceback", "hang",
+                                                                      "partial", "outside", "multiline")},
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+__all__ = ["Case", "FORMATS", "Outcome", "make_cases", "openvino_reads", "run_case", "seed_files", "summary"]
