@@ -67,7 +67,7 @@ def parse_equation(equation: str, ranks: Sequence[int]) -> tuple[list[list[str]]
     inputs_text, arrow, output_text = text.partition("->")
     terms = inputs_text.split(",")
     if len(terms) != len(ranks):
-        raise IrforgeError(f"Einsum equation '{equation}' has {len(terms)} operands, the node {len(ranks)}", fix=FIT)
+        raise IrforgeError(f"Einsum equation '{equation}' has {len(terms)} operands, the node {len(ranks)}", fix=FIT, code="E041")
     ellipsis = max((rank - len(t.replace("...", "")) for t, rank in zip(terms, ranks) if "..." in t), default=0)
     labels = [_expand(t, rank, ellipsis, equation) for t, rank in zip(terms, ranks)]
     if arrow:
@@ -81,14 +81,14 @@ def parse_equation(equation: str, ranks: Sequence[int]) -> tuple[list[list[str]]
 def _expand(term: str, rank: int | None, ellipsis: int, equation: str) -> list[str]:
     letters = term.replace("...", "")
     if term.count("...") > 1 or any(c not in string.ascii_letters for c in letters):
-        raise IrforgeError(f"Einsum term '{term}' of '{equation}' is not letters with at most one '...'", fix=FIT)
+        raise IrforgeError(f"Einsum term '{term}' of '{equation}' is not letters with at most one '...'", fix=FIT, code="E041")
     width = ellipsis if rank is None else rank - len(letters)
     if "..." not in term:
         if rank is not None and width != 0:
-            raise IrforgeError(f"Einsum term '{term}' of '{equation}' has {len(letters)} labels for a rank-{rank} operand", fix=FIT)
+            raise IrforgeError(f"Einsum term '{term}' of '{equation}' has {len(letters)} labels for a rank-{rank} operand", fix=FIT, code="E041")
         return list(letters)
     if width < 0:
-        raise IrforgeError(f"Einsum term '{term}' of '{equation}' has more labels than its operand's rank {rank}", fix=FIT)
+        raise IrforgeError(f"Einsum term '{term}' of '{equation}' has more labels than its operand's rank {rank}", fix=FIT, code="E041")
     head, _, tail = term.partition("...")
     # right-aligned: an operand with fewer ellipsis dims has the last ones
     return list(head) + [f".{i}" for i in range(ellipsis - width, ellipsis)] + list(tail)
@@ -102,7 +102,7 @@ def lower_einsum(ctx: BuildContext, equation: str, operands: Sequence[SSAValue])
     missing = [label for label in output if label not in known]
     if missing or len(set(output)) != len(output):
         what = f"output labels {missing} appear in no operand" if missing else "an output label is repeated"
-        raise IrforgeError(f"Einsum equation '{equation}': {what}", where=ctx.where, fix=FIT)
+        raise IrforgeError(f"Einsum equation '{equation}': {what}", where=ctx.where, fix=FIT, code="E041")
     lowering = _Lowering(ctx, equation)
     terms = [lowering.diagonal(Term(v, list(t)), i) for i, (v, t) in enumerate(zip(operands, labels))]
     for i, term in enumerate(terms):
@@ -129,7 +129,7 @@ class _Lowering:
         self.equation = equation
 
     def fail(self, what: str) -> IrforgeError:
-        return IrforgeError(f"Einsum '{self.equation}': {what}", where=self.ctx.where, fix=FIT)
+        return IrforgeError(f"Einsum '{self.equation}': {what}", where=self.ctx.where, fix=FIT, code="E041")
 
     def static(self, term: Term, why: str) -> list[int]:
         if DYN in term.shape:

@@ -122,7 +122,7 @@ def run_passes(module: ModuleOp, spec: str, observers: Sequence[PassObserver] = 
     try:
         pipeline.apply(make_context(), module)
     except DiagnosticException as e:
-        raise IrforgeError(f"invalid IR: {first_line(str(e))}") from None
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", code="E741") from None
 
 
 def observers(args: argparse.Namespace, model: Model, pipeline: str) -> list[PassObserver]:

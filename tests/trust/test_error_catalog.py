@@ -17,12 +17,19 @@ def calls():
 
 
 def raised_codes() -> set[str]:
-    return {
+    """Codes given as `code="E..."`, and string constants that are a code alone (passed to a
+    helper that raises, or chosen by a conditional expression)."""
+    codes = {
         k.value.value
         for _, node in calls()
         for k in node.keywords
         if k.arg == "code" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
     }
+    for path in sorted((ROOT / "irforge").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and CODE.match(node.value):
+                codes.add(node.value)
+    return codes
 
 
 def documented_codes() -> set[str]:

@@ -13,6 +13,6 @@ from irforge.errors import IrforgeError
 def is_nan(ctx: Lowering, op: IsNaN) -> None:
     element = type_name(op.input)
     if element not in ("f32", "f16"):
-        raise IrforgeError(f"'{op.name}' on {element} has no CPU kernel", where=op.label, fix="run the model with --device ref")
+        raise IrforgeError(f"'{op.name}' on {element} has no CPU kernel", where=op.label, fix="run the model with --device ref", code="E844")
     x = ctx.input(op, 0)
     emit_pointwise(ctx, op, [x, x], [shape_of(op.input)] * 2, "cmp.not_equal", types=(element, element, "bool"))
