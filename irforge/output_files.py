@@ -144,7 +144,7 @@ def write_files(parts: list[tuple[str | os.PathLike[str], Writer]]) -> None:
             _remove(str(target))
         if isinstance(e, OSError):
             raise IrforgeError(
-                f"cannot write {str(targets[len(placed)])!r} ({e.strerror or type(e).__name__})",
+                f"cannot write {str(targets[len(placed)])!r} ({e.strerror or str(e) or type(e).__name__})",
                 fix="check that the output folder is writable and has space",
                 code="E012",
             ) from None

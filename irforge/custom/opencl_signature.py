@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from irforge.errors import IrforgeError
 
 _INTEGER_TYPES = {"int", "uint", "unsigned", "unsigned int", "short", "ushort", "char", "uchar"}
-FIX = ("declare the kernel's parameters as the input buffers, then the output buffers (__global float*), then one "
-       "int or float per value that OpenCLKernel(scalars=lambda op: [...]) returns, in that order")
+FIX = "declare the input buffers, the output buffers (__global float*), then one int or float per OpenCLKernel scalars value"
 
 
 def _parameters(source: str, entry: str) -> list[str] | None:
@@ -44,9 +43,10 @@ def check_signature(layer: str, source: str, entry: str, buffers: int, scalars: 
     plain = [p for p in params if "*" not in p]
     if len(params) != buffers + len(scalars) or len(pointers) != buffers or params[:buffers] != pointers:
         raise IrforgeError(
-            f"custom layer {layer}: OpenCL kernel '{entry}' takes ({', '.join(params)}), but irforge passes "
-            f"{buffers} buffers and {len(scalars)} scalars ({', '.join(map(repr, scalars)) or 'scalars=lambda op: [] by default'})",
-            fix=FIX, code="E993",
+            # what irforge passes first: a long parameter list loses its middle in the one-line error
+            f"irforge passes OpenCL kernel '{entry}' {buffers} buffers and {len(scalars)} scalars "
+            f"({', '.join(map(repr, scalars)) or 'scalars=lambda op: [] by default'}), but it takes ({', '.join(params)})",
+            where=f"custom layer {layer}", fix=FIX, code="E993",
         )
     for declaration, value in zip(plain, scalars):
         integer = _base_type(declaration) in _INTEGER_TYPES

@@ -14,6 +14,7 @@ import pytest
 from irforge.backends.ir_xml import write_ir_xml
 from irforge.backends.ir_xml import bin as ir_bin
 from irforge.builder import ModelBuilder
+from irforge.errors import IrforgeError
 from irforge.dialects import nn
 from irforge.frontends.onnx import import_onnx
 from irforge.passes import apply_pipeline
@@ -95,14 +96,14 @@ def test_failed_write_leaves_previous_files_untouched(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(ir_bin.BinWriter, "add", broken)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(IrforgeError, match=r"cannot write .*m\.bin' \(disk full\)"):
         write_ir_xml(model, tmp_path / "m.xml")
     assert sorted(os.listdir(tmp_path)) == ["m.bin", "m.xml"]
     assert (tmp_path / "m.xml").read_text() == "old xml" and (tmp_path / "m.bin").read_bytes() == b"old bin"
     monkeypatch.undo()
     write_ir_xml(model, tmp_path / "fresh.xml")
     monkeypatch.setattr(ir_bin.BinWriter, "add", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(IrforgeError, match="disk full"):
         write_ir_xml(model, tmp_path / "new.xml")
     assert not (tmp_path / "new.xml").exists() and not (tmp_path / "new.bin").exists()
 
@@ -112,7 +113,6 @@ def test_unmapped_ops_are_listed_in_one_error(tmp_path):
     from xdsl.irdl import irdl_op_definition, operand_def, result_def
 
     from irforge.dialects.nn.base import NNOp
-    from irforge.errors import IrforgeError
 
     @irdl_op_definition
     class Twice(NNOp):

@@ -103,7 +103,7 @@ op_extension("onnx", "Thr", Thr, domain="com.example")
 '''
 
 
-@pytest.mark.parametrize("scalars, message", [("", "passes 2 buffers and 0 scalars"), (", scalars=lambda op: [1]", "gives 1 \\(a 32-bit int\\)")])
+@pytest.mark.parametrize("scalars, message", [("", "passes OpenCL kernel .thr. 2 buffers and 0 scalars"), (", scalars=lambda op: [1]", "gives 1 \\(a 32-bit int\\)")])
 def test_wrong_opencl_signature_is_the_extensions_error(tmp_path, scalars, message):
     import re
 

@@ -126,13 +126,14 @@ def check_supported(graph_def: Any) -> None:
         f"{op} x{len(names)} ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
         for op, names in sorted(missing.items())
     ]
-    what = f"unsupported TensorFlow ops: {'; '.join(parts)}" if parts else ""
-    if loops:
-        what += ("; and " if what else "") + f"loops irforge cannot express: {'; '.join(loops)}"
-    fixes = [EXTENSION_HINT] if parts else []
-    if loops:
-        fixes.append(LOOP_FIX)
-    raise IrforgeError(what, fix="; ".join(fixes), code="E363" if loops else "E340")
+    if not loops:
+        raise IrforgeError(f"unsupported TensorFlow ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E340")
+    # the loops first: they are what a custom layer cannot fix, and a long line loses its middle
+    what = f"loops irforge cannot express: {'; '.join(loops)}"
+    if parts:
+        what += f"; and unsupported TensorFlow ops: {'; '.join(parts)}"
+    fix = LOOP_FIX + ("; make the other ops custom layers (ir-extgen new --framework tf)" if parts else "")
+    raise IrforgeError(what, fix=fix, code="E363")
 
 
 def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:

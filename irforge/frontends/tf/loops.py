@@ -18,9 +18,8 @@ LOOP_OPS = frozenset(
 """Control-flow ops that only loops (and TF1 conds, whose Switch/Merge are loop-free) use."""
 TENSOR_LIST_PREFIX = "TensorList"
 LOOP_FIX = (
-    "irforge cannot express loops yet: for a Keras LSTM/GRU/SimpleRNN build the layer with "
-    "unroll=True (a fixed sequence length, no loop in the graph) before freezing, or cut the "
-    "loop out with --input/--output and run it outside the model"
+    "build a Keras LSTM/GRU/SimpleRNN with unroll=True before freezing, or cut the loop out "
+    "with --input/--output"
 )
 
 
@@ -35,11 +34,11 @@ def describe_loops(graph_def: Any) -> list[str]:
     for node in graph_def.node:
         if node.op in ("While", "StatelessWhile"):
             body = node.attr["body"].func.name if "body" in node.attr else "?"
-            loops.append(f"{node.op} '{node.name}' (body function '{body}')")
+            loops.append(f"{node.op} '{node.name}' (body '{body}')")
         elif node.op in ("Enter", "RefEnter"):
             frame = node.attr["frame_name"].s.decode() if "frame_name" in node.attr else node.name.rsplit("/", 1)[0]
             frames.setdefault(frame, node.name)
-    loops += [f"TF1 loop frame '{frame}' (entered at '{first}')" for frame, first in frames.items()]
+    loops += [f"TF1 loop frame '{frame}'" for frame, first in frames.items()]
     if not loops and any(is_loop_op(node.op) for node in graph_def.node):
         # Switch/Merge without Enter: a TF1 cond, or a loop whose frame was cut
         scopes = sorted({node.name.rsplit("/", 1)[0] for node in graph_def.node if is_loop_op(node.op)})
