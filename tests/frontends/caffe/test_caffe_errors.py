@@ -144,3 +144,16 @@ def test_ir_convert_errors_exit_2(tmp_path: Path, case: str, expected: str) -> N
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and re.match(r"irforge: error\[E\d{3}\]: ", lines[0]) and expected in lines[0]
     assert not (tmp_path / "out" / "net.mlir").exists()
+
+
+@pytest.mark.parametrize("layer", ["Convolution", "Deconvolution"])
+def test_convolution_of_a_rank_1_input_is_a_clean_error(tmp_path: Path, layer: str) -> None:
+    """Found by the fuzz campaign: an IndexError before."""
+    net = f"""name: "t"
+input: "data"
+input_shape {{ dim: 8 }}
+layer {{ name: "conv" type: "{layer}" bottom: "data" top: "conv" convolution_param {{ num_output: 2 kernel_size: 3 }} }}
+"""
+    model, _ = write_caffe(tmp_path, "net", net, {"conv": [np.ones((2, 8, 3, 3), np.float32), np.zeros(2, np.float32)]})
+    with pytest.raises(IrforgeError, match=r"needs an input of rank 3 or more .* got shape \[8\]"):
+        import_caffe(model)

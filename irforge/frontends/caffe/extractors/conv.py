@@ -72,10 +72,18 @@ def kernel_of(ctx: LayerContext, p: Any, spatial: int) -> list[int]:
     return kernel
 
 
+def _spatial_input(ctx: LayerContext) -> tuple[int, ...]:
+    """The bottom's shape, which needs batch, channels and at least one spatial axis."""
+    x = ctx.shape(0)
+    if len(x) < 3:
+        raise ctx.fail(f"needs an input of rank 3 or more (batch, channels, spatial axes), got shape {list(x)}")
+    return x
+
+
 @caffe_extractor("Convolution")
 def convolution(ctx: LayerContext) -> SSAValue:
     p = ctx.param("convolution_param")
-    x = ctx.shape(0)
+    x = _spatial_input(ctx)
     if p.axis not in (1, 1 - len(x)):
         raise ctx.fail(f"axis {p.axis} is not supported (channels must be axis 1)")
     spatial = len(x) - 2
@@ -87,7 +95,7 @@ def convolution(ctx: LayerContext) -> SSAValue:
 @caffe_extractor("Deconvolution")
 def deconvolution(ctx: LayerContext) -> SSAValue:
     p = ctx.param("convolution_param")
-    x = ctx.shape(0)
+    x = _spatial_input(ctx)
     spatial = len(x) - 2
     kernel = kernel_of(ctx, p, spatial)
     group = max(p.group, 1)
