@@ -59,14 +59,20 @@ class IrforgeError(Exception):
         """One line of about MAX_LENGTH characters at most: what (where); fix. The fix is
         kept whole up to 240 characters; a long `what` loses its middle (a long path, a
         list), so its start and its end (often the point) both stay."""
-        where = f" ({_cut_end(one_line(self.where), 100)})" if self.where else ""
+        where = f" ({_cut_middle(one_line(self.where), 100)})" if self.where else ""
         fix = f"; {_cut_end(one_line(self.fix), 240)}" if self.fix else ""
         what = one_line(self.what)
         room = max(120, MAX_LENGTH - len(where) - len(fix))
-        if len(what) > room:
-            half = (room - 3) // 2
-            what = what[:half] + "..." + what[len(what) - (room - 3 - half):]
-        return what + where + fix
+        return _cut_middle(what, room) + where + fix
+
+
+def _cut_middle(text: str, limit: int) -> str:
+    """`text` within `limit` characters, its middle elided: a where's path and its layer name,
+    a what's start and its point, both stay."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 3) // 2
+    return text[:half] + "..." + text[len(text) - (limit - 3 - half):]
 
 
 def _cut_end(text: str, limit: int) -> str:

@@ -109,5 +109,5 @@ def test_badly_typed_attribute_of_a_custom_layer(tmp_path) -> None:
     write_ir_xml(custom_model(shift=3), tmp_path / "m.xml")
     text = (tmp_path / "m.xml").read_text()
     (tmp_path / "m.xml").write_text(text.replace('shift="3"', 'shift="3.5"'))
-    with pytest.raises(IrforgeError, match=r"attribute shift='3.5' is not an integer"):
+    with pytest.raises(IrforgeError, match=r"attribute shift='3.5' is not a 64-bit integer"):
         read_ir_xml(tmp_path / "m.xml")

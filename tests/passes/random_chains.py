@@ -56,9 +56,9 @@ def add_spatial(b: ModelBuilder, rng: np.random.Generator, kind: str, y: SSAValu
         pad = int(rng.integers(0, k // 2 + 1))
         stride = int(rng.choice([1, 2])) if shape[2] > 4 else 1
         if kind == "conv":
-            w = rng.standard_normal((out, c // group, k, k)).astype(np.float32) / np.sqrt(c * k)
+            w = (rng.standard_normal((out, c // group, k, k)) / np.sqrt(c * k)).astype(np.float32)
         else:
-            w = rng.standard_normal((c, out // group, k, k)).astype(np.float32) / np.sqrt(c * k)
+            w = (rng.standard_normal((c, out // group, k, k)) / np.sqrt(c * k)).astype(np.float32)
             pad = 0
         operands = [y, b.constant(w, "w")]
         if rng.random() < 0.5:
@@ -90,13 +90,13 @@ def add_flat(b: ModelBuilder, rng: np.random.Generator, kind: str, y: SSAValue) 
     k = y.type.get_shape()[-1]  # type: ignore[attr-defined]
     out = int(rng.integers(2, 9))
     if kind == "fc":
-        operands = [y, b.constant(rng.standard_normal((out, k)).astype(np.float32) / np.sqrt(k), "fc")]
+        operands = [y, b.constant((rng.standard_normal((out, k)) / np.sqrt(k)).astype(np.float32), "fc")]
         if rng.random() < 0.5:
             operands.append(b.constant(rng.uniform(-1, 1, out).astype(np.float32)))
         return b.add(FullyConnected, operands).output
     if kind == "matmul":
         transpose = bool(rng.random() < 0.5)
-        w = rng.standard_normal((out, k) if transpose else (k, out)).astype(np.float32) / np.sqrt(k)
+        w = (rng.standard_normal((out, k) if transpose else (k, out)) / np.sqrt(k)).astype(np.float32)
         return b.add(MatMul, [y, b.constant(w, "mm")], transpose_b=transpose).output
     return add_linear(b, rng, kind, y, -1, 0)
 
