@@ -5,15 +5,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from irforge.backends.reference import run
+from irforge.backends.reference.interpreter import constant_value, evaluate
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import (
     BatchNormalization,
+    Constant,
     Convolution,
     Eltwise,
     FullyConnected,
     ScaleShift,
 )
-from irforge.model import Model
+from irforge.model import Model, input_names
 from irforge.passes import apply_pipeline
 from irforge.passes.patterns.affine import linear_step
 from irforge.passes.patterns.fuse_into_layers import layer_of, only_user
@@ -28,12 +30,30 @@ def optimised(model: Model, spec: str) -> Model:
     return clone
 
 
+def largest_value(model: Model, feed: dict[str, np.ndarray]) -> float:
+    """The largest magnitude any value of `model` takes on `feed`.
+
+    Folding a chain into one layer rounds at the magnitude of the values it removes, so an
+    output that cancels down from them (0.06 out of values near 1) carries their f32 rounding:
+    errors are measured against this, not against the output alone."""
+    values: dict = {arg: feed[name] for name, arg in zip(input_names(model.func), model.func.args, strict=True)}
+    largest = max(float(np.abs(v).max()) for v in feed.values())
+    for op in model.func.body.block.ops:
+        if isinstance(op, Constant):
+            values[op.output] = constant_value(op, model.store)
+        elif op.results:
+            outs = evaluate(op, [values[v] for v in op.operands])
+            values.update(zip(op.results, outs))
+            largest = max([largest, *(float(np.abs(o).max(initial=0.0)) for o in outs)])
+    return largest
+
+
 def assert_close(a: Model, b: Model, feed: dict[str, np.ndarray], rtol: float = 1e-5) -> None:
     want, got = run(a, feed), run(b, feed)
+    scale = max(largest_value(a, feed), 1e-6)
     for name in want:
-        scale = max(float(np.abs(want[name]).max()), 1e-6)
         err = float(np.abs(got[name] - want[name]).max()) / scale
-        assert err <= rtol, f"{name}: relative error {err:.2e}"
+        assert err <= rtol, f"{name}: error {err:.2e} of the largest value"
 
 
 def leftovers(model: Model) -> list[str]:
