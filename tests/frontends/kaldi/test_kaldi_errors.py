@@ -164,3 +164,9 @@ def test_ir_convert_errors_exit_2(tmp_path: Path, args: tuple[str, ...], expecte
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], result.stderr
     assert not (tmp_path / "out" / "m.xml").exists()
+
+
+def test_unsupported_component_without_end_marker(tmp_path: Path) -> None:
+    data = km.write_nnet1([km.Layer("<Sigmoid>", [], (5, 5)), km.Layer("<KlHmm>", [], (5, 5))], True).replace(b"<!EndOfComponent> ", b"")
+    error = import_error(tmp_path, data, "m.nnet")
+    assert error.code == "E510" and "<KlHmm> x1" in str(error)

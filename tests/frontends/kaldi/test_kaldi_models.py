@@ -178,3 +178,14 @@ def test_counts_from_the_models_priors(tmp_path: Path) -> None:
     np.testing.assert_allclose(run(model, {"input": x2})["output"], ref.softmax(logits - np.log(priors / priors.sum())), rtol=1e-4, atol=1e-5)
     with pytest.raises(IrforgeError, match="does not contain Priors"):
         import_kaldi(write(tmp_path, "n.raw", km.write_nnet3(spec, True)), frames=FRAMES, counts_from_model=True)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "text"])
+def test_nnet1_without_end_markers(tmp_path: Path, binary: bool) -> None:
+    """nnet1 files before 2015: no <!EndOfComponent> after each component, no </Nnet> at the end."""
+    layers = km.nnet1_model()
+    data = km.write_nnet1(layers, binary).replace(b"<!EndOfComponent> ", b"")
+    data = data[: data.rindex(b"</Nnet>")]
+    x = utterance(5)
+    got = run(import_kaldi(write(tmp_path, "old.nnet", data), frames=FRAMES), {"input": x})["output"]
+    np.testing.assert_allclose(got, ref.run_nnet1(layers, x), rtol=1e-4, atol=1e-5)
