@@ -189,3 +189,12 @@ def test_nnet1_without_end_markers(tmp_path: Path, binary: bool) -> None:
     x = utterance(5)
     got = run(import_kaldi(write(tmp_path, "old.nnet", data), frames=FRAMES), {"input": x})["output"]
     np.testing.assert_allclose(got, ref.run_nnet1(layers, x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["nnet2.mdl", "nnet3-tdnnf.raw"])
+def test_opencl_backend_runs_the_whole_utterance(tmp_path: Path, case: str) -> None:
+    data, dim, reference = CASES[case](True)
+    x = utterance(dim)
+    model = import_kaldi(write(tmp_path, case, data), frames=FRAMES)
+    got = irforge.compile(model, "gpu")({"input": x})["output"]
+    np.testing.assert_allclose(got, reference(x), rtol=1e-3, atol=1e-3)
