@@ -94,6 +94,8 @@ class Layer:
     dims: tuple[int, int] = (0, 0)
     nested: list[list[Layer]] = field(default_factory=list)
     name: str = ""
+    options: list[tuple[str, object]] | None = None
+    """nnet1: the `<Option> value` pairs before the data (default: the type's usual ones)."""
 
     def get(self, key: str) -> object:
         return dict(self.fields)[key]
@@ -115,8 +117,9 @@ def write_nnet1_components(w: KaldiWriter, layers: Sequence[Layer]) -> None:
         w.token(layer.kind).int(layer.dims[0]).int(layer.dims[1])
         if not w.binary:
             w.raw("\n")
-        for option in NNET1_OPTIONS.get(layer.kind, ()):
-            w.token(option).float(1.0 if option != "<MaxNorm>" else 0.0)
+        options = layer.options if layer.options is not None else [(o, 1.0 if o != "<MaxNorm>" else 0.0) for o in NNET1_OPTIONS.get(layer.kind, ())]
+        for option, value in options:
+            w.token(option).value(value)
         if layer.kind == "<ParallelComponent>":
             w.token("<NestedNnetCount>").int(len(layer.nested))
             for i, nested in enumerate(layer.nested):
@@ -333,3 +336,23 @@ def tdnnf_model(seed: int = 0, feat: int = 4, hidden: int = 8, bottleneck: int =
         Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
     ]
     return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))
+
+
+def lstm_nnet1_model(seed: int = 0, feat: int = 4, cell: int = 5, proj: int = 3, pdfs: int = 6) -> list[Layer]:
+    """Splice +-1 -> LstmProjected (cell clip 1.5, so clipping shows) -> Affine -> Softmax."""
+    rng = np.random.default_rng(seed)
+    spliced = 3 * feat
+    lstm = Layer("<LstmProjected>", [
+        ("<GifoX>", rng_weights(rng, 4 * cell, spliced)), ("<GifoR>", rng_weights(rng, 4 * cell, proj)), ("<Bias>", rng_weights(rng, 4 * cell)),
+        ("<PeepholeI>", rng_weights(rng, cell)), ("<PeepholeF>", rng_weights(rng, cell)), ("<PeepholeO>", rng_weights(rng, cell)),
+        ("<RM>", rng_weights(rng, proj, cell, scale=1.0)),
+    ], (proj, spliced), options=[
+        ("<CellDim>", cell), ("<LearnRateCoef>", 1.0), ("<BiasLearnRateCoef>", 1.0), ("<CellClip>", 1.5),
+        ("<DiffClip>", 1.0), ("<CellDiffClip>", 0.0), ("<GradClip>", 250.0),
+    ])  # fmt: skip
+    return [
+        Layer("<Splice>", [("<Offsets>", Ints((-1, 0, 1)))], (spliced, feat)),
+        lstm,
+        Layer("<AffineTransform>", [("<Linearity>", rng_weights(rng, pdfs, proj)), ("<Bias>", rng_weights(rng, pdfs))], (pdfs, proj)),
+        Layer("<Softmax>", [], (pdfs, pdfs)),
+    ]

@@ -27,11 +27,18 @@ BODIES: dict[str, tuple[tuple[str, str], ...]] = {
     "<Tanh>": (),
     "<Softmax>": (),
     "<LengthNormComponent>": (),
+    "<LstmProjected>": (
+        ("<GifoX>", "matrix"), ("<GifoR>", "matrix"), ("<Bias>", "vector"),
+        ("<PeepholeI>", "vector"), ("<PeepholeF>", "vector"), ("<PeepholeO>", "vector"), ("<RM>", "matrix"),
+    ),
     "<Dropout>": (),
 }
 """The positional data of each nnet1 component type after its options: (field, kind)."""
 
-OPTIONS = frozenset({"<LearnRateCoef>", "<BiasLearnRateCoef>", "<MaxNorm>", "<DropoutRate>", "<DropoutRetention>"})
+OPTIONS = frozenset({
+    "<LearnRateCoef>", "<BiasLearnRateCoef>", "<MaxNorm>", "<DropoutRate>", "<DropoutRetention>",
+    "<CellDim>", "<CellClip>", "<DiffClip>", "<CellDiffClip>", "<GradClip>", "<ClipGradient>",
+})  # fmt: skip
 """The `<Option> value` pairs before a component's data (nnet1 files before 2015 have no
 `<!EndOfComponent>`, so the next component's type must not be taken for an option)."""
 

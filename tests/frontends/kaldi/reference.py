@@ -57,6 +57,25 @@ def apply(layer: Layer, x: np.ndarray) -> np.ndarray:
     raise NotImplementedError(kind)
 
 
+def lstm_projected(layer: Layer, x: np.ndarray) -> np.ndarray:
+    """nnet1 LstmProjected frame by frame from a zero state (nnet-forward's per-utterance reset)."""
+    get = layer.get
+    options = dict(layer.options or [])
+    cell, clip = int(options["<CellDim>"]), float(options["<CellClip>"])  # type: ignore[arg-type]
+    w_x, w_r, bias, w_rm = (np.asarray(get(k), np.float64) for k in ("<GifoX>", "<GifoR>", "<Bias>", "<RM>"))
+    p_i, p_f, p_o = (np.asarray(get(k), np.float64) for k in ("<PeepholeI>", "<PeepholeF>", "<PeepholeO>"))
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    r, c, out = np.zeros(w_rm.shape[0]), np.zeros(cell), []
+    for frame in x:
+        gifo = w_x @ frame + bias + w_r @ r
+        g, i, f, o = np.split(gifo, 4)
+        i, f = sigmoid(i + c * p_i), sigmoid(f + c * p_f)
+        c = np.clip(np.tanh(g) * i + c * f, -clip, clip)
+        r = w_rm @ (np.tanh(c) * sigmoid(o + c * p_o))
+        out.append(r)
+    return np.array(out)
+
+
 def splice(x: np.ndarray, offsets: tuple[int, ...]) -> np.ndarray:
     """nnet1's Splice: each frame with its neighbours, indices clamped to the utterance."""
     t = np.arange(len(x))
@@ -75,6 +94,8 @@ def run_nnet1(layers: list[Layer], x: np.ndarray) -> np.ndarray:
                 parts.append(run_nnet1(nested, y[:, start : start + width]))
                 start += width
             y = np.concatenate(parts, axis=1)
+        elif layer.kind == "<LstmProjected>":
+            y = lstm_projected(layer, y)
         elif layer.kind == "<Copy>":
             y = y[:, np.asarray(layer.get("<Indices>").values) - 1]  # type: ignore[attr-defined]
         else:

@@ -47,7 +47,13 @@ def tdnnf_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndar
     return km.write_nnet3(spec, binary), 4, lambda x: ref.run_nnet3(spec, x)
 
 
+def lstm_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    layers = km.lstm_nnet1_model()
+    return km.write_nnet1(layers, binary), 4, lambda x: ref.run_nnet1(layers, x)
+
+
 CASES = {
+    "nnet1-lstm.nnet": lstm_case,
     "nnet3-tdnnf.raw": tdnnf_case,
     "nnet1.nnet": nnet1_case,
     "nnet2.mdl": nnet2_case,
