@@ -73,7 +73,8 @@ def input_shape_for(name: str, frames: int | None, shapes: dict[str, list[int]],
     if shape is None:
         raise IrforgeError(
             f"a Kaldi model needs the number of frames of its input '{name}'", where=path,
-            fix=f"give the utterance as --input_shape [T,{dim}] (T frames of {dim} features)", code="E504",
+            fix=f"give the utterance as --input_shape [T,{dim}] (T frames of {dim} features)" if name == "input"
+            else f"name every input and its shape: --input input,{name} --input_shape [T,D],[N,{dim}]", code="E504",
         )
     if len(shape) != 2 or shape[1] != dim or shape[0] < 1:
         raise IrforgeError(

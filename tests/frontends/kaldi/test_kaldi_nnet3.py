@@ -106,3 +106,20 @@ def test_recurrence_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(IrforgeError, match="recurrence") as e:
         import_kaldi(str(path), frames=4)
     assert e.value.code == "E511"
+
+
+def test_ir_convert_names_each_input(tmp_path: Path) -> None:
+    """Two input nodes: ir-convert needs --input with one --input_shape each; without, E504."""
+    from irforge.tools.ir_convert import convert
+
+    spec, w = descriptor_model()
+    path = tmp_path / "desc.raw"
+    path.write_bytes(km.write_nnet3(spec, True))
+    with pytest.raises(IrforgeError, match="its input 'ivector'") as e:
+        convert(["--input_model", str(path), "--input_shape", "[6,3]", "-o", str(tmp_path)])
+    assert e.value.code == "E504"
+    convert(["--input_model", str(path), "--input", "input,ivector", "--input_shape", "[6,3],[4,2]", "-o", str(tmp_path), "-n", "net"])
+    rng = np.random.default_rng(0)
+    x, iv = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    got = run_openvino(tmp_path / "net.xml", {"input": x, "ivector": iv})["output"]
+    np.testing.assert_allclose(got, descriptor_reference(w, x, iv), rtol=1e-3, atol=1e-3)
