@@ -356,3 +356,38 @@ def lstm_nnet1_model(seed: int = 0, feat: int = 4, cell: int = 5, proj: int = 3,
         Layer("<AffineTransform>", [("<Linearity>", rng_weights(rng, pdfs, proj)), ("<Bias>", rng_weights(rng, pdfs))], (pdfs, proj)),
         Layer("<Softmax>", [], (pdfs, pdfs)),
     ]
+
+
+def lstm_nnet3_model(seed: int = 0, feat: int = 4, cell: int = 5, proj: int = 3, pdfs: int = 6) -> Nnet3Spec:
+    """An nnet3 LSTMP layer as Kaldi's xconfig `lstmp-layer` writes it: W_all over
+    Append(input, IfDefined(Offset(r, -1))), LstmNonlinearity over Append(gates,
+    IfDefined(Offset(c, -1))), dim-range nodes for c and m, BackpropTruncation, projection."""
+    rng = np.random.default_rng(seed)
+    config = [
+        f"input-node name=input dim={feat}",
+        "component-node name=lstm1.W_all component=lstm1.W_all input=Append(input, IfDefined(Offset(lstm1.r_trunc, -1)))",
+        "component-node name=lstm1.lstm_nonlin component=lstm1.lstm_nonlin input=Append(lstm1.W_all, IfDefined(Offset(lstm1.c_trunc, -1)))",
+        f"dim-range-node name=lstm1.m input-node=lstm1.lstm_nonlin dim-offset={cell} dim={cell}",
+        f"dim-range-node name=lstm1.c input-node=lstm1.lstm_nonlin dim-offset=0 dim={cell}",
+        "component-node name=lstm1.cm_trunc component=lstm1.cm_trunc input=Append(lstm1.c, lstm1.m)",
+        f"dim-range-node name=lstm1.c_trunc input-node=lstm1.cm_trunc dim-offset=0 dim={cell}",
+        f"dim-range-node name=lstm1.m_trunc input-node=lstm1.cm_trunc dim-offset={cell} dim={cell}",
+        "component-node name=lstm1.W_rp component=lstm1.W_rp input=lstm1.m_trunc",
+        f"dim-range-node name=lstm1.r_trunc input-node=lstm1.W_rp dim-offset=0 dim={proj}",
+        "component-node name=output.affine component=output.affine input=lstm1.W_rp",
+        "component-node name=output.log-softmax component=output.log-softmax input=output.affine",
+        "output-node name=output input=output.log-softmax objective=linear",
+    ]
+    layers = [
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, 4 * cell, feat + proj)), ("<BiasParams>", rng_weights(rng, 4 * cell))], name="lstm1.W_all"),
+        Layer("<LstmNonlinearityComponent>", [
+            ("<MaxChange>", 0.75), ("<LearningRate>", 0.001), ("<Params>", rng_weights(rng, 3, cell)),
+            ("<ValueAvg>", np.zeros((5, cell), np.float32)), ("<DerivAvg>", np.zeros((5, cell), np.float32)),
+            ("<SelfRepairConfig>", np.full(10, 0.1, np.float32)), ("<SelfRepairProb>", np.zeros(5, np.float32)), ("<Count>", 0.0),
+        ], name="lstm1.lstm_nonlin"),  # fmt: skip
+        Layer("<BackpropTruncationComponent>", [("<Dim>", 2 * cell), ("<Scale>", 1.0), ("<ClippingThreshold>", 30.0), ("<ZeroingThreshold>", 15.0), ("<ZeroingInterval>", 20), ("<RecurrenceInterval>", 1)], name="lstm1.cm_trunc"),
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, 2 * proj, cell)), ("<BiasParams>", np.zeros(2 * proj, np.float32))], name="lstm1.W_rp"),
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, 2 * proj)), ("<BiasParams>", rng_weights(rng, pdfs))], name="output.affine"),
+        Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
+    ]
+    return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))

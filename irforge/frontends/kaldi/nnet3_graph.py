@@ -67,8 +67,8 @@ class Nnet3Graph:
             return self.shrinks[node.name]
         if node.name in self.visiting:
             raise self.fail(
-                node, "is part of a recurrence, which a whole-utterance graph cannot hold", code="E511",
-                fix="only feed-forward nnet3 models (TDNN, CNN-TDNN) are supported; LSTM/GRU recurrences are not",
+                node, "depends on itself at the same frame (a recurrence without IfDefined(Offset(..., -n)))", code="E511",
+                fix="a recurrence must read an earlier or later frame through IfDefined, as Kaldi's LSTM layers do",
             )
         self.visiting.add(node.name)
         if node.kind == "input":
@@ -87,9 +87,9 @@ class Nnet3Graph:
     def desc_shrink(self, desc: Desc, user: Node) -> Shrink:
         if desc.kind == "node":
             return self.shrink(self.node(desc.name, user))
-        inner = [self.desc_shrink(d, user) for d in desc.parts]
         if desc.kind in ("IfDefined", "Const") or (desc.kind == "ReplaceIndex" and desc.name == "t"):
-            return (None, None)
+            return (None, None)  # optional frames: no context, and a recurrence ends here
+        inner = [self.desc_shrink(d, user) for d in desc.parts]
         if desc.kind == "Offset":
             (l, r), t = inner[0], int(desc.numbers[0])
             return (None if l is None else l - t, None if r is None else r + t)
@@ -241,6 +241,23 @@ class Nnet3Graph:
             )
         return chosen[0]
 
+    def recurrent(self) -> bool:
+        """Whether some node depends on itself (through IfDefined(Offset(...)), as LSTMs do)."""
+        state: dict[str, int] = {}
+
+        def visit(node: Node) -> bool:
+            if state.get(node.name) == 1:
+                return True
+            if state.get(node.name) == 2:
+                return False
+            state[node.name] = 1
+            names = [node.options.get("input-node", "")] if node.kind == "dim-range" else descriptor_nodes(node.input)
+            found = any(visit(self.node(name, node)) for name in names)
+            state[node.name] = 2
+            return found
+
+        return any(visit(n) for n in self.nodes.values())
+
     def build(self) -> SSAValue:
         output = self.output_node()
         l, r = self.shrink(output)
@@ -251,7 +268,19 @@ class Nnet3Graph:
         main = next((n for n in inputs if n.name == "input"), inputs[0])
         self.utterance = int(self.value(main).type.get_shape()[0])  # type: ignore[attr-defined]
         assert output.input is not None
+        if self.recurrent():
+            from irforge.frontends.kaldi.nnet3_frames import FrameGraph
+
+            return FrameGraph(self).build(output)
         return self.desc(output.input, 0, self.utterance - 1, output)
+
+
+def descriptor_nodes(desc: Desc | None) -> list[str]:
+    if desc is None:
+        return []
+    if desc.kind == "node":
+        return [desc.name]
+    return [name for part in desc.parts for name in descriptor_nodes(part)]
 
 
 def build_nnet3(builder: FoldingBuilder, nnet: Nnet3, path: str, frames: int | None, shapes: dict[str, list[int]]) -> SSAValue:

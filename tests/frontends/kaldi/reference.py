@@ -163,3 +163,23 @@ def split_args(text: str) -> list[str]:
             parts.append(text[start:i])
             start = i + 1
     return parts + [text[start:]]
+
+
+def run_lstm_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
+    """km.lstm_nnet3_model frame by frame from a zero state (IfDefined at frame -1)."""
+    comps = {c.name: c for c in spec.components}
+    w_all, b_all = (np.asarray(comps["lstm1.W_all"].get(k), np.float64) for k in ("<LinearParams>", "<BiasParams>"))
+    w_ic, w_fc, w_oc = np.asarray(comps["lstm1.lstm_nonlin"].get("<Params>"), np.float64)
+    w_rp, b_rp = (np.asarray(comps["lstm1.W_rp"].get(k), np.float64) for k in ("<LinearParams>", "<BiasParams>"))
+    cell, proj = w_ic.shape[0], w_rp.shape[0] // 2
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    r, c, rows = np.zeros(proj), np.zeros(cell), []
+    for frame in x:
+        i, f, g, o = np.split(w_all @ np.concatenate([frame, r]) + b_all, 4)
+        i, f = sigmoid(i + w_ic * c), sigmoid(f + w_fc * c)
+        c = f * c + i * np.tanh(g)
+        m = sigmoid(o + w_oc * c) * np.tanh(c)
+        rp = w_rp @ m + b_rp
+        r = rp[:proj]
+        rows.append(rp)
+    return np.log(softmax(apply(comps["output.affine"], np.array(rows))))

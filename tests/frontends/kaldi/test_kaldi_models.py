@@ -52,7 +52,13 @@ def lstm_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarr
     return km.write_nnet1(layers, binary), 4, lambda x: ref.run_nnet1(layers, x)
 
 
+def nnet3_lstm_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.lstm_nnet3_model()
+    return km.write_nnet3(spec, binary), 4, lambda x: ref.run_lstm_nnet3(spec, x)
+
+
 CASES = {
+    "nnet3-lstm.raw": nnet3_lstm_case,
     "nnet1-lstm.nnet": lstm_case,
     "nnet3-tdnnf.raw": tdnnf_case,
     "nnet1.nnet": nnet1_case,

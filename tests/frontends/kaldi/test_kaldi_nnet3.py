@@ -1,5 +1,5 @@
 """nnet3 graphs beyond a plain TDNN: every descriptor (Append, Offset, Sum, Scale, IfDefined,
-ReplaceIndex, Const), dim-range nodes, a second input, and the config parser's errors."""
+ReplaceIndex, Const), dim-range nodes, a second input, recurrences, and the config parser's errors."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def test_config_errors_name_the_line(tmp_path: Path, line: str, expected: str) -
     assert e.value.code == "E507" and "config line 2" in str(e.value) and expected in str(e.value)
 
 
-def test_recurrence_is_an_error(tmp_path: Path) -> None:
+def test_simple_recurrence_unrolled(tmp_path: Path) -> None:
+    """b(t) = relu(x(t) + b(t-1)), b(-1) = 0 through IfDefined; a cycle at the same frame is E511."""
     spec, _ = descriptor_model()
     spec.config = [
         "input-node name=input dim=3",
@@ -103,7 +104,15 @@ def test_recurrence_is_an_error(tmp_path: Path) -> None:
     ]
     path = tmp_path / "rnn.raw"
     path.write_bytes(km.write_nnet3(spec, False))
-    with pytest.raises(IrforgeError, match="recurrence") as e:
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    want, state = [], np.zeros(3)
+    for frame in x:
+        state = np.maximum(frame + state, 0)
+        want.append(state)
+    np.testing.assert_allclose(run(import_kaldi(str(path), frames=5), {"input": x})["output"], np.array(want), rtol=1e-6, atol=1e-6)
+    spec.config[1] = "component-node name=b component=b input=Sum(input, b)"
+    path.write_bytes(km.write_nnet3(spec, False))
+    with pytest.raises(IrforgeError, match="depends on itself") as e:
         import_kaldi(str(path), frames=4)
     assert e.value.code == "E511"
 

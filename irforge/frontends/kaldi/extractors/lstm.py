@@ -67,3 +67,34 @@ def lstm_projected(ctx: ComponentContext) -> SSAValue:
         r_prev, c_prev = ctx.value(FullyConnected, [m, w_rm_value], suffix=s + "/proj"), cell_value
         outputs.append(r_prev)
     return outputs[0] if len(outputs) == 1 else ctx.value(Concat, outputs, axis=0)
+
+
+@kaldi_extractor("<LstmNonlinearityComponent>")
+def lstm_nonlinearity(ctx: ComponentContext) -> SSAValue:
+    """nnet3's LSTM cell: input [i, f, g, o, c(t-1)] blocks of C, output [c(t), m(t)]:
+    i, f = sigmoid(i|f + w_ic|w_fc * c(t-1)); c = f c(t-1) + i tanh(g);
+    m = sigmoid(o + w_oc * c) tanh(c)."""
+    params = ctx.component.array("<Params>", 2)
+    cell = params.shape[1]
+    if params.shape[0] != 3:
+        raise ctx.component.error(f"Params should be 3 x C, found {params.shape[0]} x {cell}", code="E508")
+    if ctx.shape[1] == 5 * cell + 3:
+        raise ctx.component.error("takes dropout masks (5C + 3 inputs), which are not supported", fix="remove the LSTM dropout for inference")
+    ctx.check_dim(5 * cell)
+
+    def block(k: int, n: str) -> SSAValue:
+        return ctx.value(Slice, [ctx.input], suffix=f"/{n}", begins=[k * cell], ends=[(k + 1) * cell], axes=[1])
+
+    def op(kind: str, operands: list[SSAValue], suffix: str) -> SSAValue:
+        if kind in ("sigmoid", "tanh"):
+            return ctx.value(Activation, operands, suffix=suffix, kind=kind)
+        return ctx.value(Eltwise, operands, suffix=suffix, operation=kind)
+
+    w_ic, w_fc, w_oc = (ctx.constant(params[k].reshape(1, cell), f"/w_{n}c") for k, n in enumerate("ifo"))
+    c_prev = block(4, "c_prev")
+    i = op("sigmoid", [op("sum", [block(0, "i"), op("mul", [c_prev, w_ic], "/ic")], "/i+")], "/sig_i")
+    f = op("sigmoid", [op("sum", [block(1, "f"), op("mul", [c_prev, w_fc], "/fc")], "/f+")], "/sig_f")
+    c = op("sum", [op("mul", [f, c_prev], "/fc_prev"), op("mul", [i, op("tanh", [block(2, "g")], "/tanh_g")], "/ig")], "/c")
+    o = op("sigmoid", [op("sum", [block(3, "o"), op("mul", [c, w_oc], "/oc")], "/o+")], "/sig_o")
+    m = op("mul", [o, op("tanh", [c], "/tanh_c")], "/m")
+    return ctx.value(Concat, [c, m], axis=1)
