@@ -132,3 +132,24 @@ def test_ir_convert_names_each_input(tmp_path: Path) -> None:
     x, iv = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
     got = run_openvino(tmp_path / "net.xml", {"input": x, "ivector": iv})["output"]
     np.testing.assert_allclose(got, descriptor_reference(w, x, iv), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("model", ["tdnn", "tdnnf", "descriptors"])
+def test_frame_by_frame_matches_whole_ranges(tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unrolled form recurrent graphs get gives a feed-forward graph's numbers too (Offsets,
+    TdnnComponent windows, IfDefined edges, ReplaceIndex, Const, dim ranges)."""
+    from irforge.frontends.kaldi.nnet3_graph import Nnet3Graph
+
+    spec = {"tdnn": km.tdnn_model, "tdnnf": km.tdnnf_model, "descriptors": lambda: descriptor_model()[0]}[model]()
+    path = tmp_path / "m.raw"
+    path.write_bytes(km.write_nnet3(spec, True))
+    dim = 3 if model == "descriptors" else 4
+    shapes = {"input": [7, dim], "ivector": [2, 2]}
+    rng = np.random.default_rng(2)
+    feeds = {"input": rng.standard_normal((7, dim)).astype(np.float32), "ivector": rng.standard_normal((2, 2)).astype(np.float32)}
+    if model != "descriptors":
+        del shapes["ivector"], feeds["ivector"]
+    ranges = run(import_kaldi(str(path), input_shapes=shapes), feeds)["output"]
+    monkeypatch.setattr(Nnet3Graph, "recurrent", lambda self: True)
+    frames = run(import_kaldi(str(path), input_shapes=shapes), feeds)["output"]
+    np.testing.assert_allclose(frames, ranges, rtol=1e-5, atol=1e-5)
