@@ -391,3 +391,26 @@ def lstm_nnet3_model(seed: int = 0, feat: int = 4, cell: int = 5, proj: int = 3,
         Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
     ]
     return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))
+
+
+def cnn_pool_model(seed: int = 0, feat: int = 12, pdfs: int = 5) -> Nnet3Spec:
+    """Append(Offset(input, -1), input, Offset(input, 1)) read as [3 frames, 4 heights, 3
+    channels] -> max pooling (2, 2, 3) at steps (1, 2, 3) -> Affine -> Softmax."""
+    rng = np.random.default_rng(seed)
+    config = [
+        f"input-node name=input dim={feat}",
+        "component-node name=pool component=pool input=Append(Offset(input, -1), input, Offset(input, 1))",
+        "component-node name=out component=out input=pool",
+        "component-node name=softmax component=softmax input=out",
+        "output-node name=output input=softmax",
+    ]
+    pool = Layer("<MaxpoolingComponent>", [
+        ("<InputXDim>", 3), ("<InputYDim>", 4), ("<InputZDim>", 3), ("<PoolXSize>", 2), ("<PoolYSize>", 2), ("<PoolZSize>", 3),
+        ("<PoolXStep>", 1), ("<PoolYStep>", 2), ("<PoolZStep>", 3),
+    ], name="pool")  # fmt: skip
+    layers = [
+        pool,
+        Layer("<AffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, 4)), ("<BiasParams>", rng_weights(rng, pdfs))], name="out"),
+        Layer("<SoftmaxComponent>", nonlinear("", pdfs).fields, name="softmax"),
+    ]
+    return Nnet3Spec(config, layers)

@@ -45,6 +45,17 @@ def apply(layer: Layer, x: np.ndarray) -> np.ndarray:
         return (g**p).sum(axis=2) ** (1 / p)
     if kind == "<NormalizeComponent>":
         return x / np.sqrt(np.maximum((x * x).mean(axis=1, keepdims=True), 2.0**-66))
+    if kind == "<MaxpoolingComponent>":
+        dims = [int(get(f"<Input{a}Dim>")) for a in "XYZ"]  # type: ignore[call-overload]
+        size = [int(get(f"<Pool{a}Size>")) for a in "XYZ"]  # type: ignore[call-overload]
+        step = [int(get(f"<Pool{a}Step>")) for a in "XYZ"]  # type: ignore[call-overload]
+        pools = [1 + (d - s) // st for d, s, st in zip(dims, size, step)]
+        grid = x.reshape(len(x), *dims)
+        out = np.full((len(x), *pools), -np.inf)
+        for px, py, pz in np.ndindex(*pools):
+            window = grid[:, px * step[0] : px * step[0] + size[0], py * step[1] : py * step[1] + size[1], pz * step[2] : pz * step[2] + size[2]]
+            out[:, px, py, pz] = window.reshape(len(x), -1).max(axis=1)
+        return out.reshape(len(x), -1)
     if kind == "<LengthNormComponent>":
         return x / np.sqrt((x * x).sum(axis=1, keepdims=True))
     if kind in ("<NoOpComponent>", "<GeneralDropoutComponent>"):

@@ -57,7 +57,13 @@ def nnet3_lstm_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np
     return km.write_nnet3(spec, binary), 4, lambda x: ref.run_lstm_nnet3(spec, x)
 
 
+def cnn_pool_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.cnn_pool_model()
+    return km.write_nnet3(spec, binary), 12, lambda x: ref.run_nnet3(spec, x)
+
+
 CASES = {
+    "nnet3-maxpool.raw": cnn_pool_case,
     "nnet3-lstm.raw": nnet3_lstm_case,
     "nnet1-lstm.nnet": lstm_case,
     "nnet3-tdnnf.raw": tdnnf_case,
