@@ -64,8 +64,18 @@ class KaldiWriter:
             return self.raw(b"\x04" + struct.pack("<i", len(v)) + v.astype("<i4").tobytes())
         return self.raw("[ " + "".join(f"{x} " for x in v.tolist()) + "]\n")
 
+    def int_pair_vector(self, pairs: np.ndarray) -> KaldiWriter:
+        pairs = np.asarray(pairs, np.int32).reshape(-1, 2)
+        if self.binary:
+            return self.raw(b"\x04" + struct.pack("<i", len(pairs)) + pairs.astype("<i4").tobytes())
+        return self.raw("[ " + "".join(f"{a},{b} " for a, b in pairs.tolist()) + "]\n")
+
     def value(self, value: object) -> KaldiWriter:
-        """A component field's value by its Python type."""
+        """A component field's value by its Python type (None: a bare token)."""
+        if value is None:
+            return self
+        if isinstance(value, Pairs):
+            return self.int_pair_vector(value.values)
         if isinstance(value, bool):
             return self.bool(value)
         if isinstance(value, int):
@@ -83,6 +93,13 @@ class Ints:
     """An integer vector field (`<Context>`, `<Sizes>`)."""
 
     values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """An integer pair vector field (a ConvolutionModel's (time, height) `<Offsets>`)."""
+
+    values: np.ndarray
 
 
 @dataclass
@@ -412,5 +429,35 @@ def cnn_pool_model(seed: int = 0, feat: int = 12, pdfs: int = 5) -> Nnet3Spec:
         pool,
         Layer("<AffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, 4)), ("<BiasParams>", rng_weights(rng, pdfs))], name="out"),
         Layer("<SoftmaxComponent>", nonlinear("", pdfs).fields, name="softmax"),
+    ]
+    return Nnet3Spec(config, layers)
+
+
+def cnn_tdnn_model(seed: int = 0, height: int = 6, filters_in: int = 2, filters_out: int = 3, pdfs: int = 5) -> Nnet3Spec:
+    """TimeHeightConvolution (time offsets -1..1, height offsets -1..1, height subsampling 2,
+    zero-padded heights) -> ReLU -> Affine -> LogSoftmax."""
+    rng = np.random.default_rng(seed)
+    offsets = np.array([(dt, dh) for dt in (-1, 0, 1) for dh in (-1, 0, 1)], np.int64)
+    h_out = height // 2
+    config = [
+        f"input-node name=input dim={height * filters_in}",
+        "component-node name=conv1 component=conv1 input=input",
+        "component-node name=relu1 component=relu1 input=conv1",
+        "component-node name=out component=out input=relu1",
+        "component-node name=log-softmax component=log-softmax input=out",
+        "output-node name=output input=log-softmax",
+    ]
+    conv = Layer("<TimeHeightConvolutionComponent>", [
+        ("<MaxChange>", 0.75), ("<LearningRate>", 0.001), ("<Model>", None), ("<ConvolutionModel>", None),
+        ("<NumFiltersIn>", filters_in), ("<NumFiltersOut>", filters_out), ("<HeightIn>", height), ("<HeightOut>", h_out),
+        ("<HeightSubsampleOut>", 2), ("<Offsets>", Pairs(offsets)), ("<RequiredTimeOffsets>", Ints((-1, 0, 1))), ("</ConvolutionModel>", None),
+        ("<LinearParams>", rng_weights(rng, filters_out, len(offsets) * filters_in)), ("<BiasParams>", rng_weights(rng, filters_out)),
+        ("<MaxMemoryMb>", 200.0), ("<UseNaturalGradient>", True),
+    ], name="conv1")  # fmt: skip
+    layers = [
+        conv,
+        Layer("<RectifiedLinearComponent>", nonlinear("", h_out * filters_out).fields, name="relu1"),
+        Layer("<AffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, h_out * filters_out)), ("<BiasParams>", rng_weights(rng, pdfs))], name="out"),
+        Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="log-softmax"),
     ]
     return Nnet3Spec(config, layers)

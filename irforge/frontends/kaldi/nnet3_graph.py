@@ -133,13 +133,16 @@ class Nnet3Graph:
 
     def time_offsets(self, node: Node) -> tuple[int, int]:
         """The first and last frame offsets a component reads itself (TdnnComponent's
-        time-offsets; 0, 0 for the frame-local rest): it reads its input at those frames."""
+        time-offsets, a convolution's time offsets; 0, 0 for the frame-local rest)."""
         if node.kind != "component":
             return 0, 0
         component = self.component(node)
-        if component.kind != "<TdnnComponent>":
+        if component.kind == "<TdnnComponent>":
+            offsets = component.array("<TimeOffsets>", 1)
+        elif component.kind == "<TimeHeightConvolutionComponent>":
+            offsets = component.array("<Offsets>", 2)[:, 0]
+        else:
             return 0, 0
-        offsets = component.array("<TimeOffsets>", 1)
         if offsets.size == 0:
             raise component.error("has no time offsets", code="E508")
         return int(offsets.min()), int(offsets.max())

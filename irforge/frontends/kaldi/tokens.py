@@ -247,6 +247,25 @@ class KaldiReader:
         except ValueError:
             raise self.error("an integer vector holds a non-integer") from None
 
+    def int_pair_vector(self) -> np.ndarray:
+        """Kaldi's WriteIntegerPairVector: [n, 2] (binary: size byte, i32 n, pairs; text:
+        `[ a,b c,d ]`)."""
+        if self.binary:
+            self.skip_whitespace()
+            size = self._take(1)[0]
+            if size != 4:
+                self.pos -= 1
+                raise self.error(f"expected an int32 pair vector (size byte 4), found byte 0x{size:02x}")
+            n = self._count(struct.unpack("<i", self._take(4))[0], 8, "an integer pair vector")
+            values = np.frombuffer(self.data, "<i4", 2 * n, self.pos).astype(np.int64).reshape(n, 2)
+            self.pos += 8 * n
+            return values
+        rows, _ = self._text_numbers("integer pair vector")
+        try:
+            return np.array([[int(v) for v in w.split(",")] for r in rows for w in r], np.int64).reshape(-1, 2)
+        except ValueError:
+            raise self.error("an integer pair vector holds something other than a,b pairs") from None
+
     def array(self) -> np.ndarray:
         """A matrix or a vector, whichever comes next."""
         if self.binary:

@@ -156,6 +156,8 @@ def run_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
         if kind == "input-node":
             return x[np.clip(times, 0, len(x) - 1)].astype(np.float64)
         component = components[options["component"]]
+        if component.kind == "<TimeHeightConvolutionComponent>":
+            return time_height_convolution(component, lambda dt: desc(options["input"], times + dt))
         if component.kind == "<TdnnComponent>":  # reads its input at its own time offsets
             offsets = component.get("<TimeOffsets>").values  # type: ignore[attr-defined]
             spliced = np.concatenate([desc(options["input"], times + o) for o in offsets], axis=1)
@@ -194,3 +196,24 @@ def run_lstm_nnet3(spec: Nnet3Spec, x: np.ndarray) -> np.ndarray:
         r = rp[:proj]
         rows.append(rp)
     return np.log(softmax(apply(comps["output.affine"], np.array(rows))))
+
+
+def time_height_convolution(layer: Layer, frames_at: object) -> np.ndarray:
+    """out[t, h, g] = b[g] + sum over offsets k = (dt, dh) and f of
+    W[g, k F_in + f] x[t + dt, h * step + dh, f], x zero outside the heights."""
+    get = layer.get
+    f_in, f_out = int(get("<NumFiltersIn>")), int(get("<NumFiltersOut>"))  # type: ignore[call-overload]
+    h_in, h_out, step = int(get("<HeightIn>")), int(get("<HeightOut>")), int(get("<HeightSubsampleOut>"))  # type: ignore[call-overload]
+    offsets = get("<Offsets>").values  # type: ignore[attr-defined]
+    w, b = np.asarray(get("<LinearParams>"), np.float64), np.asarray(get("<BiasParams>"), np.float64)
+    out = None
+    for k, (dt, dh) in enumerate(offsets.tolist()):
+        x = frames_at(int(dt)).reshape(-1, h_in, f_in)  # type: ignore[operator]
+        if out is None:
+            out = np.tile(b, (len(x), h_out, 1))
+        for h in range(h_out):
+            src = h * step + dh
+            if 0 <= src < h_in:
+                out[:, h, :] += x[:, src, :] @ w[:, k * f_in : (k + 1) * f_in].T
+    assert out is not None
+    return out.reshape(len(out), -1)

@@ -62,7 +62,13 @@ def cnn_pool_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.n
     return km.write_nnet3(spec, binary), 12, lambda x: ref.run_nnet3(spec, x)
 
 
+def cnn_tdnn_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.cnn_tdnn_model()
+    return km.write_nnet3(spec, binary), 12, lambda x: ref.run_nnet3(spec, x)
+
+
 CASES = {
+    "nnet3-cnn.raw": cnn_tdnn_case,
     "nnet3-maxpool.raw": cnn_pool_case,
     "nnet3-lstm.raw": nnet3_lstm_case,
     "nnet1-lstm.nnet": lstm_case,

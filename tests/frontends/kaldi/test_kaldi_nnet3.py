@@ -134,16 +134,16 @@ def test_ir_convert_names_each_input(tmp_path: Path) -> None:
     np.testing.assert_allclose(got, descriptor_reference(w, x, iv), rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("model", ["tdnn", "tdnnf", "descriptors"])
+@pytest.mark.parametrize("model", ["tdnn", "tdnnf", "cnn", "descriptors"])
 def test_frame_by_frame_matches_whole_ranges(tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The unrolled form recurrent graphs get gives a feed-forward graph's numbers too (Offsets,
-    TdnnComponent windows, IfDefined edges, ReplaceIndex, Const, dim ranges)."""
+    TdnnComponent and convolution windows, IfDefined edges, ReplaceIndex, Const, dim ranges)."""
     from irforge.frontends.kaldi.nnet3_graph import Nnet3Graph
 
-    spec = {"tdnn": km.tdnn_model, "tdnnf": km.tdnnf_model, "descriptors": lambda: descriptor_model()[0]}[model]()
+    spec = {"tdnn": km.tdnn_model, "tdnnf": km.tdnnf_model, "cnn": km.cnn_tdnn_model, "descriptors": lambda: descriptor_model()[0]}[model]()
     path = tmp_path / "m.raw"
     path.write_bytes(km.write_nnet3(spec, True))
-    dim = 3 if model == "descriptors" else 4
+    dim = {"descriptors": 3, "cnn": 12}.get(model, 4)
     shapes = {"input": [7, dim], "ivector": [2, 2]}
     rng = np.random.default_rng(2)
     feeds = {"input": rng.standard_normal((7, dim)).astype(np.float32), "ivector": rng.standard_normal((2, 2)).astype(np.float32)}
