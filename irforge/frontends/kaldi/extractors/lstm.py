@@ -13,7 +13,6 @@ The graph grows with T (about 20 ops per frame)."""
 
 from __future__ import annotations
 
-import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Activation, Clamp, Concat, Eltwise, FullyConnected, Slice
