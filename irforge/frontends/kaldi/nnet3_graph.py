@@ -7,7 +7,9 @@ Append and Sum take the larger, IfDefined and ReplaceIndex(t) need none). The in
 read at [-L, T-1+R] with its frame indices clamped to [0, T-1] (Kaldi repeats the edge
 frames), every other node over exactly the frames it can compute, and the output node at
 [0, T-1]. An Offset is then a Gather of the producing node's rows; IfDefined gives zeros where
-its frames are not computable, as in Kaldi.
+its frames are not computable, as in Kaldi. A graph with a recurrence (a node reading its own
+earlier frames through IfDefined(Offset(...))) is unrolled frame by frame instead
+(`nnet3_frames.py`).
 """
 
 from __future__ import annotations
