@@ -6,7 +6,8 @@ frames by index (Gathers): nnet1 clamps each Splice's frame indices to [0, T-1] 
 the edge frames); nnet2 and nnet3 pad the input once by the model's left/right context with
 the edge frames, then each splice or Offset reads the frames it needs (`nnet3_graph.py`).
 `--remove_output_softmax` drops a softmax at the output, `--counts` subtracts log priors
-before it as the Model Optimizer does (`postprocess.py`).
+(before a final softmax, after a final log-softmax) as the Model Optimizer does
+(`postprocess.py`).
 """
 
 from __future__ import annotations
