@@ -64,8 +64,18 @@ class KaldiWriter:
             return self.raw(b"\x04" + struct.pack("<i", len(v)) + v.astype("<i4").tobytes())
         return self.raw("[ " + "".join(f"{x} " for x in v.tolist()) + "]\n")
 
+    def int_pair_vector(self, pairs: np.ndarray) -> KaldiWriter:
+        pairs = np.asarray(pairs, np.int32).reshape(-1, 2)
+        if self.binary:
+            return self.raw(b"\x04" + struct.pack("<i", len(pairs)) + pairs.astype("<i4").tobytes())
+        return self.raw("[ " + "".join(f"{a},{b} " for a, b in pairs.tolist()) + "]\n")
+
     def value(self, value: object) -> KaldiWriter:
-        """A component field's value by its Python type."""
+        """A component field's value by its Python type (None: a bare token)."""
+        if value is None:
+            return self
+        if isinstance(value, Pairs):
+            return self.int_pair_vector(value.values)
         if isinstance(value, bool):
             return self.bool(value)
         if isinstance(value, int):
@@ -85,6 +95,13 @@ class Ints:
     values: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class Pairs:
+    """An integer pair vector field (a ConvolutionModel's (time, height) `<Offsets>`)."""
+
+    values: np.ndarray
+
+
 @dataclass
 class Layer:
     """One component: its Kaldi type token, output and input dims (nnet1), and fields in order."""
@@ -94,6 +111,8 @@ class Layer:
     dims: tuple[int, int] = (0, 0)
     nested: list[list[Layer]] = field(default_factory=list)
     name: str = ""
+    options: list[tuple[str, object]] | None = None
+    """nnet1: the `<Option> value` pairs before the data (default: the type's usual ones)."""
 
     def get(self, key: str) -> object:
         return dict(self.fields)[key]
@@ -115,8 +134,9 @@ def write_nnet1_components(w: KaldiWriter, layers: Sequence[Layer]) -> None:
         w.token(layer.kind).int(layer.dims[0]).int(layer.dims[1])
         if not w.binary:
             w.raw("\n")
-        for option in NNET1_OPTIONS.get(layer.kind, ()):
-            w.token(option).float(1.0 if option != "<MaxNorm>" else 0.0)
+        options = layer.options if layer.options is not None else [(o, 1.0 if o != "<MaxNorm>" else 0.0) for o in NNET1_OPTIONS.get(layer.kind, ())]
+        for option, value in options:
+            w.token(option).value(value)
         if layer.kind == "<ParallelComponent>":
             w.token("<NestedNnetCount>").int(len(layer.nested))
             for i, nested in enumerate(layer.nested):
@@ -333,3 +353,111 @@ def tdnnf_model(seed: int = 0, feat: int = 4, hidden: int = 8, bottleneck: int =
         Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
     ]
     return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))
+
+
+def lstm_nnet1_model(seed: int = 0, feat: int = 4, cell: int = 5, proj: int = 3, pdfs: int = 6) -> list[Layer]:
+    """Splice +-1 -> LstmProjected (cell clip 1.5, so clipping shows) -> Affine -> Softmax."""
+    rng = np.random.default_rng(seed)
+    spliced = 3 * feat
+    lstm = Layer("<LstmProjected>", [
+        ("<GifoX>", rng_weights(rng, 4 * cell, spliced)), ("<GifoR>", rng_weights(rng, 4 * cell, proj)), ("<Bias>", rng_weights(rng, 4 * cell)),
+        ("<PeepholeI>", rng_weights(rng, cell)), ("<PeepholeF>", rng_weights(rng, cell)), ("<PeepholeO>", rng_weights(rng, cell)),
+        ("<RM>", rng_weights(rng, proj, cell, scale=1.0)),
+    ], (proj, spliced), options=[
+        ("<CellDim>", cell), ("<LearnRateCoef>", 1.0), ("<BiasLearnRateCoef>", 1.0), ("<CellClip>", 1.5),
+        ("<DiffClip>", 1.0), ("<CellDiffClip>", 0.0), ("<GradClip>", 250.0),
+    ])  # fmt: skip
+    return [
+        Layer("<Splice>", [("<Offsets>", Ints((-1, 0, 1)))], (spliced, feat)),
+        lstm,
+        Layer("<AffineTransform>", [("<Linearity>", rng_weights(rng, pdfs, proj)), ("<Bias>", rng_weights(rng, pdfs))], (pdfs, proj)),
+        Layer("<Softmax>", [], (pdfs, pdfs)),
+    ]
+
+
+def lstm_nnet3_model(seed: int = 0, feat: int = 4, cell: int = 5, proj: int = 3, pdfs: int = 6) -> Nnet3Spec:
+    """An nnet3 LSTMP layer as Kaldi's xconfig `lstmp-layer` writes it: W_all over
+    Append(input, IfDefined(Offset(r, -1))), LstmNonlinearity over Append(gates,
+    IfDefined(Offset(c, -1))), dim-range nodes for c and m, BackpropTruncation, projection."""
+    rng = np.random.default_rng(seed)
+    config = [
+        f"input-node name=input dim={feat}",
+        "component-node name=lstm1.W_all component=lstm1.W_all input=Append(input, IfDefined(Offset(lstm1.r_trunc, -1)))",
+        "component-node name=lstm1.lstm_nonlin component=lstm1.lstm_nonlin input=Append(lstm1.W_all, IfDefined(Offset(lstm1.c_trunc, -1)))",
+        f"dim-range-node name=lstm1.m input-node=lstm1.lstm_nonlin dim-offset={cell} dim={cell}",
+        f"dim-range-node name=lstm1.c input-node=lstm1.lstm_nonlin dim-offset=0 dim={cell}",
+        "component-node name=lstm1.cm_trunc component=lstm1.cm_trunc input=Append(lstm1.c, lstm1.m)",
+        f"dim-range-node name=lstm1.c_trunc input-node=lstm1.cm_trunc dim-offset=0 dim={cell}",
+        f"dim-range-node name=lstm1.m_trunc input-node=lstm1.cm_trunc dim-offset={cell} dim={cell}",
+        "component-node name=lstm1.W_rp component=lstm1.W_rp input=lstm1.m_trunc",
+        f"dim-range-node name=lstm1.r_trunc input-node=lstm1.W_rp dim-offset=0 dim={proj}",
+        "component-node name=output.affine component=output.affine input=lstm1.W_rp",
+        "component-node name=output.log-softmax component=output.log-softmax input=output.affine",
+        "output-node name=output input=output.log-softmax objective=linear",
+    ]
+    layers = [
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, 4 * cell, feat + proj)), ("<BiasParams>", rng_weights(rng, 4 * cell))], name="lstm1.W_all"),
+        Layer("<LstmNonlinearityComponent>", [
+            ("<MaxChange>", 0.75), ("<LearningRate>", 0.001), ("<Params>", rng_weights(rng, 3, cell)),
+            ("<ValueAvg>", np.zeros((5, cell), np.float32)), ("<DerivAvg>", np.zeros((5, cell), np.float32)),
+            ("<SelfRepairConfig>", np.full(10, 0.1, np.float32)), ("<SelfRepairProb>", np.zeros(5, np.float32)), ("<Count>", 0.0),
+        ], name="lstm1.lstm_nonlin"),  # fmt: skip
+        Layer("<BackpropTruncationComponent>", [("<Dim>", 2 * cell), ("<Scale>", 1.0), ("<ClippingThreshold>", 30.0), ("<ZeroingThreshold>", 15.0), ("<ZeroingInterval>", 20), ("<RecurrenceInterval>", 1)], name="lstm1.cm_trunc"),
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, 2 * proj, cell)), ("<BiasParams>", np.zeros(2 * proj, np.float32))], name="lstm1.W_rp"),
+        Layer("<NaturalGradientAffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, 2 * proj)), ("<BiasParams>", rng_weights(rng, pdfs))], name="output.affine"),
+        Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="output.log-softmax"),
+    ]
+    return Nnet3Spec(config, layers, rng.dirichlet(np.ones(pdfs)).astype(np.float32))
+
+
+def cnn_pool_model(seed: int = 0, feat: int = 12, pdfs: int = 5) -> Nnet3Spec:
+    """Append(Offset(input, -1), input, Offset(input, 1)) read as [3 frames, 4 heights, 3
+    channels] -> max pooling (2, 2, 3) at steps (1, 2, 3) -> Affine -> Softmax."""
+    rng = np.random.default_rng(seed)
+    config = [
+        f"input-node name=input dim={feat}",
+        "component-node name=pool component=pool input=Append(Offset(input, -1), input, Offset(input, 1))",
+        "component-node name=out component=out input=pool",
+        "component-node name=softmax component=softmax input=out",
+        "output-node name=output input=softmax",
+    ]
+    pool = Layer("<MaxpoolingComponent>", [
+        ("<InputXDim>", 3), ("<InputYDim>", 4), ("<InputZDim>", 3), ("<PoolXSize>", 2), ("<PoolYSize>", 2), ("<PoolZSize>", 3),
+        ("<PoolXStep>", 1), ("<PoolYStep>", 2), ("<PoolZStep>", 3),
+    ], name="pool")  # fmt: skip
+    layers = [
+        pool,
+        Layer("<AffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, 4)), ("<BiasParams>", rng_weights(rng, pdfs))], name="out"),
+        Layer("<SoftmaxComponent>", nonlinear("", pdfs).fields, name="softmax"),
+    ]
+    return Nnet3Spec(config, layers)
+
+
+def cnn_tdnn_model(seed: int = 0, height: int = 6, filters_in: int = 2, filters_out: int = 3, pdfs: int = 5) -> Nnet3Spec:
+    """TimeHeightConvolution (time offsets -1..1, height offsets -1..1, height subsampling 2,
+    zero-padded heights) -> ReLU -> Affine -> LogSoftmax."""
+    rng = np.random.default_rng(seed)
+    offsets = np.array([(dt, dh) for dt in (-1, 0, 1) for dh in (-1, 0, 1)], np.int64)
+    h_out = height // 2
+    config = [
+        f"input-node name=input dim={height * filters_in}",
+        "component-node name=conv1 component=conv1 input=input",
+        "component-node name=relu1 component=relu1 input=conv1",
+        "component-node name=out component=out input=relu1",
+        "component-node name=log-softmax component=log-softmax input=out",
+        "output-node name=output input=log-softmax",
+    ]
+    conv = Layer("<TimeHeightConvolutionComponent>", [
+        ("<MaxChange>", 0.75), ("<LearningRate>", 0.001), ("<Model>", None), ("<ConvolutionModel>", None),
+        ("<NumFiltersIn>", filters_in), ("<NumFiltersOut>", filters_out), ("<HeightIn>", height), ("<HeightOut>", h_out),
+        ("<HeightSubsampleOut>", 2), ("<Offsets>", Pairs(offsets)), ("<RequiredTimeOffsets>", Ints((-1, 0, 1))), ("</ConvolutionModel>", None),
+        ("<LinearParams>", rng_weights(rng, filters_out, len(offsets) * filters_in)), ("<BiasParams>", rng_weights(rng, filters_out)),
+        ("<MaxMemoryMb>", 200.0), ("<UseNaturalGradient>", True),
+    ], name="conv1")  # fmt: skip
+    layers = [
+        conv,
+        Layer("<RectifiedLinearComponent>", nonlinear("", h_out * filters_out).fields, name="relu1"),
+        Layer("<AffineComponent>", [("<LinearParams>", rng_weights(rng, pdfs, h_out * filters_out)), ("<BiasParams>", rng_weights(rng, pdfs))], name="out"),
+        Layer("<LogSoftmaxComponent>", nonlinear("", pdfs).fields, name="log-softmax"),
+    ]
+    return Nnet3Spec(config, layers)

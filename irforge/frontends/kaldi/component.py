@@ -17,7 +17,7 @@ import numpy as np
 from irforge.errors import IrforgeError
 from irforge.frontends.kaldi.tokens import KaldiReader
 
-INT_VECTOR_FIELDS = frozenset({"<Context>", "<Sizes>", "<TimeOffsets>"})
+INT_VECTOR_FIELDS = frozenset({"<Context>", "<Sizes>", "<TimeOffsets>", "<RequiredTimeOffsets>"})
 """Fields whose value is an integer vector (in binary indistinguishable from an int32 by its
 first bytes)."""
 
@@ -124,6 +124,8 @@ def _values(reader: KaldiReader, key: str) -> list[Value]:
     while not reader.at_end() and reader.peek_byte() != b"<":
         if key in INT_VECTOR_FIELDS and (reader.binary or reader.peek_byte() == b"["):
             values.append(reader.int_vector())
+        elif key == "<Offsets>" and _is_pair_vector(reader):  # a ConvolutionModel's (time, height) pairs
+            values.append(reader.int_pair_vector())
         elif reader.next_is_array():
             values.append(reader.array())
         elif reader.binary:
@@ -145,3 +147,14 @@ def binary_scalar(reader: KaldiReader) -> Value:
         raise reader.error(f"expected a value, found byte 0x{size & 0xFF:02x}")
     reader.pos += 1
     return Scalar(reader._take(size))
+
+
+def _is_pair_vector(reader: KaldiReader) -> bool:
+    """`<Offsets>` is a float vector in PerElementOffset/ScaleAndOffset, integer pairs in a
+    ConvolutionModel: binary pairs start with a size byte, text ones hold commas."""
+    if reader.binary:
+        return reader.peek_byte() == b"\x04"
+    if reader.peek_byte() != b"[":
+        return False
+    end = reader.data.find(b"]", reader.pos)
+    return end > 0 and b"," in bytes(reader.data[reader.pos : end])

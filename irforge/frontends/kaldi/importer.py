@@ -6,7 +6,8 @@ frames by index (Gathers): nnet1 clamps each Splice's frame indices to [0, T-1] 
 the edge frames); nnet2 and nnet3 pad the input once by the model's left/right context with
 the edge frames, then each splice or Offset reads the frames it needs (`nnet3_graph.py`).
 `--remove_output_softmax` drops a softmax at the output, `--counts` subtracts log priors
-before it as the Model Optimizer does (`postprocess.py`).
+(before a final softmax, after a final log-softmax) as the Model Optimizer does
+(`postprocess.py`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def input_shape_for(name: str, frames: int | None, shapes: dict[str, list[int]],
     if shape is None:
         raise IrforgeError(
             f"a Kaldi model needs the number of frames of its input '{name}'", where=path,
-            fix=f"give the utterance as --input_shape [T,{dim}] (T frames of {dim} features)", code="E504",
+            fix=f"give the utterance as --input_shape [T,{dim}] (T frames of {dim} features)" if name == "input"
+            else f"name every input and its shape: --input input,{name} --input_shape [T,D],[N,{dim}]", code="E504",
         )
     if len(shape) != 2 or shape[1] != dim or shape[0] < 1:
         raise IrforgeError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from irforge.errors import IrforgeError
 from irforge.frontends.kaldi.component import Component, Scalar, binary_scalar
 from irforge.frontends.kaldi.tokens import KaldiReader
 
@@ -26,17 +27,31 @@ BODIES: dict[str, tuple[tuple[str, str], ...]] = {
     "<Tanh>": (),
     "<Softmax>": (),
     "<LengthNormComponent>": (),
+    "<LstmProjected>": (
+        ("<GifoX>", "matrix"), ("<GifoR>", "matrix"), ("<Bias>", "vector"),
+        ("<PeepholeI>", "vector"), ("<PeepholeF>", "vector"), ("<PeepholeO>", "vector"), ("<RM>", "matrix"),
+    ),
     "<Dropout>": (),
 }
 """The positional data of each nnet1 component type after its options: (field, kind)."""
 
+OPTIONS = frozenset({
+    "<LearnRateCoef>", "<BiasLearnRateCoef>", "<MaxNorm>", "<DropoutRate>", "<DropoutRetention>",
+    "<CellDim>", "<CellClip>", "<DiffClip>", "<CellDiffClip>", "<GradClip>", "<ClipGradient>",
+})  # fmt: skip
+"""The `<Option> value` pairs before a component's data (nnet1 files before 2015 have no
+`<!EndOfComponent>`, so the next component's type must not be taken for an option)."""
 
-def read_nnet1(reader: KaldiReader, where: str) -> list[Component]:
-    """The components of one `<Nnet> ... </Nnet>` (the opening token already consumed)."""
+
+def read_nnet1(reader: KaldiReader, where: str, nested: bool = False) -> list[Component]:
+    """The components of one `<Nnet> ... </Nnet>` (the opening token already consumed); at
+    the top level the file may end without `</Nnet>`, as Kaldi's reader allows."""
     components: list[Component] = []
     while True:
         if reader.at_end():
-            raise reader.error("the file ends before </Nnet>")
+            if nested or not components:
+                raise reader.error("the file ends before </Nnet>")
+            return components
         kind = reader.token()
         if kind == "</Nnet>":
             return components
@@ -51,13 +66,13 @@ def read_nnet1(reader: KaldiReader, where: str) -> list[Component]:
         elif kind in BODIES:
             _body(reader, component)
         else:
-            _skip(reader)
+            _skip(reader, component)
         reader.maybe(END)
         components.append(component)
 
 
 def _body(reader: KaldiReader, component: Component) -> None:
-    while reader.peek_byte() == b"<" and reader.peek_token() not in (END, "<BuildVector>"):
+    while reader.peek_byte() == b"<" and reader.peek_token() in OPTIONS:
         key = reader.token()
         component.fields[key] = [binary_scalar(reader) if reader.binary else Scalar(reader.word())]
     for key, kind in BODIES[component.kind]:
@@ -99,11 +114,15 @@ def _build_vector(reader: KaldiReader) -> np.ndarray:
             raise reader.error(f"bad <BuildVector> entry '{word[:40]}'")
 
 
-def _skip(reader: KaldiReader) -> None:
-    """Skip an unsupported component's data to its `<!EndOfComponent>`."""
+def _skip(reader: KaldiReader, component: Component) -> None:
+    """Skip an unsupported component's data to its `<!EndOfComponent>` (so that all of them
+    are listed in one error); without one, the first is reported alone."""
     end = reader.data.find(END.encode(), reader.pos)
     if end < 0:
-        raise reader.error("the file ends inside a component (no <!EndOfComponent>)")
+        raise IrforgeError(
+            f"unsupported Kaldi components: {component.kind} x1", where=component.where,
+            fix='register an extractor with @irforge.frontends.kaldi.kaldi_extractor("<Type>") in an --extensions file', code="E510",
+        )
     reader.pos = end
 
 
@@ -117,7 +136,7 @@ def _parallel(reader: KaldiReader, where: str) -> list[list[Component]]:
         reader.expect("<NestedNnet>")
         reader.int()
         reader.expect("<Nnet>")
-        nested.append(read_nnet1(reader, f"{where}, nested net {i}"))
+        nested.append(read_nnet1(reader, f"{where}, nested net {i}", nested=True))
     start = reader.pos
     got = reader.word() if not reader.at_end() else "the end of the file"
     if got != "</ParallelComponent>":

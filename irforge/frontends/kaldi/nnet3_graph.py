@@ -7,7 +7,9 @@ Append and Sum take the larger, IfDefined and ReplaceIndex(t) need none). The in
 read at [-L, T-1+R] with its frame indices clamped to [0, T-1] (Kaldi repeats the edge
 frames), every other node over exactly the frames it can compute, and the output node at
 [0, T-1]. An Offset is then a Gather of the producing node's rows; IfDefined gives zeros where
-its frames are not computable, as in Kaldi.
+its frames are not computable, as in Kaldi. A graph with a recurrence (a node reading its own
+earlier frames through IfDefined(Offset(...))) is unrolled frame by frame instead
+(`nnet3_frames.py`).
 """
 
 from __future__ import annotations
@@ -67,8 +69,8 @@ class Nnet3Graph:
             return self.shrinks[node.name]
         if node.name in self.visiting:
             raise self.fail(
-                node, "is part of a recurrence, which a whole-utterance graph cannot hold", code="E511",
-                fix="only feed-forward nnet3 models (TDNN, CNN-TDNN) are supported; LSTM/GRU recurrences are not",
+                node, "depends on itself at the same frame (a recurrence without IfDefined(Offset(..., -n)))", code="E511",
+                fix="a recurrence must read an earlier or later frame through IfDefined, as Kaldi's LSTM layers do",
             )
         self.visiting.add(node.name)
         if node.kind == "input":
@@ -87,9 +89,9 @@ class Nnet3Graph:
     def desc_shrink(self, desc: Desc, user: Node) -> Shrink:
         if desc.kind == "node":
             return self.shrink(self.node(desc.name, user))
-        inner = [self.desc_shrink(d, user) for d in desc.parts]
         if desc.kind in ("IfDefined", "Const") or (desc.kind == "ReplaceIndex" and desc.name == "t"):
-            return (None, None)
+            return (None, None)  # optional frames: no context, and a recurrence ends here
+        inner = [self.desc_shrink(d, user) for d in desc.parts]
         if desc.kind == "Offset":
             (l, r), t = inner[0], int(desc.numbers[0])
             return (None if l is None else l - t, None if r is None else r + t)
@@ -133,13 +135,16 @@ class Nnet3Graph:
 
     def time_offsets(self, node: Node) -> tuple[int, int]:
         """The first and last frame offsets a component reads itself (TdnnComponent's
-        time-offsets; 0, 0 for the frame-local rest): it reads its input at those frames."""
+        time-offsets, a convolution's time offsets; 0, 0 for the frame-local rest)."""
         if node.kind != "component":
             return 0, 0
         component = self.component(node)
-        if component.kind != "<TdnnComponent>":
+        if component.kind == "<TdnnComponent>":
+            offsets = component.array("<TimeOffsets>", 1)
+        elif component.kind == "<TimeHeightConvolutionComponent>":
+            offsets = component.array("<Offsets>", 2)[:, 0]
+        else:
             return 0, 0
-        offsets = component.array("<TimeOffsets>", 1)
         if offsets.size == 0:
             raise component.error("has no time offsets", code="E508")
         return int(offsets.min()), int(offsets.max())
@@ -241,6 +246,23 @@ class Nnet3Graph:
             )
         return chosen[0]
 
+    def recurrent(self) -> bool:
+        """Whether some node depends on itself (through IfDefined(Offset(...)), as LSTMs do)."""
+        state: dict[str, int] = {}
+
+        def visit(node: Node) -> bool:
+            if state.get(node.name) == 1:
+                return True
+            if state.get(node.name) == 2:
+                return False
+            state[node.name] = 1
+            names = [node.options.get("input-node", "")] if node.kind == "dim-range" else descriptor_nodes(node.input)
+            found = any(visit(self.node(name, node)) for name in names)
+            state[node.name] = 2
+            return found
+
+        return any(visit(n) for n in self.nodes.values())
+
     def build(self) -> SSAValue:
         output = self.output_node()
         l, r = self.shrink(output)
@@ -251,7 +273,19 @@ class Nnet3Graph:
         main = next((n for n in inputs if n.name == "input"), inputs[0])
         self.utterance = int(self.value(main).type.get_shape()[0])  # type: ignore[attr-defined]
         assert output.input is not None
+        if self.recurrent():
+            from irforge.frontends.kaldi.nnet3_frames import FrameGraph
+
+            return FrameGraph(self).build(output)
         return self.desc(output.input, 0, self.utterance - 1, output)
+
+
+def descriptor_nodes(desc: Desc | None) -> list[str]:
+    if desc is None:
+        return []
+    if desc.kind == "node":
+        return [desc.name]
+    return [name for part in desc.parts for name in descriptor_nodes(part)]
 
 
 def build_nnet3(builder: FoldingBuilder, nnet: Nnet3, path: str, frames: int | None, shapes: dict[str, list[int]]) -> SSAValue:

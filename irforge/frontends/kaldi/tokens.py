@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import mmap
 import struct
+import warnings
 
 import numpy as np
 
@@ -193,42 +194,55 @@ class KaldiReader:
         self.pos += count * dtype.itemsize
         return array.astype(np.float32)
 
-    def _text_numbers(self, what: str) -> tuple[list[list[str]], bool]:
-        """The rows of a bracketed text array and whether it was written as a matrix."""
+    def _bracketed(self, what: str, consume: bool = True) -> tuple[bytes, bool]:
+        """The text between `[` and `]` and whether it was written as a matrix (a line break
+        after the `[`)."""
         self.skip_whitespace()
-        if self._take(1) != b"[":
-            self.pos -= 1
+        if self.data[self.pos : self.pos + 1] != b"[":
             raise self.error(f"expected '[' opening a {what}")
-        end = self.data.find(b"]", self.pos)
+        end = self.data.find(b"]", self.pos + 1)
         if end < 0:
             raise self.error(f"the file ends inside a {what} (no closing ']')")
-        body = bytes(self.data[self.pos : end])
-        is_matrix = body[:1] in (b"\n", b"\r")
-        self.pos = end + 1
+        body = bytes(self.data[self.pos + 1 : end])
+        if consume:
+            self.pos = end + 1
+        return body, body[:1] in (b"\n", b"\r")
+
+    def _text_numbers(self, what: str) -> tuple[list[list[str]], bool]:
+        """The rows of words of a bracketed text array and whether it was written as a matrix."""
+        body, is_matrix = self._bracketed(what)
         rows = [line.split() for line in body.decode("ascii", "replace").splitlines()]
         return [r for r in rows if r], is_matrix
 
-    def _floats(self, words: list[str], what: str) -> np.ndarray:
-        try:
-            return np.array([float(w) for w in words], np.float32)
-        except ValueError:
-            raise self.error(f"a {what} holds a non-number") from None
+    def _text_floats(self, what: str) -> tuple[np.ndarray, int]:
+        """The numbers of a bracketed text array (parsed in C: text models hold millions) and
+        its row count."""
+        body, _ = self._bracketed(what)
+        lines = [line for line in body.split(b"\n") if line.strip()]
+        widths = {len(line.split()) for line in lines}
+        if len(widths) > 1:
+            raise self.error(f"a text {what} has rows of different lengths")
+        count = len(lines) * (widths.pop() if widths else 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns (and stops) at a word that is no number
+            try:
+                values = np.fromstring(body, dtype=np.float64, sep=" ") if count else np.zeros(0)
+            except (ValueError, DeprecationWarning):
+                values = np.zeros(0)
+        if values.size != count:
+            raise self.error(f"a {what} holds a non-number")
+        return values.astype(np.float32), len(lines)
 
     def matrix(self) -> np.ndarray:
         if self.binary:
             return self._binary_array("M")
-        rows, _ = self._text_numbers("matrix")
-        if not rows:
-            return np.zeros((0, 0), np.float32)
-        if len({len(r) for r in rows}) != 1:
-            raise self.error("a text matrix has rows of different lengths")
-        return self._floats([w for r in rows for w in r], "matrix").reshape(len(rows), len(rows[0]))
+        values, rows = self._text_floats("matrix")
+        return values.reshape(rows, -1) if rows else np.zeros((0, 0), np.float32)
 
     def vector(self) -> np.ndarray:
         if self.binary:
             return self._binary_array("V")
-        rows, _ = self._text_numbers("vector")
-        return self._floats([w for r in rows for w in r], "vector")
+        return self._text_floats("vector")[0]
 
     def int_vector(self) -> np.ndarray:
         if self.binary:
@@ -247,13 +261,30 @@ class KaldiReader:
         except ValueError:
             raise self.error("an integer vector holds a non-integer") from None
 
+    def int_pair_vector(self) -> np.ndarray:
+        """Kaldi's WriteIntegerPairVector: [n, 2] (binary: size byte, i32 n, pairs; text:
+        `[ a,b c,d ]`)."""
+        if self.binary:
+            self.skip_whitespace()
+            size = self._take(1)[0]
+            if size != 4:
+                self.pos -= 1
+                raise self.error(f"expected an int32 pair vector (size byte 4), found byte 0x{size:02x}")
+            n = self._count(struct.unpack("<i", self._take(4))[0], 8, "an integer pair vector")
+            values = np.frombuffer(self.data, "<i4", 2 * n, self.pos).astype(np.int64).reshape(n, 2)
+            self.pos += 8 * n
+            return values
+        rows, _ = self._text_numbers("integer pair vector")
+        try:
+            return np.array([[int(v) for v in w.split(",")] for r in rows for w in r], np.int64).reshape(-1, 2)
+        except ValueError:
+            raise self.error("an integer pair vector holds something other than a,b pairs") from None
+
     def array(self) -> np.ndarray:
         """A matrix or a vector, whichever comes next."""
         if self.binary:
             return self.matrix() if self.peek_bytes(2)[1:2] == b"M" else self.vector()
-        start = self.pos
-        _, is_matrix = self._text_numbers("matrix or vector")
-        self.pos = start
+        _, is_matrix = self._bracketed("matrix or vector", consume=False)
         return self.matrix() if is_matrix else self.vector()
 
     def next_is_array(self) -> bool:

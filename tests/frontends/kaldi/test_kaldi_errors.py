@@ -103,10 +103,10 @@ def test_parallel_component_without_end(tmp_path: Path) -> None:
 
 def test_unsupported_components_listed_together(tmp_path: Path) -> None:
     layers = km.nnet1_model()
-    layers[4] = km.Layer("<LstmProjected>", [], (12, 12))
+    layers[4] = km.Layer("<BlstmProjected>", [], (12, 12))
     layers[6] = km.Layer("<BlockSoftmax>", [], (12, 12))
     error = import_error(tmp_path, km.write_nnet1(layers, True), "m.nnet")
-    assert error.code == "E510" and "<BlockSoftmax> x1, <LstmProjected> x1" in str(error)
+    assert error.code == "E510" and "<BlockSoftmax> x1, <BlstmProjected> x1" in str(error)
 
 
 def test_dimension_mismatch_names_the_component(tmp_path: Path) -> None:
@@ -164,3 +164,9 @@ def test_ir_convert_errors_exit_2(tmp_path: Path, args: tuple[str, ...], expecte
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], result.stderr
     assert not (tmp_path / "out" / "m.xml").exists()
+
+
+def test_unsupported_component_without_end_marker(tmp_path: Path) -> None:
+    data = km.write_nnet1([km.Layer("<Sigmoid>", [], (5, 5)), km.Layer("<KlHmm>", [], (5, 5))], True).replace(b"<!EndOfComponent> ", b"")
+    error = import_error(tmp_path, data, "m.nnet")
+    assert error.code == "E510" and "<KlHmm> x1" in str(error)

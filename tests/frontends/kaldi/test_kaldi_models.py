@@ -47,7 +47,31 @@ def tdnnf_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndar
     return km.write_nnet3(spec, binary), 4, lambda x: ref.run_nnet3(spec, x)
 
 
+def lstm_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    layers = km.lstm_nnet1_model()
+    return km.write_nnet1(layers, binary), 4, lambda x: ref.run_nnet1(layers, x)
+
+
+def nnet3_lstm_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.lstm_nnet3_model()
+    return km.write_nnet3(spec, binary), 4, lambda x: ref.run_lstm_nnet3(spec, x)
+
+
+def cnn_pool_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.cnn_pool_model()
+    return km.write_nnet3(spec, binary), 12, lambda x: ref.run_nnet3(spec, x)
+
+
+def cnn_tdnn_case(binary: bool) -> tuple[bytes, int, Callable[[np.ndarray], np.ndarray]]:
+    spec = km.cnn_tdnn_model()
+    return km.write_nnet3(spec, binary), 12, lambda x: ref.run_nnet3(spec, x)
+
+
 CASES = {
+    "nnet3-cnn.raw": cnn_tdnn_case,
+    "nnet3-maxpool.raw": cnn_pool_case,
+    "nnet3-lstm.raw": nnet3_lstm_case,
+    "nnet1-lstm.nnet": lstm_case,
     "nnet3-tdnnf.raw": tdnnf_case,
     "nnet1.nnet": nnet1_case,
     "nnet2.mdl": nnet2_case,
@@ -178,3 +202,23 @@ def test_counts_from_the_models_priors(tmp_path: Path) -> None:
     np.testing.assert_allclose(run(model, {"input": x2})["output"], ref.softmax(logits - np.log(priors / priors.sum())), rtol=1e-4, atol=1e-5)
     with pytest.raises(IrforgeError, match="does not contain Priors"):
         import_kaldi(write(tmp_path, "n.raw", km.write_nnet3(spec, True)), frames=FRAMES, counts_from_model=True)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "text"])
+def test_nnet1_without_end_markers(tmp_path: Path, binary: bool) -> None:
+    """nnet1 files before 2015: no <!EndOfComponent> after each component, no </Nnet> at the end."""
+    layers = km.nnet1_model()
+    data = km.write_nnet1(layers, binary).replace(b"<!EndOfComponent> ", b"")
+    data = data[: data.rindex(b"</Nnet>")]
+    x = utterance(5)
+    got = run(import_kaldi(write(tmp_path, "old.nnet", data), frames=FRAMES), {"input": x})["output"]
+    np.testing.assert_allclose(got, ref.run_nnet1(layers, x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["nnet2.mdl", "nnet3-tdnnf.raw"])
+def test_opencl_backend_runs_the_whole_utterance(tmp_path: Path, case: str) -> None:
+    data, dim, reference = CASES[case](True)
+    x = utterance(dim)
+    model = import_kaldi(write(tmp_path, case, data), frames=FRAMES)
+    got = irforge.compile(model, "gpu")({"input": x})["output"]
+    np.testing.assert_allclose(got, reference(x), rtol=1e-3, atol=1e-3)

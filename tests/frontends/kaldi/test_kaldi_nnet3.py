@@ -1,5 +1,5 @@
 """nnet3 graphs beyond a plain TDNN: every descriptor (Append, Offset, Sum, Scale, IfDefined,
-ReplaceIndex, Const), dim-range nodes, a second input, and the config parser's errors."""
+ReplaceIndex, Const), dim-range nodes, a second input, recurrences, and the config parser's errors."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def test_config_errors_name_the_line(tmp_path: Path, line: str, expected: str) -
     assert e.value.code == "E507" and "config line 2" in str(e.value) and expected in str(e.value)
 
 
-def test_recurrence_is_an_error(tmp_path: Path) -> None:
+def test_simple_recurrence_unrolled(tmp_path: Path) -> None:
+    """b(t) = relu(x(t) + b(t-1)), b(-1) = 0 through IfDefined; a cycle at the same frame is E511."""
     spec, _ = descriptor_model()
     spec.config = [
         "input-node name=input dim=3",
@@ -103,6 +104,52 @@ def test_recurrence_is_an_error(tmp_path: Path) -> None:
     ]
     path = tmp_path / "rnn.raw"
     path.write_bytes(km.write_nnet3(spec, False))
-    with pytest.raises(IrforgeError, match="recurrence") as e:
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    want, state = [], np.zeros(3)
+    for frame in x:
+        state = np.maximum(frame + state, 0)
+        want.append(state)
+    np.testing.assert_allclose(run(import_kaldi(str(path), frames=5), {"input": x})["output"], np.array(want), rtol=1e-6, atol=1e-6)
+    spec.config[1] = "component-node name=b component=b input=Sum(input, b)"
+    path.write_bytes(km.write_nnet3(spec, False))
+    with pytest.raises(IrforgeError, match="depends on itself") as e:
         import_kaldi(str(path), frames=4)
     assert e.value.code == "E511"
+
+
+def test_ir_convert_names_each_input(tmp_path: Path) -> None:
+    """Two input nodes: ir-convert needs --input with one --input_shape each; without, E504."""
+    from irforge.tools.ir_convert import convert
+
+    spec, w = descriptor_model()
+    path = tmp_path / "desc.raw"
+    path.write_bytes(km.write_nnet3(spec, True))
+    with pytest.raises(IrforgeError, match="its input 'ivector'") as e:
+        convert(["--input_model", str(path), "--input_shape", "[6,3]", "-o", str(tmp_path)])
+    assert e.value.code == "E504"
+    convert(["--input_model", str(path), "--input", "input,ivector", "--input_shape", "[6,3],[4,2]", "-o", str(tmp_path), "-n", "net"])
+    rng = np.random.default_rng(0)
+    x, iv = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    got = run_openvino(tmp_path / "net.xml", {"input": x, "ivector": iv})["output"]
+    np.testing.assert_allclose(got, descriptor_reference(w, x, iv), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("model", ["tdnn", "tdnnf", "cnn", "descriptors"])
+def test_frame_by_frame_matches_whole_ranges(tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unrolled form recurrent graphs get gives a feed-forward graph's numbers too (Offsets,
+    TdnnComponent and convolution windows, IfDefined edges, ReplaceIndex, Const, dim ranges)."""
+    from irforge.frontends.kaldi.nnet3_graph import Nnet3Graph
+
+    spec = {"tdnn": km.tdnn_model, "tdnnf": km.tdnnf_model, "cnn": km.cnn_tdnn_model, "descriptors": lambda: descriptor_model()[0]}[model]()
+    path = tmp_path / "m.raw"
+    path.write_bytes(km.write_nnet3(spec, True))
+    dim = {"descriptors": 3, "cnn": 12}.get(model, 4)
+    shapes = {"input": [7, dim], "ivector": [2, 2]}
+    rng = np.random.default_rng(2)
+    feeds = {"input": rng.standard_normal((7, dim)).astype(np.float32), "ivector": rng.standard_normal((2, 2)).astype(np.float32)}
+    if model != "descriptors":
+        del shapes["ivector"], feeds["ivector"]
+    ranges = run(import_kaldi(str(path), input_shapes=shapes), feeds)["output"]
+    monkeypatch.setattr(Nnet3Graph, "recurrent", lambda self: True)
+    frames = run(import_kaldi(str(path), input_shapes=shapes), feeds)["output"]
+    np.testing.assert_allclose(frames, ranges, rtol=1e-5, atol=1e-5)

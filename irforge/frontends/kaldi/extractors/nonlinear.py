@@ -148,3 +148,28 @@ def elementwise_product(ctx: ComponentContext) -> SSAValue:
     for i, part in enumerate(parts[1:]):
         product = ctx.value(Eltwise, [product, part], suffix="" if i == len(parts) - 2 else f"/mul{i}", operation="mul")
     return product
+
+
+@kaldi_extractor("<MaxpoolingComponent>")
+def max_pooling(ctx: ComponentContext) -> SSAValue:
+    """nnet3's 3-D max pooling of each frame's vector read as [X, Y, Z] (index x*Y*Z + y*Z + z),
+    pools of size (px, py, pz) at steps (sx, sy, sz), output [nx, ny, nz] flattened the same
+    way: the maximum over the pool offsets of strided slices (pools are small)."""
+    c = ctx.component
+    dims = [c.int(f"<Input{a}Dim>") for a in "XYZ"]
+    sizes = [c.int(f"<Pool{a}Size>") for a in "XYZ"]
+    steps = [c.int(f"<Pool{a}Step>") for a in "XYZ"]
+    if any(n <= 0 for n in dims + sizes + steps) or any(s > d for s, d in zip(sizes, dims)):
+        raise c.error(f"pool sizes {sizes} and steps {steps} do not fit the input {dims}", code="E508")
+    rows, _ = ctx.shape
+    ctx.check_dim(dims[0] * dims[1] * dims[2])
+    pools = [1 + (d - s) // st for d, s, st in zip(dims, sizes, steps)]
+    grid = ctx.value(Reshape, [ctx.input], suffix="/xyz", shape=[rows, *dims])
+    result: SSAValue | None = None
+    for k, (dx, dy, dz) in enumerate(np.ndindex(*sizes)):
+        begins = [dx, dy, dz]
+        ends = [b + (n - 1) * st + 1 for b, n, st in zip(begins, pools, steps)]
+        part = ctx.value(Slice, [grid], suffix=f"/pool{k}", begins=begins, ends=ends, axes=[1, 2, 3], steps=steps)
+        result = part if result is None else ctx.value(Eltwise, [result, part], suffix=f"/max{k}", operation="max")
+    assert result is not None
+    return ctx.value(Reshape, [result], shape=[rows, pools[0] * pools[1] * pools[2]])
