@@ -6,6 +6,14 @@ to static shapes (`lower.py`, `ops/`, `codegen/`), buffers are placed by a liven
 (`planner.py`), modules are optimised at O3 for the host CPU and JIT-compiled, with an on-disk
 object cache (`jit.py`, `cache.py`), and the generated driver runs all phases in one native
 call per thread (`runtime.py`).
+
+Data-dependent shapes (NonZero, NonMaxSuppression, a TopK with a run-time k, and the ops
+downstream of them that still see the dynamic dim) cannot be planned: such a model runs as
+segments (`irforge/backends/segments.py`): maximal groups of static ops compiled as above,
+each one native program, and the ops touching a dynamic dim run between them on the host
+with their numpy reference kernels, so their results take the size the data gives. Ops of
+static shape without a native kernel run there as host steps inside the program
+(`host_steps.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
 
 PIPELINE = "infer-shapes,canonicalize,fuse-linear-ops"
@@ -66,7 +75,7 @@ def compile_model(
     cache_dir: str | os.PathLike[str] | None | bool = None,
     pipeline: str = PIPELINE,
     track: Callable[[list[Any], str], Iterable[Any]] | None = None,
-) -> CompiledModel:
+) -> CompiledModel | SegmentedModel:
     """Compile `model` (left unchanged). `cache_dir=False` disables the object cache;
     None uses the default directory (see `cache.default_cache_dir`). `track(items, what)`
     yields the LLVM modules as they are optimised (a tool's progress bar counts them)."""
@@ -82,6 +91,14 @@ def compile_model(
     work = copy_model(model)
     if pipeline:
         apply_pipeline(work.module, pipeline)
+    if has_data_dependent_shapes(work):
+        import irforge.backends.cpu.ops  # noqa: F401  (registers the lowerings lowering_of reads)
+        from irforge.backends.cpu.lower import lowering_of
+
+        return compile_segmented(
+            work, lambda op: lowering_of(op) is not None,
+            lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
+        )  # fmt: skip
     directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     jit = Jit(directory)
     program = lower(work, jit.module)
