@@ -149,6 +149,12 @@ def segment_model(model: Model, segment: Segment) -> Model:
     return b.finish()
 
 
+def op_model(model: Model, op: Operation) -> Model:
+    """`op` alone as a model (its constant operands cloned in): to probe a backend with."""
+    inputs = list(dict.fromkeys(v for v in op.operands if not isinstance(v.owner, Constant)))
+    return segment_model(model, Segment(False, [op], inputs, list(op.results)))
+
+
 def _dtype(t: TensorType) -> np.dtype:
     from irforge.weights.dtypes import from_xdsl
 

@@ -36,6 +36,7 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     yield case(nn.NonZero, [np.round(X)], id="non_zero")
     yield case(nn.TopK, [X], num_results=2, k=3, axis=2, id="top_k")
     yield case(nn.TopK, [X], num_results=2, k=2, axis=1, mode="min", sort="index", id="top_k-min-index")
+    yield case(nn.TopK, [X, np.array(3, np.int64)], num_results=2, axis=1, id="top_k-run-time-k")
     yield case(nn.CumSum, [X], axis=1, id="cum_sum")
     yield case(nn.CumSum, [X], axis=-1, exclusive=True, reverse=True, id="cum_sum-exclusive-reverse")
     yield case(nn.Range, [np.array(1.5, np.float32), np.array(7.0, np.float32), np.array(0.75, np.float32)], id="range")

@@ -11,6 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 from irforge.backends.cpu import compile_model
 from irforge.backends.reference import run
 from irforge.backends.segments import SegmentedModel
+from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx import import_onnx
 from tests.helpers import ort_session_run
 
@@ -120,3 +121,65 @@ def boxes_and_scores(seed: int, count: int = 12) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_non_max_suppression_selection_feeds_a_gather_on_cpu(seed):
     check(nms_model(), boxes_and_scores(seed))
+
+
+def top_k_model(k_from: str):  # type: ignore[no-untyped-def]
+    """TopK whose k is computed at run time: the number of positive scores ("data"), or a
+    graph input ("input"); the chosen values scaled after (a host op on the dynamic size)."""
+    nodes = [helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1),
+             helper.make_node("Mul", ["values", "two"], ["scaled"])]  # fmt: skip
+    inputs = [("x", FLOAT, [3, 6])]
+    if k_from == "data":
+        nodes[:0] = [
+            helper.make_node("Greater", ["x", "zero"], ["positive"]),
+            helper.make_node("Cast", ["positive"], ["ones"], to=INT64),
+            helper.make_node("ReduceSum", ["ones", "axes"], ["per_row"], keepdims=0),
+            helper.make_node("ReduceMin", ["per_row"], ["fewest"], keepdims=1),
+            helper.make_node("Reshape", ["fewest", "one"], ["k"]),
+        ]
+    else:
+        inputs.append(("k", INT64, [1]))
+    initializers = [("two", np.float32(2))]
+    if k_from == "data":
+        initializers += [("zero", np.float32(0)), ("axes", np.array([1], np.int64)), ("one", np.array([1], np.int64))]
+    return make(nodes, inputs, [("scaled", FLOAT), ("indices", INT64)], initializers)
+
+
+def test_top_k_with_a_k_computed_from_the_data_runs_on_ref_and_cpu():
+    x = np.random.default_rng(4).standard_normal((3, 6)).astype(np.float32)
+    model = check(top_k_model("data"), {"x": x})
+    top_k = next(op for op in model.func.body.block.ops if op.name == "nn.top_k")
+    assert [list(r.type.get_shape()) for r in top_k.results] == [[3, DYN], [3, DYN]]
+
+
+def test_top_k_with_a_run_time_k_of_zero_gives_empty_results():
+    feeds = {"x": np.random.default_rng(5).standard_normal((3, 6)).astype(np.float32), "k": np.array([0], np.int64)}
+    check(top_k_model("input"), feeds)  # OpenVINO's CPU plugin refuses k = 0 ("K (0) must be greater or equal to 1")
+
+
+@pytest.mark.parametrize("k", [2, 6])
+def test_top_k_with_a_k_input_matches_onnxruntime_and_openvino(tmp_path, k):
+    from irforge.backends.ir_xml import write_ir_xml
+    from irforge.frontends.ir_xml import read_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    feeds = {"x": np.random.default_rng(5).standard_normal((3, 6)).astype(np.float32), "k": np.array([k], np.int64)}
+    proto = top_k_model("input")
+    model = check(proto, feeds)
+    want = ort_session_run(proto, feeds)
+    write_ir_xml(model, tmp_path / "m.xml")
+    got = run_openvino(tmp_path / "m.xml", feeds)
+    np.testing.assert_allclose(got["scaled"], want[0], rtol=1e-6)
+    np.testing.assert_array_equal(got["indices"], want[1])
+    again = run(read_ir_xml(tmp_path / "m.xml"), feeds)
+    np.testing.assert_array_equal(again["indices"], want[1])
+
+
+def test_top_k_with_a_k_beyond_its_axis_is_a_one_line_error():
+    from irforge.errors import IrforgeError
+
+    model = import_onnx(top_k_model("input"))
+    feeds = {"x": np.zeros((3, 6), np.float32), "k": np.array([7], np.int64)}
+    with pytest.raises(IrforgeError, match="k 7 is outside") as info:
+        compile_model(model, threads=1)(feeds)
+    assert info.value.code == "E886"

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Operation
 
 from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
@@ -69,6 +71,26 @@ def copy_model(model: Model) -> Model:
     return Model(model.module.clone(), model.store)
 
 
+def runs_natively(model: Model, op: Operation, cache_dir: str | os.PathLike[str] | None | bool = None) -> bool:
+    """Whether the CPU backend compiles `op` (of `model`): it has a lowering, and where the
+    op is not all f32 (the kernels' type; shape arithmetic on i64 in detection heads), the
+    op alone compiles. Asked for the ops of a segmented model only."""
+    import irforge.backends.cpu.ops  # noqa: F401  (registers the lowerings lowering_of reads)
+    from irforge.backends.cpu.lower import lowering_of
+    from irforge.backends.segments import op_model
+    from irforge.errors import IrforgeError
+
+    if lowering_of(op) is None:
+        return False
+    if all(isinstance(v.type, TensorType) and v.type.element_type == f32 for v in (*op.operands, *op.results)):
+        return True
+    try:
+        compile_model(op_model(model, op), threads=1, cache_dir=cache_dir, pipeline="").close()
+    except IrforgeError:
+        return False
+    return True
+
+
 def compile_model(
     model: Model,
     threads: int | None = None,
@@ -92,11 +114,8 @@ def compile_model(
     if pipeline:
         apply_pipeline(work.module, pipeline)
     if has_data_dependent_shapes(work):
-        import irforge.backends.cpu.ops  # noqa: F401  (registers the lowerings lowering_of reads)
-        from irforge.backends.cpu.lower import lowering_of
-
         return compile_segmented(
-            work, lambda op: lowering_of(op) is not None,
+            work, lambda op: runs_natively(work, op, cache_dir),
             lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
         )  # fmt: skip
     directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()

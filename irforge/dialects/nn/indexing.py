@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, StringAttr, TensorType, i1, i32, i64
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
 
 from irforge.dialects.nn.base import DYN, NNOp, known, normalize_axis, tensor
 
@@ -172,10 +172,13 @@ class NonZero(NNOp):
 @irdl_op_definition
 class TopK(NNOp):
     """The k largest (mode "max") or smallest ("min") elements along `axis` and their i64
-    indices, in value order (sort "value", ties by lower index) or index order ("index")."""
+    indices, in value order (sort "value", ties by lower index) or index order ("index").
+    k is the property, or the optional operand `k_value` (an integer scalar known only at run
+    time, as OpenVINO's TopK-11 takes it: the axis's size in the results is then dynamic, `?`)."""
 
     name = "nn.top_k"
     input = operand_def(TensorType)
+    k_value = opt_operand_def(TensorType)
     values = result_def(TensorType)
     indices = result_def(TensorType)
     k = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(1, i64))
@@ -188,6 +191,12 @@ class TopK(NNOp):
     def infer_shapes(self) -> list[TensorType]:
         x = list(self.operand_shape(0))
         axis = normalize_axis(self, self.int_prop("axis"), len(x))
+        if len(self.operands) > 1:
+            k_type = self.operand_type(1)
+            if k_type.element_type not in (i32, i64) or k_type.get_shape():
+                raise self.error(f"k_value must be an i32 or i64 scalar, got {k_type}")
+            x[axis] = DYN
+            return [tensor(x, self.operand_type(0).element_type), tensor(x, i64)]
         k = self.int_prop("k")
         if k < 0 or (known(x[axis]) and k > x[axis]):
             raise self.error(f"k {k} must be in [0, {x[axis]}] (the size of axis {axis})")

@@ -15,6 +15,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.elementwise import Convert
+from irforge.dialects.nn.shape import Reshape
 from irforge.dialects.nn.indexing import (
     CumSum,
     GatherElements,
@@ -92,13 +93,18 @@ def non_zero(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("TopK")
 def top_k(ctx: LayerContext) -> Sequence[SSAValue | None]:
-    k = int(ctx.scalar(1, "k"))
-    if k == 1:
-        return readers_shape.top_k(ctx)
+    operands, k = [ctx.input(0)], 1
+    if ctx.importer.constant_at(ctx.source(1)) is None:  # k computed at run time
+        k_value = ctx.input(1)
+        operands.append(ctx.value(Reshape, [k_value], suffix="/k", shape=[], special_zero=False) if ctx.shape(1) else k_value)
+    else:
+        k = int(ctx.scalar(1, "k"))
+        if k == 1:
+            return readers_shape.top_k(ctx)
     # an unsorted or unstable TopK may order its results and ties as it likes: nn.top_k's
     # order (by value, ties by lower index) is one of those orders
     sort = "value" if ctx.attr("sort", "none") == "none" else ctx.attr("sort")
-    values, indices = ctx.add(TopK, [ctx.input(0)], num_results=2, k=k, axis=ctx.int("axis"), mode=ctx.attr("mode"), sort=sort)
+    values, indices = ctx.add(TopK, operands, num_results=2, k=k, axis=ctx.int("axis"), mode=ctx.attr("mode"), sort=sort)
     if ctx.attr("index_element_type", "i32") == "i32":
         indices = ctx.value(Convert, [indices], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
     return [values, indices]

@@ -29,6 +29,13 @@ func.func @data_dependent(%x: tensor<3x4xf32>, %s: tensor<i64>, %l: tensor<i64>,
 // CHECK-NEXT: nn.top_k %x {k = 2 : i64, mode = "min", sort = "index"} : (tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
 
 // -----
+func.func @top_k_run_time_k(%x: tensor<3x4xf32>, %k: tensor<i64>) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  %v, %i = nn.top_k %x, %k : (tensor<3x4xf32>, tensor<i64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  func.return %v, %i : tensor<3x?xf32>, tensor<3x?xi64>
+}
+// CHECK: nn.top_k %x, %k : (tensor<3x4xf32>, tensor<i64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+
+// -----
 func.func @others(%x: tensor<3x4xf32>, %i: tensor<3xi64>, %on: tensor<f32>, %off: tensor<f32>) -> (tensor<3x4xf32>, tensor<3x4xi1>, tensor<3x4xi1>, tensor<3x6xf32>) {
   %c = nn.cum_sum %x {axis = 1 : i64, exclusive = true, reverse = false} : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %n = nn.is_nan %x : (tensor<3x4xf32>) -> tensor<3x4xi1>

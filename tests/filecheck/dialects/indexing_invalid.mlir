@@ -28,6 +28,13 @@ func.func @top_k_too_many(%x: tensor<3x4xf32>) -> (tensor<3x5xf32>, tensor<3x5xi
 // CHECK: nn.top_k: k 5 must be in [0, 4] (the size of axis 1)
 
 // -----
+func.func @top_k_k_value_not_scalar(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  %v, %i = nn.top_k %x, %k : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  func.return %v, %i : tensor<3x?xf32>, tensor<3x?xi64>
+}
+// CHECK: nn.top_k: k_value must be an i32 or i64 scalar, got tensor<1xi64>
+
+// -----
 func.func @gather_float_indices(%x: tensor<3xf32>, %i: tensor<3xf32>) -> tensor<3xf32> {
   %a = nn.gather_elements %x, %i : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   func.return %a : tensor<3xf32>

@@ -75,7 +75,7 @@ def non_zero(ctx: EmitContext, op: NonZero, inputs: list[Port]) -> list[Port]:
 
 @ir_xml_emitter(TopK)
 def top_k(ctx: EmitContext, op: TopK, inputs: list[Port]) -> list[Port]:
-    k = ctx.const(np.array(op.int_prop("k"), np.int64), ctx.name(op, "k"))
+    k = inputs[1] if len(inputs) > 1 else ctx.const(np.array(op.int_prop("k"), np.int64), ctx.name(op, "k"))
     axis = op.int_prop("axis") % len(inputs[0].dims)
     data = {"axis": str(axis), "mode": op.str_prop("mode"), "sort": op.str_prop("sort"), "index_element_type": "i64", "stable": "true"}
     return ctx.layer("TopK", [inputs[0], k], [out_type(op, 0), out_type(op, 1)], name=ctx.name(op), data=data, version="opset11")

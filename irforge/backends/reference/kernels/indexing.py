@@ -107,8 +107,13 @@ def non_zero(op: NonZero, x: np.ndarray) -> np.ndarray:
 
 
 @kernel(TopK)
-def top_k(op: TopK, x: np.ndarray) -> list[np.ndarray]:
+def top_k(op: TopK, x: np.ndarray, k_value: np.ndarray | None = None) -> list[np.ndarray]:
     axis, k = op.int_prop("axis") % x.ndim, op.int_prop("k")
+    if k_value is not None:
+        k = int(np.asarray(k_value).reshape(-1)[0])
+        if not 0 <= k <= x.shape[axis]:
+            raise IrforgeError(f"{op.label}: k {k} is outside [0, {x.shape[axis]}] (the size of axis {axis})",
+                               fix="check the k the model computes", code="E886")
     floating = np.issubdtype(x.dtype, np.floating)
     # ~x reverses the order of any integer type without overflow (-x wraps unsigned values)
     keys = (-x if floating else ~x) if op.str_prop("mode") == "max" else x
