@@ -13,7 +13,8 @@ ops against the model's attention blocks.
 PyPI's torchvision wheel is linked against CUDA libraries the CPU torch lacks, so the
 torchvision architectures are written here as small torch modules (ResNet basic blocks,
 MobileNetV2/V3 inverted residuals with squeeze-excitation, EfficientNet's MBConv, an SSD-like
-head whose post-processing is TopK and NonMaxSuppression).
+head whose post-processing is TopK and NonMaxSuppression, and an SSDlite-like detector with
+torchvision's full post-processing: `zoo_detection.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from zoo_detection import ssdlite  # bench/, next to this script
 
 
 @dataclass
@@ -239,6 +241,7 @@ ZOO = [
     ZooModel("mobilenet_v3", mobilenet_v3, image(64), ("x",)),
     ZooModel("efficientnet", efficientnet, image(64), ("x",)),
     ZooModel("ssd-head", SsdHead, image(64), ("x",)),
+    ZooModel("ssdlite", ssdlite, image(64), ("x",)),
     ZooModel("unet", lambda: UNet().eval(), image(64), ("x",)),
 ]
 

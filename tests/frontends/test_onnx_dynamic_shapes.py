@@ -183,3 +183,51 @@ def test_top_k_with_a_k_beyond_its_axis_is_a_one_line_error():
     with pytest.raises(IrforgeError, match="k 7 is outside") as info:
         compile_model(model, threads=1)(feeds)
     assert info.value.code == "E886"
+
+
+def detection_tail_model():  # type: ignore[no-untyped-def]
+    """torchvision's SSD post-processing in miniature: scores above a threshold (NonZero),
+    k = min(3, count) from their Shape (det_utils._topk_min), TopK with that k, labels by
+    ConstantOfShape of the Shape of the chosen scores, an Expand to the run-time count, and
+    NMS selections' count as a Shape with start/end."""
+    nodes = [
+        helper.make_node("Greater", ["s", "thr"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),
+        helper.make_node("Squeeze", ["nz", "zero"], ["where"]),
+        helper.make_node("Gather", ["s", "where"], ["kept"], axis=0),
+        helper.make_node("Shape", ["kept"], ["count"]),
+        helper.make_node("Concat", ["three", "count"], ["both"], axis=0),
+        helper.make_node("ReduceMin", ["both"], ["k"], keepdims=1),
+        helper.make_node("TopK", ["kept", "k"], ["top", "idx"]),
+        helper.make_node("Shape", ["top"], ["top_shape"]),
+        helper.make_node("ConstantOfShape", ["top_shape"], ["labels"], value=numpy_helper.from_array(np.array([7], np.int64))),
+        helper.make_node("Unsqueeze", ["top", "one"], ["col"]),
+        helper.make_node("Concat", ["count", "two"], ["grid"], axis=0),
+        helper.make_node("Expand", ["row", "grid"], ["tiled"]),
+        helper.make_node("Shape", ["nz"], ["nz_count"], start=-1),
+    ]
+    initializers = [("thr", np.float32(0.2)), ("zero", np.array([0], np.int64)), ("three", np.array([3], np.int64)),
+                    ("one", np.array([1], np.int64)), ("two", np.array([2], np.int64)), ("row", np.array([[1.5, -2.0]], np.float32))]  # fmt: skip
+    outputs = [("top", FLOAT), ("idx", INT64), ("labels", INT64), ("col", FLOAT), ("tiled", FLOAT), ("nz_count", INT64)]
+    return make(nodes, [("s", FLOAT, [8])], outputs, initializers)
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+def test_shape_constant_of_shape_and_expand_of_run_time_sizes_on_ref_and_cpu(seed):
+    s = np.random.default_rng(seed).standard_normal(8).astype(np.float32)
+    model = check(detection_tail_model(), {"s": s})
+    names = {op.name for op in model.func.body.block.ops}
+    assert {"nn.shape_of", "nn.broadcast_to"} <= names
+
+
+def test_run_time_shapes_run_in_openvino_like_onnxruntime(tmp_path):
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    feeds = {"s": np.random.default_rng(0).standard_normal(8).astype(np.float32)}
+    proto = detection_tail_model()
+    want = ort_session_run(proto, feeds)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    got = run_openvino(tmp_path / "m.xml", feeds)
+    for output, w in zip(proto.graph.output, want):
+        np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)

@@ -15,8 +15,9 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.elementwise import Convert
-from irforge.dialects.nn.shape import Reshape
+from irforge.dialects.nn.shape import Reshape, Tile, Unsqueeze
 from irforge.dialects.nn.indexing import (
+    BroadcastTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -161,3 +162,24 @@ def non_max_suppression(ctx: LayerContext) -> Sequence[SSAValue | None]:
     if ctx.attr("output_type", "i64") == "i32":
         found = ctx.value(Convert, [found], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
     return [found, None, None]
+
+
+@ir_layer_reader("Broadcast")
+def broadcast(ctx: LayerContext) -> SSAValue:
+    """Broadcast-3 in numpy or bidirectional mode (one result for every valid model): a Tile
+    where the target and the input's dims are known, else nn.broadcast_to."""
+    mode = ctx.attr("mode", "numpy")
+    if mode not in ("numpy", "bidirectional"):
+        raise refuse(ctx, f"attribute mode='{mode}' is not supported", fix="nn.broadcast_to follows numpy's rules (numpy or bidirectional)")
+    shape, target = list(ctx.shape(0)), ctx.importer.constant_at(ctx.source(1))
+    if target is None or any(d < 0 for d in shape):
+        return ctx.value(BroadcastTo, [ctx.input(0), ctx.input(1)])
+    dims = [int(d) for d in np.asarray(target).reshape(-1)]
+    x = ctx.input(0)
+    if len(dims) > len(shape):
+        x = ctx.value(Unsqueeze, [x], suffix="/unsqueeze", axes=list(range(len(dims) - len(shape))))
+        shape = [1] * (len(dims) - len(shape)) + shape
+    dims = [1] * (len(shape) - len(dims)) + dims
+    if any(s != 1 and t not in (1, s) for s, t in zip(shape, dims)):
+        raise refuse(ctx, f"shape {shape} does not broadcast to {dims}")
+    return ctx.value(Tile, [x], repeats=[t if s == 1 else 1 for s, t in zip(shape, dims)])

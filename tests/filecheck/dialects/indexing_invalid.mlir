@@ -54,3 +54,10 @@ func.func @roi_align_rois(%x: tensor<2x3x8x8xf32>, %r: tensor<5x5xf32>, %b: tens
   func.return %a : tensor<5x3x2x2xf32>
 }
 // CHECK: nn.roi_align: rois must be [R, 4] (x1, y1, x2, y2), got shape [5, 5]
+
+// -----
+func.func @broadcast_to_unknown_rank(%x: tensor<3xf32>, %s: tensor<?xi64>) -> tensor<?xf32> {
+  %b = nn.broadcast_to %x, %s : (tensor<3xf32>, tensor<?xi64>) -> tensor<?xf32>
+  func.return %b : tensor<?xf32>
+}
+// CHECK: nn.broadcast_to: target_shape must be a 1-D i32 or i64 tensor of known length, got tensor<?xi64>

@@ -204,9 +204,11 @@ def non_max_suppression(ctx: NodeContext) -> SSAValue:
     def scalar(index: int, what: str, default: float) -> float:
         return float(ctx.required_constant(index, what).reshape(-1)[0]) if ctx.has_input(index) else default
 
+    # an integer, read as one: torchvision writes sys.maxsize, which a float rounds past i64
+    limit = int(ctx.required_constant(2, "max_output_boxes_per_class").reshape(-1)[0]) if ctx.has_input(2) else 0
     return ctx.value(
         NonMaxSuppression, [ctx.input(0), ctx.input(1)],
-        max_output_boxes_per_class=int(scalar(2, "max_output_boxes_per_class", 0)),
+        max_output_boxes_per_class=limit,
         iou_threshold=scalar(3, "iou_threshold", 0.0), score_threshold=scalar(4, "score_threshold", float("-inf")),
         center_point_box=bool(ctx.attr("center_point_box", 0)),
     )  # fmt: skip
