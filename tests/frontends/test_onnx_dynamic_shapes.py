@@ -231,3 +231,29 @@ def test_run_time_shapes_run_in_openvino_like_onnxruntime(tmp_path):
     got = run_openvino(tmp_path / "m.xml", feeds)
     for output, w in zip(proto.graph.output, want):
         np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)
+
+
+def test_nms_without_a_limit_reads_back_from_ir_xml_and_runs_on_cpu(tmp_path, capsys):
+    """torchvision writes max_output_boxes_per_class = sys.maxsize: read as an integer (as a
+    float it rounds past i64) by the ONNX importer and the IR XML reader; ir-run compares the
+    run-time sizes with onnxruntime's."""
+    import sys
+
+    from irforge.backends.ir_xml import write_ir_xml
+    from irforge.frontends.ir_xml import read_ir_xml
+    from irforge.tools.ir_run import compare_onnxruntime
+
+    proto = nms_model()
+    proto.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array([sys.maxsize], np.int64), "limit"))
+    feeds = boxes_and_scores(7)
+    want = ort_session_run(proto, feeds)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    got = compile_model(read_ir_xml(tmp_path / "m.xml"), threads=1)(feeds)
+    assert len(want[1]) > 5  # more than the former limit: none was imposed
+    np.testing.assert_array_equal(got["sel"], want[1])
+    np.testing.assert_allclose(got["out"], want[0], rtol=1e-6)
+    (tmp_path / "m.onnx").write_bytes(proto.SerializeToString())
+    compare_onnxruntime(str(tmp_path / "m.onnx"), feeds, {"out": got["out"][:1], "sel": got["sel"]})
+    printed = capsys.readouterr().out
+    assert f"out: vs onnxruntime shape [1, 4] differs from onnxruntime's {list(want[0].shape)}" in printed
+    assert "sel: vs onnxruntime max_abs_error=0.000e+00" in printed

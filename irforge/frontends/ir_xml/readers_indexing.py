@@ -154,7 +154,8 @@ def non_max_suppression(ctx: LayerContext) -> Sequence[SSAValue | None]:
         raise refuse(ctx, "soft NMS (soft_nms_sigma != 0) is not supported")
     found = ctx.value(
         NonMaxSuppression, [ctx.input(0), ctx.input(1)],
-        max_output_boxes_per_class=int(ctx.scalar(2, "max_output_boxes_per_class")) if ctx.num_inputs > 2 else 0,
+        # an integer read as one: sys.maxsize (torchvision's "no limit") rounds past i64 as a float
+        max_output_boxes_per_class=ctx.const_ints(2, "max_output_boxes_per_class")[0] if ctx.num_inputs > 2 else 0,
         iou_threshold=ctx.scalar(3, "iou_threshold") if ctx.num_inputs > 3 else 0.0,
         score_threshold=ctx.scalar(4, "score_threshold") if ctx.num_inputs > 4 else float("-inf"),
         center_point_box=ctx.attr("box_encoding", "corner") == "center",
