@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from zoo_detection import ssdlite  # bench/, next to this script
+from zoo_detection import custom_translations, ssdlite  # bench/, next to this script
 
 
 @dataclass
@@ -251,8 +251,9 @@ def export(entry: ZooModel, exporter: str, path: Path) -> dict[str, np.ndarray]:
     model = entry.build()
     inputs = entry.inputs()
     with torch.no_grad():
+        extra = {"custom_translation_table": custom_translations()} if exporter == "dynamo" else {}
         torch.onnx.export(model, inputs, str(path), input_names=list(entry.input_names), dynamo=exporter == "dynamo",
-                          opset_version=17 if exporter == "torchscript" else 18)
+                          opset_version=17 if exporter == "torchscript" else 18, **extra)
     return {n: t.numpy() for n, t in zip(entry.input_names, inputs)}
 
 

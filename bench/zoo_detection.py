@@ -64,14 +64,44 @@ class Nms(torch.autograd.Function):
         return g.op("Squeeze", column, g.op("Constant", value_t=torch.tensor([1])))
 
 
+@torch.library.custom_op("zoo::nms", mutates_args=())
+def nms_op(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+    """torchvision::nms as torch.export sees it: an op whose result size is data-dependent."""
+    return greedy_nms(boxes, scores, iou_threshold)
+
+
+@nms_op.register_fake
+def _(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+    return boxes.new_empty((torch.library.get_ctx().new_dynamic_size(),), dtype=torch.int64)
+
+
+def nms_onnx(boxes, scores, iou_threshold: float):  # type: ignore[no-untyped-def]
+    """The dynamo exporter's translation of zoo::nms: what torchvision's symbolic writes."""
+    from onnxscript import opset18 as op
+
+    selected = op.NonMaxSuppression(op.Unsqueeze(boxes, [0]), op.Unsqueeze(scores, [0, 1]),
+                                    op.Constant(value_ints=[sys.maxsize]), op.Constant(value_floats=[iou_threshold]))
+    return op.Squeeze(op.Gather(selected, op.Constant(value_ints=[2]), axis=1), [1])
+
+
+def custom_translations() -> dict:  # type: ignore[type-arg]
+    """For torch.onnx.export(..., dynamo=True, custom_translation_table=...)."""
+    return {torch.ops.zoo.nms.default: nms_onnx}
+
+
 def batched_nms(boxes: torch.Tensor, scores: torch.Tensor, labels: torch.Tensor, iou_threshold: float) -> torch.Tensor:
     """torchvision.ops.batched_nms's coordinate trick: boxes of different classes never overlap."""
     offsets = labels.to(boxes) * (boxes.max() + torch.tensor(1).to(boxes))
-    return Nms.apply(boxes + offsets[:, None], scores, iou_threshold)
+    if torch.jit.is_tracing():
+        return Nms.apply(boxes + offsets[:, None], scores, iou_threshold)
+    return nms_op(boxes + offsets[:, None], scores, iou_threshold)
 
 
-def topk_min(x: torch.Tensor, k: int) -> torch.Tensor:
-    """det_utils._topk_min when tracing: min(k, x.size(0)) as a tensor."""
+def topk_min(x: torch.Tensor, k: int) -> torch.Tensor | int:
+    """det_utils._topk_min: min(k, x.size(0)), as a tensor when tracing (Shape -> Concat ->
+    ReduceMin), else a (symbolic) int."""
+    if not torch.jit.is_tracing():
+        return min(k, x.size(0))
     count = torch._shape_as_tensor(x)[0].unsqueeze(0)
     return torch.min(torch.cat((torch.tensor([k], dtype=count.dtype), count), 0))
 
