@@ -18,7 +18,8 @@ such a model is run in phases:
   earlier segments or the model's inputs; its outputs: the values later segments or the
   model's results read; its constants cloned in) compiled by the backend with static
   shapes, and each host segment runs its ops' numpy reference kernels, so its results
-  have whatever size the data gives.
+  have whatever size the data gives; a small compiled segment between two host segments
+  (scalar and per-box arithmetic: at most `SMALL` elements) runs on the host with them.
 
 Values cross segments as numpy arrays (explicit copies: a compiled segment copies its
 outputs out, its inputs are read in place). An op downstream of a dynamic dim whose own
@@ -30,6 +31,7 @@ everywhere do not come here: they compile as one program.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +108,32 @@ def schedule(ops: list[Operation], host: Callable[[Operation], bool]) -> list[Se
             if waiting[user] == 0:
                 heapq.heappush(ready[kinds[user]], index[user])
     return segments
+
+
+SMALL = 4096
+"""Elements a compiled segment between two host segments may produce and still run on the
+host: a native program of its own (compiled, with a thread team) is not worth it for the
+scalar and per-box arithmetic between a detection head's data-dependent ops."""
+
+
+def absorb_small(segments: list[Segment]) -> list[Segment]:
+    """Compiled segments between host segments that produce at most SMALL elements join
+    them (their ops run their reference kernels); adjacent host segments merge."""
+    merged: list[Segment] = []
+    for i, segment in enumerate(segments):
+        between = 0 < i < len(segments) - 1 and segments[i - 1].host and segments[i + 1].host
+        if not segment.host and between and sum(_elements(r) for op in segment.ops for r in op.results) <= SMALL:
+            segment = Segment(True, segment.ops)
+        if merged and merged[-1].host and segment.host:
+            merged[-1].ops.extend(segment.ops)
+        else:
+            merged.append(segment)
+    return merged
+
+
+def _elements(value: SSAValue) -> int:
+    t = value.type
+    return math.prod(t.get_shape()) if isinstance(t, TensorType) else 1
 
 
 def link(segments: list[Segment], results: list[SSAValue]) -> None:
@@ -210,7 +238,7 @@ def compile_segmented(
     the host."""
     func = model.func
     ops = [op for op in func.body.block.ops if not isinstance(op, Constant | ReturnOp)]
-    segments = schedule(ops, lambda op: touches_dynamic(op) or not runs_natively(op))
+    segments = absorb_small(schedule(ops, lambda op: touches_dynamic(op) or not runs_natively(op)))
     ret = func.body.block.last_op
     assert isinstance(ret, ReturnOp)
     link(segments, list(ret.arguments))

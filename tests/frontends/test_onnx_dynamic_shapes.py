@@ -75,6 +75,27 @@ def test_nonzero_and_what_follows_run_on_cpu_in_segments(seed):
     ]
 
 
+def test_a_small_static_step_between_host_segments_runs_on_the_host():
+    """Sigmoid of the gathered sum is static, but a native program of its own for one
+    scalar is not worth it: it joins the host segments around it (segments.absorb_small)."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("NonZero", ["r"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+        helper.make_node("GatherND", ["x", "idx"], ["g"]),
+        helper.make_node("ReduceSum", ["g"], ["total"], keepdims=0),
+        helper.make_node("Sigmoid", ["total"], ["gate"]),
+        helper.make_node("Mul", ["g", "gate"], ["y"]),
+    ]
+    x = np.random.default_rng(8).standard_normal((4, 5)).astype(np.float32)
+    model = check(make(nodes, [("x", FLOAT, [4, 5])], [("y", FLOAT)]), {"x": x})
+    compiled = compile_model(model, threads=1)
+    assert [(s.host, [op.name for op in s.ops]) for s in compiled.segments] == [
+        (False, ["nn.relu"]),
+        (True, ["nn.non_zero", "nn.permute", "nn.gather_nd", "nn.reduce", "nn.activation", "nn.eltwise"]),
+    ]
+
+
 def test_nonzero_with_no_nonzero_element_gives_empty_outputs():
     x = -np.abs(np.random.default_rng(2).standard_normal((4, 5))).astype(np.float32)
     check(nonzero_model(), {"x": x})
