@@ -278,3 +278,15 @@ def test_nms_without_a_limit_reads_back_from_ir_xml_and_runs_on_cpu(tmp_path, ca
     printed = capsys.readouterr().out
     assert f"out: vs onnxruntime shape [1, 4] differs from onnxruntime's {list(want[0].shape)}" in printed
     assert "sel: vs onnxruntime max_abs_error=0.000e+00" in printed
+
+
+def test_expand_to_a_run_time_shape_that_does_not_broadcast_is_a_one_line_error():
+    from irforge.errors import IrforgeError
+
+    proto = make([helper.make_node("Expand", ["x", "shape"], ["y"])], [("x", FLOAT, [2]), ("shape", INT64, [2])], [("y", FLOAT)])
+    feeds = {"x": np.ones(2, np.float32), "shape": np.array([1, 3], np.int64)}
+    with pytest.raises(IrforgeError, match=r"shape \[2\] does not broadcast to \[1, 3\]") as info:
+        run(import_onnx(proto), feeds)
+    assert info.value.code == "E887"
+    feeds["shape"] = np.array([4, 1], np.int64)
+    np.testing.assert_array_equal(compile_model(import_onnx(proto), threads=1)(feeds)["y"], ort_session_run(proto, feeds)[0])
