@@ -13,7 +13,8 @@ ops against the model's attention blocks.
 PyPI's torchvision wheel is linked against CUDA libraries the CPU torch lacks, so the
 torchvision architectures are written here as small torch modules (ResNet basic blocks,
 MobileNetV2/V3 inverted residuals with squeeze-excitation, EfficientNet's MBConv, an SSD-like
-head whose post-processing is TopK and NonMaxSuppression).
+head whose post-processing is TopK and NonMaxSuppression, and an SSDlite-like detector with
+torchvision's full post-processing: `zoo_detection.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from zoo_detection import custom_translations, ssdlite  # bench/, next to this script
 
 
 @dataclass
@@ -239,6 +241,7 @@ ZOO = [
     ZooModel("mobilenet_v3", mobilenet_v3, image(64), ("x",)),
     ZooModel("efficientnet", efficientnet, image(64), ("x",)),
     ZooModel("ssd-head", SsdHead, image(64), ("x",)),
+    ZooModel("ssdlite", ssdlite, image(64), ("x",)),
     ZooModel("unet", lambda: UNet().eval(), image(64), ("x",)),
 ]
 
@@ -248,8 +251,9 @@ def export(entry: ZooModel, exporter: str, path: Path) -> dict[str, np.ndarray]:
     model = entry.build()
     inputs = entry.inputs()
     with torch.no_grad():
+        extra = {"custom_translation_table": custom_translations()} if exporter == "dynamo" else {}
         torch.onnx.export(model, inputs, str(path), input_names=list(entry.input_names), dynamo=exporter == "dynamo",
-                          opset_version=17 if exporter == "torchscript" else 18)
+                          opset_version=17 if exporter == "torchscript" else 18, **extra)
     return {n: t.numpy() for n, t in zip(entry.input_names, inputs)}
 
 

@@ -55,6 +55,8 @@ REWRITTEN = {
     "argmax-last", "argmax-last-drop", "relu-leaky",
     # the priors' variances row cut off by a StridedSlice, read back as nn.slice (Slice-8)
     "detection_output-encoded-variances-row",
+    # known dims: ShapeOf read back as a constant, Broadcast of a constant target as a Tile
+    "shape_of", "broadcast_to-both-ways",
 }  # fmt: skip
 
 

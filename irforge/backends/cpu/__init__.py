@@ -6,6 +6,14 @@ to static shapes (`lower.py`, `ops/`, `codegen/`), buffers are placed by a liven
 (`planner.py`), modules are optimised at O3 for the host CPU and JIT-compiled, with an on-disk
 object cache (`jit.py`, `cache.py`), and the generated driver runs all phases in one native
 call per thread (`runtime.py`).
+
+Data-dependent shapes (NonZero, NonMaxSuppression, a TopK with a run-time k, and the ops
+downstream of them that still see the dynamic dim) cannot be planned: such a model runs as
+segments (`irforge/backends/segments.py`): maximal groups of static ops compiled as above,
+each one native program, and the ops touching a dynamic dim run between them on the host
+with their numpy reference kernels, so their results take the size the data gives. Ops of
+static shape without a native kernel run there as host steps inside the program
+(`host_steps.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Operation
 
+from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
 
 PIPELINE = "infer-shapes,canonicalize,fuse-linear-ops"
@@ -60,13 +71,33 @@ def copy_model(model: Model) -> Model:
     return Model(model.module.clone(), model.store)
 
 
+def runs_natively(model: Model, op: Operation, cache_dir: str | os.PathLike[str] | None | bool = None) -> bool:
+    """Whether the CPU backend compiles `op` (of `model`): it has a lowering, and where the
+    op is not all f32 (the kernels' type; shape arithmetic on i64 in detection heads), the
+    op alone compiles. Asked for the ops of a segmented model only."""
+    import irforge.backends.cpu.ops  # noqa: F401  (registers the lowerings lowering_of reads)
+    from irforge.backends.cpu.lower import lowering_of
+    from irforge.backends.segments import op_model
+    from irforge.errors import IrforgeError
+
+    if lowering_of(op) is None:
+        return False
+    if all(isinstance(v.type, TensorType) and v.type.element_type == f32 for v in (*op.operands, *op.results)):
+        return True
+    try:
+        compile_model(op_model(model, op), threads=1, cache_dir=cache_dir, pipeline="").close()
+    except IrforgeError:
+        return False
+    return True
+
+
 def compile_model(
     model: Model,
     threads: int | None = None,
     cache_dir: str | os.PathLike[str] | None | bool = None,
     pipeline: str = PIPELINE,
     track: Callable[[list[Any], str], Iterable[Any]] | None = None,
-) -> CompiledModel:
+) -> CompiledModel | SegmentedModel:
     """Compile `model` (left unchanged). `cache_dir=False` disables the object cache;
     None uses the default directory (see `cache.default_cache_dir`). `track(items, what)`
     yields the LLVM modules as they are optimised (a tool's progress bar counts them)."""
@@ -82,6 +113,11 @@ def compile_model(
     work = copy_model(model)
     if pipeline:
         apply_pipeline(work.module, pipeline)
+    if has_data_dependent_shapes(work):
+        return compile_segmented(
+            work, lambda op: runs_natively(work, op, cache_dir),
+            lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
+        )  # fmt: skip
     directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     jit = Jit(directory)
     program = lower(work, jit.module)

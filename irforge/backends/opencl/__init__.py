@@ -8,6 +8,9 @@ ReLU/Clamp, grouped by the CPU backend's epilogue absorption) is printed as a ke
 planner in one device arena, and the runtime builds all kernels as one program per device
 and enqueues them (`runtime.py`). Ops without a kernel, listed in `lower.CPU_ONLY` or not
 in `lower.LOWERINGS`, run on the CPU backend or the reference interpreter (`hetero.py`).
+Data-dependent shapes (NonZero, NonMaxSuppression, a run-time TopK k) run as for the CPU
+backend: the static segments compiled here, the ops touching a dynamic dim on the host's
+reference kernels between them (`irforge/backends/segments.py`), each listed as a fallback.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irforge.backends.opencl.device import DeviceInfo
+from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
 
 
@@ -51,13 +55,36 @@ class CompiledModel:
         return list(self._executable.timings)
 
 
+class SegmentedCompiledModel:
+    """A model with data-dependent shapes on an OpenCL device: its static segments compiled
+    for the device, the ops touching a dynamic dim on the host (`segments.py`)."""
+
+    def __init__(self, segmented: SegmentedModel, device_name: str) -> None:
+        from irforge.backends.opencl.lower import Fallback
+
+        self.segmented = segmented
+        self.device = device_name
+        self.fallbacks = []
+        for segment in segmented.segments:
+            if segment.host:
+                self.fallbacks += [Fallback(op.label, "data-dependent shape", "reference") for op in segment.ops]  # type: ignore[attr-defined]
+            else:
+                self.fallbacks += segment.run.fallbacks  # type: ignore[union-attr]
+
+    def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self.segmented(feeds)
+
+    def timings(self) -> list:  # type: ignore[type-arg]
+        return [t for s in self.segmented.segments if not s.host for t in s.run.timings()]  # type: ignore[union-attr]
+
+
 def compile_model(
     model: Model,
     device: str | int | None = None,
     cpu_ops: Collection[str] = (),
     profile: bool = False,
     tuning: DeviceInfo | None = None,
-) -> CompiledModel:
+) -> CompiledModel | SegmentedCompiledModel:
     """Compile `model` (left unchanged) for the OpenCL device chosen by `device` (see
     `device.select_device`). Ops named in `cpu_ops` (e.g. "nn.softmax") are placed on the
     CPU, as HETERO's manual affinities. `tuning` replaces the limits the printers read
@@ -73,6 +100,9 @@ def compile_model(
     cl_device = select_device(device)
     work = copy_model(model)
     apply_pipeline(work.module, PIPELINE)
+    if has_data_dependent_shapes(work):
+        segmented = compile_segmented(work, lambda op: True, lambda part: compile_model(part, device, cpu_ops, profile, tuning))
+        return SegmentedCompiledModel(segmented, cl_device.name.strip())
     program = lower(work, tuning or DeviceInfo.of(cl_device), cpu_ops)
     arena = plan(program.buffers)
     executable = Executable(program, arena, cl_device, profile)

@@ -1,4 +1,5 @@
-"""Indexing ops: gathers and scatters by index tensors, OneHot, NonZero and TopK.
+"""Indexing ops: gathers and scatters by index tensors, OneHot, NonZero, TopK, and ShapeOf
+and BroadcastTo for shapes computed at run time.
 
 They read or write elements at positions given by an integer tensor (i32 or i64; negative
 indices count from the end of their axis). NonZero's output size depends on the data: its
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, StringAttr, TensorType, i1, i32, i64
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
 
 from irforge.dialects.nn.base import DYN, NNOp, known, normalize_axis, tensor
 
@@ -172,10 +173,13 @@ class NonZero(NNOp):
 @irdl_op_definition
 class TopK(NNOp):
     """The k largest (mode "max") or smallest ("min") elements along `axis` and their i64
-    indices, in value order (sort "value", ties by lower index) or index order ("index")."""
+    indices, in value order (sort "value", ties by lower index) or index order ("index").
+    k is the property, or the optional operand `k_value` (an integer scalar known only at run
+    time, as OpenVINO's TopK-11 takes it: the axis's size in the results is then dynamic, `?`)."""
 
     name = "nn.top_k"
     input = operand_def(TensorType)
+    k_value = opt_operand_def(TensorType)
     values = result_def(TensorType)
     indices = result_def(TensorType)
     k = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(1, i64))
@@ -188,6 +192,12 @@ class TopK(NNOp):
     def infer_shapes(self) -> list[TensorType]:
         x = list(self.operand_shape(0))
         axis = normalize_axis(self, self.int_prop("axis"), len(x))
+        if len(self.operands) > 1:
+            k_type = self.operand_type(1)
+            if k_type.element_type not in (i32, i64) or k_type.get_shape():
+                raise self.error(f"k_value must be an i32 or i64 scalar, got {k_type}")
+            x[axis] = DYN
+            return [tensor(x, self.operand_type(0).element_type), tensor(x, i64)]
         k = self.int_prop("k")
         if k < 0 or (known(x[axis]) and k > x[axis]):
             raise self.error(f"k {k} must be in [0, {x[axis]}] (the size of axis {axis})")
@@ -256,3 +266,42 @@ class IsInf(NNOp):
 
     def infer_shapes(self) -> list[TensorType]:
         return [tensor(self.operand_shape(0), i1)]
+
+
+@irdl_op_definition
+class ShapeOf(NNOp):
+    """The dims of x as an i64 [rank] tensor (OpenVINO's ShapeOf-3). Importers fold it to a
+    constant when the dims are known; it stays an op only for dims that depend on the data
+    (the count of NonZero's or NonMaxSuppression's results)."""
+
+    name = "nn.shape_of"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [tensor((len(self.operand_shape(0)),), i64)]
+
+
+@irdl_op_definition
+class BroadcastTo(NNOp):
+    """x broadcast (numpy rules, both ways: OpenVINO's Broadcast-3 "bidirectional", ONNX's
+    Expand) with the dims held by `target_shape`, a 1-D i64 tensor computed at run time
+    (a constant target is a Tile at import). ONNX's ConstantOfShape of a run-time shape is
+    its scalar value broadcast so. The result's dims are dynamic, but where x has a dim
+    other than 1 (as OpenVINO infers them)."""
+
+    name = "nn.broadcast_to"
+    input = operand_def(TensorType)
+    target_shape = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self) -> list[TensorType]:
+        target = self.operand_shape(1)
+        if len(target) != 1 or not known(target[0]) or self.operand_type(1).element_type not in (i32, i64):
+            raise self.error(f"target_shape must be a 1-D i32 or i64 tensor of known length, got {self.operand_type(1)}")
+        x = self.operand_shape(0)
+        rank = max(target[0], len(x))
+        dims = [DYN] * (rank - len(x)) + [d if known(d) and d != 1 else DYN for d in x]
+        # a dim of x other than 1 is the result's whatever the target holds there (1 or it);
+        # dims beyond x's rank come from the target alone
+        return [tensor(dims, self.operand_type(0).element_type)]

@@ -15,7 +15,9 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.elementwise import Convert
+from irforge.dialects.nn.shape import Reshape, Tile, Unsqueeze
 from irforge.dialects.nn.indexing import (
+    BroadcastTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -92,13 +94,18 @@ def non_zero(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("TopK")
 def top_k(ctx: LayerContext) -> Sequence[SSAValue | None]:
-    k = int(ctx.scalar(1, "k"))
-    if k == 1:
-        return readers_shape.top_k(ctx)
+    operands, k = [ctx.input(0)], 1
+    if ctx.importer.constant_at(ctx.source(1)) is None:  # k computed at run time
+        k_value = ctx.input(1)
+        operands.append(ctx.value(Reshape, [k_value], suffix="/k", shape=[], special_zero=False) if ctx.shape(1) else k_value)
+    else:
+        k = int(ctx.scalar(1, "k"))
+        if k == 1:
+            return readers_shape.top_k(ctx)
     # an unsorted or unstable TopK may order its results and ties as it likes: nn.top_k's
     # order (by value, ties by lower index) is one of those orders
     sort = "value" if ctx.attr("sort", "none") == "none" else ctx.attr("sort")
-    values, indices = ctx.add(TopK, [ctx.input(0)], num_results=2, k=k, axis=ctx.int("axis"), mode=ctx.attr("mode"), sort=sort)
+    values, indices = ctx.add(TopK, operands, num_results=2, k=k, axis=ctx.int("axis"), mode=ctx.attr("mode"), sort=sort)
     if ctx.attr("index_element_type", "i32") == "i32":
         indices = ctx.value(Convert, [indices], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
     return [values, indices]
@@ -147,7 +154,8 @@ def non_max_suppression(ctx: LayerContext) -> Sequence[SSAValue | None]:
         raise refuse(ctx, "soft NMS (soft_nms_sigma != 0) is not supported")
     found = ctx.value(
         NonMaxSuppression, [ctx.input(0), ctx.input(1)],
-        max_output_boxes_per_class=int(ctx.scalar(2, "max_output_boxes_per_class")) if ctx.num_inputs > 2 else 0,
+        # an integer read as one: sys.maxsize (torchvision's "no limit") rounds past i64 as a float
+        max_output_boxes_per_class=ctx.const_ints(2, "max_output_boxes_per_class")[0] if ctx.num_inputs > 2 else 0,
         iou_threshold=ctx.scalar(3, "iou_threshold") if ctx.num_inputs > 3 else 0.0,
         score_threshold=ctx.scalar(4, "score_threshold") if ctx.num_inputs > 4 else float("-inf"),
         center_point_box=ctx.attr("box_encoding", "corner") == "center",
@@ -155,3 +163,24 @@ def non_max_suppression(ctx: LayerContext) -> Sequence[SSAValue | None]:
     if ctx.attr("output_type", "i64") == "i32":
         found = ctx.value(Convert, [found], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
     return [found, None, None]
+
+
+@ir_layer_reader("Broadcast")
+def broadcast(ctx: LayerContext) -> SSAValue:
+    """Broadcast-3 in numpy or bidirectional mode (one result for every valid model): a Tile
+    where the target and the input's dims are known, else nn.broadcast_to."""
+    mode = ctx.attr("mode", "numpy")
+    if mode not in ("numpy", "bidirectional"):
+        raise refuse(ctx, f"attribute mode='{mode}' is not supported", fix="nn.broadcast_to follows numpy's rules (numpy or bidirectional)")
+    shape, target = list(ctx.shape(0)), ctx.importer.constant_at(ctx.source(1))
+    if target is None or any(d < 0 for d in shape):
+        return ctx.value(BroadcastTo, [ctx.input(0), ctx.input(1)])
+    dims = [int(d) for d in np.asarray(target).reshape(-1)]
+    x = ctx.input(0)
+    if len(dims) > len(shape):
+        x = ctx.value(Unsqueeze, [x], suffix="/unsqueeze", axes=list(range(len(dims) - len(shape))))
+        shape = [1] * (len(dims) - len(shape)) + shape
+    dims = [1] * (len(shape) - len(dims)) + dims
+    if any(s != 1 and t not in (1, s) for s, t in zip(shape, dims)):
+        raise refuse(ctx, f"shape {shape} does not broadcast to {dims}")
+    return ctx.value(Tile, [x], repeats=[t if s == 1 else 1 for s, t in zip(shape, dims)])

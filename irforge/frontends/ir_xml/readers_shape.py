@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.conv import Convolution, Deconvolution, Pooling
 from irforge.dialects.nn.elementwise import Convert, Eltwise
+from irforge.dialects.nn.indexing import ShapeOf
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample
@@ -290,8 +291,11 @@ def gather(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("ShapeOf")
 def shape_of(ctx: LayerContext) -> SSAValue:
+    """Folded to a constant where the dims are known; else nn.shape_of (dims that depend on
+    the data)."""
     dims = ctx.shape(0)
-    if any(d < 0 for d in dims):
-        raise ctx.fail("ShapeOf of a dynamic shape is not supported", fix="give static input shapes")
     dtype = np.int32 if ctx.attr("output_type", "i64") == "i32" else np.int64
+    if any(d < 0 for d in dims):
+        found = ctx.value(ShapeOf, [ctx.input(0)])
+        return found if dtype == np.int64 else ctx.value(Convert, [found], suffix="/i32", destination_type=to_xdsl(np.dtype(dtype)))
     return ctx.constant(np.asarray(dims, dtype), "")

@@ -1,12 +1,13 @@
 """The indexing and box families on the CPU backend: host steps running their reference
-kernels at static shapes; a data-dependent output size (NonZero) is refused by name, never
-a wrong result."""
+kernels at static shapes; a data-dependent output size (NonZero) runs in a host segment
+(`backends/segments.py`); a dynamic model input is refused by name, never a wrong result."""
 
 import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.backends.reference import run
+from irforge.builder import ModelBuilder
 from irforge.dialects import nn
 from irforge.errors import IrforgeError
 from tests.helpers import one_op_model, rand
@@ -35,9 +36,17 @@ def test_cum_sum_and_gather_elements_run_as_host_steps():
     _same_as_reference(one_op_model(nn.GatherElements, [x], [idx], axis=1), {"x0": x})
 
 
-def test_non_zero_is_refused_for_its_dynamic_size():
-    with pytest.raises(IrforgeError, match="needs static shapes, 'nn.non_zero'"):
-        compile_model(one_op_model(nn.NonZero, [rand(3, 4)]))
+def test_non_zero_runs_on_the_host_at_its_data_dependent_size():
+    x = rand(3, 4)
+    x[x < 0] = 0
+    _same_as_reference(one_op_model(nn.NonZero, [x]), {"x0": x})
+
+
+def test_a_dynamic_model_input_is_refused_by_name():
+    b = ModelBuilder()
+    b.output(b.add(nn.ReLU, [b.input("x", [-1, 4])]).results[0], "y")
+    with pytest.raises(IrforgeError, match="needs static shapes, 'an input'"):
+        compile_model(b.finish())
 
 
 def test_is_nan_runs_on_cpu_like_the_reference():

@@ -1,7 +1,8 @@
 """ONNX's backend node cases through the CPU backend: import -> compile -> run -> compare.
 
 The cases run are those the importer supports whose tensors are all f32 and whose imported
-ops all have CPU lowerings; each is compared with its expected outputs at the case's own
+ops all have CPU lowerings, and those of f32, i64 and bool tensors whose ops all run on the
+host (host steps, data-dependent shapes) or natively on f32 values; each is compared with its expected outputs at the case's own
 tolerances, on every data set. Known failures are listed with their reasons in
 onnx_node_expected_failures.txt beside this file (strict xfail: a fixed case must leave
 the list). `test_case_count` prints how many cases run.
@@ -14,10 +15,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.dialects.func import ReturnOp
+from xdsl.ir import Operation
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.host_steps import HOST_STEP_OPS
 from irforge.backends.cpu.lower import LOWERINGS
+from irforge.backends.segments import has_data_dependent_shapes, touches_dynamic
 from irforge.dialects.nn.constant import Constant
 from irforge.frontends.onnx.conformance import _array, graph_element_types, import_freezing, supported_cases
 from irforge.frontends.onnx.importer import model_inputs
@@ -51,9 +56,40 @@ def has_cpu_kernels(model: Model) -> bool:
     return all(isinstance(op, Constant | ReturnOp) or type(op) in LOWERINGS for op in model.func.body.block.ops)
 
 
+def runs_on_host_or_f32(model: Model) -> bool:
+    """Every op touches a data-dependent dim (a host segment), is a host step (its reference
+    kernel, any element type), or is lowered natively on f32 values only."""
+
+    def f32_only(op: Operation) -> bool:
+        return all(isinstance(v.type, TensorType) and v.type.element_type == f32 for v in (*op.operands, *op.results))
+
+    return all(
+        isinstance(op, Constant | ReturnOp) or touches_dynamic(op) or type(op) in HOST_STEP_OPS
+        or (type(op) in LOWERINGS and f32_only(op))
+        for op in model.func.body.block.ops
+    )  # fmt: skip
+
+
 def cpu_cases() -> list:  # type: ignore[type-arg]
-    f32 = [c for c in supported_cases() if set(graph_element_types(c.model.graph)) <= {onnx.TensorProto.FLOAT}]
-    return [c for c in f32 if (entry := imported(c)) is not None and has_cpu_kernels(entry[0])]
+    """f32 cases whose ops all lower; and f32/i64/bool cases with data-dependent shapes
+    (NonZero, NonMaxSuppression, TopK of a run-time k: segments) or host steps (indexing,
+    box and recurrent ops) among f32 ops."""
+    chosen = []
+    for case in supported_cases():
+        types = set(graph_element_types(case.model.graph))
+        if not types <= {onnx.TensorProto.FLOAT, onnx.TensorProto.INT64, onnx.TensorProto.BOOL}:
+            continue
+        entry = imported(case)
+        if entry is None:
+            continue
+        model = entry[0]
+        if types <= {onnx.TensorProto.FLOAT} and has_cpu_kernels(model):
+            chosen.append(case)
+        elif has_data_dependent_shapes(model):  # segments: every op runs, natively or on the host
+            chosen.append(case)
+        elif runs_on_host_or_f32(model) and any(type(op) in HOST_STEP_OPS for op in model.func.body.block.ops):
+            chosen.append(case)
+    return chosen
 
 
 XFAIL = expected_failures()

@@ -29,6 +29,13 @@ func.func @data_dependent(%x: tensor<3x4xf32>, %s: tensor<i64>, %l: tensor<i64>,
 // CHECK-NEXT: nn.top_k %x {k = 2 : i64, mode = "min", sort = "index"} : (tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
 
 // -----
+func.func @top_k_run_time_k(%x: tensor<3x4xf32>, %k: tensor<i64>) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  %v, %i = nn.top_k %x, %k : (tensor<3x4xf32>, tensor<i64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  func.return %v, %i : tensor<3x?xf32>, tensor<3x?xi64>
+}
+// CHECK: nn.top_k %x, %k : (tensor<3x4xf32>, tensor<i64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+
+// -----
 func.func @others(%x: tensor<3x4xf32>, %i: tensor<3xi64>, %on: tensor<f32>, %off: tensor<f32>) -> (tensor<3x4xf32>, tensor<3x4xi1>, tensor<3x4xi1>, tensor<3x6xf32>) {
   %c = nn.cum_sum %x {axis = 1 : i64, exclusive = true, reverse = false} : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %n = nn.is_nan %x : (tensor<3x4xf32>) -> tensor<3x4xi1>
@@ -49,3 +56,12 @@ func.func @boxes(%x: tensor<2x3x8x8xf32>, %r: tensor<5x4xf32>, %b: tensor<5xi64>
 }
 // CHECK:      nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64, spatial_scale = 2.500000e-01 : f32, aligned_mode = "asymmetric"} : (tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
 // CHECK-NEXT: nn.non_max_suppression %bx, %s {max_output_boxes_per_class = 3 : i64, iou_threshold = 5.000000e-01 : f32} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+
+// -----
+func.func @run_time_shapes(%x: tensor<2x?xi64>, %v: tensor<f32>) -> tensor<?x?xf32> {
+  %s = nn.shape_of %x : (tensor<2x?xi64>) -> tensor<2xi64>
+  %b = nn.broadcast_to %v, %s : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>
+  func.return %b : tensor<?x?xf32>
+}
+// CHECK:      nn.shape_of %x : (tensor<2x?xi64>) -> tensor<2xi64>
+// CHECK-NEXT: nn.broadcast_to %v, %s : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>

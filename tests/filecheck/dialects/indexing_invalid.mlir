@@ -28,6 +28,13 @@ func.func @top_k_too_many(%x: tensor<3x4xf32>) -> (tensor<3x5xf32>, tensor<3x5xi
 // CHECK: nn.top_k: k 5 must be in [0, 4] (the size of axis 1)
 
 // -----
+func.func @top_k_k_value_not_scalar(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  %v, %i = nn.top_k %x, %k : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  func.return %v, %i : tensor<3x?xf32>, tensor<3x?xi64>
+}
+// CHECK: nn.top_k: k_value must be an i32 or i64 scalar, got tensor<1xi64>
+
+// -----
 func.func @gather_float_indices(%x: tensor<3xf32>, %i: tensor<3xf32>) -> tensor<3xf32> {
   %a = nn.gather_elements %x, %i : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   func.return %a : tensor<3xf32>
@@ -47,3 +54,10 @@ func.func @roi_align_rois(%x: tensor<2x3x8x8xf32>, %r: tensor<5x5xf32>, %b: tens
   func.return %a : tensor<5x3x2x2xf32>
 }
 // CHECK: nn.roi_align: rois must be [R, 4] (x1, y1, x2, y2), got shape [5, 5]
+
+// -----
+func.func @broadcast_to_unknown_rank(%x: tensor<3xf32>, %s: tensor<?xi64>) -> tensor<?xf32> {
+  %b = nn.broadcast_to %x, %s : (tensor<3xf32>, tensor<?xi64>) -> tensor<?xf32>
+  func.return %b : tensor<?xf32>
+}
+// CHECK: nn.broadcast_to: target_shape must be a 1-D i32 or i64 tensor of known length, got tensor<?xi64>

@@ -10,6 +10,7 @@ from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool, fmt_float
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.indexing import (
+    BroadcastTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -20,6 +21,7 @@ from irforge.dialects.nn.indexing import (
     Range,
     ScatterElements,
     ScatterND,
+    ShapeOf,
     TopK,
 )
 
@@ -75,7 +77,7 @@ def non_zero(ctx: EmitContext, op: NonZero, inputs: list[Port]) -> list[Port]:
 
 @ir_xml_emitter(TopK)
 def top_k(ctx: EmitContext, op: TopK, inputs: list[Port]) -> list[Port]:
-    k = ctx.const(np.array(op.int_prop("k"), np.int64), ctx.name(op, "k"))
+    k = inputs[1] if len(inputs) > 1 else ctx.const(np.array(op.int_prop("k"), np.int64), ctx.name(op, "k"))
     axis = op.int_prop("axis") % len(inputs[0].dims)
     data = {"axis": str(axis), "mode": op.str_prop("mode"), "sort": op.str_prop("sort"), "index_element_type": "i64", "stable": "true"}
     return ctx.layer("TopK", [inputs[0], k], [out_type(op, 0), out_type(op, 1)], name=ctx.name(op), data=data, version="opset11")
@@ -131,3 +133,13 @@ def non_max_suppression(ctx: EmitContext, op: NonMaxSuppression, inputs: list[Po
     indices = out_type(op)
     outputs = [indices, PortType(np.dtype(np.float32), (-1, 3)), PortType(np.dtype(np.int64), (1,))]
     return ctx.layer("NonMaxSuppression", [*inputs, *limits], outputs, name=ctx.name(op), data=data, version="opset9")[:1]
+
+
+@ir_xml_emitter(ShapeOf)
+def shape_of(ctx: EmitContext, op: ShapeOf, inputs: list[Port]) -> list[Port]:
+    return [ctx.single("ShapeOf", inputs, out_type(op), name=ctx.name(op), data={"output_type": "i64"}, version="opset3")]
+
+
+@ir_xml_emitter(BroadcastTo)
+def broadcast_to(ctx: EmitContext, op: BroadcastTo, inputs: list[Port]) -> list[Port]:
+    return [ctx.single("Broadcast", inputs, out_type(op), name=ctx.name(op), data={"mode": "bidirectional"}, version="opset3")]

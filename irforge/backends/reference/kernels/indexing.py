@@ -7,6 +7,7 @@ import numpy as np
 
 from irforge.backends.reference.registry import kernel
 from irforge.dialects.nn.indexing import (
+    BroadcastTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -17,6 +18,7 @@ from irforge.dialects.nn.indexing import (
     Range,
     ScatterElements,
     ScatterND,
+    ShapeOf,
     TopK,
 )
 from irforge.errors import IrforgeError
@@ -107,8 +109,13 @@ def non_zero(op: NonZero, x: np.ndarray) -> np.ndarray:
 
 
 @kernel(TopK)
-def top_k(op: TopK, x: np.ndarray) -> list[np.ndarray]:
+def top_k(op: TopK, x: np.ndarray, k_value: np.ndarray | None = None) -> list[np.ndarray]:
     axis, k = op.int_prop("axis") % x.ndim, op.int_prop("k")
+    if k_value is not None:
+        k = int(np.asarray(k_value).reshape(-1)[0])
+        if not 0 <= k <= x.shape[axis]:
+            raise IrforgeError(f"{op.label}: k {k} is outside [0, {x.shape[axis]}] (the size of axis {axis})",
+                               fix="check the k the model computes", code="E886")
     floating = np.issubdtype(x.dtype, np.floating)
     # ~x reverses the order of any integer type without overflow (-x wraps unsigned values)
     keys = (-x if floating else ~x) if op.str_prop("mode") == "max" else x
@@ -149,3 +156,19 @@ def is_inf(op: IsInf, x: np.ndarray) -> np.ndarray:
     if not np.issubdtype(x.dtype, np.floating):
         return np.zeros(x.shape, bool)
     return (np.isposinf(x) & op.bool_prop("detect_positive")) | (np.isneginf(x) & op.bool_prop("detect_negative"))
+
+
+@kernel(ShapeOf)
+def shape_of(op: ShapeOf, x: np.ndarray) -> np.ndarray:
+    return np.array(x.shape, np.int64)
+
+
+@kernel(BroadcastTo)
+def broadcast_to(op: BroadcastTo, x: np.ndarray, target: np.ndarray) -> np.ndarray:
+    dims = tuple(int(d) for d in np.asarray(target).reshape(-1))
+    try:
+        shape = np.broadcast_shapes(x.shape, dims)
+    except ValueError:
+        raise IrforgeError(f"{op.label}: shape {list(x.shape)} does not broadcast to {list(dims)}",
+                           fix="check the shape the model computes", code="E887") from None
+    return np.ascontiguousarray(np.broadcast_to(x, shape))

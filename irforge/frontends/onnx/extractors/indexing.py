@@ -24,7 +24,7 @@ from irforge.dialects.nn.indexing import (
     ScatterND,
     TopK,
 )
-from irforge.errors import IrforgeError, NotConstantError
+from irforge.errors import IrforgeError
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
 
@@ -103,17 +103,21 @@ def non_zero(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("TopK")
 def top_k(ctx: NodeContext) -> list[SSAValue]:
+    """A k known at conversion time is a property; a k computed at run time (torchvision's
+    `min(k, boxes.size(0))` after a data-dependent filter) is an operand, reshaped to the
+    scalar OpenVINO's TopK-11 takes, and the results' axis is dynamic."""
+    operands, k = [ctx.input(0)], 1
     if ctx.opset < 10:
         k = int(ctx.attr("k"))
+    elif (constant := ctx.constant_input(1)) is not None:
+        k = int(constant.reshape(-1)[0])
+    elif ctx.input_shape(1) not in ((), (1,)):
+        raise refuse(ctx, f"TopK's k must hold one value, got shape {list(ctx.input_shape(1))}", "E182", fix="give k as a 1-element tensor")
     else:
-        try:
-            k = int(ctx.required_constant(1, "TopK's k (a k computed at run time is not supported)").reshape(-1)[0])
-        except NotConstantError as error:
-            error.code = "E182"
-            raise
+        operands.append(ctx.value(Reshape, [ctx.input(1)], suffix="/k", shape=[], special_zero=False))
     largest, ordered = int(ctx.attr("largest", 1)), int(ctx.attr("sorted", 1))
     return ctx.add(
-        TopK, [ctx.input(0)], num_results=2, k=k, axis=int(ctx.attr("axis", -1)),
+        TopK, operands, num_results=2, k=k, axis=int(ctx.attr("axis", -1)),
         mode="max" if largest else "min", sort="value" if ordered else "index",
     )  # fmt: skip
 
@@ -200,9 +204,11 @@ def non_max_suppression(ctx: NodeContext) -> SSAValue:
     def scalar(index: int, what: str, default: float) -> float:
         return float(ctx.required_constant(index, what).reshape(-1)[0]) if ctx.has_input(index) else default
 
+    # an integer, read as one: torchvision writes sys.maxsize, which a float rounds past i64
+    limit = int(ctx.required_constant(2, "max_output_boxes_per_class").reshape(-1)[0]) if ctx.has_input(2) else 0
     return ctx.value(
         NonMaxSuppression, [ctx.input(0), ctx.input(1)],
-        max_output_boxes_per_class=int(scalar(2, "max_output_boxes_per_class", 0)),
+        max_output_boxes_per_class=limit,
         iou_threshold=scalar(3, "iou_threshold", 0.0), score_threshold=scalar(4, "score_threshold", float("-inf")),
         center_point_box=bool(ctx.attr("center_point_box", 0)),
     )  # fmt: skip

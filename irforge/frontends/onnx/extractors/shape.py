@@ -7,6 +7,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
+from irforge.dialects.nn.indexing import BroadcastTo, ShapeOf
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -32,22 +33,29 @@ def constant(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("Shape")
 def shape(ctx: NodeContext) -> SSAValue:
-    dims = ctx.input_shape(0)
+    """A constant where the dims are known; else nn.shape_of (dims that depend on the data,
+    such as NonZero's count), sliced to [start, end)."""
+    full = ctx.input_shape(0)
     start, end = int(ctx.attr("start", 0)), ctx.attr("end")
-    dims = dims[start:] if end is None else dims[start:int(end)]
-    if DYN in dims:
-        raise ctx.fail(
-            "Shape of a tensor with dynamic dims cannot be folded",
-            fix="give static input shapes with --input_shape",
-        )
-    return ctx.constant(np.array(dims, np.int64), "")
+    dims = full[start:] if end is None else full[start:int(end)]
+    if DYN not in dims:
+        return ctx.constant(np.array(dims, np.int64), "")
+    found = ctx.value(ShapeOf, [ctx.input(0)], suffix="" if len(dims) == len(full) else "/all")
+    if len(dims) == len(full):
+        return found
+    first = range(len(full))[slice(start, None if end is None else int(end))][0]  # start clamped as ONNX does
+    return ctx.value(Slice, [found], axes=[0], begins=[first], ends=[first + len(dims)])
 
 
 @onnx_extractor("ConstantOfShape")
 def constant_of_shape(ctx: NodeContext) -> SSAValue:
-    dims = ctx.required_constant(0, "shape")
+    """A constant; for a shape computed at run time (torch's full_like of a tensor of
+    data-dependent size), the value broadcast to it."""
     value = ctx.attr("value")
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    dims = ctx.constant_input(0)
+    if dims is None:
+        return ctx.value(BroadcastTo, [ctx.constant(fill[:1].reshape(()), "/value"), ctx.input(0)])
     return ctx.filled(dims.reshape(-1), fill[:1], "")
 
 
@@ -165,6 +173,10 @@ def tile(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("Expand")
 def expand(ctx: NodeContext) -> SSAValue:
+    """A Tile where the target shape is known; else nn.broadcast_to (ONNX's Expand is
+    numpy's broadcasting both ways, as OpenVINO's bidirectional Broadcast)."""
+    if ctx.constant_input(1) is None:
+        return ctx.value(BroadcastTo, [ctx.input(0), ctx.input(1)])
     target = [int(d) for d in ctx.required_constant(1, "the target shape")]
     x = ctx.input(0)
     shape = list(ctx.input_shape(0))
