@@ -41,6 +41,14 @@ ZOO = [
     ("se_resnet50.prototxt", "hujie-frank/SENet : models/SE-ResNet-50.prototxt", "Apache-2.0"),
     ("mobilenet_ssd.prototxt", "chuanqi305/MobileNet-SSD : deploy.prototxt", "MIT"),
     ("faster_rcnn_zf.prototxt", "rbgirshick/py-faster-rcnn : models/pascal_voc/ZF/faster_rcnn_end2end/test.prototxt", "MIT"),
+    ("alexnet.prototxt", "BVLC/caffe : models/bvlc_alexnet/deploy.prototxt", "unrestricted (BVLC)"),
+    ("googlenet.prototxt", "BVLC/caffe : models/bvlc_googlenet/deploy.prototxt", "unrestricted (BVLC)"),
+    ("res10_ssd.prototxt", "opencv/opencv : samples/dnn/face_detector/deploy.prototxt", "Apache-2.0 / BSD-3"),
+    ("faster_rcnn_vgg16.prototxt", "rbgirshick/py-faster-rcnn : models/pascal_voc/VGG16/faster_rcnn_end2end/test.prototxt", "MIT"),
+    ("fcn8s.prototxt", "shelhamer/fcn.berkeleyvision.org : voc-fcn8s/deploy.prototxt", "BSD-2"),
+    ("segnet.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_inference.prototxt", "see repository (non-commercial)"),
+    ("segnet_basic.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_basic_inference.prototxt", "see repository (non-commercial)"),
+    ("enet.prototxt", "TimoSaemann/ENet : prototxts/enet_deploy_final.prototxt", "see repository"),
 ]
 OPENCV_PROPOSAL = (
     "proposal_param { feat_stride: 16 base_size: 16 min_size: 1 ratio: 0.5 ratio: 1 ratio: 2 "

@@ -15,6 +15,7 @@ from tests.backends.test_ir_xml_detection import MAPS, NORMALISED, PROPOSAL, ROI
 from tests.backends.test_ir_xml_indexing import INDEXING_CASES
 from tests.backends.test_ir_xml_ops import CASES as OP_CASES
 from tests.backends.test_ir_xml_ops import case
+from tests.backends.test_ir_xml_unpool import UNPOOL_CASES
 from tests.helpers import one_op_model, rand
 
 FEATURE, IMAGE = rand(1, 2, 3, 5, seed=40), rand(1, 3, 24, 40, seed=41)
@@ -47,7 +48,7 @@ def detection_cases():  # type: ignore[no-untyped-def]
 
 
 DETECTION_CASES = list(detection_cases())
-CASES = [*OP_CASES, *DETECTION_CASES, *INDEXING_CASES]
+CASES = [*OP_CASES, *DETECTION_CASES, *INDEXING_CASES, *UNPOOL_CASES]
 REWRITTEN = {
     # one op written as several layers, read back as several nn ops (then a fixed point)
     "activation-reciprocal", "deconv-same-short", "pool-avg-ceil-pads", "power", "power-scale-only",
@@ -55,6 +56,8 @@ REWRITTEN = {
     "argmax-last", "argmax-last-drop", "relu-leaky",
     # the priors' variances row cut off by a StridedSlice, read back as nn.slice (Slice-8)
     "detection_output-encoded-variances-row",
+    # a Tile of zeros, reshapes and ScatterElementsUpdate (OpenVINO has no unpooling)
+    "max_unpool", "max_unpool-i32-const",
 }  # fmt: skip
 
 

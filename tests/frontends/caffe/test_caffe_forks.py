@@ -46,10 +46,14 @@ def test_upsample_nearest(tmp_path: Path, params: str) -> None:
     np.testing.assert_array_equal(got, x.repeat(sh, axis=2).repeat(sw, axis=3))
 
 
-def test_upsample_with_mask_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(IrforgeError, match="SegNet's unpooling") as info:
-        run_layers(tmp_path, layer("Upsample", '"x" "m"', "upsample_param { scale: 2 }"), {"x": x_of(1, 2, 3, 3), "m": x_of(1, 2, 3, 3)})
-    assert info.value.code == "E206"
+def test_upsample_with_a_mask_bottom_unpools(tmp_path: Path) -> None:
+    # the mask as a net input (floats, as Caffe's mask tops are): each value lands at its index
+    x = x_of(1, 2, 3, 3)
+    mask = np.stack([np.random.default_rng(c).permutation(36)[:9] for c in range(2)]).reshape(1, 2, 3, 3).astype(np.float32)
+    got = run_layers(tmp_path, layer("Upsample", '"x" "m"', "upsample_param { scale: 2 }"), {"x": x, "m": mask})["y"]
+    want = np.zeros((1, 2, 36), np.float32)
+    np.put_along_axis(want, mask.reshape(1, 2, 9).astype(np.int64), x.reshape(1, 2, 9), axis=2)
+    np.testing.assert_array_equal(got, want.reshape(1, 2, 6, 6))
 
 
 def test_axpy(tmp_path: Path) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, Pooling, Reshape
+from irforge.dialects.nn import Convert, Convolution, Deconvolution, FullyConnected, MaxPoolIndices, Pooling, Reshape
 from irforge.dialects.nn.base import product
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
@@ -105,7 +106,7 @@ def deconvolution(ctx: LayerContext) -> SSAValue:
 
 
 @caffe_extractor("Pooling")
-def pooling(ctx: LayerContext) -> SSAValue:
+def pooling(ctx: LayerContext) -> SSAValue | list[SSAValue]:
     p = ctx.param("pooling_param")
     pool_methods = {0: "max", 1: "avg"}
     if p.pool not in pool_methods:
@@ -116,16 +117,21 @@ def pooling(ctx: LayerContext) -> SSAValue:
         return ctx.value(Pooling, [ctx.bottom(0)], global_pool=True, **props)
     spatial = len(ctx.shape(0)) - 2
     pads = window(ctx, p, "pad", 0, spatial)
-    return ctx.value(
-        Pooling,
-        [ctx.bottom(0)],
-        kernel=kernel_of(ctx, p, spatial),
-        strides=window(ctx, p, "stride", 1, spatial),
-        pads_begin=pads,
-        pads_end=pads,
-        rounding_type=rounding(ctx, p),
-        **props,
-    )
+    windowing = {
+        "kernel": kernel_of(ctx, p, spatial),
+        "strides": window(ctx, p, "stride", 1, spatial),
+        "pads_begin": pads,
+        "pads_end": pads,
+        "rounding_type": rounding(ctx, p),
+    }
+    pooled = ctx.value(Pooling, [ctx.bottom(0)], **windowing, **props)
+    if ctx.num_tops < 2:
+        return pooled
+    if props["method"] != "max":
+        raise ctx.fail("only MAX pooling has a second (mask) top", fix="remove the second top")
+    # Caffe's mask top: each window's argmax as a float flat index h * W + w in the input plane
+    mask = ctx.value(MaxPoolIndices, [ctx.bottom(0)], suffix="/mask_index", axis=2, **windowing)
+    return [pooled, ctx.value(Convert, [mask], suffix="/mask", destination_type=f32)]
 
 
 def rounding(ctx: LayerContext, p: Any) -> str:
