@@ -94,8 +94,14 @@ class WeightRecorder:
                 store[index] = recorder.make(ctx.type, index, shape)
             return store[index] if shape is None else store[index].reshape(tuple(shape))
 
+        def num_blobs(ctx: LayerContext) -> int:
+            # a BN with bn_mode INFERENCE (SegNet's, ENet's deploy files) has scale and shift only
+            if ctx.type == "BN" and ctx.layer.HasField("bn_param") and ctx.layer.bn_param.bn_mode == 1:
+                return 2
+            return recorder.NUM_BLOBS.get(ctx.type, 2)
+
         LayerContext.blob = blob  # type: ignore[method-assign]
-        LayerContext.num_blobs = property(lambda ctx: recorder.NUM_BLOBS.get(ctx.type, 2))  # type: ignore[assignment,method-assign]
+        LayerContext.num_blobs = property(num_blobs)  # type: ignore[assignment,method-assign]
 
 
 def varint(value: int) -> bytes:
@@ -127,9 +133,55 @@ def caffemodel(blobs: dict[str, dict[int, np.ndarray]]) -> bytes:
 
 
 # -- the runtimes ------------------------------------------------------------------------------
+class OpenCVUpsample:
+    """The SegNet / ENet forks' Upsample for OpenCV, which has no such layer: numpy written
+    from SegNet's upsample_layer.cpp (zeros, then top[mask[i]] = bottom[i]; without a mask,
+    nearest neighbour by the scale). The mask bottom is OpenCV's own Pooling mask top."""
+
+    def __init__(self, params: Any, blobs: Any) -> None:
+        get = lambda key, default: int(params[key]) if key in params else default  # noqa: E731
+        self.scale_h, self.scale_w = get("scale_h", get("scale", 2)), get("scale_w", get("scale", 2))
+        self.pad_h, self.pad_w = int(str(params.get("pad_out_h", "0")).lower() in ("1", "true")), int(str(params.get("pad_out_w", "0")).lower() in ("1", "true"))
+        self.height, self.width = get("upsample_h", 0), get("upsample_w", 0)
+
+    def getMemoryShapes(self, inputs: Any) -> Any:  # noqa: N802  (OpenCV's name)
+        n, c, h, w = inputs[0]
+        self.out = (self.height or h * self.scale_h - self.pad_h, self.width or w * self.scale_w - self.pad_w)
+        return [[n, c, *self.out]]
+
+    def forward(self, inputs: Any) -> Any:
+        x = np.asarray(inputs[0])
+        if len(inputs) == 1:
+            return [x.repeat(self.scale_h, 2).repeat(self.scale_w, 3)[:, :, : self.out[0], : self.out[1]]]
+        n, c = x.shape[:2]
+        out = np.zeros((n, c, self.out[0] * self.out[1]), np.float32)
+        np.put_along_axis(out, np.asarray(inputs[1]).reshape(n, c, -1).astype(np.int64), x.reshape(n, c, -1), axis=2)
+        return [out.reshape(n, c, *self.out)]
+
+
+class OpenCVBN:
+    """The SegNet / ENet forks' BN for OpenCV: y = scale * x + shift (bn_mode INFERENCE, two
+    blobs), or with the statistics, scale * (x - mean) / sqrt(var + eps) + shift."""
+
+    def __init__(self, params: Any, blobs: Any) -> None:
+        self.blobs = [np.asarray(b, np.float32).reshape(1, -1, 1, 1) for b in blobs]
+        self.eps = float(params["eps"]) if "eps" in params else 1e-5
+
+    def getMemoryShapes(self, inputs: Any) -> Any:  # noqa: N802
+        return [inputs[0]]
+
+    def forward(self, inputs: Any) -> Any:
+        x, (scale, shift, *stats) = np.asarray(inputs[0]), self.blobs
+        if stats:
+            x = (x - stats[0]) / np.sqrt(stats[1] + self.eps)
+        return [(x * scale + shift).astype(np.float32)]
+
+
 def opencv_run(proto: Path, model: Path, feeds: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
     import cv2
 
+    cv2.dnn_registerLayer("Upsample", OpenCVUpsample)
+    cv2.dnn_registerLayer("BN", OpenCVBN)
     net = cv2.dnn.readNetFromCaffe(str(proto), str(model))
     for name, array in feeds.items():
         net.setInput(array, name)
@@ -189,6 +241,23 @@ def without_final_softmax(path: Path, work: Path) -> Path:
     return stripped
 
 
+DATA_LAYERS = {"DenseImageData": "1 3 360 480"}  # SegNet's CamVid test data: 360x480 images
+
+
+def with_input_layer(path: Path, work: Path) -> Path:
+    """The prototxt with a training data layer (SegNet's DenseImageData) replaced by an Input
+    of the images it reads (both importers take that)."""
+    text = path.read_text()
+    for kind, dims in DATA_LAYERS.items():
+        match = re.search(r"layer\s*\{[^{}]*type:\s*\"" + kind + r"\"[^{}]*\{[^{}]*\}[^{}]*\}", text)
+        if match:
+            shape = " ".join(f"dim: {d}" for d in dims.split())
+            text = text[: match.start()] + f'layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {shape} }} }} }}' + text[match.end() :]
+            path = work / f"input.{path.name}"
+            path.write_text(text)
+    return path
+
+
 def bench_net(path: Path, work: Path, cpu: bool) -> dict[str, str]:
     from irforge.backends.ir_xml.writer import write_ir_xml
     from irforge.backends.reference import run
@@ -196,12 +265,12 @@ def bench_net(path: Path, work: Path, cpu: bool) -> dict[str, str]:
     from irforge.frontends.caffe.importer import NetImporter
     from irforge.model import output_names
 
-    row: dict[str, str] = {"net": path.stem.removeprefix("min1.")}
+    row: dict[str, str] = {"net": path.stem}
     recorder = WeightRecorder()
     recorder.install()
     empty = work / "empty.caffemodel"
     empty.write_bytes(b"")
-    path = without_final_softmax(path, work)
+    path = with_input_layer(without_final_softmax(path, work), work)
     if "param_str: \"'feat_stride': 16\"" in path.read_text():
         # OpenCV's Proposal keeps boxes below min_size (py-faster-rcnn drops them): both sides
         # get min_size 1, which drops none, so the rest of the net is compared
