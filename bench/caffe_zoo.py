@@ -49,6 +49,8 @@ ZOO = [
     ("segnet.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_inference.prototxt", "see repository (non-commercial)"),
     ("segnet_basic.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_basic_inference.prototxt", "see repository (non-commercial)"),
     ("enet.prototxt", "TimoSaemann/ENet : prototxts/enet_deploy_final.prototxt", "see repository"),
+    ("yolov2_voc.prototxt", "hand-written (bench/caffe_zoo_yolo.py) after darknet's yolo-voc.cfg as the Caffe YOLO forks convert it", "-"),
+    ("yolov2_tiny_voc.prototxt", "hand-written (bench/caffe_zoo_yolo.py) after darknet's tiny-yolo-voc.cfg", "-"),
 ]
 OPENCV_PROPOSAL = (
     "proposal_param { feat_stride: 16 base_size: 16 min_size: 1 ratio: 0.5 ratio: 1 ratio: 2 "
@@ -177,11 +179,16 @@ class OpenCVBN:
         return [(x * scale + shift).astype(np.float32)]
 
 
+REGISTERED: list[bool] = []
+
+
 def opencv_run(proto: Path, model: Path, feeds: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
     import cv2
 
-    cv2.dnn_registerLayer("Upsample", OpenCVUpsample)
-    cv2.dnn_registerLayer("BN", OpenCVBN)
+    if not REGISTERED:  # a second registration aborts the process
+        cv2.dnn_registerLayer("Upsample", OpenCVUpsample)
+        cv2.dnn_registerLayer("BN", OpenCVBN)
+        REGISTERED.append(True)
     net = cv2.dnn.readNetFromCaffe(str(proto), str(model))
     for name, array in feeds.items():
         net.setInput(array, name)
@@ -212,7 +219,13 @@ def error(got: np.ndarray, want: np.ndarray, is_detection: bool) -> str:
     if got.shape != want.shape:
         return f"shape {list(got.shape)} vs {list(want.shape)}"
     scale = max(float(np.abs(want).max()), 1e-12)
-    return f"{float(np.abs(got - want).max()) / scale:.1e}"
+    relative = np.abs(got - want) / scale
+    worst = float(relative.max())
+    if worst <= 1e-3:
+        return f"{worst:.1e}"
+    # an unpooling net's argmax flips where two window values are equal to float rounding
+    # (each runtime's convolutions round differently): the few values it moves show here
+    return f"{worst:.1e} ({100 * float((relative > 1e-3).mean()):.3g}% > 1e-3)"
 
 
 def feeds_of(model: Any) -> dict[str, np.ndarray]:
@@ -296,6 +309,11 @@ def bench_net(path: Path, work: Path, cpu: bool) -> dict[str, str]:
         opencv_proto = work / f"{path.stem}.opencv.prototxt"
         text = re.sub(r"type:\s*['\"]Python['\"]", "type: 'Proposal'", text)
         opencv_proto.write_text(re.sub(r"python_param\s*\{[^}]*\}", OPENCV_PROPOSAL, text))
+    if re.search(r"type:\s*['\"]BN['\"]", text):
+        # OpenCV reads a fork's unknown parameters only as flat name: value pairs (fillers
+        # are initialisation only)
+        opencv_proto = work / f"{path.stem}.opencv.prototxt"
+        opencv_proto.write_text(re.sub(r"\w+_filler\s*\{[^{}]*\}", "", text))
     want = opencv_run(opencv_proto, weights, feeds, outputs)
     ref = run(model, feeds)
     row["ref"] = " ".join(error(ref[n], want[n], is_det[n]) for n in outputs)
