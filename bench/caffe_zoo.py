@@ -206,7 +206,7 @@ def openvino_run(xml: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarra
 
 def detections(array: np.ndarray) -> np.ndarray:
     rows = array.reshape(-1, 7)
-    rows = rows[rows[:, 0] >= 0]
+    rows = rows[(rows[:, 0] >= 0) & (rows[:, 2] > 0)]  # OpenCV pads to keep_top_k with all-zero rows
     return rows[np.lexsort(np.round(rows[:, ::-1], 4).T)]
 
 
