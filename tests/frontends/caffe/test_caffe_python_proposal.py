@@ -92,3 +92,17 @@ def test_unknown_param_str_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IrforgeError, match="param_str key.* bbox_vote .*not understood") as info:
         import_caffe(model_path)
     assert info.value.code == "E204"
+
+
+def test_yaml_param_str_of_the_coco_files(tmp_path: Path) -> None:
+    # py-faster-rcnn reads param_str with yaml.load; its COCO test.prototxt files write
+    # "'feat_stride': 16 \n'scales': !!python/tuple [4, 8, 16, 32]" (here 3 scales: 9 anchors)
+    model_path, _ = write_caffe(tmp_path, "rpn", NET % "'feat_stride': 16 \\n'scales': !!python/tuple [4, 8, 16]", {})
+    (op,) = [o for o in import_caffe(model_path).func.body.block.ops if isinstance(o, Proposal)]
+    assert op.floats("scale") == (4.0, 8.0, 16.0) and op.int_prop("feat_stride") == 16
+
+
+def test_param_str_neither_dict_nor_yaml_is_refused(tmp_path: Path) -> None:
+    model_path, _ = write_caffe(tmp_path, "rpn", NET % "feat_stride = 16", {})
+    with pytest.raises(IrforgeError, match="param_str is not a Python dict literal"):
+        import_caffe(model_path)

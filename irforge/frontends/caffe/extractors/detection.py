@@ -3,6 +3,8 @@ R-CNN's Proposal and ROIPooling, R-FCN's PSROIPooling, YOLO's RegionYolo and Reo
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from xdsl.ir import SSAValue
@@ -148,6 +150,28 @@ def python_proposal_attrs(ctx: LayerContext, settings: dict[str, Any]) -> dict[s
     return props
 
 
+YAML_LINE = re.compile(r"""^\s*(['"]?)(\w+)\1\s*:\s*(?:!!python/tuple\s*)?(.+?)\s*$""")
+
+
+def proposal_settings(ctx: LayerContext, text: str) -> dict[str, Any]:
+    """The param_str settings: py-faster-rcnn reads them with yaml.load, so besides a dict
+    literal ('feat_stride': 16) its COCO files' YAML block form is taken, one `'key': value`
+    per line with `!!python/tuple [4, 8, 16, 32]` values (the subset of YAML they use)."""
+    from irforge.custom.mapping import parse_param_str
+
+    try:
+        return parse_param_str(text, ctx.fail)
+    except IrforgeError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        matches = [YAML_LINE.match(line) for line in lines]
+        if not lines or not all(matches):
+            raise
+        try:
+            return {m.group(2): ast.literal_eval(m.group(3)) for m in matches if m}
+        except (ValueError, SyntaxError):
+            raise ctx.fail(f"param_str is neither a Python dict literal nor YAML lines of 'key': value: {text!r}", "write it as 'key': value, ...") from None
+
+
 @caffe_extractor(PY_FASTER_RCNN_PROPOSAL)
 def python_proposal(ctx: LayerContext) -> SSAValue:
     """py-faster-rcnn's `rpn.proposal_layer.ProposalLayer` as OpenVINO's Proposal: the same
@@ -155,9 +179,7 @@ def python_proposal(ctx: LayerContext) -> SSAValue:
     kept boxes zero after a -1 end marker (py-faster-rcnn outputs only the kept rows)."""
     if ctx.num_tops > 1:
         raise ctx.fail("a second top (the proposals' scores) is not supported", fix="keep only the rois top")
-    from irforge.custom.mapping import parse_param_str
-
-    settings = parse_param_str(str(ctx.param("python_param").param_str), ctx.fail)
+    settings = proposal_settings(ctx, str(ctx.param("python_param").param_str))
     return ctx.value(Proposal, [ctx.bottom(0), ctx.bottom(1), ctx.bottom(2)], **python_proposal_attrs(ctx, settings))
 
 
