@@ -215,6 +215,9 @@ def error(got: np.ndarray, want: np.ndarray, is_detection: bool) -> str:
         got, want = detections(got), detections(want)
         if got.shape != want.shape:
             return f"{len(got)} vs {len(want)} boxes"
+        if not len(want):
+            return "0 boxes"
+        return f"{len(want)} boxes, {float(np.abs(got - want).max()) / max(float(np.abs(want).max()), 1e-12):.1e}"
     got = got.reshape(want.shape) if got.size == want.size else got
     if got.shape != want.shape:
         return f"shape {list(got.shape)} vs {list(want.shape)}"
