@@ -1,4 +1,5 @@
-"""Caffe Input, Convolution, Deconvolution, Pooling and InnerProduct."""
+"""Caffe Input, Convolution (and the MobileNet forks' ConvolutionDepthwise), Deconvolution,
+Pooling and InnerProduct."""
 
 from __future__ import annotations
 
@@ -91,6 +92,25 @@ def convolution(ctx: LayerContext) -> SSAValue:
     kernel = kernel_of(ctx, p, spatial)
     shape = [p.num_output, x[1] // max(p.group, 1), *kernel]
     return ctx.value(Convolution, conv_operands(ctx, p, shape, p.num_output), **conv_props(ctx, p, spatial))
+
+
+@caffe_extractor("ConvolutionDepthwise", "DepthwiseConvolution")
+def convolution_depthwise(ctx: LayerContext) -> SSAValue:
+    """The MobileNet forks' depthwise convolution layers (yonghenglh6's ConvolutionDepthwise,
+    and the DepthwiseConvolution of others): one [1, kh, kw] filter per channel, output channels
+    = input channels; a Convolution with group = channels."""
+    p = ctx.param("convolution_param")
+    x = _spatial_input(ctx)
+    channels = x[1]
+    if p.num_output != channels:
+        raise ctx.fail(f"num_output {p.num_output} differs from the input's {channels} channels (a depthwise layer keeps them)")
+    if p.group not in (1, channels):
+        raise ctx.fail(f"group {p.group} is neither 1 nor the {channels} channels of a depthwise convolution")
+    if p.axis not in (1, 1 - len(x)):
+        raise ctx.fail(f"axis {p.axis} is not supported (channels must be axis 1)")
+    spatial = len(x) - 2
+    shape = [channels, 1, *kernel_of(ctx, p, spatial)]
+    return ctx.value(Convolution, conv_operands(ctx, p, shape, channels), **{**conv_props(ctx, p, spatial), "group": channels})
 
 
 @caffe_extractor("Deconvolution")
