@@ -47,6 +47,8 @@ def upsample(ctx: LayerContext) -> SSAValue:
     upsample_h x upsample_w, else scale * size - pad_out; zeros elsewhere); with one bottom
     (YOLO forks), nearest-neighbour upsampling by an integer scale."""
     p = ctx.param("upsample_param")
+    if len(ctx.shape(0)) != 4:
+        raise ctx.fail(f"needs a 4-D input (N, C, H, W), got shape {list(ctx.shape(0))}")
     n, c, h, w = ctx.shape(0)
     scale_h = int(p.scale_h) if p.HasField("scale_h") else int(p.scale)
     scale_w = int(p.scale_w) if p.HasField("scale_w") else int(p.scale)
