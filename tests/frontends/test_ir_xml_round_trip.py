@@ -38,6 +38,7 @@ def detection_cases():  # type: ignore[no-untyped-def]
     scores, deltas = rand(1, 12, 6, 8, seed=1, low=0.0, high=1.0), rand(1, 24, 6, 8, seed=11, low=-0.4, high=0.4)
     yield case(nn.Proposal, [scores, deltas, np.array([96.0, 128.0, 1.0], np.float32)], **PROPOSAL, id="proposal")
     yield case(nn.Proposal, [scores, deltas, np.array([[96.0, 128.0, 1.0, 2.0]], np.float32)], **{**PROPOSAL, "normalize": True, "clip_after_nms": True}, id="proposal-caffe-info")
+    yield case(nn.Proposal, [scores, deltas, np.array([96.0, 128.0, 1.0], np.float32)], num_results=2, **PROPOSAL, id="proposal-scores")
     yield case(nn.ROIPooling, [MAPS, ROIS], pooled_h=3, pooled_w=4, spatial_scale=1.0, id="roi_pooling")
     yield case(nn.ROIPooling, [MAPS, NORMALISED], pooled_h=3, pooled_w=5, spatial_scale=1.0, method="bilinear", id="roi_pooling-bilinear")
     yield case(nn.PSROIPooling, [MAPS, ROIS], output_dim=2, group_size=2, spatial_scale=1.0, id="psroi_pooling")
