@@ -113,3 +113,14 @@ def test_depthwise_convolution_fork_layers(tmp_path: Path, kind: str, group: str
 def test_depthwise_convolution_changing_channels_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IrforgeError, match="num_output 6 differs from the input's 3 channels"):
         run_layers(tmp_path, layer("ConvolutionDepthwise", params="convolution_param { num_output: 6 kernel_size: 3 }"), {"x": x_of(1, 3, 5, 5)}, {"l": [weights(6, 1, 3, 3, seed=1), weights(6, seed=2)]})
+
+
+def test_interp_use_blob_size(tmp_path: Path) -> None:
+    # soeaver's fork: use_blob_size takes the output size from bottom[1] (FPN's p5_interp)
+    x, like = x_of(1, 2, 5, 6), x_of(1, 3, 9, 11, seed=1)
+    params = "interp_param { use_blob_size: true }"
+    got = run_layers(tmp_path, layer("Interp", '"x" "like"', params), {"x": x, "like": like})["y"]
+    assert got.shape == (1, 2, 9, 11)
+    np.testing.assert_allclose(got[:, :, ::2, ::2], x, rtol=1e-5, atol=1e-6)  # aligned corners
+    with pytest.raises(IrforgeError, match="use_blob_size needs a second bottom"):
+        run_layers(tmp_path, layer("Interp", params=params), {"x": x})

@@ -183,6 +183,8 @@ def interp_size(ctx: LayerContext, size: int) -> int:
 def interp(ctx: LayerContext) -> SSAValue:
     # bilinear with aligned corners, as DeepLab's and PSPNet's Interp
     p, x = ctx.param("interp_param"), ctx.shape(0)
+    if p.use_blob_size and ctx.num_bottoms < 2:  # a fork's flag: the size of bottom[1]
+        raise ctx.fail("use_blob_size needs a second bottom giving the output size")
     if ctx.num_bottoms > 1:
         height, width = ctx.shape(1)[2:4]
     elif p.height and p.width:
