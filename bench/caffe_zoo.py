@@ -49,6 +49,7 @@ ZOO = [
     ("segnet.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_inference.prototxt", "see repository (non-commercial)"),
     ("segnet_basic.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_basic_inference.prototxt", "see repository (non-commercial)"),
     ("enet.prototxt", "TimoSaemann/ENet : prototxts/enet_deploy_final.prototxt", "see repository"),
+    ("openpose_coco.prototxt", "CMU-Perceptual-Computing-Lab/openpose : models/pose/coco/pose_deploy_linevec.prototxt", "see repository (non-commercial)"),
     ("yolov2_voc.prototxt", "hand-written (bench/caffe_zoo_yolo.py) after darknet's yolo-voc.cfg as the Caffe YOLO forks convert it", "-"),
     ("yolov2_tiny_voc.prototxt", "hand-written (bench/caffe_zoo_yolo.py) after darknet's tiny-yolo-voc.cfg", "-"),
 ]
@@ -182,6 +183,35 @@ class OpenCVBN:
 REGISTERED: list[bool] = []
 
 
+def layer_blocks(text: str) -> list[str]:
+    """The text of each top-level `layer { ... }` block, in order."""
+    blocks, end = [], 0
+    for match in re.finditer(r"\blayers?\s*\{", text):
+        if match.start() < end:
+            continue
+        depth, i = 0, match.end() - 1
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        blocks.append(text[match.start() : i + 1])
+        end = i + 1
+    return blocks
+
+
+def producers(text: str) -> dict[str, str]:
+    """Blob -> the name of the last layer writing it: OpenCV's forward() takes layer names
+    (OpenPose's output blob net_output is layer concat_stage7's top)."""
+    found = {}
+    for block in layer_blocks(re.sub(r"#[^\n]*", "", text)):
+        name = re.search(r"\bname:\s*['\"]([^'\"]+)", block)
+        for top in re.findall(r"\btop:\s*['\"]([^'\"]+)", block):
+            if name:
+                found[top] = name.group(1)
+    return found
+
+
 def opencv_run(proto: Path, model: Path, feeds: dict[str, np.ndarray], outputs: list[str]) -> dict[str, np.ndarray]:
     import cv2
 
@@ -192,7 +222,8 @@ def opencv_run(proto: Path, model: Path, feeds: dict[str, np.ndarray], outputs: 
     net = cv2.dnn.readNetFromCaffe(str(proto), str(model))
     for name, array in feeds.items():
         net.setInput(array, name)
-    return dict(zip(outputs, [np.asarray(o) for o in net.forward(outputs)]))
+    by_layer = producers(proto.read_text())
+    return dict(zip(outputs, [np.asarray(o) for o in net.forward([by_layer.get(o, o) for o in outputs])]))
 
 
 def openvino_run(xml: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -264,6 +295,11 @@ def with_input_layer(path: Path, work: Path) -> Path:
     """The prototxt with a training data layer (SegNet's DenseImageData) replaced by an Input
     of the images it reads (both importers take that)."""
     text = path.read_text()
+    # OpenPose's deploy files leave H and W to run time (input_dim: 1): 368x368, as OpenCV's sample
+    runtime = re.sub(r"input_dim:\s*1\s*#\s*This value will be defined at runtime", "input_dim: 368", text)
+    if runtime != text:
+        text, path = runtime, work / f"sized.{path.name}"
+        path.write_text(text)
     for kind, dims in DATA_LAYERS.items():
         match = re.search(r"layer\s*\{[^{}]*type:\s*\"" + kind + r"\"[^{}]*\{[^{}]*\}[^{}]*\}", text)
         if match:
