@@ -50,6 +50,7 @@ ZOO = [
     ("segnet_basic.prototxt", "alexgkendall/SegNet-Tutorial : Models/segnet_basic_inference.prototxt", "see repository (non-commercial)"),
     ("enet.prototxt", "TimoSaemann/ENet : prototxts/enet_deploy_final.prototxt", "see repository"),
     ("ssdlite_voc.prototxt", "chuanqi305/MobileNetv2-SSDLite : ssdlite/voc/deploy.prototxt", "MIT"),
+    ("hed.prototxt", "s9xie/hed : examples/hed/deploy.prototxt", "BSD-2 (Caffe's)"),
     ("openpose_coco.prototxt", "CMU-Perceptual-Computing-Lab/openpose : models/pose/coco/pose_deploy_linevec.prototxt", "see repository (non-commercial)"),
     ("yolov2_voc.prototxt", "hand-written (bench/caffe_zoo_yolo.py) after darknet's yolo-voc.cfg as the Caffe YOLO forks convert it", "-"),
     ("yolov2_tiny_voc.prototxt", "hand-written (bench/caffe_zoo_yolo.py) after darknet's tiny-yolo-voc.cfg", "-"),
