@@ -68,7 +68,8 @@ def main() -> int:
             want = np.asarray(net.forward(name))
             got = ours[name]
             if name == "detection_out":
-                got, want = (a.reshape(-1, 7)[a.reshape(-1, 7)[:, 0] >= 0] for a in (got, want))
+                # valid rows: image id >= 0 (OpenCV pads to keep_top_k with all-zero rows, score 0)
+                got, want = (a.reshape(-1, 7)[(a.reshape(-1, 7)[:, 0] >= 0) & (a.reshape(-1, 7)[:, 2] > 0)] for a in (got, want))
                 got, want = (a[np.lexsort(np.round(a[:, ::-1], 4).T)] for a in (got, want))
             same_shape = got.shape == want.shape
             error = float(np.abs(got - want).max()) if same_shape and got.size else float("nan")

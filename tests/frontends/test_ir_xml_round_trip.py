@@ -15,6 +15,7 @@ from tests.backends.test_ir_xml_detection import MAPS, NORMALISED, PROPOSAL, ROI
 from tests.backends.test_ir_xml_indexing import INDEXING_CASES
 from tests.backends.test_ir_xml_ops import CASES as OP_CASES
 from tests.backends.test_ir_xml_ops import case
+from tests.backends.test_ir_xml_unpool import UNPOOL_CASES
 from tests.helpers import one_op_model, rand
 
 FEATURE, IMAGE = rand(1, 2, 3, 5, seed=40), rand(1, 3, 24, 40, seed=41)
@@ -37,6 +38,7 @@ def detection_cases():  # type: ignore[no-untyped-def]
     scores, deltas = rand(1, 12, 6, 8, seed=1, low=0.0, high=1.0), rand(1, 24, 6, 8, seed=11, low=-0.4, high=0.4)
     yield case(nn.Proposal, [scores, deltas, np.array([96.0, 128.0, 1.0], np.float32)], **PROPOSAL, id="proposal")
     yield case(nn.Proposal, [scores, deltas, np.array([[96.0, 128.0, 1.0, 2.0]], np.float32)], **{**PROPOSAL, "normalize": True, "clip_after_nms": True}, id="proposal-caffe-info")
+    yield case(nn.Proposal, [scores, deltas, np.array([96.0, 128.0, 1.0], np.float32)], num_results=2, **PROPOSAL, id="proposal-scores")
     yield case(nn.ROIPooling, [MAPS, ROIS], pooled_h=3, pooled_w=4, spatial_scale=1.0, id="roi_pooling")
     yield case(nn.ROIPooling, [MAPS, NORMALISED], pooled_h=3, pooled_w=5, spatial_scale=1.0, method="bilinear", id="roi_pooling-bilinear")
     yield case(nn.PSROIPooling, [MAPS, ROIS], output_dim=2, group_size=2, spatial_scale=1.0, id="psroi_pooling")
@@ -47,7 +49,7 @@ def detection_cases():  # type: ignore[no-untyped-def]
 
 
 DETECTION_CASES = list(detection_cases())
-CASES = [*OP_CASES, *DETECTION_CASES, *INDEXING_CASES]
+CASES = [*OP_CASES, *DETECTION_CASES, *INDEXING_CASES, *UNPOOL_CASES]
 REWRITTEN = {
     # one op written as several layers, read back as several nn ops (then a fixed point)
     "activation-reciprocal", "deconv-same-short", "pool-avg-ceil-pads", "power", "power-scale-only",
@@ -57,6 +59,8 @@ REWRITTEN = {
     "detection_output-encoded-variances-row",
     # known dims: ShapeOf read back as a constant, Broadcast of a constant target as a Tile
     "shape_of", "broadcast_to-both-ways",
+    # a Tile of zeros, reshapes and ScatterElementsUpdate (OpenVINO has no unpooling)
+    "max_unpool", "max_unpool-i32-const",
 }  # fmt: skip
 
 

@@ -269,5 +269,8 @@ CPU_ONLY_REASONS = {
     "nn.gru_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
     "nn.rnn_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
     "nn.fake_quantize": "no OpenCL kernel yet; the CPU backend runs it",
+    # SegNet / ENet decoders (issue 16): an argmax per window and a scatter by those indices
+    "nn.max_pool_indices": "max pooling's argmax without an OpenCL kernel yet (runs on its reference kernel)",
+    "nn.max_unpool": "scatter by pooling indices without an OpenCL kernel yet (runs on its reference kernel)",
 }
 _register_cpu_only()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f32, i64
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, opt_result_def, prop_def, result_def
 
 from irforge.dialects.nn.base import FloatArrayAttr, NNOp, known, product, tensor
 from irforge.dialects.nn.detection import check_positive
@@ -53,7 +53,9 @@ class Proposal(NNOp):
     nms_thresh suppresses) and the first post_nms_topn are output as rows (image index,
     x1, y1, x2, y2), clipped to [0, width] x [0, height] with clip_after_nms and divided by
     the image size with normalize. Unused rows of an image are 0 but for the first, whose
-    image index is -1 (the end marker). Output [N * post_nms_topn, 5].
+    image index is -1 (the end marker). Output [N * post_nms_topn, 5]; the optional second
+    result (OpenVINO Proposal-4's, py-faster-rcnn's second top) holds each row's object
+    score, [N * post_nms_topn], 0 in unused rows.
     """
 
     name = "nn.proposal"
@@ -61,6 +63,7 @@ class Proposal(NNOp):
     bbox_deltas = operand_def(TensorType)
     image_shape = operand_def(TensorType)
     output = result_def(TensorType)
+    scores = opt_result_def(TensorType)
     base_size = prop_def(IntegerAttr.constr(type=i64))
     pre_nms_topn = prop_def(IntegerAttr.constr(type=i64))
     post_nms_topn = prop_def(IntegerAttr.constr(type=i64))
@@ -110,7 +113,8 @@ class Proposal(NNOp):
         if not 1 <= len(info) <= 2 or (len(info) == 2 and info[0] != 1) or (known(values) and values not in (3, 4)):
             raise self.error(f"image_shape must hold 3 or 4 values ([3], [4], [1, 3] or [1, 4]), got shape {list(info)}")
         rows = product((scores[0], self.int_prop("post_nms_topn")))
-        return [tensor((rows, 5), self.operand_type(0).element_type)]
+        element = self.operand_type(0).element_type
+        return [tensor((rows, 5), element), *([tensor((rows,), element)] if len(self.results) > 1 else [])]
 
 
 @irdl_op_definition

@@ -430,6 +430,7 @@ message InterpParameter {
   optional int32 shrink_factor = 4 [default = 1];
   optional int32 pad_beg = 5 [default = 0];
   optional int32 pad_end = 6 [default = 0];
+  optional bool use_blob_size = 1000 [default = false];  // forks (soeaver's): size of bottom[1]
 }
 
 message ProposalParameter {

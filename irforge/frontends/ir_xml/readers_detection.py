@@ -128,16 +128,18 @@ def detection_output(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("Proposal")
 def proposal(ctx: LayerContext) -> Sequence[SSAValue | None]:
-    """Proposal-1/4 with Caffe's anchors; Proposal-4's scores output must be unused."""
+    """Proposal-1/4 with Caffe's anchors; Proposal-4's scores output, when used, is
+    nn.proposal's second result."""
     if ctx.attr("framework", "").lower() not in ("", "caffe"):
         raise ctx.fail(f"Proposal of framework '{ctx.attr('framework')}' is not supported", fix="nn.proposal has Caffe's anchors and box sizes")
-    if len(ctx.layer.outputs) > 1 and ctx.output_used(1):
-        raise ctx.fail("Proposal's second output (the ROI scores) is not supported", fix="nn.proposal gives the ROIs only")
+    with_scores = len(ctx.layer.outputs) > 1 and ctx.output_used(1)
     props: dict[str, object] = {p: ctx.int(p) for p in ("base_size", "pre_nms_topn", "post_nms_topn", "feat_stride", "min_size")}
     props.update({p: ctx.floats(p) for p in ("ratio", "scale")})
     props.update({p: ctx.bool(p, d) for p, d in (("clip_before_nms", "true"), ("clip_after_nms", "false"), ("normalize", "false"))})
     props.update({p: ctx.float(p, "1") for p in ("box_size_scale", "box_coordinate_scale")})
     props["nms_thresh"] = ctx.float("nms_thresh")
+    if with_scores:
+        return ctx.add(Proposal, [ctx.input(i) for i in range(3)], num_results=2, **props)
     rois = ctx.value(Proposal, [ctx.input(i) for i in range(3)], **props)
     return [rois, None]
 

@@ -20,6 +20,7 @@ from irforge.dialects.nn.indexing import ShapeOf
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.unpool import MaxPoolIndices
 from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 from irforge.weights.dtypes import to_xdsl
@@ -89,14 +90,32 @@ def deconvolution(ctx: LayerContext) -> SSAValue:
 
 
 @ir_layer_reader("MaxPool", "AvgPool")
-def pooling(ctx: LayerContext) -> SSAValue:
+def pooling(ctx: LayerContext) -> SSAValue | Sequence[SSAValue | None]:
     props = window(ctx)
     rounding = ctx.attr("rounding_type", "floor").lower()
     props["rounding_type"] = "ceil" if rounding == "ceil_torch" else rounding
     if ctx.layer.type == "AvgPool":
         props["exclude_pad"] = ctx.bool("exclude-pad", "false")
         props.pop("dilations", None)
+    if ctx.layer.type == "MaxPool" and ctx.output_used(1):
+        return max_pool_with_indices(ctx, props)
     return ctx.value(Pooling, [ctx.input(0)], method="max" if ctx.layer.type == "MaxPool" else "avg", kernel=ctx.ints("kernel"), **props)
+
+
+def max_pool_with_indices(ctx: LayerContext, props: dict[str, object]) -> Sequence[SSAValue | None]:
+    """MaxPool-8/14 with its indices output used: nn.pooling for the values (if used) and
+    nn.max_pool_indices for the indices (flat from `axis`, i64 or i32)."""
+    values = None
+    if ctx.output_used(0):
+        values = ctx.value(Pooling, [ctx.input(0)], suffix="/values", method="max", kernel=ctx.ints("kernel"), **props)
+    axis = ctx.int("axis") if "axis" in ctx.layer.data else 0
+    rank = len(ctx.shape(0))
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    index = ctx.value(MaxPoolIndices, [ctx.input(0)], kernel=ctx.ints("kernel"), axis=axis % rank, **props)
+    if ctx.attr("index_element_type", "i64") == "i32":
+        index = ctx.value(Convert, [index], suffix="/i32", destination_type=to_xdsl(np.dtype(np.int32)))
+    return [values, index]
 
 
 REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min", "ReduceProd": "prod", "ReduceL1": "l1", "ReduceL2": "l2"}

@@ -119,6 +119,14 @@ def test_dropout_scale_train_false_scales_at_test(tmp_path: Path, ratio: float) 
     np.testing.assert_allclose(run_layers(tmp_path, layer, {"x": x})["y"], x * (1 - ratio), rtol=1e-6)
 
 
+def test_dropout_ratio_with_scale_train_is_identity(tmp_path: Path) -> None:
+    # BVLC GoogLeNet's deploy file: dropout_ratio 0.4 is read (not refused as unhonoured) and
+    # changes nothing at inference, where Caffe's Dropout forwards its input
+    x = x_of(1, 2, 3, 3)
+    layer = 'layer { name: "d" type: "Dropout" bottom: "x" top: "y" dropout_param { dropout_ratio: 0.4 } }'
+    np.testing.assert_array_equal(run_layers(tmp_path, layer, {"x": x})["y"], x)
+
+
 def detections(tmp_path: Path, clip: str) -> np.ndarray:
     # 4 priors near the image borders, deltas pushing the boxes out of [0, 1]; one class
     priors = np.array([[[-0.1, -0.1, 0.3, 0.3, 0.7, 0.7, 1.1, 1.1, 0.0, 0.5, 0.4, 1.2, 0.5, -0.2, 1.3, 0.3], [0.1, 0.1, 0.2, 0.2] * 4]], np.float32)

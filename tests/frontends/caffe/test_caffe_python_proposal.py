@@ -17,6 +17,7 @@ from irforge.dialects.nn import Proposal
 from irforge.errors import IrforgeError
 from irforge.frontends.caffe import import_caffe
 from tests.dialects.test_rcnn import faster_rcnn_proposal
+from tests.backends.cpu.conftest import cache_dir, run_cpu  # noqa: F401  (cache_dir: the fixture)
 from tests.frontends.caffe.caffe_files import write_caffe
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "custom_layers" / "proposal.py"
@@ -92,3 +93,42 @@ def test_unknown_param_str_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(IrforgeError, match="param_str key.* bbox_vote .*not understood") as info:
         import_caffe(model_path)
     assert info.value.code == "E204"
+
+
+def test_yaml_param_str_of_the_coco_files(tmp_path: Path) -> None:
+    # py-faster-rcnn reads param_str with yaml.load; its COCO test.prototxt files write
+    # "'feat_stride': 16 \n'scales': !!python/tuple [4, 8, 16, 32]" (here 3 scales: 9 anchors)
+    model_path, _ = write_caffe(tmp_path, "rpn", NET % "'feat_stride': 16 \\n'scales': !!python/tuple [4, 8, 16]", {})
+    (op,) = [o for o in import_caffe(model_path).func.body.block.ops if isinstance(o, Proposal)]
+    assert op.floats("scale") == (4.0, 8.0, 16.0) and op.int_prop("feat_stride") == 16
+
+
+def test_param_str_neither_dict_nor_yaml_is_refused(tmp_path: Path) -> None:
+    model_path, _ = write_caffe(tmp_path, "rpn", NET % "feat_stride = 16", {})
+    with pytest.raises(IrforgeError, match="param_str is not a Python dict literal"):
+        import_caffe(model_path)
+
+
+def test_second_top_gives_the_roi_scores(tmp_path: Path, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    # py-faster-rcnn's RPN-only test nets: top 'rois' and top 'scores' (here roi_scores) ([rows, 1])
+    from tests.backends.ir_xml_support import run_openvino
+
+    text = NET.replace('top: "rois"', 'top: "rois" top: "roi_scores"') % "'feat_stride': 16, 'post_nms_topn': 50"
+    model_path, _ = write_caffe(tmp_path, "rpn", text, {})
+    model = import_caffe(model_path)
+    x = feeds()
+    got = run(model, x)
+    assert got["roi_scores"].shape == (50, 1)
+    alone = run(import_caffe(write_caffe(tmp_path, "one", NET % "'feat_stride': 16, 'post_nms_topn': 50", {})[0]), x)["rois"]
+    np.testing.assert_array_equal(got["rois"], alone)
+    kept = int((got["rois"][:, 3] > 0).sum())
+    scores = got["roi_scores"][:, 0]
+    assert kept > 10 and np.all(np.diff(scores[:kept]) <= 0) and np.all(scores[kept:] == 0)
+    # each score is the object score (second half of the channels) of an anchor cell
+    assert np.isin(scores[:kept], x["scores"][0, 9:].ravel()).all()
+    xml, _ = write_ir_xml(model, tmp_path / "rpn.xml")
+    ov = run_openvino(xml, x, check_dims=False)
+    np.testing.assert_allclose(ov["roi_scores"][:kept], got["roi_scores"][:kept], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ov["rois"][:kept], got["rois"][:kept], rtol=1e-4, atol=1e-3)
+    on_cpu = run_cpu(model, x, cache_dir)
+    np.testing.assert_array_equal(on_cpu["roi_scores"], got["roi_scores"])

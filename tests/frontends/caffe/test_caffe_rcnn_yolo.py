@@ -64,8 +64,12 @@ def test_proposal_defaults_and_second_top(tmp_path: Path) -> None:
     assert (op.int_prop("feat_stride"), op.int_prop("base_size"), op.int_prop("post_nms_topn")) == (16, 16, 300)
     assert op.floats("ratio") == (0.5, 1.0, 2.0) and op.floats("scale") == (8.0, 16.0, 32.0)
     assert op.output.type.get_shape() == (300, 5)
+    # a second top: the rois' object scores, [rows, 1] (OpenCV's Proposal layer gives the same)
     model, _ = write_caffe(tmp_path, "two", header + layer % 'top: "scores"', {})
-    with pytest.raises(IrforgeError, match="a second top .* is not supported .*Caffe layer 'proposal' of type Proposal"):
+    two = import_caffe(model)
+    assert [t.get_shape() for t in two.func.function_type.outputs.data] == [(300, 5), (300, 1)]
+    model, _ = write_caffe(tmp_path, "three", header + layer % 'top: "scores" top: "more"', {})
+    with pytest.raises(IrforgeError, match="has 3 tops; a proposal layer gives rois and, optionally, their scores"):
         import_caffe(model)
 
 

@@ -3,8 +3,8 @@
 Most map to one opset layer with the same attributes. The prior-box generators take the
 feature map's and the image's spatial sizes as i64 inputs (Consts when the sizes are
 static) and give [2, ...]; `nn` keeps Caffe's [1, 2, ...], so an Unsqueeze follows.
-Proposal-4 has a second output (the scores) that `nn.proposal` does not give: it stays
-unconnected. DetectionOutput-8 packs all images' detections one after the other, ended by
+Proposal-4's second output (the scores) is nn.proposal's optional second result (left
+unconnected without it). DetectionOutput-8 packs all images' detections one after the other, ended by
 one -1 row, where `nn` pads each image's rows: the detections agree, the padding differs.
 """
 
@@ -158,7 +158,7 @@ def proposal(ctx: EmitContext, op: Proposal, inputs: list[Port]) -> list[Port]:
     data["framework"] = ""  # Caffe's anchors and +1 pixel box sizes (not TensorFlow's)
     rois = out_type(op)
     probs = PortType(rois.dtype, (rois.dims[0],))
-    return ctx.layer("Proposal", [scores, deltas, info], [rois, probs], name=ctx.name(op), data=data, version="opset4")[:1]
+    return ctx.layer("Proposal", [scores, deltas, info], [rois, probs], name=ctx.name(op), data=data, version="opset4")[: len(op.results)]
 
 
 @ir_xml_emitter(ROIPooling)

@@ -75,8 +75,8 @@ def nms_plus_one(boxes: np.ndarray, threshold: float, limit: int) -> list[int]:
     return kept
 
 
-def image_proposals(op: Proposal, scores: np.ndarray, deltas: np.ndarray, info: np.ndarray) -> np.ndarray:
-    """Rows (x1, y1, x2, y2) of one image's proposals, best first."""
+def image_proposals(op: Proposal, scores: np.ndarray, deltas: np.ndarray, info: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (x1, y1, x2, y2) of one image's proposals, best first, and their object scores."""
     img_h, img_w, scale_h = (float(v) for v in info[:3])
     scale_w = float(info[3]) if info.size == 4 else scale_h
     boxes = decode_proposals(op, anchors(op), deltas, (img_h, img_w))
@@ -92,20 +92,25 @@ def image_proposals(op: Proposal, scores: np.ndarray, deltas: np.ndarray, info: 
         rows = np.clip(rows, 0, [img_w, img_h, img_w, img_h])
     if op.bool_prop("normalize"):
         rows = rows / [img_w, img_h, img_w, img_h]
-    return rows
+    return rows, score[kept]
 
 
 @kernel(Proposal)
-def proposal(op: Proposal, scores: np.ndarray, deltas: np.ndarray, info: np.ndarray) -> np.ndarray:
+def proposal(op: Proposal, scores: np.ndarray, deltas: np.ndarray, info: np.ndarray) -> np.ndarray | list[np.ndarray]:
     post = op.int_prop("post_nms_topn")
     out = np.zeros((scores.shape[0], post, 5), np.float64)
+    probs = np.zeros((scores.shape[0], post), np.float64)
     for n in range(scores.shape[0]):
-        rows = image_proposals(op, scores[n], deltas[n], info.reshape(-1))
+        rows, kept_scores = image_proposals(op, scores[n], deltas[n], info.reshape(-1))
         out[n, : len(rows), 0] = n
         out[n, : len(rows), 1:] = rows
+        probs[n, : len(rows)] = kept_scores
         if len(rows) < post:
             out[n, len(rows), 0] = -1  # the end marker of this image's list
-    return out.reshape(-1, 5).astype(scores.dtype)
+    rois = out.reshape(-1, 5).astype(scores.dtype)
+    if len(op.results) > 1:
+        return [rois, probs.reshape(-1).astype(scores.dtype)]
+    return rois
 
 
 # -- ROI pooling -----------------------------------------------------------------------------

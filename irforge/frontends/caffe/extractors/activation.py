@@ -84,9 +84,10 @@ def dropout(ctx: LayerContext) -> SSAValue:
     # Caffe's Dropout scales by 1 / (1 - p) at training time, so at inference it forwards its
     # input; with scale_train false (caffe-fast-rcnn) it scales by 1 - p at inference instead
     p = ctx.param("dropout_param")
+    ratio = float(p.dropout_ratio)  # read either way: with scale_train it cannot change inference
     if p.scale_train:
         return ctx.bottom(0)
-    return ctx.value(Power, [ctx.bottom(0)], scale=1.0 - float(p.dropout_ratio))
+    return ctx.value(Power, [ctx.bottom(0)], scale=1.0 - ratio)
 
 
 @caffe_extractor("Split")

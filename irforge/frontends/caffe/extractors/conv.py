@@ -1,13 +1,15 @@
-"""Caffe Input, Convolution, Deconvolution, Pooling and InnerProduct."""
+"""Caffe Input, Convolution (and the MobileNet forks' ConvolutionDepthwise), Deconvolution,
+Pooling and InnerProduct."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, Pooling, Reshape
+from irforge.dialects.nn import Convert, Convolution, Deconvolution, FullyConnected, MaxPoolIndices, Pooling, Reshape
 from irforge.dialects.nn.base import product
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
@@ -92,6 +94,25 @@ def convolution(ctx: LayerContext) -> SSAValue:
     return ctx.value(Convolution, conv_operands(ctx, p, shape, p.num_output), **conv_props(ctx, p, spatial))
 
 
+@caffe_extractor("ConvolutionDepthwise", "DepthwiseConvolution")
+def convolution_depthwise(ctx: LayerContext) -> SSAValue:
+    """The MobileNet forks' depthwise convolution layers (yonghenglh6's ConvolutionDepthwise,
+    and the DepthwiseConvolution of others): one [1, kh, kw] filter per channel, output channels
+    = input channels; a Convolution with group = channels."""
+    p = ctx.param("convolution_param")
+    x = _spatial_input(ctx)
+    channels = x[1]
+    if p.num_output != channels:
+        raise ctx.fail(f"num_output {p.num_output} differs from the input's {channels} channels (a depthwise layer keeps them)")
+    if p.group not in (1, channels):
+        raise ctx.fail(f"group {p.group} is neither 1 nor the {channels} channels of a depthwise convolution")
+    if p.axis not in (1, 1 - len(x)):
+        raise ctx.fail(f"axis {p.axis} is not supported (channels must be axis 1)")
+    spatial = len(x) - 2
+    shape = [channels, 1, *kernel_of(ctx, p, spatial)]
+    return ctx.value(Convolution, conv_operands(ctx, p, shape, channels), **{**conv_props(ctx, p, spatial), "group": channels})
+
+
 @caffe_extractor("Deconvolution")
 def deconvolution(ctx: LayerContext) -> SSAValue:
     p = ctx.param("convolution_param")
@@ -105,7 +126,7 @@ def deconvolution(ctx: LayerContext) -> SSAValue:
 
 
 @caffe_extractor("Pooling")
-def pooling(ctx: LayerContext) -> SSAValue:
+def pooling(ctx: LayerContext) -> SSAValue | list[SSAValue]:
     p = ctx.param("pooling_param")
     pool_methods = {0: "max", 1: "avg"}
     if p.pool not in pool_methods:
@@ -116,16 +137,21 @@ def pooling(ctx: LayerContext) -> SSAValue:
         return ctx.value(Pooling, [ctx.bottom(0)], global_pool=True, **props)
     spatial = len(ctx.shape(0)) - 2
     pads = window(ctx, p, "pad", 0, spatial)
-    return ctx.value(
-        Pooling,
-        [ctx.bottom(0)],
-        kernel=kernel_of(ctx, p, spatial),
-        strides=window(ctx, p, "stride", 1, spatial),
-        pads_begin=pads,
-        pads_end=pads,
-        rounding_type=rounding(ctx, p),
-        **props,
-    )
+    windowing = {
+        "kernel": kernel_of(ctx, p, spatial),
+        "strides": window(ctx, p, "stride", 1, spatial),
+        "pads_begin": pads,
+        "pads_end": pads,
+        "rounding_type": rounding(ctx, p),
+    }
+    pooled = ctx.value(Pooling, [ctx.bottom(0)], **windowing, **props)
+    if ctx.num_tops < 2:
+        return pooled
+    if props["method"] != "max":
+        raise ctx.fail("only MAX pooling has a second (mask) top", fix="remove the second top")
+    # Caffe's mask top: each window's argmax as a float flat index h * W + w in the input plane
+    mask = ctx.value(MaxPoolIndices, [ctx.bottom(0)], suffix="/mask_index", axis=2, **windowing)
+    return [pooled, ctx.value(Convert, [mask], suffix="/mask", destination_type=f32)]
 
 
 def rounding(ctx: LayerContext, p: Any) -> str:

@@ -3,12 +3,16 @@ R-CNN's Proposal and ROIPooling, R-FCN's PSROIPooling, YOLO's RegionYolo and Reo
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.detection import DetectionOutput, PriorBox, PriorBoxClustered
 from irforge.dialects.nn.rcnn import Proposal, PSROIPooling, ROIPooling
+from irforge.dialects.nn.shape import Reshape
 from irforge.dialects.nn.yolo import RegionYolo, ReorgYolo
 from irforge.errors import IrforgeError
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
@@ -99,12 +103,10 @@ DEFAULT_SCALES = (8.0, 16.0, 32.0)
 
 
 @caffe_extractor("Proposal")
-def proposal(ctx: LayerContext) -> SSAValue:
-    if ctx.num_tops > 1:
-        raise ctx.fail("a second top (the proposals' scores) is not supported", fix="keep only the rois top")
+def proposal(ctx: LayerContext) -> SSAValue | list[SSAValue]:
     p = ctx.param("proposal_param")
-    return ctx.value(
-        Proposal,
+    return proposal_tops(
+        ctx,
         [ctx.bottom(0), ctx.bottom(1), ctx.bottom(2)],
         base_size=int(p.base_size),
         feat_stride=int(p.feat_stride),
@@ -148,17 +150,48 @@ def python_proposal_attrs(ctx: LayerContext, settings: dict[str, Any]) -> dict[s
     return props
 
 
+YAML_LINE = re.compile(r"""^\s*(['"]?)(\w+)\1\s*:\s*(?:!!python/tuple\s*)?(.+?)\s*$""")
+
+
+def proposal_settings(ctx: LayerContext, text: str) -> dict[str, Any]:
+    """The param_str settings: py-faster-rcnn reads them with yaml.load, so besides a dict
+    literal ('feat_stride': 16) its COCO files' YAML block form is taken, one `'key': value`
+    per line with `!!python/tuple [4, 8, 16, 32]` values (the subset of YAML they use)."""
+    from irforge.custom.mapping import parse_param_str
+
+    try:
+        return parse_param_str(text, ctx.fail)
+    except IrforgeError:
+        lines = [line for line in text.splitlines() if line.strip()]
+        matches = [YAML_LINE.match(line) for line in lines]
+        if not lines or not all(matches):
+            raise
+        try:
+            return {m.group(2): ast.literal_eval(m.group(3)) for m in matches if m}
+        except (ValueError, SyntaxError):
+            raise ctx.fail(f"param_str is neither a Python dict literal nor YAML lines of 'key': value: {text!r}", "write it as 'key': value, ...") from None
+
+
 @caffe_extractor(PY_FASTER_RCNN_PROPOSAL)
-def python_proposal(ctx: LayerContext) -> SSAValue:
+def python_proposal(ctx: LayerContext) -> SSAValue | list[SSAValue]:
     """py-faster-rcnn's `rpn.proposal_layer.ProposalLayer` as OpenVINO's Proposal: the same
     anchors, clipping, size filter and NMS; the rois are post_nms_topn rows, those past the
     kept boxes zero after a -1 end marker (py-faster-rcnn outputs only the kept rows)."""
-    if ctx.num_tops > 1:
-        raise ctx.fail("a second top (the proposals' scores) is not supported", fix="keep only the rois top")
-    from irforge.custom.mapping import parse_param_str
+    settings = proposal_settings(ctx, str(ctx.param("python_param").param_str))
+    return proposal_tops(ctx, [ctx.bottom(0), ctx.bottom(1), ctx.bottom(2)], **python_proposal_attrs(ctx, settings))
 
-    settings = parse_param_str(str(ctx.param("python_param").param_str), ctx.fail)
-    return ctx.value(Proposal, [ctx.bottom(0), ctx.bottom(1), ctx.bottom(2)], **python_proposal_attrs(ctx, settings))
+
+def proposal_tops(ctx: LayerContext, operands: list[SSAValue], **attrs: Any) -> SSAValue | list[SSAValue]:
+    """The rois top, and with a second top (RPN-only test nets) each roi's object score,
+    [rows, 1] as py-faster-rcnn's and OpenCV's layers give it."""
+    if ctx.num_tops > 2:
+        raise ctx.fail(f"has {ctx.num_tops} tops; a proposal layer gives rois and, optionally, their scores")
+    if ctx.num_tops == 1:
+        return ctx.value(Proposal, operands, **attrs)
+    rois, scores = ctx.add(Proposal, operands, num_results=2, **attrs)
+    t = rois.type
+    assert isinstance(t, TensorType)
+    return [rois, ctx.value(Reshape, [scores], suffix="/scores", shape=[t.get_shape()[0], 1], special_zero=False)]
 
 
 @caffe_extractor("ROIPooling")

@@ -1,5 +1,5 @@
 """Layers of the common Caffe forks and the remaining BVLC element-wise layers, on existing
-`nn` ops: SegNet/ENet's `BN`, `Upsample` (scale), SENet's `Axpy`, ShuffleNet's
+`nn` ops: SegNet/ENet's `BN`, `Upsample` (scale, or unpooling by a MaxPool's mask), SENet's `Axpy`, ShuffleNet's
 `ShuffleChannel`, MobileNet forks' `ReLU6`, YOLO forks' `Reorg`, and BVLC's `Threshold` and
 `Embed`."""
 
@@ -9,7 +9,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i64
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Clamp, Convert, Eltwise, Gather, Permute, Reshape, Resample, ReorgYolo, ScaleShift
+from irforge.dialects.nn import Clamp, Convert, Eltwise, Gather, MaxPoolIndices, MaxUnpool, Permute, Reshape, Resample, ReorgYolo, ScaleShift
 from irforge.errors import IrforgeError
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
@@ -42,28 +42,60 @@ def bn(ctx: LayerContext) -> SSAValue:
 
 @caffe_extractor("Upsample")
 def upsample(ctx: LayerContext) -> SSAValue:
-    """Nearest-neighbour upsampling by an integer scale (YOLO forks); SegNet's unpooling with a
-    MaxPool's mask (a second bottom) is refused."""
+    """The SegNet / ENet forks' Upsample: with a second bottom, unpooling by a MaxPool's mask
+    (each value written at the flat index h * W + w its mask names in an output plane of
+    upsample_h x upsample_w, else scale * size - pad_out; zeros elsewhere); with one bottom
+    (YOLO forks), nearest-neighbour upsampling by an integer scale."""
     p = ctx.param("upsample_param")
-    if ctx.num_bottoms > 1:
-        raise IrforgeError(
-            "Upsample with a second bottom (SegNet's unpooling by a MaxPool's mask) is not supported",
-            where=ctx.where,
-            fix="convert the net with an extension implementing the unpooling (ir-extgen new --framework caffe)",
-            code="E206",
-        )
+    if len(ctx.shape(0)) != 4:
+        raise ctx.fail(f"needs a 4-D input (N, C, H, W), got shape {list(ctx.shape(0))}")
     n, c, h, w = ctx.shape(0)
     scale_h = int(p.scale_h) if p.HasField("scale_h") else int(p.scale)
     scale_w = int(p.scale_w) if p.HasField("scale_w") else int(p.scale)
-    height = int(p.upsample_h) if p.HasField("upsample_h") else h * scale_h - int(p.pad_out_h)
-    width = int(p.upsample_w) if p.HasField("upsample_w") else w * scale_w - int(p.pad_out_w)
     if scale_h < 1 or scale_w < 1:
         raise ctx.fail(f"scale must be >= 1, got {scale_h}x{scale_w}")
+    height = int(p.upsample_h) if p.HasField("upsample_h") else h * scale_h - int(p.pad_out_h)
+    width = int(p.upsample_w) if p.HasField("upsample_w") else w * scale_w - int(p.pad_out_w)
+    if ctx.num_bottoms > 1:
+        return unpool(ctx, height, width)
     if (height, width) != (h * scale_h, w * scale_w):
         raise ctx.fail(f"an output of {height}x{width} from {h}x{w} at scale {scale_h}x{scale_w} is not supported without a mask")
     return ctx.value(
         Resample, [ctx.bottom(0)], mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor", sizes=[n, c, height, width]
     )
+
+
+def unpool(ctx: LayerContext, height: int, width: int) -> SSAValue:
+    """Upsample's unpooling by the mask (float flat indices) of bottom 1."""
+    if ctx.num_bottoms != 2 or ctx.shape(1) != ctx.shape(0):
+        raise IrforgeError(
+            f"Upsample unpools its first bottom {list(ctx.shape(0))} by a mask of the same shape, got bottoms {[list(ctx.shape(i)) for i in range(ctx.num_bottoms)]}",
+            where=ctx.where,
+            fix="give the values and the mask top of the MaxPool they came from (bottom: values, bottom: mask)",
+            code="E206",
+        )
+    mask = ctx.bottom(1)
+    source = pooled_plane(mask)
+    if source is not None and source > height * width:
+        raise IrforgeError(
+            f"the mask indexes a plane of {source} positions (its MaxPool's input), more than the {height}x{width} output",
+            where=ctx.where,
+            fix="set upsample_h / upsample_w to the MaxPool input's height and width",
+            code="E206",
+        )
+    indices = ctx.value(Convert, [mask], suffix="/indices", destination_type=i64)
+    return ctx.value(MaxUnpool, [ctx.bottom(0), indices], spatial=[height, width])
+
+
+def pooled_plane(mask: SSAValue) -> int | None:
+    """The number of positions of the plane a mask made by Caffe's Pooling indexes (None when
+    the mask comes from elsewhere)."""
+    owner = mask.owner
+    if isinstance(owner, Convert):
+        owner = owner.operands[0].owner
+    if not isinstance(owner, MaxPoolIndices):
+        return None
+    return int(np.prod(owner.operand_shape(0)[2:]))
 
 
 @caffe_extractor("Axpy")

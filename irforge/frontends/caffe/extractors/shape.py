@@ -3,10 +3,11 @@ Crop, Permute, Tile, ArgMax, Reduction and Interp."""
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import ArgMax, Concat, Convert, Eltwise, Permute, Power, Reduce, Reshape, Resample, Slice, Split, Tile
+from irforge.dialects.nn import ArgMax, Concat, Convert, Eltwise, Permute, Power, Reduce, Reshape, Resample, Slice, Split, Tile, TopK
 from irforge.dialects.nn.base import product
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
@@ -123,16 +124,37 @@ def tile(ctx: LayerContext) -> SSAValue:
 
 @caffe_extractor("ArgMax")
 def argmax(ctx: LayerContext) -> SSAValue:
+    """Caffe's ArgMax (argmax_layer.cpp): the top_k largest along `axis` (or over all of a
+    sample's values), as float indices, their values with out_max_val. Caffe sorts (value,
+    index) pairs with std::greater, so of equal values the larger index comes first: the
+    selection runs on the input reversed along the axis (TopK prefers the lower index there)."""
     p, x = ctx.param("argmax_param"), ctx.shape(0)
-    if p.top_k != 1 or p.out_max_val:
-        raise ctx.fail("only top_k 1 without out_max_val is supported", fix="remove top_k/out_max_val")
+    k, with_values = int(p.top_k), bool(p.out_max_val)
     if p.HasField("axis"):
-        index = ctx.value(ArgMax, [ctx.bottom(0)], suffix="/index", axis=p.axis % len(x), keep_dims=True)
-    else:  # over all of a sample's values, shaped [N, 1, 1]
-        flat = ctx.value(Reshape, [ctx.bottom(0)], suffix="/flatten", shape=[x[0], product(x[1:])], special_zero=False)
-        found = ctx.value(ArgMax, [flat], suffix="/argmax", axis=1, keep_dims=True)
-        index = ctx.value(Reshape, [found], suffix="/index", shape=[x[0], 1, 1], special_zero=False)
-    return ctx.value(Convert, [index], destination_type=f32)  # Caffe gives indices as floats
+        axis = p.axis % len(x)
+        source, dim = ctx.bottom(0), x[axis]
+    else:  # over all of a sample's values
+        axis, dim = 1, product(x[1:])
+        source = ctx.value(Reshape, [ctx.bottom(0)], suffix="/flatten", shape=[x[0], dim], special_zero=False)
+    if not 1 <= k <= dim:
+        raise ctx.fail(f"top_k {k} must be in [1, {dim}] (the number of values it chooses from)")
+    if k == 1 and not with_values:
+        index = ctx.value(ArgMax, [source], suffix="/argmax", axis=axis, keep_dims=True, select_last_index=True)
+        values = None
+    else:
+        backwards = ctx.value(Slice, [source], suffix="/reverse", begins=[-1], ends=[-(2**63)], axes=[axis], steps=[-1])
+        top = ctx.add(TopK, [backwards], num_results=2, suffix="/top_k", k=k, axis=axis, mode="max", sort="value")
+        last = ctx.importer.constant(np.array(dim - 1, np.int64), ctx.name + "/last")
+        index, values = ctx.value(Eltwise, [last, top[1]], suffix="/index", operation="sub"), top[0]
+    found = ctx.value(Convert, [index], suffix="/float" if p.HasField("axis") or with_values else "", destination_type=f32)
+    if p.HasField("axis"):
+        return values if with_values else found  # type: ignore[return-value]
+    # [N, 1, top_k] indices, or [N, 2, top_k] indices then values, padded with 1s to the rank
+    rows = [found, values] if with_values else [found]
+    rows = [ctx.value(Reshape, [r], suffix=f"/row{i}", shape=[x[0], 1, k], special_zero=False) for i, r in enumerate(rows)]
+    joined = ctx.value(Concat, rows, suffix="/rows", axis=1) if with_values else rows[0]
+    shape = [x[0], len(rows), k, *[1] * (len(x) - 3)]
+    return ctx.value(Reshape, [joined], shape=shape, special_zero=False)
 
 
 REDUCTIONS = {1: "sum", 2: "l1", 3: "sum_square", 4: "mean"}
@@ -161,6 +183,8 @@ def interp_size(ctx: LayerContext, size: int) -> int:
 def interp(ctx: LayerContext) -> SSAValue:
     # bilinear with aligned corners, as DeepLab's and PSPNet's Interp
     p, x = ctx.param("interp_param"), ctx.shape(0)
+    if p.use_blob_size and ctx.num_bottoms < 2:  # a fork's flag: the size of bottom[1]
+        raise ctx.fail("use_blob_size needs a second bottom giving the output size")
     if ctx.num_bottoms > 1:
         height, width = ctx.shape(1)[2:4]
     elif p.height and p.width:
