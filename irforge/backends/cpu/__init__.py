@@ -36,6 +36,9 @@ class CompileStats:
     unplanned_bytes: int
     constant_bytes: int = 0
     """Bytes of the constants the compiled code reads (packed weights and the like)."""
+    program_cached: bool = False
+    """The whole program came from the cache directory (`program_cache`): no pass, lowering
+    or packing ran."""
 
 
 class CompiledModel:
@@ -70,20 +73,59 @@ def compile_model(
     """Compile `model` (left unchanged). `cache_dir=False` disables the object cache;
     None uses the default directory (see `cache.default_cache_dir`). `track(items, what)`
     yields the LLVM modules as they are optimised (a tool's progress bar counts them)."""
+    from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.cache import default_cache_dir
     from irforge.backends.cpu.jit import Jit
+
+    start = time.perf_counter()
+    threads = threads or os.cpu_count() or 1
+    directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
+    jit = Jit(directory)
+    key = None
+    if directory is not None and program_cache.cacheable(model, pipeline):
+        key = program_cache.program_key(model, pipeline, jit.cache)
+        compiled = _load_cached(key, jit, threads, start)
+        if compiled is not None:
+            return compiled
+        jit = Jit(directory)  # a fresh engine and counts: the entry was missing or incomplete
+    return _compile(model, jit, threads, pipeline, track, key, start)
+
+
+def _load_cached(key: str, jit, threads: int, start: float) -> CompiledModel | None:  # type: ignore[no-untyped-def]
+    """The program `key` from the cache directory (see `program_cache`), or None."""
+    from irforge.backends.cpu import program_cache
+    from irforge.backends.cpu.runtime import Executable
+
+    entry = program_cache.load(jit.cache.directory, key, jit.cache)
+    if entry is None:
+        return None
+    objects = [jit.cache.lookup(name) for name in entry.objects]
+    if any(data is None for data in objects):
+        return None
+    for name, data in zip(entry.objects, objects):
+        jit.add_object(name, data)  # type: ignore[arg-type]
+    jit.finalize()
+    executable = Executable(entry.program, entry.arena_bytes, jit.address, threads, entry.constants)
+    executable.jit = jit
+    program = entry.program
+    stats = CompileStats(
+        time.perf_counter() - start, len(entry.objects) - 1, len(program.phases), jit.cache.hits, jit.cache.misses,
+        entry.arena_bytes, entry.unplanned_bytes, _constant_bytes(program), program_cached=True,
+    )
+    return CompiledModel(executable, stats)
+
+
+def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | None, start: float) -> CompiledModel:  # type: ignore[no-untyped-def]
+    """Pipeline, lowering, planning, JIT; the program is saved under `key` when given."""
+    from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.lower import lower
     from irforge.backends.cpu.planner import naive_size, plan
     from irforge.backends.cpu.runtime import Executable, driver_module
     from irforge.passes import apply_pipeline
 
-    start = time.perf_counter()
-    threads = threads or os.cpu_count() or 1
     work = copy_model(model)
     if pipeline:
         apply_pipeline(work.module, pipeline)
-    directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
-    jit = Jit(directory)
     program = lower(work, jit.module)
     arena = plan(program.buffers)
     driver = jit.module("driver")
@@ -94,9 +136,18 @@ def compile_model(
     jit.finalize()
     executable = Executable(program, arena, jit.address, threads)
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
+    unplanned = naive_size(program.buffers)
+    if key is not None and not program.host_steps:
+        try:
+            program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
+        except OSError:
+            pass  # a full or read-only cache directory costs the next compile its time, nothing else
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),
-        jit.cache.hits, jit.cache.misses, arena, naive_size(program.buffers),
-        sum(b.array.nbytes for b in program.buffers if b.kind == "const" and b.array is not None and b.first >= 0),
+        jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program),
     )
     return CompiledModel(executable, stats)
+
+
+def _constant_bytes(program) -> int:  # type: ignore[no-untyped-def]
+    return sum(b.array.nbytes for b in program.buffers if b.kind == "const" and b.array is not None and b.first >= 0)

@@ -61,12 +61,8 @@ class Jit:
 
     def add(self, module: ir.Module) -> None:
         cached = getattr(module, "cached", None)
-        if cached is not None:  # the engine takes the object from the cache: no IR to parse
-            mod = llvm.parse_assembly(f'target triple = "{self.triple}"\n')
-            mod.name = module.spec_key  # type: ignore[attr-defined]
-            self.cache.loaded[mod.name] = cached
-            self.engine.add_module(mod)
-            self._modules.append(mod)
+        if cached is not None:
+            self.add_object(module.spec_key, cached)  # type: ignore[attr-defined]
             return
         text = self.text(module)
         key = getattr(module, "spec_key", None) or self.cache.key(text)
@@ -78,6 +74,19 @@ class Jit:
             self._optimise(mod)
         self.engine.add_module(mod)
         self._modules.append(mod)
+
+    def add_object(self, name: str, data: bytes) -> None:
+        """The cached object `name`: the engine takes it from the cache, there is no IR to parse."""
+        mod = llvm.parse_assembly(f'target triple = "{self.triple}"\n')
+        mod.name = name
+        self.cache.loaded[name] = data
+        self.engine.add_module(mod)
+        self._modules.append(mod)
+
+    @property
+    def object_names(self) -> list[str]:
+        """The object-cache names of the modules added, in order."""
+        return [mod.name for mod in self._modules]
 
     def _optimise(self, mod: llvm.ModuleRef) -> None:
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
