@@ -130,9 +130,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     arena = plan(program.buffers)
     driver = jit.module("driver")
     driver_module(driver, [p.function for p in program.phases])
-    modules = [*program.modules, driver]
-    for module in track(modules, "compile cpu") if track is not None else modules:
-        jit.add(module)
+    jit.add_all([*program.modules, driver], _compile_workers(), track)
     jit.finalize()
     executable = Executable(program, arena, jit.address, threads)
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
@@ -147,6 +145,14 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
         jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program),
     )
     return CompiledModel(executable, stats)
+
+
+def _compile_workers() -> int:
+    """Processes compiling kernels: the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _constant_bytes(program) -> int:  # type: ignore[no-untyped-def]

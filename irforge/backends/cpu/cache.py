@@ -81,8 +81,13 @@ class ObjectCache:
         return path.read_bytes()
 
     def notify(self, module: llvm.ModuleRef, data: bytes) -> None:
-        path = self.path(module.name)
-        if path is None or path.exists() or module.name[:1] not in ("m", "s"):  # the engine's empty first module
+        if module.name[:1] in ("m", "s"):  # not the engine's empty first module
+            self.store(module.name, data)
+
+    def store(self, key: str, data: bytes) -> None:
+        """Write the object `key` (atomically: concurrent compiles never see part of one)."""
+        path = self.path(key)
+        if path is None or path.exists():
             return
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         with os.fdopen(fd, "wb") as f:
