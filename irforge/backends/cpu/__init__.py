@@ -36,6 +36,8 @@ class CompileStats:
     unplanned_bytes: int
     constant_bytes: int = 0
     """Bytes of the constants the compiled code reads (packed weights and the like)."""
+    weight_bytes: int = 0
+    """Bytes of the model's own constants (its weights, as given to `compile_model`)."""
     program_cached: bool = False
     """The whole program came from the cache directory (`program_cache`): no pass, lowering
     or packing ran."""
@@ -84,14 +86,14 @@ def compile_model(
     key = None
     if directory is not None and program_cache.cacheable(model, pipeline):
         key = program_cache.program_key(model, pipeline, jit.cache)
-        compiled = _load_cached(key, jit, threads, start)
+        compiled = _load_cached(model, key, jit, threads, start)
         if compiled is not None:
             return compiled
         jit = Jit(directory)  # a fresh engine and counts: the entry was missing or incomplete
     return _compile(model, jit, threads, pipeline, track, key, start)
 
 
-def _load_cached(key: str, jit, threads: int, start: float) -> CompiledModel | None:  # type: ignore[no-untyped-def]
+def _load_cached(model: Model, key: str, jit, threads: int, start: float) -> CompiledModel | None:  # type: ignore[no-untyped-def]
     """The program `key` from the cache directory (see `program_cache`), or None."""
     from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.runtime import Executable
@@ -110,7 +112,7 @@ def _load_cached(key: str, jit, threads: int, start: float) -> CompiledModel | N
     program = entry.program
     stats = CompileStats(
         time.perf_counter() - start, len(entry.objects) - 1, len(program.phases), jit.cache.hits, jit.cache.misses,
-        entry.arena_bytes, entry.unplanned_bytes, _constant_bytes(program), program_cached=True,
+        entry.arena_bytes, entry.unplanned_bytes, _constant_bytes(program), weight_bytes(model), program_cached=True,
     )
     return CompiledModel(executable, stats)
 
@@ -142,9 +144,31 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
             pass  # a full or read-only cache directory costs the next compile its time, nothing else
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),
-        jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program),
+        jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program), weight_bytes(model),
     )
     return CompiledModel(executable, stats)
+
+
+def weight_bytes(model: Model) -> int:
+    """Bytes of the constants `model` holds."""
+    from irforge.backends.reference import constant_value
+    from irforge.dialects.nn.constant import Constant
+
+    return sum(constant_value(op, model.store).nbytes for op in model.module.walk() if isinstance(op, Constant))
+
+
+def memory_report(stats: CompileStats) -> str:
+    """One line: compile time and what the compiled model holds, with this process's peak RSS."""
+    import resource
+
+    mib = 1 << 20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    how = "program from the cache" if stats.program_cached else f"{stats.cache_hits} cached + {stats.cache_misses} compiled modules"
+    return (
+        f"cpu: compiled in {stats.seconds:.2f} s ({how}; {stats.kernels} kernels, {stats.phases} phases); "
+        f"weights {stats.weight_bytes / mib:.1f} MiB, packed constants {stats.constant_bytes / mib:.1f} MiB, "
+        f"arena {stats.arena_bytes / mib:.1f} MiB (unplanned {stats.unplanned_bytes / mib:.1f}), peak RSS {peak / mib:.1f} MiB"
+    )
 
 
 def _compile_workers() -> int:

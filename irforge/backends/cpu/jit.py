@@ -75,15 +75,17 @@ class Jit:
                 missed[key] = text
             names.append(key)
         items = list(missed.items())
-        for _ in track(items, "compile cpu") if track is not None else items:
-            pass  # the progress bar counts the modules to compile; they compile below
-        compile_objects(items, (self.triple, self.cpu, self.features), workers, self._compiled)
+        ticks = iter(track(items, "compile cpu")) if track is not None else iter(items)
+
+        def compiled(name: str, data: bytes) -> None:
+            self.cache.store(name, data)
+            self.cache.loaded[name] = data
+            next(ticks, None)  # a progress bar advances as each module compiles
+
+        compile_objects(items, (self.triple, self.cpu, self.features), workers, compiled)
+        next(ticks, None)  # lets the bar finish
         for name in names:
             self.add_object(name, self.cache.loaded[name])
-
-    def _compiled(self, name: str, data: bytes) -> None:
-        self.cache.store(name, data)
-        self.cache.loaded[name] = data
 
     def add_object(self, name: str, data: bytes) -> None:
         """The cached object `name`: the engine takes it from the cache, there is no IR to parse."""
