@@ -62,7 +62,9 @@ class CompiledModel:
 
 
 def copy_model(model: Model) -> Model:
-    return Model(model.module.clone(), model.store)
+    """A copy to run the backend's pipeline on: the weights it folds go to a branch of the
+    store (they would stay in the caller's model, one more copy of the weights per compile)."""
+    return Model(model.module.clone(), model.store.branch())
 
 
 def compile_model(

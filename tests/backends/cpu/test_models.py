@@ -76,3 +76,13 @@ def test_public_api(cache_dir) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_allclose(next(iter(run({"data": x}).values())), ort_session_run(proto, {"data": x})[0], rtol=1e-4, atol=1e-5)
     with pytest.raises(irforge.errors.IrforgeError, match="unknown device"):
         irforge.compile(import_onnx(proto), device="tpu")
+
+
+def test_compiling_leaves_the_models_weight_store_as_it_was() -> None:
+    """The pipeline folds BatchNorm into new weights on a copy: they must not pile up in the
+    caller's store (one more copy of the weights per compile)."""
+    model = import_onnx(onnx_models.resnet())
+    names = set(model.store)
+    for _ in range(2):
+        compile_model(model, threads=1, cache_dir=False).close()
+    assert set(model.store) == names

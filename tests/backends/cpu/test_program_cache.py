@@ -59,3 +59,16 @@ def test_no_program_cache_without_a_cache_directory(tmp_path: Path) -> None:
     compiled = compile_model(import_onnx(onnx_models.vgg()), threads=1, cache_dir=False)
     assert not compiled.stats.program_cached
     compiled.close()
+
+
+def test_the_key_follows_irforge_sources_and_the_pipeline(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A pass or dialect edited since the program was cached (the key is taken before the
+    pipeline runs), or another pipeline, is a new program."""
+    from irforge.backends.cpu import PIPELINE, program_cache
+
+    model = import_onnx(onnx_models.vgg())
+    compile_model(model, threads=1, cache_dir=tmp_path).close()
+    assert compile_model(model, threads=1, cache_dir=tmp_path).stats.program_cached
+    assert not compile_model(model, threads=1, cache_dir=tmp_path, pipeline=PIPELINE + ",canonicalize").stats.program_cached
+    monkeypatch.setattr(program_cache, "sources_version", lambda: "edited")
+    assert not compile_model(model, threads=1, cache_dir=tmp_path).stats.program_cached
