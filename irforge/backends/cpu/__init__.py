@@ -148,7 +148,19 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
         time.perf_counter() - start, len(program.modules), len(program.phases),
         jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program), weight_bytes(model),
     )
+    _release_freed_memory()
     return CompiledModel(executable, stats)
+
+
+def _release_freed_memory() -> None:
+    """Give the heap's free pages back to the OS: glibc keeps what the pipeline, lowering and
+    LLVM freed (ResNet-50: RSS after a cold compile 712 -> 560 MB)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def weight_bytes(model: Model) -> int:
