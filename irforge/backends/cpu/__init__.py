@@ -186,7 +186,10 @@ def memory_report(stats: CompileStats) -> str:
 
 
 def _compile_workers() -> int:
-    """Processes compiling kernels: the cores this process may run on."""
+    """Processes compiling kernels: $IRFORGE_COMPILE_WORKERS (1: none besides this one), else
+    the cores this process may run on."""
+    if os.environ.get("IRFORGE_COMPILE_WORKERS", "").isdigit():
+        return max(1, int(os.environ["IRFORGE_COMPILE_WORKERS"]))
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

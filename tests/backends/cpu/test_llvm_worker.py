@@ -43,3 +43,14 @@ def test_a_failed_worker_leaves_its_share_to_the_parent(monkeypatch: pytest.Monk
     got = next(iter(compiled(x).values()))
     compiled.close()
     np.testing.assert_allclose(got, ort_session_run(proto, x)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_compile_workers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from irforge.backends.cpu import _compile_workers
+
+    monkeypatch.setenv("IRFORGE_COMPILE_WORKERS", "1")
+    assert _compile_workers() == 1
+    monkeypatch.setenv("IRFORGE_COMPILE_WORKERS", "3")
+    assert _compile_workers() == 3
+    monkeypatch.delenv("IRFORGE_COMPILE_WORKERS")
+    assert _compile_workers() >= 1
