@@ -70,6 +70,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "the model itself if it is .onnx, else the ONNX file it was converted from",
     )
     p.add_argument("--extensions", action="append", default=[], metavar="PATH")
+    p.add_argument("--verbose", action="store_true", help="with --device cpu: print the compile time, the bytes of the "
+                   "weights, packed constants and arena, and the peak RSS (on stderr)")
     p.add_argument("--no-progress", action="store_true", help="no live progress display on stderr (shown on a terminal only)")
     p.add_argument("--bisect", metavar="ORIGINAL", help="find the first layer whose output on --device diverges from the "
                    "framework model ORIGINAL (.onnx: onnxruntime; else its unoptimised import on the reference interpreter)")
@@ -208,12 +210,15 @@ def save_npz(path: str, arrays: Mapping[str, np.ndarray]) -> None:
 
 
 def run_on_device(model: Model, inputs: Mapping[str, np.ndarray], device: str, opencl_device: str | None,
-                  progress: Progress) -> dict[str, np.ndarray]:
+                  progress: Progress, verbose: bool = False) -> dict[str, np.ndarray]:
     if device == "cpu":
-        from irforge.backends.cpu import compile_model
+        from irforge.backends.cpu import compile_model, memory_report
 
         compiled = compile_model(model, track=progress.track)  # the bar counts the kernels as LLVM optimises them
-        return progress.stage("run", lambda: compiled(inputs))
+        outputs = progress.stage("run", lambda: compiled(inputs))
+        if verbose:
+            print(memory_report(compiled.stats), file=sys.stderr)
+        return outputs
     if device == "gpu":
         from irforge.backends.opencl import run_reporting
 
@@ -248,7 +253,7 @@ def run_command(argv: Sequence[str]) -> None:
     if args.bisect:
         bisect_command(model, inputs, args)
         return
-    outputs = run_on_device(model, inputs, args.device, args.opencl_device, progress)
+    outputs = run_on_device(model, inputs, args.device, args.opencl_device, progress, args.verbose)
     for name, array in outputs.items():
         print(summary(name, array))
     if args.compare_onnxruntime is not None:

@@ -142,6 +142,14 @@ class WeightStore:
         return WeightSpec(array.dtype, array.shape)
 
     # -- writing -------------------------------------------------------------------
+    def branch(self) -> WeightStore:
+        """A store holding the same arrays (not copied) whose additions stay its own: a pass
+        pipeline run on a copy of a model (a backend's) leaves the original's store as it was."""
+        other = WeightStore()
+        other._arrays = dict(self._arrays)
+        other._next_suffix = dict(self._next_suffix)
+        return other
+
     def add(self, array: np.ndarray, name_hint: str = "w") -> str:
         """Add an array under a fresh name derived from `name_hint`; returns the name.
 

@@ -113,3 +113,19 @@ def test_compare_onnxruntime_needs_the_onnx_model(model_path, tmp_path):
     assert result.returncode == 2 and "--compare-onnxruntime ORIGINAL.onnx" in result.stderr
     result = ir_run(str(model_path), "--compare-onnxruntime", str(tmp_path / "none.onnx"))
     assert result.returncode == 2 and "not found" in result.stderr
+
+
+def test_cpu_verbose_reports_memory_and_the_program_cache(tmp_path, model_path, monkeypatch):
+    import re
+
+    monkeypatch.setenv("IRFORGE_CACHE_DIR", str(tmp_path / "cache"))
+    lines = []
+    for _ in range(2):
+        result = ir_run(str(model_path), "--device", "cpu", "--verbose", "--no-progress")
+        assert result.returncode == 0, result.stderr
+        lines.append(result.stderr.strip().splitlines()[-1])
+    pattern = r"cpu: compiled in \S+ s \((.+?);.*weights 0.0 MiB, packed constants 0.0 MiB, arena \S+ MiB .*peak RSS ([\d.]+) MiB"
+    first, second = (re.match(pattern, line) for line in lines)
+    assert first and second, lines
+    assert "compiled modules" in first[1] and second[1] == "program from the cache"
+    assert float(second[2]) > 10

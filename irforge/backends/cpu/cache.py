@@ -10,6 +10,7 @@ never see partial objects.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -22,19 +23,14 @@ import irforge
 _BACKEND = Path(__file__).parent
 
 
+@functools.cache
 def codegen_version() -> str:
     """A hash of the CPU backend's sources: any change to how kernels are generated."""
-    global _CODEGEN_VERSION
-    if _CODEGEN_VERSION is None:
-        digest = hashlib.sha256()
-        for path in sorted(_BACKEND.rglob("*.py")):
-            digest.update(path.relative_to(_BACKEND).as_posix().encode())
-            digest.update(path.read_bytes())
-        _CODEGEN_VERSION = digest.hexdigest()[:16]
-    return _CODEGEN_VERSION
-
-
-_CODEGEN_VERSION: str | None = None
+    digest = hashlib.sha256()
+    for path in sorted(_BACKEND.rglob("*.py")):
+        digest.update(path.relative_to(_BACKEND).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def default_cache_dir() -> Path:
@@ -59,13 +55,14 @@ class ObjectCache:
             directory.mkdir(parents=True, exist_ok=True)
 
     def key(self, ir_text: str) -> str:
-        return "m" + self._hash(ir_text)
+        return "m" + self.hash_of(ir_text)
 
     def spec_key(self, spec: str) -> str:
         """The name of a kernel's module from its specification (see the module docstring)."""
-        return "s" + self._hash(spec, codegen_version())
+        return "s" + self.hash_of(spec, codegen_version())
 
-    def _hash(self, *parts: str) -> str:
+    def hash_of(self, *parts: str) -> str:
+        """A hash of `parts`, the target and the irforge version."""
         digest = hashlib.sha256()
         for part in (*parts, self.target, irforge.__version__):
             digest.update(part.encode())
@@ -84,8 +81,13 @@ class ObjectCache:
         return path.read_bytes()
 
     def notify(self, module: llvm.ModuleRef, data: bytes) -> None:
-        path = self.path(module.name)
-        if path is None or path.exists() or module.name[:1] not in ("m", "s"):  # the engine's empty first module
+        if module.name[:1] in ("m", "s"):  # not the engine's empty first module
+            self.store(module.name, data)
+
+    def store(self, key: str, data: bytes) -> None:
+        """Write the object `key` (atomically: concurrent compiles never see part of one)."""
+        path = self.path(key)
+        if path is None or path.exists():
             return
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         with os.fdopen(fd, "wb") as f:

@@ -1,8 +1,10 @@
-"""llvmlite JIT: LLVM modules optimised at O3 for the host CPU, compiled by MCJIT.
+"""llvmlite JIT: LLVM modules optimised at O3 for the host CPU, loaded by MCJIT.
 
 Functions get `"prefer-vector-width"="512"` (without it LLVM's vectoriser keeps to 256-bit
 vectors on AVX-512 CPUs) and the host's CPU name and features. Modules found in the object
-cache skip optimisation and code generation.
+cache skip optimisation and code generation; the others are compiled to object files by
+`llvm_worker.compile_objects` (in parallel processes when there are several), written to the
+cache, and loaded like hits.
 """
 
 from __future__ import annotations
@@ -14,26 +16,20 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from irforge.backends.cpu.cache import ObjectCache
+from irforge.backends.cpu.llvm_worker import compile_objects, init_llvm, target_machine
 
 _DEFINE = re.compile(r'^(define [^\n]*\))\n\{', re.M)
-
-
-def _init_llvm() -> None:
-    # llvm.initialize() raises in llvmlite >= 0.45: only the native target is set up.
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
 
 
 class Jit:
     """One execution engine holding all the modules of a compiled model."""
 
     def __init__(self, cache_dir: Path | None) -> None:
-        _init_llvm()
+        init_llvm()
         self.cpu = llvm.get_host_cpu_name()
         self.features = llvm.get_host_cpu_features().flatten()
         self.triple = llvm.get_process_triple()
-        target = llvm.Target.from_triple(self.triple)
-        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=3, codemodel="jitdefault")
+        self.tm = target_machine(self.triple, self.cpu, self.features)
         self.cache = ObjectCache(cache_dir, f"{self.triple}|{self.cpu}|{self.features}")
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.engine.set_object_cache(self.cache.notify, self.cache.getbuffer)
@@ -59,32 +55,50 @@ class Jit:
         )
         return f"{text}\nattributes #0 = {{ {attrs} }}\n"
 
-    def add(self, module: ir.Module) -> None:
-        cached = getattr(module, "cached", None)
-        if cached is not None:  # the engine takes the object from the cache: no IR to parse
-            mod = llvm.parse_assembly(f'target triple = "{self.triple}"\n')
-            mod.name = module.spec_key  # type: ignore[attr-defined]
-            self.cache.loaded[mod.name] = cached
-            self.engine.add_module(mod)
-            self._modules.append(mod)
-            return
-        text = self.text(module)
-        key = getattr(module, "spec_key", None) or self.cache.key(text)
-        cached = None if hasattr(module, "spec_key") else self.cache.lookup(key)
-        mod = llvm.parse_assembly(text)
-        mod.name = key
-        if cached is None:
-            mod.verify()
-            self._optimise(mod)
+    def add_all(self, modules: list[ir.Module], workers: int = 1, track=None) -> None:  # type: ignore[no-untyped-def]
+        """Add `modules`: cached objects as they are, the others compiled by up to `workers`
+        processes (`llvm_worker`); `track(items, what)` yields the modules to compile."""
+        missed: dict[str, str] = {}
+        names = []
+        for module in modules:
+            cached = getattr(module, "cached", None)
+            if cached is not None:
+                names.append(module.spec_key)  # type: ignore[attr-defined]
+                self.cache.loaded[module.spec_key] = cached  # type: ignore[attr-defined]
+                continue
+            text = self.text(module)
+            key = getattr(module, "spec_key", None) or self.cache.key(text)
+            data = None if hasattr(module, "spec_key") else self.cache.lookup(key)
+            if data is not None:
+                self.cache.loaded[key] = data
+            elif key not in self.cache.loaded:
+                missed[key] = text
+            names.append(key)
+        items = list(missed.items())
+        ticks = iter(track(items, "compile cpu")) if track is not None else iter(items)
+
+        def compiled(name: str, data: bytes) -> None:
+            self.cache.store(name, data)
+            self.cache.loaded[name] = data
+            next(ticks, None)  # a progress bar advances as each module compiles
+
+        compile_objects(items, (self.triple, self.cpu, self.features), workers, compiled)
+        next(ticks, None)  # lets the bar finish
+        for name in names:
+            self.add_object(name, self.cache.loaded[name])
+
+    def add_object(self, name: str, data: bytes) -> None:
+        """The cached object `name`: the engine takes it from the cache, there is no IR to parse."""
+        mod = llvm.parse_assembly(f'target triple = "{self.triple}"\n')
+        mod.name = name
+        self.cache.loaded[name] = data
         self.engine.add_module(mod)
         self._modules.append(mod)
 
-    def _optimise(self, mod: llvm.ModuleRef) -> None:
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(self.tm, pto)
-        pb.getModulePassManager().run(mod, pb)
+    @property
+    def object_names(self) -> list[str]:
+        """The object-cache names of the modules added, in order."""
+        return [mod.name for mod in self._modules]
 
     def finalize(self) -> None:
         self.engine.finalize_object()

@@ -214,12 +214,15 @@ def _gather_constants(program: Program) -> Region | None:
 class Executable:
     """Argument tables and arena of a program, ready to run with a thread team."""
 
-    def __init__(self, program: Program, arena_size: int, address: Callable[[str], int], threads: int) -> None:
+    def __init__(self, program: Program, arena_size: int, address: Callable[[str], int], threads: int,
+                 constants: Region | None = None) -> None:
+        """`constants`: the region the program's constants already lie in (a cached program),
+        else they are gathered into a new one."""
         self.program = program
         self._arena_region = Region(arena_size)
         self.arena = self._arena_region.data[:arena_size // 4 * 4].view(np.float32)
         base = self.arena.ctypes.data
-        self._const_region = _gather_constants(program)
+        self._const_region = constants if constants is not None else _gather_constants(program)
         self.address = {id(b): self._address(b, base) for b in program.buffers}
         self.tables = [np.array([self.address[id(b)] for b in p.args] or [0], np.uint64) for p in program.phases]
         self.table_of_tables = np.array([t.ctypes.data for t in self.tables] or [0], np.uint64)

@@ -189,7 +189,7 @@ class KernelBuilder:
         lanes = self._native_lanes(element, n)
         if lanes < n:  # see _native_lanes
             halves = [self.vload(self.at(ptr, p), lanes, self._lanes(mask, p, lanes), fill) for p in range(0, n, lanes)]
-            return self._join(halves)
+            return self.concat(halves)
         t = vec(n, element)
         fn = self.intrinsic(f"llvm.masked.load.v{n}{suffix(element)}.p0", t, [vp.type, I32, vec(n, I1), t])
         return self.b.call(fn, [vp, ir.Constant(I32, align), mask, self.vconst(fill, n, element)])
@@ -222,10 +222,15 @@ class KernelBuilder:
     def _lanes(self, v: Value, start: int, count: int) -> Value:
         return self.b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), ir.Constant(vec(count, I32), list(range(start, start + count))))
 
-    def _join(self, parts: list[Value]) -> Value:
+    def concat(self, parts: list[Value]) -> Value:
+        """One wide vector of `parts` (vectors of one width) end to end; an odd count at any
+        level is padded with an undefined vector, whose lanes follow the parts'."""
         while len(parts) > 1:
+            if len(parts) % 2:
+                parts = [*parts, ir.Constant(parts[-1].type, ir.Undefined)]
             width = parts[0].type.count
-            parts = [self.b.shuffle_vector(l, r, ir.Constant(vec(2 * width, I32), list(range(2 * width)))) for l, r in zip(parts[::2], parts[1::2])]
+            mask = ir.Constant(vec(2 * width, I32), list(range(2 * width)))
+            parts = [self.b.shuffle_vector(left, right, mask) for left, right in zip(parts[::2], parts[1::2])]
         return parts[0]
 
     def inside(self, start: Value, size: int) -> Value:

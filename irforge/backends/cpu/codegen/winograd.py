@@ -106,20 +106,6 @@ def _combine(kb: KernelBuilder, coefficients, values):  # type: ignore[no-untype
     return out if out is not None else kb.vconst(0.0)
 
 
-def _concat(kb: KernelBuilder, vectors: list):  # type: ignore[no-untyped-def]
-    """One wide vector of `vectors` (16 lanes each) end to end."""
-    b = kb.b
-    while len(vectors) > 1:
-        if len(vectors) % 2:
-            vectors = vectors + [ir.Constant(vectors[-1].type, ir.Undefined)]
-        pairs = []
-        for left, right in zip(vectors[::2], vectors[1::2]):
-            width = left.type.count
-            pairs.append(b.shuffle_vector(left, right, ir.Constant(vec(2 * width, I32), list(range(2 * width)))))
-        vectors = pairs
-    return vectors[0]
-
-
 def _pick(kb: KernelBuilder, wide, lanes: list[int]):  # type: ignore[no-untyped-def]
     return kb.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), ir.Constant(vec(len(lanes), I32), lanes))
 
@@ -150,7 +136,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                 for part in range(m + 1):
                     at = b.add(start, i64(part * VW))
                     parts.append(kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))))
-                wide = _concat(kb, parts)
+                wide = kb.concat(parts)
                 d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
             t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
             mask = kb.mask(b.sub(i64(spec.tw), tx0))
@@ -191,7 +177,7 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
             for i in range(m):
                 oy = b.add(b.mul(ty, i64(m)), i64(i))
                 with kb.if_(b.icmp_signed("<", oy, i64(spec.oh))):
-                    wide = _concat(kb, [_combine(kb, at_[j], s[i]) for j in range(m)])
+                    wide = kb.concat([_combine(kb, at_[j], s[i]) for j in range(m)])
                     at = b.add(out_plane, b.add(b.mul(oy, i64(spec.ow)), b.mul(tx0, i64(m))))
                     for q in range(m):
                         value = _pick(kb, wide, interleave[q])

@@ -1,0 +1,361 @@
+"""CPU latency on a zoo of real architectures (full size, random weights): irforge's CPU
+backend against onnxruntime and OpenVINO, with compile times and memory.
+
+Outside CI (needs torch, transformers, onnxruntime and openvino: the zoo venv):
+
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py [--models resnet50,vit_b16] [--runs 15] [--threads 1,2] [--out table.md]
+
+Each model is exported by torch.onnx.export (TorchScript exporter, opset 17; ResNet-50 and
+MobileNetV2 come from `irforge.testing.onnx_models`), imported by irforge with ir-convert's
+default pipeline and compiled twice into a fresh cache directory: cold (every kernel
+compiled) and cached (the whole program from the cache). Then, per thread count, irforge,
+onnxruntime (on the ONNX file) and OpenVINO (its own ONNX reader, f32) run alternately in
+this one process, `--runs` rounds after two warm-up runs each; the table gives irforge's
+median and its ratio to each engine's median (below 1: irforge is faster), irforge's max abs
+error against onnxruntime, the compile times, and memory: the model's weights, the packed
+constants and arena of the compiled model, the peak RSS growth of the cold compile over the
+process before it (VmHWM, reset through /proc/self/clear_refs) and the RSS the compiled model
+keeps after a run. The machine may be shared: record `uptime` with the figures and read
+ratios, not absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).parent))
+from onnx_zoo import HiddenState, conv_bn  # noqa: E402
+
+MIB = 1 << 20
+
+
+# -- CNN building blocks (torchvision's layouts, written here: no torchvision wheel) ------------
+class SqueezeExcite(nn.Module):
+    def __init__(self, c: int, squeeze: int, act: type[nn.Module], gate: type[nn.Module]) -> None:
+        super().__init__()
+        self.fc = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, squeeze, 1), act(), nn.Conv2d(squeeze, c, 1), gate())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.fc(x)
+
+
+class MBConv(nn.Module):
+    """MobileNetV2/V3 and EfficientNet's inverted residual (no expansion conv when hidden == i)."""
+
+    def __init__(self, i: int, hidden: int, o: int, k: int, s: int, act: type[nn.Module], se: tuple | None = None) -> None:  # type: ignore[type-arg]
+        super().__init__()
+        layers: list[nn.Module] = [] if hidden == i else [conv_bn(i, hidden, 1, act=act)]
+        layers.append(conv_bn(hidden, hidden, k, s, groups=hidden, act=act))
+        if se is not None:
+            layers.append(SqueezeExcite(hidden, *se))
+        layers.append(conv_bn(hidden, o, 1, act=None))
+        self.body = nn.Sequential(*layers)
+        self.residual = s == 1 and i == o
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.body(x)
+        return x + y if self.residual else y
+
+
+def make_divisible(v: float, d: int = 8) -> int:
+    new = max(d, int(v + d / 2) // d * d)
+    return new + d if new < 0.9 * v else new
+
+
+def mobilenet_v3_large() -> nn.Module:
+    hs, re = nn.Hardswish, nn.ReLU
+    cfg = [(3, 16, 16, False, re, 1), (3, 64, 24, False, re, 2), (3, 72, 24, False, re, 1), (5, 72, 40, True, re, 2),
+           (5, 120, 40, True, re, 1), (5, 120, 40, True, re, 1), (3, 240, 80, False, hs, 2), (3, 200, 80, False, hs, 1),
+           (3, 184, 80, False, hs, 1), (3, 184, 80, False, hs, 1), (3, 480, 112, True, hs, 1), (3, 672, 112, True, hs, 1),
+           (5, 672, 160, True, hs, 2), (5, 960, 160, True, hs, 1), (5, 960, 160, True, hs, 1)]
+    layers: list[nn.Module] = [conv_bn(3, 16, 3, 2, act=hs)]
+    c = 16
+    for k, hidden, o, se, act, s in cfg:
+        layers.append(MBConv(c, hidden, o, k, s, act, (make_divisible(hidden // 4), nn.ReLU, nn.Hardsigmoid) if se else None))
+        c = o
+    layers += [conv_bn(c, 960, 1, act=hs), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(960, 1280), hs(), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers).eval()
+
+
+def efficientnet_b0() -> nn.Module:
+    silu = nn.SiLU
+    cfg = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3), (6, 5, 1, 80, 112, 3),
+           (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1)]
+    layers: list[nn.Module] = [conv_bn(3, 32, 3, 2, act=silu)]
+    for expand, k, s, i, o, n in cfg:
+        for j in range(n):
+            cin = i if j == 0 else o
+            layers.append(MBConv(cin, cin * expand, o, k, s if j == 0 else 1, silu, (max(1, cin // 4), silu, nn.Sigmoid)))
+    layers += [conv_bn(320, 1280, 1, act=silu), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers).eval()
+
+
+class Bottleneck(nn.Module):
+    def __init__(self, i: int, planes: int, s: int, groups: int = 1, base: int = 64, dilation: int = 1) -> None:
+        super().__init__()
+        width = int(planes * base / 64) * groups
+        self.body = nn.Sequential(
+            conv_bn(i, width, 1),
+            nn.Sequential(nn.Conv2d(width, width, 3, s, dilation, dilation, groups, bias=False), nn.BatchNorm2d(width), nn.ReLU()),
+            conv_bn(width, planes * 4, 1, act=None))
+        self.skip = conv_bn(i, planes * 4, 1, s, act=None) if s != 1 or i != planes * 4 else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.body(x) + self.skip(x))
+
+
+def resnet_stages(groups: int = 1, base: int = 64, dilate_last: bool = False) -> list[nn.Module]:
+    layers: list[nn.Module] = [conv_bn(3, 64, 7, 2), nn.MaxPool2d(3, 2, 1)]
+    c = 64
+    for index, (planes, blocks) in enumerate(((64, 3), (128, 4), (256, 6), (512, 3))):
+        dilated = dilate_last and index == 3
+        for j in range(blocks):
+            stride = 2 if j == 0 and index > 0 and not dilated else 1
+            layers.append(Bottleneck(c, planes, stride, groups, base, 2 if dilated else 1))
+            c = planes * 4
+    return layers
+
+
+def resnext50() -> nn.Module:
+    return nn.Sequential(*resnet_stages(32, 4), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2048, 1000)).eval()
+
+
+class Deeplab(nn.Module):
+    """DeepLabV3's shape: a ResNet-50 at output stride 16 (last stage dilated), ASPP with
+    rates 6/12/18 and image pooling, a 1x1 classifier, bilinear upsampling to the input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = nn.Sequential(*resnet_stages(dilate_last=True))
+        self.branches = nn.ModuleList([conv_bn(2048, 256, 1)] + [
+            nn.Sequential(nn.Conv2d(2048, 256, 3, 1, r, r, bias=False), nn.BatchNorm2d(256), nn.ReLU()) for r in (6, 12, 18)])
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), conv_bn(2048, 256, 1))
+        self.project = conv_bn(5 * 256, 256, 1)
+        self.head = nn.Sequential(conv_bn(256, 256, 3), nn.Conv2d(256, 21, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.backbone(x)
+        pooled = nn.functional.interpolate(self.pool(f), size=f.shape[-2:], mode="bilinear", align_corners=False)
+        y = self.head(self.project(torch.cat([b(f) for b in self.branches] + [pooled], 1)))
+        return nn.functional.interpolate(y, size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+class ConvNeXtBlock(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.norm = nn.LayerNorm(c, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(c, 4 * c), nn.GELU(), nn.Linear(4 * c, c))
+        self.gamma = nn.Parameter(torch.full((c,), 1e-6).uniform_(0.1, 1.0))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.mlp(self.norm(self.dw(x).permute(0, 2, 3, 1))) * self.gamma
+        return x + y.permute(0, 3, 1, 2)
+
+
+def convnext_tiny() -> nn.Module:
+    dims, depths = (96, 192, 384, 768), (3, 3, 9, 3)
+    layers: list[nn.Module] = [nn.Conv2d(3, 96, 4, 4), LayerNorm2d(96, eps=1e-6)]
+    for index, (c, n) in enumerate(zip(dims, depths)):
+        if index:
+            layers += [LayerNorm2d(dims[index - 1], eps=1e-6), nn.Conv2d(dims[index - 1], c, 2, 2)]
+        layers += [ConvNeXtBlock(c) for _ in range(n)]
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.LayerNorm(768, eps=1e-6), nn.Linear(768, 1000)]
+    return nn.Sequential(*layers).eval()
+
+
+def vit_b16() -> nn.Module:
+    import transformers as tf
+
+    model = tf.ViTModel(tf.ViTConfig(), add_pooling_layer=False)  # the defaults are ViT-B/16 at 224
+    model.config._attn_implementation = "sdpa"
+    return HiddenState(model.eval())
+
+
+def bert_base() -> nn.Module:
+    import transformers as tf
+
+    model = tf.BertModel(tf.BertConfig(), add_pooling_layer=False)  # bert-base-uncased's shape
+    model.config._attn_implementation = "sdpa"
+    return HiddenState(model.eval())
+
+
+def image(size: int = 224) -> dict[str, np.ndarray]:
+    return {"pixel_values": np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)}
+
+
+def tokens(length: int = 128) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    mask = np.ones((1, length), np.int64)
+    mask[0, length - 16:] = 0
+    return {"input_ids": rng.integers(0, 30000, (1, length)).astype(np.int64), "attention_mask": mask}
+
+
+def onnx_builder(name: str) -> Callable[[Path], dict[str, np.ndarray]]:
+    def write(path: Path) -> dict[str, np.ndarray]:
+        import onnx
+
+        from irforge.testing import onnx_models
+
+        proto = (onnx_models.resnet((3, 4, 6, 3), 64, 224, 1000, bottleneck=True) if name == "resnet50"
+                 else onnx_models.mobilenet_v2(onnx_models.MOBILENET_V2_FULL, 32, 224, 1000))
+        onnx.save(proto, str(path))
+        return {proto.graph.input[0].name: image()["pixel_values"]}
+
+    return write
+
+
+def torch_builder(build: Callable[[], nn.Module], feeds: Callable[[], dict[str, np.ndarray]]) -> Callable[[Path], dict[str, np.ndarray]]:
+    def write(path: Path) -> dict[str, np.ndarray]:
+        torch.manual_seed(0)
+        model, inputs = build(), feeds()
+        with torch.no_grad():
+            torch.onnx.export(model, tuple(torch.from_numpy(a) for a in inputs.values()), str(path),
+                              input_names=list(inputs), dynamo=False, opset_version=17)
+        return inputs
+
+    return write
+
+
+ZOO: dict[str, Callable[[Path], dict[str, np.ndarray]]] = {
+    "resnet50": onnx_builder("resnet50"),
+    "mobilenet_v2": onnx_builder("mobilenet_v2"),
+    "mobilenet_v3_large": torch_builder(mobilenet_v3_large, image),
+    "efficientnet_b0": torch_builder(efficientnet_b0, image),
+    "resnext50_32x4d": torch_builder(resnext50, image),
+    "deeplab_resnet50_os16": torch_builder(lambda: Deeplab().eval(), image),
+    "convnext_tiny": torch_builder(convnext_tiny, image),
+    "vit_b16": torch_builder(vit_b16, image),
+    "bert_base_seq128": torch_builder(bert_base, tokens),
+}
+
+
+# -- measuring ----------------------------------------------------------------------------------
+def rss(field: str = "VmRSS") -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def reset_peak() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+    except OSError:
+        pass
+
+
+def alternate(engines: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """Median seconds of each engine, run in turn (one run each per round)."""
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    for fn in engines.values():
+        fn()
+        fn()
+    for _ in range(runs):
+        for name, fn in engines.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, str]:
+    import onnxruntime as ort
+    import openvino as ov
+
+    from irforge.backends.cpu import compile_model
+    from irforge.frontends.onnx import import_onnx
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    row = {"model": name}
+    path = workdir / f"{name}.onnx"
+    feeds = ZOO[name](path)
+    model = import_onnx(str(path))
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    cache = workdir / f"{name}-cache"
+    before = rss()
+    reset_peak()
+    cold = compile_model(model, threads=threads[0], cache_dir=cache)
+    peak = rss("VmHWM") - before
+    cached = compile_model(model, threads=threads[0], cache_dir=cache)
+    got = cached(feeds)
+    cold_seconds = cold.stats.seconds
+    cold.close()
+    del cold
+    sessions = {}
+    for t in threads:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = t, 1
+        sessions[t] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    want = sessions[threads[0]].run(None, feeds)
+    row["error"] = f"{max(float(np.max(np.abs(np.asarray(g, np.float64) - w))) for g, w in zip(got.values(), want)):.1e}"
+    s = cached.stats
+    row["compile cold"] = f"{cold_seconds:.1f} s"
+    row["compile cached"] = f"{s.seconds:.2f} s" + ("" if s.program_cached else " (not cached)")
+    row["weights MiB"] = f"{s.weight_bytes / MIB:.0f}"
+    row["packed+arena MiB"] = f"{s.constant_bytes / MIB:.0f}+{s.arena_bytes / MIB:.0f}"
+    row["cold peak +MiB"] = f"{peak / MIB:.0f}"
+    core = ov.Core()
+    ov_model = core.read_model(str(path))
+    for t in threads:
+        mine = cached if t == threads[0] else compile_model(model, threads=t, cache_dir=cache)
+        ov_compiled = core.compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": t})
+        request = ov_compiled.create_infer_request()
+        session = sessions[t]
+        medians = alternate({"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, feeds),
+                             "openvino": lambda: request.infer(feeds)}, runs)
+        row[f"{t}T ms"] = f"{medians['irforge'] * 1e3:.1f}"
+        row[f"{t}T /ort"] = f"{medians['irforge'] / medians['onnxruntime']:.2f}"
+        row[f"{t}T /ov"] = f"{medians['irforge'] / medians['openvino']:.2f}"
+        if mine is not cached:
+            mine.close()
+    row["resident +MiB"] = f"{(rss() - before) / MIB:.0f}"
+    cached.close()
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(ZOO))
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--out", help="also write the table (markdown) here")
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="zoo-latency-") as tmp:
+        for name in args.models.split(","):
+            start = time.perf_counter()
+            try:
+                rows.append(bench(name, Path(tmp), args.runs, threads))
+            except Exception as e:  # noqa: BLE001
+                traceback.print_exc()
+                rows.append({"model": name, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"})
+            print(f"{name}: {rows[-1]} ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(row.get(c, "") for c in columns) + " |" for row in rows]
+    print("\n".join(lines))
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""Whole compiled programs in the cache directory: a cached compile runs no pass, no lowering
+and no weight packing.
+
+A program is named by a hash of everything its lowering depends on: the model's printed IR,
+the bytes (dtype and shape) of every constant it refers to, the pass pipeline, the code
+generator's version, the state of irforge's other sources (`sources_version`) and the target
+(`ObjectCache.hash_of`). An entry is two files: `p<key>.bin`,
+the constant region (packed weights, 64-byte aligned, exactly as the executable lays it out),
+and `p<key>.json`, the rest of the program: buffers (sizes, kinds, liveness, arena offsets,
+where each constant lies in the region), phases (kernel symbol, argument buffers), the
+model's inputs and outputs, and the object-cache names of the kernel and driver modules. The
+JSON is written last, atomically, so a partial entry is never read. On a hit the region is
+read straight into huge-page memory (no packing, no copy through numpy), and the objects are
+handed to the JIT as they are; if any object is missing the compile falls back to a full one.
+
+Programs that run Python code are never cached: host steps (callbacks bound in this process),
+custom layers and extension passes or dialects (their code is outside the code generator's
+version).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import mmap
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from threading import Thread
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+import irforge
+from irforge.backends.cpu.cache import ObjectCache, codegen_version
+from irforge.backends.cpu.lower import Buffer, Phase, Program
+from irforge.backends.cpu.memory import Region
+from irforge.model import Model
+
+FORMAT = 1
+"""Bumped when the entry layout changes (the key includes it)."""
+HASH_THREADS = 2
+"""Threads hashing the constants (hashlib lets go of the GIL on large buffers)."""
+
+
+def cacheable(model: Model, pipeline: str) -> bool:
+    """Whether the program of `model` depends on nothing but its IR, weights and irforge's
+    own sources (see the module docstring)."""
+    from irforge.custom.op import CUSTOM_OPS
+    from irforge.passes import BUILTIN_PASSES
+
+    passes = [p.split("{")[0].strip() for p in pipeline.split(",") if p.strip()]
+    if any(p not in BUILTIN_PASSES for p in passes):
+        return False
+    for op in model.module.walk():
+        if op.name in CUSTOM_OPS or op.name.split(".")[0] not in ("nn", "func", "builtin"):
+            return False
+    return True
+
+
+def program_key(model: Model, pipeline: str, cache: ObjectCache) -> str:
+    """The name of `model`'s program: its IR text and constants' bytes hashed together. The
+    constants are hashed in a thread (hashlib lets go of the GIL on large buffers) while the
+    module prints."""
+    from irforge.backends.reference import constant_value
+    from irforge.dialects.nn.constant import Constant
+
+    arrays = [np.ascontiguousarray(constant_value(op, model.store)) for op in model.func.body.block.ops if isinstance(op, Constant)]
+    # constants alternate between HASH_THREADS digests (ViT-B's 327 MiB took 0.4 s in one)
+    digests = [hashlib.sha256() for _ in range(HASH_THREADS)]
+
+    def digest(part: int) -> None:
+        for array in arrays[part::HASH_THREADS]:
+            digests[part].update(f"{array.dtype.str}{array.shape}".encode())
+            digests[part].update(array.reshape(-1).view(np.uint8).data)
+
+    workers = [Thread(target=digest, args=(part,), name="irforge-weight-hash") for part in range(HASH_THREADS)]
+    for worker in workers:
+        worker.start()
+    text = _module_text(model.module)
+    for worker in workers:
+        worker.join()
+    weights = "".join(d.hexdigest() for d in digests)
+    return "p" + cache.hash_of(text, weights, pipeline, codegen_version(), sources_version(), f"program{FORMAT}")
+
+
+@functools.cache
+def sources_version() -> str:
+    """The state of irforge's whole source tree (path, size and modification time of every
+    module) and of numpy and xDSL: a program depends on the passes, the dialects' shape
+    inference and the constant folding too, not only on the code generator. Statting the
+    ~300 files takes a few ms where hashing their text took 100."""
+    import xdsl
+
+    root = Path(irforge.__file__).parent
+    digest = hashlib.sha256(f"{np.__version__}|{xdsl.__version__}".encode())
+    for path in sorted(root.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(root).as_posix()}|{stat.st_size}|{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def _module_text(module: ModuleOp) -> str:
+    return str(module)
+
+
+@dataclass
+class Entry:
+    """A cached program, ready for the executable (see `load`)."""
+
+    program: Program
+    arena_bytes: int
+    unplanned_bytes: int
+    constants: Region | None
+    objects: list[str]
+    """Object-cache names of the kernel modules, then the driver's."""
+
+
+def _buffer_index(program: Program) -> dict[int, int]:
+    used: dict[int, int] = {}
+    for buf in [*(p for phase in program.phases for p in phase.args), *(b for _, b, _, _ in program.inputs), *(b for _, b, _, _ in program.outputs)]:
+        used.setdefault(id(buf), len(used))
+    return used
+
+
+def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanned_bytes: int,
+         constants: Region | None, objects: list[str]) -> None:
+    """Write the entry for `program` (whose constants already lie in `constants`)."""
+    index = _buffer_index(program)
+    by_index = {i: b for b in program.buffers for i in [index.get(id(b))] if i is not None}
+    by_index.update({index[id(b)]: b for _, b, _, _ in [*program.inputs, *program.outputs]})
+    base = 0 if constants is None else constants.data.ctypes.data
+    buffers = []
+    for i in range(len(index)):
+        buf = by_index[i]
+        record: dict = {"nbytes": buf.nbytes, "kind": buf.kind, "first": buf.first, "last": buf.last, "offset": buf.offset}
+        if buf.kind == "const":
+            assert buf.array is not None and constants is not None
+            record["at"] = buf.array.ctypes.data - base
+            record["dtype"] = buf.array.dtype.str
+            record["shape"] = list(buf.array.shape)
+        buffers.append(record)
+    skeleton = {
+        "buffers": buffers,
+        "phases": [[p.function, [index[id(b)] for b in p.args], p.tag, p.flops] for p in program.phases],
+        "inputs": [[n, index[id(b)], list(s), np.dtype(d).str] for n, b, s, d in program.inputs],
+        "outputs": [[n, index[id(b)], list(s), np.dtype(d).str] for n, b, s, d in program.outputs],
+        "arena": arena_bytes,
+        "unplanned": unplanned_bytes,
+        "constants": 0 if constants is None else constants.nbytes,
+        "objects": objects,
+    }
+    if constants is not None:
+        _write_atomic(directory / f"{key}.bin", lambda f: f.write(constants.data))
+    _write_atomic(directory / f"{key}.json", lambda f: f.write(json.dumps(skeleton).encode()))
+
+
+def _write_atomic(path: Path, write) -> None:  # type: ignore[no-untyped-def]
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+MAP_CONSTANTS = True
+
+
+class MappedConstants:
+    """The constant region as a private mapping of the entry's file: the page cache's pages,
+    no copy, no fresh memory (see `load`)."""
+
+    def __init__(self, path: Path, nbytes: int) -> None:
+        with open(path, "rb") as f:
+            self._map = mmap.mmap(f.fileno(), nbytes, access=mmap.ACCESS_COPY)
+        self.nbytes = nbytes
+        self.data = np.frombuffer(self._map, np.uint8)
+
+
+def _mapped(path: Path, nbytes: int) -> MappedConstants | None:
+    if path.stat().st_size != nbytes:
+        return None
+    return MappedConstants(path, nbytes)
+
+
+def _read(path: Path, nbytes: int) -> Region | None:
+    region = Region(nbytes)
+    with open(path, "rb") as f:
+        return region if f.readinto(region.data) == nbytes else None
+
+
+def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
+    """The cached program `key`, or None (not cached, unreadable, or an object is missing)."""
+    try:
+        skeleton = json.loads((directory / f"{key}.json").read_bytes())
+        if any(cache.path(name) is None or not cache.path(name).is_file() for name in skeleton["objects"]):  # type: ignore[union-attr]
+            return None
+        constants = None
+        if skeleton["constants"]:
+            constants = (_mapped if MAP_CONSTANTS else _read)(directory / f"{key}.bin", skeleton["constants"])
+            if constants is None:
+                return None
+    except (OSError, ValueError, KeyError):
+        return None
+    buffers = []
+    for record in skeleton["buffers"]:
+        array = None
+        if record["kind"] == "const":
+            assert constants is not None
+            dtype = np.dtype(record["dtype"])
+            size = int(np.prod(record["shape"], dtype=np.int64)) * dtype.itemsize
+            array = constants.data[record["at"]:record["at"] + size].view(dtype).reshape(record["shape"])
+        buffers.append(Buffer(record["nbytes"], record["kind"], array, record["first"], record["last"], record["offset"]))
+    phases = [Phase(fn, [buffers[i] for i in args], tag, flops) for fn, args, tag, flops in skeleton["phases"]]
+
+    def interface(items: list) -> list:
+        return [(n, buffers[i], tuple(s), np.dtype(d)) for n, i, s, d in items]
+
+    program = Program([], phases, buffers, interface(skeleton["inputs"]), interface(skeleton["outputs"]))
+    return Entry(program, skeleton["arena"], skeleton["unplanned"], constants, skeleton["objects"])
