@@ -128,6 +128,7 @@ message LayerParameter {
   optional UpsampleParameter upsample_param = 1004;
   optional ShuffleChannelParameter shuffle_channel_param = 1005;
   optional ReorgParameter reorg_param = 1006;
+  optional RegionParameter region_param = 1007;
 }
 
 message V1LayerParameter {
@@ -492,6 +493,19 @@ message ShuffleChannelParameter { optional uint32 group = 1 [default = 1]; }
 message ReorgParameter {
   optional uint32 stride = 1 [default = 2];
   optional bool reverse = 2 [default = false];
+}
+
+// YOLOv2 Caffe forks' `Region` (darknet's region layer). The forks disagree: classes, coords and
+// num (darknet's names) are honoured; caffe-yolov2's boxes_of_each_grid is read only to refuse
+// it (that fork's Region transposes to channels-last); anchors / biases are carried.
+message RegionParameter {
+  optional uint32 classes = 1 [default = 20];
+  optional uint32 coords = 2 [default = 4];
+  optional uint32 boxes_of_each_grid = 3 [default = 5];
+  optional bool softmax = 4 [default = true];
+  optional uint32 num = 1000 [default = 5];
+  repeated float anchors = 1001;
+  repeated float biases = 1002;
 }
 
 message ReorgYoloParameter { optional int32 stride = 1 [default = 1]; }

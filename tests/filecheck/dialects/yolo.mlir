@@ -19,3 +19,11 @@ func.func @reorg_yolo(%x: tensor<1x64x26x26xf32>) -> tensor<1x256x13x13xf32> {
   func.return %r : tensor<1x256x13x13xf32>
 }
 // CHECK:      %r = nn.reorg_yolo %x {stride = 2 : i64, name = "reorg"} : (tensor<1x64x26x26xf32>) -> tensor<1x256x13x13xf32>
+
+// -----
+// The Caffe forks' Region: darknet's region layer with the shape kept (flattening C alone)
+func.func @region_yolo_shape_kept(%x: tensor<2x16x3x5xf32>) -> tensor<2x16x3x5xf32> {
+  %r = nn.region_yolo %x {coords = 4 : i64, classes = 3 : i64, num = 2 : i64, anchors = array<f32: 1.0, 2.0, 3.0, 4.0>, axis = 1 : i64, end_axis = 1 : i64} : (tensor<2x16x3x5xf32>) -> tensor<2x16x3x5xf32>
+  func.return %r : tensor<2x16x3x5xf32>
+}
+// CHECK:      %r = nn.region_yolo %x {classes = 3 : i64, num = 2 : i64, anchors = array<f32: 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00>, end_axis = 1 : i64} : (tensor<2x16x3x5xf32>) -> tensor<2x16x3x5xf32>

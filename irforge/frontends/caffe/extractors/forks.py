@@ -1,6 +1,6 @@
 """Layers of the common Caffe forks and the remaining BVLC element-wise layers, on existing
 `nn` ops: SegNet/ENet's `BN`, `Upsample` (scale, or unpooling by a MaxPool's mask), SENet's `Axpy`, ShuffleNet's
-`ShuffleChannel`, MobileNet forks' `ReLU6`, YOLO forks' `Reorg`, and BVLC's `Threshold` and
+`ShuffleChannel`, MobileNet forks' `ReLU6`, YOLO forks' `Reorg` and `Region`, and BVLC's `Threshold` and
 `Embed`."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i64
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Clamp, Convert, Eltwise, Gather, MaxPoolIndices, MaxUnpool, Permute, Reshape, Resample, ReorgYolo, ScaleShift
+from irforge.dialects.nn import Clamp, Convert, Eltwise, Gather, MaxPoolIndices, MaxUnpool, Permute, RegionYolo, Reshape, Resample, ReorgYolo, ScaleShift
+from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.caffe.registry import LayerContext, caffe_extractor
 
@@ -130,11 +131,71 @@ def relu6(ctx: LayerContext) -> SSAValue:
 
 @caffe_extractor("Reorg")
 def reorg(ctx: LayerContext) -> SSAValue:
-    """YOLO v2 forks' Reorg: darknet's reorg, i.e. ReorgYolo (the reverse direction refused)."""
+    """YOLO v2 forks' Reorg: darknet's reorg_cpu(bottom, W, H, C, N, stride, forward=reverse).
+    reverse: false is ReorgYolo. reverse: true writes top[c mod C', h * s + (c div C') div s,
+    w * s + (c div C') mod s] = bottom[c, h, w], C' = C / s^2, into [N, C', H * s, W * s]:
+    a DepthToSpace with the block offset first in the channel (DCR), built as
+    reshape [N, s, s, C', H, W] -> permute -> reshape."""
     p = ctx.param("reorg_param")
-    if p.reverse:
-        raise ctx.fail("Reorg with reverse: true is not supported", fix="use the forward reorganisation")
-    return ctx.value(ReorgYolo, [ctx.bottom(0)], stride=int(p.stride))
+    s = int(p.stride)
+    if not p.reverse:
+        return ctx.value(ReorgYolo, [ctx.bottom(0)], stride=s)
+    n, c, h, w = ctx.shape(0) if len(ctx.shape(0)) == 4 else (None,) * 4
+    if c is None or s < 1 or DYN in (c, h, w) or c % (s * s):
+        raise ctx.fail(f"Reorg with reverse: true needs a static [N, C, H, W] input with C a multiple of stride^2 = {s * s}, got {list(ctx.shape(0))}")
+    blocks = ctx.value(Reshape, [ctx.bottom(0)], suffix="/blocks", shape=[n, s, s, c // (s * s), h, w], special_zero=False)
+    spread = ctx.value(Permute, [blocks], suffix="/spread", order=[0, 3, 4, 1, 5, 2])
+    return ctx.value(Reshape, [spread], shape=[n, c // (s * s), h * s, w * s], special_zero=False)
+
+
+@caffe_extractor("Region")
+def region(ctx: LayerContext) -> SSAValue:
+    """YOLO v2 Caffe forks' Region, as darknet's forward_region_layer computes it on [N, num *
+    (coords + 1 + classes), H, W] (shape kept): sigmoid of x, y and the objectness, softmax over
+    the class scores: RegionYolo with do_softmax and no flattening. anchors / biases only serve
+    the box decoding that follows; they are carried on the op."""
+    p = ctx.param("region_param")
+    if p.HasField("boxes_of_each_grid"):
+        # caffe-yolov2's Region transposes to [N, H*W, boxes * size] and leaves x, y raw
+        raise IrforgeError(
+            "region_param.boxes_of_each_grid is caffe-yolov2's Region, which transposes the output to channels-last and applies no sigmoid to x and y",
+            where=ctx.where,
+            fix="use darknet's form (num: regions) if the net was trained with darknet's region layer, or map the layer with an extension",
+            code="E207",
+        )
+    if not (p.HasField("num") or p.anchors or p.biases):
+        # caffe-yolov2's form with boxes_of_each_grid left at its default reads the same
+        raise IrforgeError(
+            "region_param sets neither num nor anchors/biases, so it may be caffe-yolov2's Region (boxes_of_each_grid left at its default: channels-last, no sigmoid on x and y) as well as darknet's",
+            where=ctx.where,
+            fix="write num: <regions> (darknet's form) or boxes_of_each_grid: <regions> (caffe-yolov2's, not supported) in region_param",
+            code="E207",
+        )
+    if not p.softmax:
+        raise IrforgeError(
+            "region_param.softmax: false leaves the class scores raw (darknet), which RegionYolo cannot express",
+            where=ctx.where,
+            fix="set softmax: true if the net was trained with it, or map the layer with an extension",
+            code="E207",
+        )
+    anchors, biases = [float(v) for v in p.anchors], [float(v) for v in p.biases]
+    if anchors and biases and anchors != biases:
+        raise ctx.fail("region_param gives both anchors and biases, and they differ")
+    anchors = anchors or biases
+    num = int(p.num)
+    if anchors and len(anchors) != 2 * num:
+        raise ctx.fail(f"region_param has {len(anchors)} anchor values, expected 2 * num = {2 * num}")
+    return ctx.value(
+        RegionYolo,
+        [ctx.bottom(0)],
+        coords=int(p.coords),
+        classes=int(p.classes),
+        num=num,
+        do_softmax=True,
+        anchors=anchors or None,
+        axis=1,
+        end_axis=1,  # flattening [C] alone: the shape is kept, as in the forks' Reshape
+    )
 
 
 @caffe_extractor("Threshold")
