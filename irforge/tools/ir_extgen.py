@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from irforge.errors import IrforgeError
-from irforge.model import write_atomically
+from irforge.output_files import prepare_output_dir, write_files
 from irforge.tools.cli import exit_on_error
 from irforge.tools.versions import add_version
 from irforge.tools.extgen_templates import ATTR_TYPES, Spec, render
@@ -73,9 +73,8 @@ def generate(argv: Sequence[str]) -> None:
     existing = [str(p) for p in targets if p.exists()]
     if existing and not args.force:
         raise IrforgeError(f"{', '.join(existing)} already exist", fix="choose another -o folder, or pass --force", code="E941")
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in targets.items():
-        write_atomically(path, text)
+    prepare_output_dir(out)
+    write_files([(path, lambda f, text=text: f.write(text.encode("utf-8"))) for path, text in targets.items()])
     print(f"wrote {', '.join(str(p) for p in targets)}")
     print(f"next: fill in the parts marked YOUR MATH, then `python -m pytest {out / f'test_{spec.snake}.py'}`")
 

@@ -13,6 +13,8 @@ model itself, or the ONNX file a converted model came from).
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -158,6 +160,45 @@ def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def memory_bytes() -> int:
+    """The machine's physical memory (a random input larger than it cannot be made)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def check_input_size(name: str, shape: tuple[int, ...]) -> None:
+    """E899 before allocating a random input the machine cannot hold (a declared dim of 10**12):
+    a clear error instead of numpy's MemoryError, or of a swap storm."""
+    needed = math.prod(shape) * 8  # drawn as float64 before the cast
+    if needed > memory_bytes():
+        raise IrforgeError(
+            f"input {quoted(name)} of shape {list(shape)} needs {needed / 2**30:.3g} GiB, more than this machine's memory",
+            fix="convert the model with a smaller --input_shape",
+            code="E899",
+        )
+
+
+def check_given_input(name: str, array: np.ndarray, t: TensorType) -> None:
+    """An --input array must have the model input's element type and shape: irforge does not
+    convert them (a float64 or int array, a wrong shape is an error before anything runs)."""
+    dtype = from_xdsl(t.element_type)
+    if array.dtype != dtype:
+        raise IrforgeError(
+            f"input {quoted(name)} is {array.dtype} but the model takes {np.dtype(dtype)}",
+            fix=f"save the array as {np.dtype(dtype)} (array.astype(numpy.{np.dtype(dtype)}))",
+            code="E897",
+        )
+    shape = tuple(t.get_shape())
+    if array.ndim != len(shape) or any(d >= 0 and d != a for d, a in zip(shape, array.shape)):
+        raise IrforgeError(
+            f"input {quoted(name)} has shape {list(array.shape)} but the model takes {[d if d >= 0 else '?' for d in shape]}",
+            fix="give an array of the model's input shape",
+            code="E896",
+        )
+
+
 def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """The given inputs, completed with seeded random arrays of the model's input types."""
     func = model.func
@@ -172,16 +213,18 @@ def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> d
     rng = np.random.default_rng(seed)
     inputs = dict(given)
     for name, arg in zip(names, func.args):
-        if name in inputs:
-            continue
         t = arg.type
         assert isinstance(t, TensorType)
+        if name in inputs:
+            check_given_input(name, inputs[name], t)
+            continue
         shape = tuple(t.get_shape())
         if any(d < 0 for d in shape):
             raise IrforgeError(
-                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy", code="E860"
+                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy", code="E898"
             )
         dtype = from_xdsl(t.element_type)
+        check_input_size(name, shape)
         if dtype == np.bool_:
             inputs[name] = rng.integers(0, 2, shape).astype(np.bool_)
         elif np.issubdtype(dtype, np.integer):
