@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def generate(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", args.op) or keyword.iskeyword(args.op):
-        raise IrforgeError(f"bad --op '{args.op}'", fix="give a name usable as a Python class name, e.g. MyRelu", code="E941")
+    # a class name, and part of two file names: 100 characters keep them within NAME_MAX
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,99}", args.op) or keyword.iskeyword(args.op):
+        raise IrforgeError(f"bad --op '{args.op}'", fix="give a name usable as a Python class name (at most 100 characters), e.g. MyRelu", code="E941")
     if args.domain and args.framework != "onnx":
         raise IrforgeError("--domain applies to ONNX ops only", fix="leave it out", code="E941")
     spec = Spec(args.op, args.framework, args.domain, tuple(args.attr), args.cpu, args.gpu)

@@ -26,6 +26,7 @@ from irforge.errors import IrforgeError, one_line, quoted
 from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
 from irforge.output_files import write_files
+from irforge.tools import onnxruntime_runs
 from irforge.tools.cli import exit_on_error
 from irforge.tools.progress import Progress
 from irforge.tools.versions import add_version
@@ -118,16 +119,16 @@ def load(path: str, weights: str | None) -> Model:
 
 def compare_onnxruntime(path: str, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray]) -> None:
     """Print, per output, the max absolute and relative error against onnxruntime."""
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise IrforgeError("--compare-onnxruntime needs onnxruntime", fix="pip install onnxruntime", code="E860") from None
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    session = onnxruntime_runs.session(path, path)
     names = [o.name for o in session.get_outputs()]
-    expected = dict(zip(names, session.run(None, dict(inputs))))
+    expected = dict(zip(names, onnxruntime_runs.run(session, inputs, path)))
     for name, got in outputs.items():
+        if name not in expected:
+            raise IrforgeError(
+                f"--compare-onnxruntime: {quoted(path)} has no output {quoted(name)}",
+                fix="give the ONNX model the compared model was converted from",
+                code="E895",
+            )
         want = expected[name].astype(np.float64)
         abs_err = float(np.abs(got.astype(np.float64) - want).max()) if want.size else 0.0
         scale = float(np.abs(want).max()) if want.size else 0.0
