@@ -8,7 +8,10 @@ kind: `internal` (exit 1, "internal error"), `traceback`, `hang` (past the time 
 `partial` (a failed run left files in out/, or temporary files anywhere), `outside` (a file
 appeared outside in/ and out/, or the secret's bytes in an output), `multiline` (an error of
 more than one line or without a code). `tests/trust/test_fuzz.py` runs a few hundred cases in
-process; `bench/fuzz_campaign.py` runs many more, each in its own process.
+process; `bench/fuzz_campaign.py` runs many more, each in its own process. Seeds and
+structure-aware mutators of MXNet, Kaldi, .pbtxt and model-level ONNX/TF edits live in
+`fuzz_formats.py`; bad flags for every tool (ir-convert, ir-run, ir-opt, ir-extgen,
+ir-conformance) in `fuzz_flags.py`.
 """
 
 from __future__ import annotations

@@ -53,7 +53,11 @@ BAD_FLAG_VALUES = {
     "--output_dir": ["IN/m.onnx", "OUT/new/deeper", "OUT"],
     "--counts": ["IN/counts.txt", "IN/missing.txt", ""],
     "--input_proto": ["IN/missing.prototxt", "IN/t.json"],
-    "--input_symbol": ["IN/t.json", "IN/missing-symbol.json"],
+    "--input_symbol": ["IN/t.json", "IN/missing-symbol.json", "IN/m-symbol.json"],
+    "--nd_prefix_name": ["IN/x", "", "../x", "IN/m"],
+    "--pretrained_model_name": ["IN/m.onnx", "IN/missing-0000.params", "IN/m-0000.params"],
+    "--log_level": ["DEBUG", "NOPE"],
+    "--input_model_is_text": [],
 }
 TRANSFORMATION_CONFIGS = [
     b"{", b"[]", b'[{"id": "x"}]', b'{"a": 1}', b"\xff\xfe", b"[" * 400 + b"]" * 400, b'[{"id": "X", "match_kind": "points"}]',
@@ -90,7 +94,7 @@ def flag_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
         main = {"onnx": "m.onnx", "caffe": "m.caffemodel", "mxnet": "m-0000.params", "tf": "m.pb"}[fmt]
         argv = ["-m", f"IN/{main}", "-o", "OUT"]
     for flag in rng.sample(sorted(BAD_FLAG_VALUES), rng.randint(1, 3)):
-        argv += [flag, rng.choice(BAD_FLAG_VALUES[flag])]
+        argv += [flag, rng.choice(BAD_FLAG_VALUES[flag])] if BAD_FLAG_VALUES[flag] else [flag]
     if rng.random() < 0.3:
         argv.append("--reverse_input_channels")
     if rng.random() < 0.1:
