@@ -209,7 +209,7 @@ def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> d
         raise IrforgeError(
             f"the model has no input named {', '.join(unknown)}",
             fix=f"its inputs are: {', '.join(names)}",
-            code="E860",
+            code="E894",
         )
     rng = np.random.default_rng(seed)
     inputs = dict(given)

@@ -198,3 +198,18 @@ def test_mxnet_params_truncated(tmp_path, cut):
         irforge.convert_model(str(tmp_path / "m-0000.params"))
     assert info.value.code == "E401"
 
+
+
+def test_tf_conv2d_filter_of_rank_1(tmp_path):
+    from irforge.testing.tf_models import keras_resnet
+
+    graph, _ = keras_resnet(size=8, width=4)
+    conv = next(n for n in graph.node if n.op == "Conv2D")
+    filt = next(n for n in graph.node if n.name == conv.input[1].split(":")[0])
+    tensor = filt.attr["value"].tensor
+    del tensor.tensor_shape.dim[1:]
+    tensor.tensor_shape.dim[0].size = len(tensor.tensor_content) // 4
+    (tmp_path / "m.pb").write_bytes(graph.SerializeToString())
+    with pytest.raises(IrforgeError) as info:
+        irforge.convert_model(str(tmp_path / "m.pb"))
+    assert info.value.code == "E041" and "input #1 has rank 1" in info.value.what and conv.name in info.value.where

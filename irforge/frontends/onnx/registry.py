@@ -86,8 +86,13 @@ class NodeContext(BuildContext):
         assert isinstance(t, TensorType)
         return t
 
-    def input_shape(self, index: int) -> tuple[int, ...]:
-        return tuple(self.input_type(index).get_shape())
+    def input_shape(self, index: int, rank: int | None = None) -> tuple[int, ...]:
+        """The static shape of input `index` (-1 for dynamic dims); with `rank`, a one-line
+        error for an input of another rank (extractors unpack the dims)."""
+        shape = tuple(self.input_type(index).get_shape())
+        if rank is not None and len(shape) != rank:
+            raise self.fail(f"input #{index} has rank {len(shape)} (shape {list(shape)}), this op needs rank {rank}")
+        return shape
 
     def constant_input(self, index: int) -> np.ndarray | None:
         """The value of input `index` if it is known at compile time, else None."""

@@ -62,10 +62,15 @@ class NodeContext(BuildContext):
             raise self.fail(f"input #{index} is missing" if index >= 0 else "the node has no inputs")
         return self.importer.value(self.data_inputs[index])
 
-    def input_shape(self, index: int) -> tuple[int, ...]:
+    def input_shape(self, index: int, rank: int | None = None) -> tuple[int, ...]:
+        """The static shape of input `index` (-1 for dynamic dims); with `rank`, a one-line
+        error for an input of another rank (extractors unpack the dims)."""
         t = self.input(index).type
         assert isinstance(t, TensorType)
-        return tuple(t.get_shape())
+        shape = tuple(t.get_shape())
+        if rank is not None and len(shape) != rank:
+            raise self.fail(f"input #{index} has rank {len(shape)} (shape {list(shape)}), this op needs rank {rank}")
+        return shape
 
     def input_type(self, index: int) -> TensorType:
         t = self.input(index).type

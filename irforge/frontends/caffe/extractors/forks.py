@@ -52,7 +52,7 @@ def upsample(ctx: LayerContext) -> SSAValue:
             fix="convert the net with an extension implementing the unpooling (ir-extgen new --framework caffe)",
             code="E206",
         )
-    n, c, h, w = ctx.shape(0)
+    n, c, h, w = ctx.shape(0, rank=4)
     scale_h = int(p.scale_h) if p.HasField("scale_h") else int(p.scale)
     scale_w = int(p.scale_w) if p.HasField("scale_w") else int(p.scale)
     height = int(p.upsample_h) if p.HasField("upsample_h") else h * scale_h - int(p.pad_out_h)

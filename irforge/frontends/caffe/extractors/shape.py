@@ -162,7 +162,7 @@ def interp(ctx: LayerContext) -> SSAValue:
     # bilinear with aligned corners, as DeepLab's and PSPNet's Interp
     p, x = ctx.param("interp_param"), ctx.shape(0)
     if ctx.num_bottoms > 1:
-        height, width = ctx.shape(1)[2:4]
+        height, width = ctx.shape(1, rank=4)[2:4]
     elif p.height and p.width:
         height, width = p.height, p.width
     else:
