@@ -108,6 +108,13 @@ def load(path: str, weights: str | None) -> Model:
     normalise_options(options)
     options.weights = weights
     frontend = frontend_for(path)
+    if weights is not None and frontend.name != "mlir":
+        # only irforge's .mlir names its weights file; elsewhere the flag would be ignored
+        raise IrforgeError(
+            f"--weights applies to .mlir models, not to {quoted(path)} ({frontend.name})",
+            fix="drop --weights (an IR's .bin and a framework's weights are found beside the model)",
+            code="E893",
+        )
     model = frontend.import_model(options)
     if frontend.converts:
         from irforge.passes import apply_pipeline

@@ -213,3 +213,28 @@ def test_tf_conv2d_filter_of_rank_1(tmp_path):
     with pytest.raises(IrforgeError) as info:
         irforge.convert_model(str(tmp_path / "m.pb"))
     assert info.value.code == "E041" and "input #1 has rank 1" in info.value.what and conv.name in info.value.where
+
+
+@pytest.mark.parametrize("flags", [
+    ["--framework", "mxnet", "--input_symbol", "FIFO"],
+    ["--input_proto", "FIFO"],
+    ["-m", "FIFO"],
+])
+def test_fifo_inputs_do_not_block(tmp_path, flags):
+    import os
+
+    from irforge.testing.fuzz import _caffe_seed
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "m.caffemodel").write_bytes(_caffe_seed()["m.caffemodel"])
+    argv = [str(fifo) if f == "FIFO" else f for f in flags]
+    if "-m" not in argv:
+        argv = ["-m", str(fifo if "mxnet" in argv else tmp_path / "m.caffemodel"), *argv]
+    code, line = tool("ir-convert", *argv, "-o", tmp_path / "out")
+    assert code == 2 and line.startswith("irforge: error[E"), line
+
+
+def test_ir_run_weights_flag_for_an_ir_xml_is_refused(tmp_path, onnx_path):
+    assert tool("ir-convert", "-m", onnx_path, "-o", tmp_path)[0] == 0
+    assert_error(tool("ir-run", tmp_path / "m.xml", "--weights", tmp_path / "m.bin"), "E893")

@@ -115,6 +115,8 @@ def parse_prototxt(text: str, where: str) -> tuple[Any, _TrackingParser]:
 
 
 def _read_text(path: Path, what: str) -> str:
+    if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or never end
+        raise IrforgeError(f"{what} '{path}' is not a regular file", fix="give the path of a prototxt file", code="E298")
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
