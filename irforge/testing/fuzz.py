@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import random
 import re
 import signal
@@ -266,6 +267,7 @@ def run_case(case: Case, root: Path, in_process: bool = True, timeout: float = 1
     (root / "secret.bin").write_bytes(SECRET * 4)
     for name, data in case.files.items():
         (inputs / name).write_bytes(data)
+    os.mkfifo(inputs / "fifo")  # a path no tool may open: nothing ever writes to it
     before = _snapshot(root)
     argv = run_case_argv(case.argv, inputs, outputs)
     runner = run_tool_in_process if in_process else run_tool_subprocess

@@ -46,14 +46,14 @@ BAD_FLAG_VALUES = {
     "--compress_to_fp16": ["maybe", "True", "False"],
     "--verify-numerics": ["0", "-1", "x", "nan", "1e-3"],
     "--print-ir-after": ["nope", "infer-shapes"],
-    "--transformations_config": ["IN/missing.json", "IN/m.onnx", "IN/t.json", "IN/"],
-    "--extensions": ["IN/ext.py", "IN/missing.py", "IN/", "IN/t.json"],
+    "--transformations_config": ["IN/missing.json", "IN/m.onnx", "IN/t.json", "IN/", "IN/fifo"],
+    "--extensions": ["IN/ext.py", "IN/missing.py", "IN/", "IN/t.json", "IN/fifo"],
     "--framework": ["caffe", "onnx", "tf", "mxnet", "kaldi", "ir", "mlir"],
     "--output_model": ["OUT/x.txt", "OUT/", "OUT/a/b.xml", "OUT/x.xml", "IN/m.onnx/x.xml"],
     "--output_dir": ["IN/m.onnx", "OUT/new/deeper", "OUT"],
-    "--counts": ["IN/counts.txt", "IN/missing.txt", ""],
-    "--input_proto": ["IN/missing.prototxt", "IN/t.json"],
-    "--input_symbol": ["IN/t.json", "IN/missing-symbol.json", "IN/m-symbol.json"],
+    "--counts": ["IN/counts.txt", "IN/missing.txt", "", "IN/fifo"],
+    "--input_proto": ["IN/missing.prototxt", "IN/t.json", "IN/fifo", "/dev/zero"],
+    "--input_symbol": ["IN/t.json", "IN/missing-symbol.json", "IN/m-symbol.json", "IN/fifo", "/dev/zero"],
     "--nd_prefix_name": ["IN/x", "", "../x", "IN/m"],
     "--pretrained_model_name": ["IN/m.onnx", "IN/missing-0000.params", "IN/m-0000.params"],
     "--log_level": ["DEBUG", "NOPE"],
@@ -125,22 +125,28 @@ def bad_arrays() -> list[bytes]:
 
 
 RUN_FLAG_VALUES = {
-    "--input": ["data=IN/a.npy", "nope=IN/a.npy", "data", "data=", "=x", "data=IN/missing.npy", "data=IN/", "data=IN/a.npy,data=IN/a.npy"],
+    "--input": ["data=IN/a.npy", "nope=IN/a.npy", "data", "data=", "=x", "data=IN/missing.npy", "data=IN/", "data=IN/a.npy,data=IN/a.npy", "data=IN/fifo", "data=/dev/zero"],
     "--seed": ["-1", "x", "18446744073709551616", "99999999999999999999999", "7"],
     "--device": ["nope", "cpu:x", "ref:1", "", "REF", "cpu,ref"],
-    "--weights": ["IN/m.onnx", "IN/missing", "IN/", "IN/a.npy"],
+    "--weights": ["IN/m.onnx", "IN/missing", "IN/", "IN/a.npy", "IN/fifo"],
     "--output": ["OUT/", "OUT/a/b.npz", "OUT/o.txt", "OUT/o.npz"],
-    "--compare-onnxruntime": ["IN/m.onnx", "IN/missing.onnx", "IN/a.npy"],
-    "--bisect": ["IN/m.onnx", "IN/missing", "IN/a.npy"],
+    "--compare-onnxruntime": ["IN/m.onnx", "IN/missing.onnx", "IN/a.npy", "IN/fifo"],
+    "--bisect": ["IN/m.onnx", "IN/missing", "IN/a.npy", "IN/fifo"],
     "--bisect-tolerance": ["-1", "nan", "x", "0"],
     "--extensions": ["IN/ext.py", "IN/missing.py"],
     "--opencl-device": ["x", "-1"],
 }
 
 
+def _array_for_run(rng: random.Random) -> bytes:
+    """The right array 40% of the time (so that the other flags are reached), else a bad one."""
+    arrays = bad_arrays()
+    return arrays[0] if rng.random() < 0.4 else rng.choice(arrays)
+
+
 def run_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
     fmt = rng.choice(["onnx", "xml", "mlir"])
-    files = {**seeds[fmt], **seeds["onnx"], "a.npy": rng.choice(bad_arrays()), "ext.py": rng.choice(EXTENSIONS)}
+    files = {**seeds[fmt], **seeds["onnx"], "a.npy": _array_for_run(rng), "ext.py": rng.choice(EXTENSIONS)}
     main = {"onnx": "m.onnx", "xml": "m.xml", "mlir": "m.mlir"}[fmt]
     argv = [f"IN/{main}", "--input", "data=IN/a.npy"]
     for flag in rng.sample(sorted(RUN_FLAG_VALUES), rng.randint(0, 2)):
@@ -167,7 +173,7 @@ def tool_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
     tool = rng.choice(["ir-opt", "ir-opt", "ir-extgen", "ir-conformance"])
     files = {**seeds["mlir"], **seeds["xml"], **_side_files(rng)}
     if tool == "ir-opt":
-        argv = [f"IN/{rng.choice(['m.mlir', 'm.xml', 't.json', 'missing.mlir'])}", "-p", rng.choice(OPT_PIPELINES),
+        argv = [f"IN/{rng.choice(['m.mlir', 'm.xml', 't.json', 'missing.mlir', 'fifo'])}", "-p", rng.choice(OPT_PIPELINES),
                 "-o", rng.choice(["OUT/o.mlir", "OUT", "OUT/a/o.mlir", "OUT/o.xml"])]
         if rng.random() < 0.3:
             argv += ["--weights", rng.choice(["IN/m.bin", "IN/m.weights", "IN/missing", "IN/t.json"])]
