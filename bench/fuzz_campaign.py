@@ -1,6 +1,6 @@
 """A longer fuzz campaign than `make test` runs, each case in its own process (10 s limit).
 
-    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,xml,mlir,flags]
+    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,pbtxt,mxnet,kaldi,xml,mlir,flags,run,tools]
 
 Prints, per input format and in total, the issue-19 table: cases, clean errors, internal
 errors, tracebacks, hangs over the limit, partial files, outside access, multi-line or uncoded
@@ -26,6 +26,7 @@ def main() -> None:
     p.add_argument("--formats", default=",".join(FORMATS))
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per case (a longer run is a hang)")
     p.add_argument("--in-process", action="store_true", help="faster, but a crash would end the campaign")
+    p.add_argument("--show", type=int, default=5, help="findings shown per kind (distinct messages)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="irforge-fuzz-") as tmp:
         root = Path(tmp)
@@ -55,9 +56,14 @@ def main() -> None:
         for fmt, counts in rows.items():
             print(f"| {fmt} | " + " | ".join(str(counts[c]) for c in COLUMNS) + " |")
         shown: dict[str, int] = {}
+        seen: set[tuple[str, str]] = set()
         for outcome in findings:
+            key = (outcome.kind, outcome.stderr[:160])
+            if key in seen:
+                continue
+            seen.add(key)
             shown[outcome.kind] = shown.get(outcome.kind, 0) + 1
-            if shown[outcome.kind] <= 5:
+            if shown[outcome.kind] <= args.show:
                 print(f"\n{outcome.kind}: {outcome.case.tool} {outcome.case.label} {outcome.case.argv}\n  {outcome.stderr[:400]}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,6 +12,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from irforge.dialects.nn.base import OpT, build
 from irforge.dialects.nn.constant import INLINE_LIMIT, Constant
+from irforge.errors import IrforgeError, quoted
 from irforge.model import Model
 from irforge.weights import WeightStore
 from irforge.weights.dtypes import to_xdsl
@@ -25,6 +27,21 @@ def constant_op(array: np.ndarray, store: WeightStore, name_hint: str) -> Consta
     return Constant.reference(weight, TensorType(to_xdsl(array.dtype), list(array.shape)))
 
 
+MAX_INPUT_BYTES = 1 << 50
+"""A declared input larger than 1 PiB (a dim of 2**63-1, which OpenVINO reads as dynamic, or
+dims whose product overflows int64 sizes) is a corrupt or mistyped shape, not a model."""
+
+
+def check_input_extent(name: str, shape: Sequence[int], itemsize: int) -> None:
+    static = [int(d) for d in shape if int(d) >= 0]
+    if any(d > MAX_INPUT_BYTES for d in static) or math.prod(static) * itemsize > MAX_INPUT_BYTES:
+        raise IrforgeError(
+            f"input {quoted(name)} of shape {[int(d) for d in shape]} would hold more than 1 PiB",
+            fix="give its real shape with --input_shape",
+            code="E014",
+        )
+
+
 class ModelBuilder:
     """Appends `nn` ops to one function; `finish()` returns the `Model`."""
 
@@ -35,6 +52,7 @@ class ModelBuilder:
         self._outputs: list[tuple[SSAValue, str]] = []
 
     def input(self, name: str, shape: Sequence[int], dtype: np.dtype | type = np.float32) -> SSAValue:
+        check_input_extent(name, shape, np.dtype(dtype).itemsize)
         self._input_names.append(name)
         t = TensorType(to_xdsl(np.dtype(dtype)), list(shape))
         return self.block.insert_arg(t, len(self.block.args))

@@ -107,7 +107,7 @@ def check_weights(module: ModuleOp, store: WeightStore, where: str) -> None:
                 f"weight '@{name}' is not in the weights file",
                 where=where,
                 fix="pass the .weights file written with this .mlir (--weights PATH)",
-                code="E643",
+                code="E694",
             )
         spec = store.spec(name)
         t = op.output.type
@@ -118,7 +118,7 @@ def check_weights(module: ModuleOp, store: WeightStore, where: str) -> None:
                 f"the IR declares {t}",
                 where=where,
                 fix="regenerate the .mlir and .weights together",
-                code="E643",
+                code="E694",
             )
 
 
@@ -155,14 +155,14 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
     try:
         module = Parser(ctx, text, source).parse_module()
     except ParseError as e:
-        raise IrforgeError(parse_error_line(e, source), code="E643") from None
+        raise IrforgeError(parse_error_line(e, source), code="E695") from None
     except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
         raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=source,
                            fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
     try:
         module.verify()
     except VerifyException as e:
-        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E643") from None
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E695") from None
     return module
 
 

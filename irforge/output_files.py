@@ -72,6 +72,14 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     """An output file path whose folder exists and which is not itself a folder."""
     target = Path(path)
     parent = target.parent
+    try:
+        target.is_dir()
+    except OSError as e:  # a name longer than the file system takes
+        raise IrforgeError(
+            f"cannot write {str(target)!r} ({e.strerror or type(e).__name__})",
+            fix="give a shorter name",
+            code="E012",
+        ) from None
     if not parent.is_dir():
         raise IrforgeError(
             f"cannot write {str(target)!r}: folder {str(parent)!r} does not exist",

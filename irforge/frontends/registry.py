@@ -77,6 +77,8 @@ def frontend_for(path: str, framework: str | None = None) -> Frontend:
 
 
 def _head(path: str, size: int = 256) -> bytes:
+    if not Path(path).is_file():  # opening a FIFO would block until a writer comes
+        return b""
     try:
         with open(path, "rb") as f:
             return f.read(size)

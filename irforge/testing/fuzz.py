@@ -8,13 +8,17 @@ kind: `internal` (exit 1, "internal error"), `traceback`, `hang` (past the time 
 `partial` (a failed run left files in out/, or temporary files anywhere), `outside` (a file
 appeared outside in/ and out/, or the secret's bytes in an output), `multiline` (an error of
 more than one line or without a code). `tests/trust/test_fuzz.py` runs a few hundred cases in
-process; `bench/fuzz_campaign.py` runs many more, each in its own process.
+process; `bench/fuzz_campaign.py` runs many more, each in its own process. Seeds and
+structure-aware mutators of MXNet, Kaldi, .pbtxt and model-level ONNX/TF edits live in
+`fuzz_formats.py`; bad flags for every tool (ir-convert, ir-run, ir-opt, ir-extgen,
+ir-conformance) in `fuzz_flags.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import random
 import re
 import signal
@@ -22,22 +26,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from irforge.testing import fuzz_formats
+from irforge.testing.fuzz_flags import Case, flag_case, run_case_argv, tool_case
+
 SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
-TOOLS = {"ir-convert": "irforge.tools.ir_convert", "ir-opt": "irforge.tools.ir_opt", "ir-run": "irforge.tools.ir_run"}
-FORMATS = ("onnx", "caffe", "tf", "xml", "mlir", "flags")
-
-
-@dataclass
-class Case:
-    tool: str
-    argv: list[str]  # IN/ and OUT/ stand for the case's folders
-    files: dict[str, bytes] = field(default_factory=dict)
-    label: str = ""
+TOOLS = {"ir-convert": "irforge.tools.ir_convert", "ir-opt": "irforge.tools.ir_opt", "ir-run": "irforge.tools.ir_run",
+         "ir-extgen": "irforge.tools.ir_extgen", "ir-conformance": "irforge.tools.ir_conformance"}
+FORMATS = ("onnx", "caffe", "tf", "pbtxt", "mxnet", "kaldi", "xml", "mlir", "flags", "run", "tools")
 
 
 @dataclass
@@ -64,6 +64,9 @@ def seed_files(folder: Path) -> dict[str, dict[str, bytes]]:
     seeds["mlir"] = {"m.mlir": (folder / "m.mlir").read_bytes(), "m.weights": (folder / "m.weights").read_bytes()}
     seeds["caffe"] = _caffe_seed()
     seeds["tf"] = _tf_seed()
+    seeds["pbtxt"] = {"m.pbtxt": fuzz_formats.pbtxt_seed(seeds["tf"]["m.pb"])}
+    seeds["mxnet"] = fuzz_formats.mxnet_seed()
+    seeds["kaldi"] = fuzz_formats.kaldi_seeds()
     return seeds
 
 
@@ -96,7 +99,7 @@ def _tf_seed() -> dict[str, bytes]:
 
 
 # -- mutators ------------------------------------------------------------------------------
-NASTY_NUMBERS = [b"-1", b"0", b"99999999999999999999", b"nan", b"inf", b"-0", b"1e309", b"-2147483649", b"4294967296"]
+NASTY_NUMBERS = [b"-1", b"0", b"99999999999999999999", b"1000000000000", b"nan", b"inf", b"-0", b"1e309", b"-2147483649", b"4294967296"]
 NASTY_TEXT = [b'"', b"\n", b"\x00", b"\xff\xfe", b"../../secret.bin", b"/etc/hostname", b"{" * 600, b"[" * 600, b"<!--",
               b"a\nb", b"\\q", b"&ent;", b"]]>"]
 
@@ -158,39 +161,41 @@ def mutate_text(data: bytes, rng: random.Random) -> bytes:
     return out
 
 
-BAD_FLAG_VALUES = {
-    "--input_shape": ["[1,3,99999999999999999999,8]", "[1,3,8]", "[0,3,8,8]", "[-2,3,8,8]", "1,3,8,8", "[]", "[1,3,8,8],[1]", "[a]"],
-    "--mean_values": ["data[nan,inf,1]", "[1,2]", "nope[1,2,3]", "data[", "[1e309,1,1]"],
-    "--scale_values": ["[0,1,1]", "data[-inf,1,1]", "[1]"],
-    "--model_name": ["../escaped", "a/b", "/tmp/x", "..", "", "a\nb"],
-    "--batch": ["0", "-1", "99999999999999999999", "x"],
-    "--pipeline": [",,", "replace-subgraph{config=x.json}", "infer-shapes{", "nope", "canonicalize{x=1}"],
-    "--output": ["nope", ",", "a:9"],
-    "--input": ["nope", ",", "data:99"],
-    "--layout": ["nchw", "nhwc", "ncwh"],
-    "--data_type": ["FP16", "FP8"],
-    "--transformations_config": ["IN/missing.json", "IN/m.onnx"],
-}
+MAIN_FILE = {"onnx": "m.onnx", "caffe": "m.caffemodel", "tf": "m.pb", "pbtxt": "m.pbtxt", "mxnet": "m-0000.params",
+             "xml": "m.xml", "mlir": "m.mlir"}
+STRUCTURED = {"m.onnx": fuzz_formats.mutate_onnx, "m.pb": fuzz_formats.mutate_tf, "m-symbol.json": fuzz_formats.mutate_mxnet_symbol}
+TEXTUAL = (".prototxt", ".xml", ".mlir", ".pbtxt", ".json")
 
 
-def flag_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
-    argv = ["-m", "IN/m.onnx", "-o", "OUT"]
-    for flag in rng.sample(sorted(BAD_FLAG_VALUES), rng.randint(1, 2)):
-        argv += [flag, rng.choice(BAD_FLAG_VALUES[flag])]
-    if rng.random() < 0.3:
-        argv.append("--reverse_input_channels")
-    return Case("ir-convert", argv, dict(seeds["onnx"]), "flags")
+def mutate_file(name: str, data: bytes, rng: random.Random) -> bytes:
+    """A structured edit (half the time, where the format has one), else a textual or a
+    byte-level one."""
+    if name in STRUCTURED and rng.random() < 0.5:
+        return STRUCTURED[name](data, rng)
+    if name.endswith(TEXTUAL) or (name.endswith((".nnet", ".mdl", ".raw")) and not data.startswith(b"\0B")):
+        if name.endswith((".nnet", ".mdl", ".raw")) and rng.random() < 0.5:
+            return fuzz_formats.mutate_kaldi_text(data, rng)
+        if rng.random() < 0.8:
+            return mutate_text(data, rng)
+    return mutate_bytes(data, rng)
 
 
 def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
     files = dict(seeds[fmt])
+    shape: list[str] = []
+    if fmt == "kaldi":
+        main = rng.choice(fuzz_formats.KALDI_SEEDS)
+        files = {main: files[main]}
+        shape = ["--input_shape", f"[13,{fuzz_formats.KALDI_FEATURES[main]}]"]
+    else:
+        main = MAIN_FILE[fmt]
     target = rng.choice(sorted(files))
-    textual = target.endswith((".prototxt", ".xml", ".mlir"))
-    files[target] = (mutate_text if textual and rng.random() < 0.8 else mutate_bytes)(files[target], rng)
-    main = {"onnx": "m.onnx", "caffe": "m.caffemodel", "tf": "m.pb", "xml": "m.xml", "mlir": "m.mlir"}[fmt]
+    files[target] = mutate_file(target, files[target], rng)
     tool = rng.choice(["ir-convert", "ir-convert", "ir-run"] + (["ir-opt"] if fmt in ("mlir", "xml") else []))
+    if fmt == "kaldi":
+        tool = "ir-convert"
     if tool == "ir-convert":
-        argv = ["-m", f"IN/{main}", "-o", "OUT"] + (["--emit", "mlir"] if rng.random() < 0.3 else [])
+        argv = ["-m", f"IN/{main}", "-o", "OUT", *shape] + (["--emit", "mlir"] if rng.random() < 0.3 else [])
     elif tool == "ir-opt":
         argv = [f"IN/{main}", "-p", "infer-shapes,canonicalize", "-o", "OUT/o.mlir"]
     else:
@@ -200,7 +205,11 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
 
 def make_cases(fmt: str, count: int, seed: int, seeds: dict[str, dict[str, bytes]]) -> list[Case]:
     rng = random.Random(f"{fmt}-{seed}")
-    return [flag_case(rng, seeds) if fmt == "flags" else file_case(fmt, rng, seeds) for _ in range(count)]
+    if fmt == "flags":
+        return [flag_case(rng, seeds) for _ in range(count)]
+    if fmt in ("run", "tools"):
+        return [tool_case(fmt, rng, seeds) for _ in range(count)]
+    return [file_case(fmt, rng, seeds) for _ in range(count)]
 
 
 # -- running and judging ---------------------------------------------------------------------
@@ -258,8 +267,9 @@ def run_case(case: Case, root: Path, in_process: bool = True, timeout: float = 1
     (root / "secret.bin").write_bytes(SECRET * 4)
     for name, data in case.files.items():
         (inputs / name).write_bytes(data)
+    os.mkfifo(inputs / "fifo")  # a path no tool may open: nothing ever writes to it
     before = _snapshot(root)
-    argv = [a.replace("IN/", f"{inputs}/").replace("OUT", str(outputs)) for a in case.argv]
+    argv = run_case_argv(case.argv, inputs, outputs)
     runner = run_tool_in_process if in_process else run_tool_subprocess
     code, stderr, escaped = runner(case.tool, argv, timeout)
     return Outcome(_judge(code, stderr, escaped, root, before, case), code, stderr.strip() or escaped, case)

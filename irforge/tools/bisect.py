@@ -30,6 +30,7 @@ from irforge.dialects.nn.base import NNOp
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 from irforge.model import Model, input_names
+from irforge.tools import onnxruntime_runs
 
 FOLLOW = 4
 """How many single-consumer, same-shape layers after a namesake may carry a fused layer's value."""
@@ -63,23 +64,20 @@ def onnx_original(path: str, inputs: Mapping[str, np.ndarray]) -> Original:
     """onnxruntime on ORIGINAL with every node output exposed; layers named as irforge's
     importer names them (the node's name, else op type + first output)."""
     import onnx
-    import onnxruntime as ort
 
-    proto = onnx.load(path)
+    proto = onnxruntime_runs.load_onnx(path)
     graph = proto.graph
     outputs = {o.name for o in graph.output}
     for node in graph.node:
         graph.output.extend(onnx.ValueInfoProto(name=t) for t in node.output if t and t not in outputs)
         outputs.update(node.output)
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime_runs.session(proto.SerializeToString(), path)
     feeds = {i.name: inputs[i.name] for i in session.get_inputs() if i.name in inputs}
     missing = [i.name for i in session.get_inputs() if i.name not in inputs]
     if missing:
         raise IrforgeError(f"--bisect: ORIGINAL's inputs {', '.join(missing)} are not inputs of MODEL",
                            fix="bisect a MODEL converted without cutting or renaming inputs", code="E891")
-    tensors = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+    tensors = dict(zip([o.name for o in session.get_outputs()], onnxruntime_runs.run(session, feeds, path)))
     original = Original(f"{Path(path).name} (onnxruntime)")
     name_of = {}
     consumers: dict[str, list[str]] = {}

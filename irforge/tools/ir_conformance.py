@@ -54,7 +54,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         raise IrforgeError(f"unknown device {', '.join(unknown) or repr(args.device)}", fix=f"use {', '.join(DEVICES)}", code="E058")
     try:
         args.pattern = re.compile(args.cases) if args.cases else None
-    except re.error as e:
+    except (re.error, OverflowError, RecursionError) as e:  # a{99999999999}: too large a repetition
         raise IrforgeError(f"bad --cases pattern '{args.cases}': {e}", fix="give a Python regular expression", code="E058") from None
     return args
 

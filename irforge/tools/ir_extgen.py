@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from irforge.errors import IrforgeError
-from irforge.model import write_atomically
+from irforge.output_files import prepare_output_dir, write_files
 from irforge.tools.cli import exit_on_error
 from irforge.tools.versions import add_version
 from irforge.tools.extgen_templates import ATTR_TYPES, Spec, render
@@ -62,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def generate(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", args.op) or keyword.iskeyword(args.op):
-        raise IrforgeError(f"bad --op '{args.op}'", fix="give a name usable as a Python class name, e.g. MyRelu", code="E941")
+    # a class name, and part of two file names: 100 characters keep them within NAME_MAX
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,99}", args.op) or keyword.iskeyword(args.op):
+        raise IrforgeError(f"bad --op '{args.op}'", fix="give a name usable as a Python class name (at most 100 characters), e.g. MyRelu", code="E941")
     if args.domain and args.framework != "onnx":
         raise IrforgeError("--domain applies to ONNX ops only", fix="leave it out", code="E941")
     spec = Spec(args.op, args.framework, args.domain, tuple(args.attr), args.cpu, args.gpu)
@@ -73,9 +74,8 @@ def generate(argv: Sequence[str]) -> None:
     existing = [str(p) for p in targets if p.exists()]
     if existing and not args.force:
         raise IrforgeError(f"{', '.join(existing)} already exist", fix="choose another -o folder, or pass --force", code="E941")
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in targets.items():
-        write_atomically(path, text)
+    prepare_output_dir(out)
+    write_files([(path, lambda f, text=text: f.write(text.encode("utf-8"))) for path, text in targets.items()])
     print(f"wrote {', '.join(str(p) for p in targets)}")
     print(f"next: fill in the parts marked YOUR MATH, then `python -m pytest {out / f'test_{spec.snake}.py'}`")
 

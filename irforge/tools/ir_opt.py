@@ -25,7 +25,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irforge import __version__
 from irforge.dialects.nn import NN
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, quoted
 from irforge.mlir_text import check_mlir_text
 from irforge.extensions import load_entry_point_extensions, load_extension, loaded_dialects
 from irforge.model import (
@@ -164,6 +164,13 @@ class IrOptMain(xDSLOptMain):
         self._weights_part: tuple[str, Callable[[IO[bytes]], None]] | None = None
         if self.args.output_file is not None:
             check_target(self.args.output_file)
+            if Path(self.args.output_file).suffix.lower() in (".xml", ".bin", ".weights"):
+                # ir-opt prints irforge's IR: under an IR XML name OpenVINO could not read it
+                raise IrforgeError(
+                    f"-o {quoted(self.args.output_file)}: ir-opt writes irforge's IR (.mlir), not an OpenVINO IR",
+                    fix="write -o NAME.mlir, then ir-convert -m NAME.mlir for NAME.xml + NAME.bin",
+                    code="E049",
+                )
         if self.args.weights_out is not None:
             check_target(self.args.weights_out)
         if self.args.output_file is None:
@@ -249,12 +256,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         input_file = tool.args.input_file
         if input_file is not None and not Path(input_file).is_file():
             raise IrforgeError(f"input file '{input_file}' not found", fix="check the path", code="E046")
+        suffix = Path(input_file).suffix.lstrip(".") if input_file is not None else "mlir"
+        if tool.args.frontend is None and suffix not in tool.available_frontends:
+            raise IrforgeError(
+                f"cannot tell the format of {quoted(input_file)} from its suffix",
+                fix=f"give a .mlir or .xml file, or name the format with -f ({', '.join(sorted(tool.available_frontends))})",
+                code="E048",
+            )
         try:
             tool.run()
         except ParseError as e:
-            raise IrforgeError(parse_error_line(e, tool.get_input_name()), code="E046") from None
+            raise IrforgeError(parse_error_line(e, tool.get_input_name()), code="E047") from None
         except DiagnosticException as e:
-            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name(), code="E046") from None
+            raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=tool.get_input_name(), code="E047") from None
 
     exit_on_error(run)
 

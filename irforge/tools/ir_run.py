@@ -13,6 +13,8 @@ model itself, or the ONNX file a converted model came from).
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +26,7 @@ from irforge.errors import IrforgeError, one_line, quoted
 from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
 from irforge.output_files import write_files
+from irforge.tools import onnxruntime_runs
 from irforge.tools.cli import exit_on_error
 from irforge.tools.progress import Progress
 from irforge.tools.versions import add_version
@@ -107,6 +110,13 @@ def load(path: str, weights: str | None) -> Model:
     normalise_options(options)
     options.weights = weights
     frontend = frontend_for(path)
+    if weights is not None and frontend.name != "mlir":
+        # only irforge's .mlir names its weights file; elsewhere the flag would be ignored
+        raise IrforgeError(
+            f"--weights applies to .mlir models, not to {quoted(path)} ({frontend.name})",
+            fix="drop --weights (an IR's .bin and a framework's weights are found beside the model)",
+            code="E893",
+        )
     model = frontend.import_model(options)
     if frontend.converts:
         from irforge.passes import apply_pipeline
@@ -118,16 +128,16 @@ def load(path: str, weights: str | None) -> Model:
 
 def compare_onnxruntime(path: str, inputs: Mapping[str, np.ndarray], outputs: Mapping[str, np.ndarray]) -> None:
     """Print, per output, the max absolute and relative error against onnxruntime."""
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise IrforgeError("--compare-onnxruntime needs onnxruntime", fix="pip install onnxruntime", code="E860") from None
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    session = onnxruntime_runs.session(path, path)
     names = [o.name for o in session.get_outputs()]
-    expected = dict(zip(names, session.run(None, dict(inputs))))
+    expected = dict(zip(names, onnxruntime_runs.run(session, inputs, path)))
     for name, got in outputs.items():
+        if name not in expected:
+            raise IrforgeError(
+                f"--compare-onnxruntime: {quoted(path)} has no output {quoted(name)}",
+                fix="give the ONNX model the compared model was converted from",
+                code="E895",
+            )
         want = expected[name].astype(np.float64)
         if got.shape != want.shape:  # data-dependent sizes (NonZero, NMS) can differ
             print(f"{name}: vs onnxruntime shape {list(got.shape)} differs from onnxruntime's {list(want.shape)}")
@@ -163,6 +173,45 @@ def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def memory_bytes() -> int:
+    """The machine's physical memory (a random input larger than it cannot be made)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def check_input_size(name: str, shape: tuple[int, ...]) -> None:
+    """E899 before allocating a random input the machine cannot hold (a declared dim of 10**12):
+    a clear error instead of numpy's MemoryError, or of a swap storm."""
+    needed = math.prod(shape) * 8  # drawn as float64 before the cast
+    if needed > memory_bytes():
+        raise IrforgeError(
+            f"input {quoted(name)} of shape {list(shape)} needs {needed / 2**30:.3g} GiB, more than this machine's memory",
+            fix="convert the model with a smaller --input_shape",
+            code="E899",
+        )
+
+
+def check_given_input(name: str, array: np.ndarray, t: TensorType) -> None:
+    """An --input array must have the model input's element type and shape: irforge does not
+    convert them (a float64 or int array, a wrong shape is an error before anything runs)."""
+    dtype = from_xdsl(t.element_type)
+    if array.dtype != dtype:
+        raise IrforgeError(
+            f"input {quoted(name)} is {array.dtype} but the model takes {np.dtype(dtype)}",
+            fix=f"save the array as {np.dtype(dtype)} (array.astype(numpy.{np.dtype(dtype)}))",
+            code="E897",
+        )
+    shape = tuple(t.get_shape())
+    if array.ndim != len(shape) or any(d >= 0 and d != a for d, a in zip(shape, array.shape)):
+        raise IrforgeError(
+            f"input {quoted(name)} has shape {list(array.shape)} but the model takes {[d if d >= 0 else '?' for d in shape]}",
+            fix="give an array of the model's input shape",
+            code="E896",
+        )
+
+
 def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
     """The given inputs, completed with seeded random arrays of the model's input types."""
     func = model.func
@@ -172,21 +221,23 @@ def random_inputs(model: Model, given: Mapping[str, np.ndarray], seed: int) -> d
         raise IrforgeError(
             f"the model has no input named {', '.join(unknown)}",
             fix=f"its inputs are: {', '.join(names)}",
-            code="E860",
+            code="E894",
         )
     rng = np.random.default_rng(seed)
     inputs = dict(given)
     for name, arg in zip(names, func.args):
-        if name in inputs:
-            continue
         t = arg.type
         assert isinstance(t, TensorType)
+        if name in inputs:
+            check_given_input(name, inputs[name], t)
+            continue
         shape = tuple(t.get_shape())
         if any(d < 0 for d in shape):
             raise IrforgeError(
-                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy", code="E860"
+                f"input '{name}' has dynamic dims ({t})", fix=f"pass --input {name}=FILE.npy", code="E898"
             )
         dtype = from_xdsl(t.element_type)
+        check_input_size(name, shape)
         if dtype == np.bool_:
             inputs[name] = rng.integers(0, 2, shape).astype(np.bool_)
         elif np.issubdtype(dtype, np.integer):

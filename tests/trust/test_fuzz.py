@@ -1,5 +1,6 @@
 """A small seeded fuzz campaign in every `make test` (bench/fuzz_campaign.py runs longer ones):
-mutated ONNX, Caffe, TensorFlow, IR XML and .mlir inputs and bad ir-convert flags must end
+mutated ONNX, Caffe, TensorFlow (.pb, .pbtxt), MXNet, Kaldi, IR XML and .mlir inputs and bad
+flags of ir-convert, ir-run, ir-opt, ir-extgen and ir-conformance must end
 in exit 0 or a one-line coded error (exit 2), never an internal error, a traceback, a hang,
 a partial output or a file touched outside the case's folders."""
 

@@ -72,7 +72,7 @@ def check_supported(layers: Sequence[Any]) -> None:
         hint = EXTENSION_HINT
         if "Python" in missing:
             hint += "; Python layers run Caffe's Python code (python_param module.layer named above), which an extractor must reimplement"
-        raise IrforgeError(f"unsupported Caffe layer types: {'; '.join(parts)}", fix=hint, code="E240")
+        raise IrforgeError(f"unsupported Caffe layer types: {'; '.join(parts)}", fix=hint, code="E297")
 
 
 class NetImporter(FoldingBuilder):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,10 @@ def parse_prototxt(text: str, where: str) -> tuple[Any, _TrackingParser]:
     net = message_classes()["NetParameter"]()
     parser = _TrackingParser()
     try:
-        parser.ParseLines(text.split("\n"), net)
+        with warnings.catch_warnings():
+            # protobuf decodes string escapes ("\-") with Python's deprecated lenient codec
+            warnings.simplefilter("ignore", DeprecationWarning)
+            parser.ParseLines(text.split("\n"), net)
     except text_format.ParseError as e:
         line = e.GetLine()
         message = str(e).split(" : ", 1)[-1] if line is not None else str(e)
@@ -105,18 +109,20 @@ def parse_prototxt(text: str, where: str) -> tuple[Any, _TrackingParser]:
             f"malformed prototxt: {message}",
             where=f"{where}:{line}" if line is not None else where,
             fix="fix the text at that line (protobuf text format, Caffe's caffe.proto fields)",
-            code="E241",
+            code="E299",
         ) from None
     return net, parser
 
 
 def _read_text(path: Path, what: str) -> str:
+    if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or never end
+        raise IrforgeError(f"{what} '{path}' is not a regular file", fix="give the path of a prototxt file", code="E298")
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise IrforgeError(f"{what} '{path}' does not exist", fix="check the path", code="E241") from None
+        raise IrforgeError(f"{what} '{path}' does not exist", fix="check the path", code="E298") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise IrforgeError(f"cannot read {what} '{path}': {e}", fix="give a readable protobuf text file", code="E241") from None
+        raise IrforgeError(f"cannot read {what} '{path}': {e}", fix="give a readable protobuf text file", code="E299") from None
 
 
 def blob_array(blob: Any, span: BlobSpan | None, buf: mmap.mmap | bytes) -> np.ndarray:
@@ -154,7 +160,7 @@ def load_caffemodel(path: Path) -> tuple[dict[str, list[np.ndarray]], mmap.mmap 
             size = os.fstat(f.fileno()).st_size
             buf: mmap.mmap | bytes = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     except FileNotFoundError:
-        raise IrforgeError(f"caffemodel '{path}' does not exist", fix="check the path", code="E241") from None
+        raise IrforgeError(f"caffemodel '{path}' does not exist", fix="check the path", code="E298") from None
     where = f"caffemodel '{path}'"
     try:
         skeleton, spans = split_blobs(buf)
@@ -183,14 +189,14 @@ def load_caffe(model_path: str | os.PathLike[str] | None, proto_path: str | os.P
     if model_path is not None and Path(model_path).suffix.lower() == ".prototxt":
         proto_path, model_path = proto_path or model_path, None
     if model_path is None:
-        raise IrforgeError(f"the prototxt '{proto_path}' comes without weights", fix=BARE_CAFFEMODEL_HINT, code="E241")
+        raise IrforgeError(f"the prototxt '{proto_path}' comes without weights", fix=BARE_CAFFEMODEL_HINT, code="E298")
     model = Path(model_path)
     proto = Path(proto_path) if proto_path is not None else proto_beside(model)
     if proto_path is None and not proto.exists():
         raise IrforgeError(
             f"no prototxt given for '{model}' and none found beside it ('{proto}')",
             fix="give the deploy topology with --input_proto NET.prototxt",
-            code="E241",
+            code="E298",
         )
     net, parser = parse_prototxt(_read_text(proto, "prototxt"), str(proto))
     neutral = NeutralFields()

@@ -98,10 +98,14 @@ class LayerContext(BuildContext):
     def bottoms(self) -> list[SSAValue]:
         return [self.bottom(i) for i in range(self.num_bottoms)]
 
-    def shape(self, index: int = 0) -> tuple[int, ...]:
+    def shape(self, index: int = 0, rank: int | None = None) -> tuple[int, ...]:
+        """The static shape of input `index`; with `rank`, a one-line error for another rank."""
         t = self.bottom(index).type
         assert isinstance(t, TensorType)
-        return tuple(t.get_shape())
+        shape = tuple(t.get_shape())
+        if rank is not None and len(shape) != rank:
+            raise self.fail(f"input #{index} has rank {len(shape)} (shape {list(shape)}), this layer needs rank {rank}")
+        return shape
 
     # -- parameters and blobs ------------------------------------------------------------
     def param(self, field: str) -> Any:

@@ -17,7 +17,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 import numpy as np
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line
 
 ELEMENT_DTYPES: dict[str, np.dtype] = {
     "f16": np.dtype(np.float16), "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
@@ -122,18 +122,20 @@ def parse_ir_xml(path: str | os.PathLike[str]) -> IrNet:
     """The layers and edges of an IR v10/v11 XML file."""
     path = Path(path)
     if not path.is_file():
-        raise IrforgeError(f"IR file '{path}' not found", fix="check the path", code="E642")
+        raise IrforgeError(f"IR file '{path}' not found", fix="check the path", code="E698")
     try:
         root = SafeET.parse(str(path)).getroot()
     except SafeET.ParseError as e:
         line, column = e.position
-        raise IrforgeError(f"malformed IR XML: {str(e).split(':')[0]}", where=f"{path}:{line}:{column}", fix="the .xml is damaged; regenerate it", code="E642") from None
+        raise IrforgeError(f"malformed IR XML: {str(e).split(':')[0]}", where=f"{path}:{line}:{column}", fix="the .xml is damaged; regenerate it", code="E699") from None
+    except LookupError as e:  # <?xml encoding="UTF-99"?>: Python knows no such codec
+        raise IrforgeError(f"malformed IR XML: {one_line(str(e))[:80]}", where=f"{path}:1", fix="an IR is UTF-8: declare encoding=\"UTF-8\" or none", code="E699") from None
     except defusedxml.DefusedXmlException as e:
-        raise IrforgeError(f"IR XML refused: {e}", where=str(path), fix="an IR has no DTDs or entities; regenerate it", code="E642") from None
+        raise IrforgeError(f"IR XML refused: {e}", where=str(path), fix="an IR has no DTDs or entities; regenerate it", code="E697") from None
     if root.tag != "net" or root.find("layers") is None or root.find("edges") is None:
-        raise IrforgeError("not an OpenVINO IR: expected <net> with <layers> and <edges>", where=str(path), fix="give the .xml of an IR", code="E642")
+        raise IrforgeError("not an OpenVINO IR: expected <net> with <layers> and <edges>", where=str(path), fix="give the .xml of an IR", code="E696")
     if root.get("version") not in IR_VERSIONS:
-        raise IrforgeError(f"IR version {root.get('version')} is not supported", where=str(path), fix=f"use IR version {' or '.join(IR_VERSIONS)} (OpenVINO 2022 or later)", code="E642")
+        raise IrforgeError(f"IR version {root.get('version')} is not supported", where=str(path), fix=f"use IR version {' or '.join(IR_VERSIONS)} (OpenVINO 2022 or later)", code="E696")
     layers: dict[int, IrLayer] = {}
     for element in root.find("layers"):  # type: ignore[union-attr]
         layer = _layer(element, path)

@@ -183,6 +183,8 @@ def parse_ndarray_list(buf: mmap.mmap | bytes, where: str) -> tuple[dict[str, np
 def load_ndarray_list(path: str | os.PathLike[str]) -> NDArrayList:
     """Map `path` and read its named arrays (views of the mapping)."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # opening a FIFO would block
+        raise IrforgeError(f"MXNet weights '{path}' are not a regular file", fix="give the path of NAME-0000.params", code="E400")
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size

@@ -78,10 +78,14 @@ class NodeContext(BuildContext):
     def inputs(self) -> list[SSAValue]:
         return [self.input(i) for i in range(self.num_inputs)]
 
-    def shape(self, index: int = 0) -> tuple[int, ...]:
+    def shape(self, index: int = 0, rank: int | None = None) -> tuple[int, ...]:
+        """The static shape of input `index`; with `rank`, a one-line error for another rank."""
         t = self.input(index).type
         assert isinstance(t, TensorType)
-        return tuple(t.get_shape())
+        shape = tuple(t.get_shape())
+        if rank is not None and len(shape) != rank:
+            raise self.fail(f"input #{index} has rank {len(shape)} (shape {list(shape)}), this layer needs rank {rank}")
+        return shape
 
     def array(self, index: int, shape: Sequence[int] | None = None) -> np.ndarray:
         """Input `index` as a float32 weight array from the .params (reshaped to `shape`)."""

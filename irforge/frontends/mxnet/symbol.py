@@ -215,6 +215,8 @@ def parse_symbol(text: str, path: Path) -> Symbol:
 
 def load_symbol(path: str | os.PathLike[str]) -> Symbol:
     path = Path(path)
+    if path.exists() and not path.is_file():  # a FIFO or /dev/zero would block or never end
+        raise IrforgeError(f"MXNet symbol file '{path}' is not a regular file", fix="give the path of NAME-symbol.json", code="E400")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

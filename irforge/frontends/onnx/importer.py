@@ -66,7 +66,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(
                 f"tensor '{name}' is used but produced by no node, input or initializer",
                 fix="the ONNX graph is malformed; check it with onnx.checker",
-                code="E140",
+                code="E197",
             )
         self.values[name] = self.constant(tensor_to_array(tensor, self.base_dir, self.raw_data), name)
         return self.values[name]
@@ -172,7 +172,7 @@ def report_unsupported(missing: Mapping[str, list[str]]) -> None:
             f"{op} x{len(nodes)} ({', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})"
             for op, nodes in sorted(missing.items())
         ]
-        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E140")
+        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E196")
 
 
 def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:
@@ -190,7 +190,7 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
                 raise IrforgeError(
                     f"ONNX node '{node.name or node.op_type}' reads '{name}', which nothing produces",
                     fix="the graph is malformed; check it with onnx.checker",
-                    code="E140",
+                    code="E197",
                 )
             deps[i].append(producers[name])
     order, left = dependency_order(deps)
@@ -199,7 +199,7 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
         raise IrforgeError(
             f"the ONNX graph has a cycle through nodes {', '.join(stuck[:5])}",
             fix="cycles are not allowed in ONNX graphs; re-export the model",
-            code="E140",
+            code="E197",
         )
     return [graph.node[i] for i in order]
 

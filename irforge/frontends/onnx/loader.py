@@ -38,7 +38,7 @@ def load_onnx_file(path: str | os.PathLike[str]) -> OnnxFile:
     if not path.is_file():
         raise IrforgeError(f"model file '{path}' not found", fix="check the path", code="E141")
     if path.stat().st_size == 0:
-        raise IrforgeError(f"'{path}' holds no ONNX graph (empty file)", fix="re-export the model", code="E141")
+        raise IrforgeError(f"'{path}' holds no ONNX graph (empty file)", fix="re-export the model", code="E159")
     with open(path, "rb") as f:
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     try:
@@ -61,7 +61,7 @@ def check_graph(model: onnx.ModelProto, path: Path) -> None:
         raise IrforgeError(
             f"'{path}' holds no ONNX graph (empty or truncated file)",
             fix="re-export the model",
-            code="E141",
+            code="E159",
         )
     check_text_fields(model.graph, path)
 
@@ -89,7 +89,7 @@ def load_model_proto(path: str | os.PathLike[str]) -> onnx.ModelProto:
         raise IrforgeError(
             f"'{path}' is not a valid ONNX model ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'cannot parse'})",
             fix="check that the file is a complete .onnx model (not truncated or of another format)",
-            code="E141",
+            code="E159",
         ) from None
     check_graph(model, path)
     return model
@@ -200,7 +200,7 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path, raw_data: dict[str, np.
     if tensor.data_location == TensorProto.EXTERNAL:
         return _external_array(tensor, base_dir)
     if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
-        raise IrforgeError(f"tensor '{tensor.name}' has an unsupported element type", code="E141")
+        raise IrforgeError(f"tensor '{tensor.name}' has an unsupported element type (string or undefined)", fix="re-export the model with numeric tensors", code="E113")
     if raw_data is not None and tensor.name in raw_data:
         return _raw_array(tensor, raw_data[tensor.name])
     if tensor.HasField("raw_data"):

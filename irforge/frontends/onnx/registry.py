@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 
 from irforge.errors import NotConstantError
 from irforge.frontends.context import BuildContext
+from irforge.frontends.onnx.attribute_schema import check_attribute, declared_attributes, expected_type, missing_required, type_name
 
 if TYPE_CHECKING:
     from irforge.frontends.onnx.importer import GraphImporter
@@ -85,8 +86,13 @@ class NodeContext(BuildContext):
         assert isinstance(t, TensorType)
         return t
 
-    def input_shape(self, index: int) -> tuple[int, ...]:
-        return tuple(self.input_type(index).get_shape())
+    def input_shape(self, index: int, rank: int | None = None) -> tuple[int, ...]:
+        """The static shape of input `index` (-1 for dynamic dims); with `rank`, a one-line
+        error for an input of another rank (extractors unpack the dims)."""
+        shape = tuple(self.input_type(index).get_shape())
+        if rank is not None and len(shape) != rank:
+            raise self.fail(f"input #{index} has rank {len(shape)} (shape {list(shape)}), this op needs rank {rank}")
+        return shape
 
     def constant_input(self, index: int) -> np.ndarray | None:
         """The value of input `index` if it is known at compile time, else None."""
@@ -95,6 +101,8 @@ class NodeContext(BuildContext):
         return self.importer.constant_value(self.input(index))
 
     def required_constant(self, index: int, what: str) -> np.ndarray:
+        if not self.has_input(index):
+            raise self.fail(f"{what} (input #{index}) is required, the node has {self.num_inputs} inputs")
         value = self.constant_input(index)
         if value is None:
             raise NotConstantError(
@@ -113,9 +121,17 @@ class NodeContext(BuildContext):
 
     # -- attributes ----------------------------------------------------------------------
     def attr(self, name: str, default: Any = None) -> Any:
+        """The attribute's value, checked against the op's schema (attribute_schema.py): a
+        missing required attribute or one of the wrong type is a one-line error."""
         attribute = self._attrs.get(name)
+        declared = declared_attributes("", self.node.op_type, self.opset) if self.node.domain in DEFAULT_DOMAINS else None
         if attribute is None:
+            missing = missing_required(declared, name, self.where) if default is None else None
+            if missing is not None:
+                raise missing
             return default
+        expected, loose = expected_type(declared, name, default)
+        check_attribute(attribute, expected or type_name(attribute), self.where, loose)
         value = onnx.helper.get_attribute_value(attribute)
         if isinstance(value, bytes):
             return value.decode()

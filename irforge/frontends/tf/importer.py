@@ -64,7 +64,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(
                 f"tensor '{name}' is used but not produced",
                 fix="the graph is malformed or the named output of a node does not exist",
-                code="E340",
+                code="E396",
             )
         return self.values[name]
 
@@ -127,7 +127,7 @@ def check_supported(graph_def: Any) -> None:
         for op, names in sorted(missing.items())
     ]
     if not loops:
-        raise IrforgeError(f"unsupported TensorFlow ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E340")
+        raise IrforgeError(f"unsupported TensorFlow ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E397")
     # the loops first: they are what a custom layer cannot fix, and a long line loses its middle
     what = f"loops irforge cannot express: {'; '.join(loops)}"
     if parts:
@@ -149,12 +149,12 @@ def topological_order(graph_def: Any, outputs: set[str]) -> list[Any]:
         if name in needed:
             continue
         if name not in nodes:
-            raise IrforgeError(f"a node reads '{name}', which no node produces", fix="the graph is malformed", code="E340")
+            raise IrforgeError(f"a node reads '{name}', which no node produces", fix="the graph is malformed", code="E396")
         needed.add(name)
         stack.extend(producer(i) for i in nodes[name].input)
     order, stuck = dependency_order({name: {producer(i) for i in nodes[name].input} for name in sorted(needed)})
     if stuck:
-        raise IrforgeError(f"the graph has a cycle through nodes {', '.join(stuck[:5])}", fix="freeze the graph for inference", code="E340")
+        raise IrforgeError(f"the graph has a cycle through nodes {', '.join(stuck[:5])}", fix="freeze the graph for inference", code="E396")
     return [nodes[name] for name in order]
 
 

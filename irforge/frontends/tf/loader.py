@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +24,26 @@ def load_graph(path: str | os.PathLike[str], is_text: bool | None = None) -> Any
     text = path.suffix.lower() == ".pbtxt" if is_text is None else is_text
     try:
         if text:
-            text_format.Parse(path.read_text(), graph_def)
+            with warnings.catch_warnings():
+                # protobuf decodes string escapes with Python's deprecated lenient codec
+                warnings.simplefilter("ignore", DeprecationWarning)
+                text_format.Parse(path.read_text(encoding="utf-8"), graph_def)
         else:
             graph_def.ParseFromString(path.read_bytes())
     except text_format.ParseError as e:
         raise IrforgeError(
             f"'{path}' is not a valid text GraphDef: {e}",
             fix="check the file, or drop --input_model_is_text for a binary .pb",
-            code="E341",
+            code="E395",
         ) from None
     except (DecodeError, UnicodeDecodeError, ValueError) as e:
         raise IrforgeError(
             f"'{path}' is not a valid GraphDef ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'cannot parse'})",
             fix="give a frozen TensorFlow graph (.pb), or pass --input_model_is_text for a .pbtxt",
-            code="E341",
+            code="E395",
         ) from None
     if not graph_def.node:
-        raise IrforgeError(f"'{path}' holds no graph nodes (empty or truncated file)", fix="re-export the frozen graph", code="E341")
+        raise IrforgeError(f"'{path}' holds no graph nodes (empty or truncated file)", fix="re-export the frozen graph", code="E395")
     return graph_def
 
 
@@ -47,7 +51,7 @@ def numpy_dtype(dtype: int, where: str) -> np.dtype:
     name = NUMPY_TYPES.get(dtype)
     if name is None:
         label = DATA_TYPES[dtype] if 0 <= dtype < len(DATA_TYPES) else str(dtype)
-        raise IrforgeError(f"element type {label} is not supported", where=where, fix="convert the graph to float32/int32/int64/bool", code="E341")
+        raise IrforgeError(f"element type {label} is not supported", where=where, fix="convert the graph to float32/int32/int64/bool", code="E393")
     return np.dtype(name)
 
 
@@ -69,7 +73,7 @@ def tensor_to_array(tensor: Any, where: str) -> np.ndarray:
             raise IrforgeError(
                 f"tensor has {len(tensor.tensor_content)} bytes for shape {list(shape)} of {dtype}",
                 where=where, fix="the graph file is corrupt; re-export it",
-                code="E341",
+                code="E394",
             )
         return np.frombuffer(tensor.tensor_content, dtype).reshape(shape)
     values = getattr(tensor, _VALUE_FIELDS[dtype.name])
@@ -82,5 +86,5 @@ def tensor_to_array(tensor: Any, where: str) -> np.ndarray:
     if flat.size == 0:
         return np.zeros(shape, dtype)
     if flat.size > count:
-        raise IrforgeError(f"tensor has {flat.size} values for shape {list(shape)}", where=where, fix="re-export the graph", code="E341")
+        raise IrforgeError(f"tensor has {flat.size} values for shape {list(shape)}", where=where, fix="re-export the graph", code="E394")
     return np.concatenate([flat, np.full(count - flat.size, flat[-1], dtype)]).reshape(shape)

@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 
 from irforge.errors import NotConstantError
 from irforge.frontends.context import BuildContext
+from irforge.frontends.tf import attribute_schema
 
 if TYPE_CHECKING:
     from irforge.frontends.tf.importer import GraphImporter
@@ -57,14 +58,19 @@ class NodeContext(BuildContext):
         return len(self.data_inputs)
 
     def input(self, index: int) -> SSAValue:
-        if index >= len(self.data_inputs):
-            raise self.fail(f"input #{index} is missing")
+        if not 0 <= index < len(self.data_inputs):  # a last input (ConcatV2's axis) of a node without inputs is -1
+            raise self.fail(f"input #{index} is missing" if index >= 0 else "the node has no inputs")
         return self.importer.value(self.data_inputs[index])
 
-    def input_shape(self, index: int) -> tuple[int, ...]:
+    def input_shape(self, index: int, rank: int | None = None) -> tuple[int, ...]:
+        """The static shape of input `index` (-1 for dynamic dims); with `rank`, a one-line
+        error for an input of another rank (extractors unpack the dims)."""
         t = self.input(index).type
         assert isinstance(t, TensorType)
-        return tuple(t.get_shape())
+        shape = tuple(t.get_shape())
+        if rank is not None and len(shape) != rank:
+            raise self.fail(f"input #{index} has rank {len(shape)} (shape {list(shape)}), this op needs rank {rank}")
+        return shape
 
     def input_type(self, index: int) -> TensorType:
         t = self.input(index).type
@@ -94,13 +100,16 @@ class NodeContext(BuildContext):
         return name in self.node.attr
 
     def attr(self, name: str, default: Any = None) -> Any:
-        """The attribute's Python value: int, float, bool, str, dtype enum, or a list."""
-        if name not in self.node.attr:
+        """The attribute's Python value: int, float, bool, str, dtype enum, or a list; one of
+        the wrong kind, or a required one missing, is a one-line error (attribute_schema.py)."""
+        if name not in self.node.attr or self.node.attr[name].WhichOneof("value") is None:
+            absent = attribute_schema.missing(name, self.where) if default is None else None
+            if absent is not None:
+                raise absent
             return default
         value = self.node.attr[name]
+        attribute_schema.check(name, value, default, self.where)
         kind = value.WhichOneof("value")
-        if kind is None:
-            return default
         if kind == "list":
             listed = value.list
             for field in ("i", "f", "b", "s", "type"):

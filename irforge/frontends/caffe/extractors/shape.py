@@ -186,7 +186,7 @@ def interp(ctx: LayerContext) -> SSAValue:
     if p.use_blob_size and ctx.num_bottoms < 2:  # a fork's flag: the size of bottom[1]
         raise ctx.fail("use_blob_size needs a second bottom giving the output size")
     if ctx.num_bottoms > 1:
-        height, width = ctx.shape(1)[2:4]
+        height, width = ctx.shape(1, rank=4)[2:4]
     elif p.height and p.width:
         height, width = p.height, p.width
     else:

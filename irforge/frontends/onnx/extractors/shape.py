@@ -198,7 +198,7 @@ def _block_shuffle(ctx: NodeContext, split: list[int], order: list[int], result:
 
 @onnx_extractor("DepthToSpace")
 def depth_to_space(ctx: NodeContext) -> SSAValue:
-    _, c, h, w = ctx.input_shape(0)
+    _, c, h, w = ctx.input_shape(0, rank=4)
     bs = int(ctx.attr("blocksize"))
     if DYN in (c, h, w):
         raise ctx.fail("DepthToSpace needs static channel and spatial sizes")
@@ -210,7 +210,7 @@ def depth_to_space(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("SpaceToDepth")
 def space_to_depth(ctx: NodeContext) -> SSAValue:
-    _, c, h, w = ctx.input_shape(0)
+    _, c, h, w = ctx.input_shape(0, rank=4)
     bs = int(ctx.attr("blocksize"))
     if DYN in (c, h, w):
         raise ctx.fail("SpaceToDepth needs static channel and spatial sizes")

@@ -38,8 +38,8 @@ def _filter_oihw(ctx: NodeContext, index: int, order: list[int]) -> SSAValue:
 @tf_extractor("Conv2D")
 def conv2d(ctx: NodeContext) -> SSAValue:
     x = ctx.to_nchw(ctx.input(0))
-    kh, kw, cin, _ = ctx.input_shape(1)
-    channels = ctx.input_shape(0)[3 if ctx.nhwc() else 1]
+    kh, kw, cin, _ = ctx.input_shape(1, rank=4)
+    channels = ctx.input_shape(0, rank=4)[3 if ctx.nhwc() else 1]
     group = channels // cin if DYN not in (channels, cin) and cin else 1
     y = ctx.value(
         Convolution, [x, _filter_oihw(ctx, 1, [3, 2, 0, 1])], suffix="/conv",
@@ -50,7 +50,7 @@ def conv2d(ctx: NodeContext) -> SSAValue:
 
 @tf_extractor("DepthwiseConv2dNative")
 def depthwise(ctx: NodeContext) -> SSAValue:
-    kh, kw, cin, multiplier = ctx.input_shape(1)
+    kh, kw, cin, multiplier = ctx.input_shape(1, rank=4)
     # [kh, kw, C, M] -> [C*M, 1, kh, kw]: output channel c*M + m reads input channel c
     w = ctx.value(Reshape, [ctx.input(1)], suffix="/filter_flat", shape=[kh, kw, cin * multiplier, 1])
     w = ctx.value(Permute, [w], suffix="/filter", order=[2, 3, 0, 1])
@@ -66,8 +66,8 @@ def conv2d_transpose(ctx: NodeContext) -> SSAValue:
     sizes = ctx.ints_input(0, "input_sizes")
     out_h, out_w = sizes[1:3] if ctx.nhwc() else sizes[2:4]
     x = ctx.to_nchw(ctx.input(2))
-    in_h, in_w = ctx.input_shape(2)[1:3] if ctx.nhwc() else ctx.input_shape(2)[2:4]
-    kh, kw = ctx.input_shape(1)[:2]
+    in_h, in_w = ctx.input_shape(2, rank=4)[1:3] if ctx.nhwc() else ctx.input_shape(2, rank=4)[2:4]
+    kh, kw = ctx.input_shape(1, rank=4)[:2]
     strides, dilations = ctx.spatial("strides"), ctx.spatial("dilations")
     begin, end, extra = [], [], []
     for size, out, k, s, d in zip((in_h, in_w), (out_h, out_w), (kh, kw), strides, dilations):
@@ -118,7 +118,7 @@ def resize(ctx: NodeContext) -> SSAValue:
         coordinates = "align_corners" if align else "tf_half_pixel_for_nn" if half else "asymmetric"
         nearest = "round_prefer_ceil" if align else "floor"
     x = ctx.value(Permute, [ctx.input(0)], suffix="/to_nchw", order=[0, 3, 1, 2])
-    n, c = ctx.input_shape(0)[0], ctx.input_shape(0)[3]
+    n, c = ctx.input_shape(0, rank=4)[0], ctx.input_shape(0)[3]
     if DYN in (n, c):
         raise ctx.fail("resizing needs static batch and channel sizes", fix="give static input shapes")
     y = ctx.value(
@@ -137,7 +137,7 @@ def _block_shuffle(ctx: NodeContext, x: SSAValue, split: list[int], order: list[
 @tf_extractor("DepthToSpace")
 def depth_to_space(ctx: NodeContext) -> SSAValue:
     bs = int(ctx.attr("block_size"))
-    n, h, w, c = ctx.input_shape(0) if ctx.nhwc() else np.array(ctx.input_shape(0))[[0, 2, 3, 1]]
+    n, h, w, c = ctx.input_shape(0, rank=4) if ctx.nhwc() else np.array(ctx.input_shape(0, rank=4))[[0, 2, 3, 1]]
     if DYN in (h, w, c):
         raise ctx.fail("DepthToSpace needs static sizes", fix="give static input shapes")
     # out[n, h*bs + i, w*bs + j, c] = in[n, h, w, (i*bs + j)*C' + c]: ONNX's DCR order
@@ -149,7 +149,7 @@ def depth_to_space(ctx: NodeContext) -> SSAValue:
 @tf_extractor("SpaceToDepth")
 def space_to_depth(ctx: NodeContext) -> SSAValue:
     bs = int(ctx.attr("block_size"))
-    n, h, w, c = ctx.input_shape(0) if ctx.nhwc() else np.array(ctx.input_shape(0))[[0, 2, 3, 1]]
+    n, h, w, c = ctx.input_shape(0, rank=4) if ctx.nhwc() else np.array(ctx.input_shape(0, rank=4))[[0, 2, 3, 1]]
     if DYN in (h, w, c):
         raise ctx.fail("SpaceToDepth needs static sizes", fix="give static input shapes")
     x = ctx.to_nchw(ctx.input(0))
