@@ -43,6 +43,24 @@ def models():  # type: ignore[no-untyped-def]
     }
 
 
+def short_names(graph):  # type: ignore[no-untyped-def]
+    """The graph with its nodes renamed n0, n1, ... (placeholders keep their names: the
+    input, and the `unused_control_flow_input` ones control-flow lowering adds)."""
+    names = {n.name: n.name if n.op == "Placeholder" else f"n{k}" for k, n in enumerate(graph.node)}
+
+    def rename(ref: str) -> str:
+        control, body = ("^", ref[1:]) if ref.startswith("^") else ("", ref)
+        node, _, port = body.partition(":")
+        return control + names[node] + (":" + port if port else "")
+
+    for node in graph.node:
+        node.name = names[node.name]
+        refs = [rename(i) for i in node.input]
+        del node.input[:]
+        node.input.extend(refs)
+    return graph
+
+
 def main() -> None:
     import tensorflow as tf
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
@@ -57,7 +75,10 @@ def main() -> None:
         x = rng.standard_normal((1, T, I)).astype(np.float32)
         want = frozen(tf.constant(x))
         want = (want[0] if isinstance(want, (list, tuple)) else want).numpy()
-        (folder / f"{name}.pb").write_bytes(frozen.graph.as_graph_def().SerializeToString())
+        graph = frozen.graph.as_graph_def()
+        if name != "lstm":  # the others with short node names, to keep the files small
+            graph = short_names(graph)
+        (folder / f"{name}.pb").write_bytes(graph.SerializeToString())
         np.savez(folder / f"{name}.npz", x=x, want=want)
         print(name, (folder / f"{name}.pb").stat().st_size, "bytes", want.shape)
 
