@@ -97,6 +97,12 @@ def _flatten_concats() -> type[ModulePass]:
     return FlattenConcatsPass
 
 
+def _unflatten_matmul() -> type[ModulePass]:
+    from irforge.passes.unflatten_matmul import UnflattenMatMulPass
+
+    return UnflattenMatMulPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
@@ -112,6 +118,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "preprocess": _preprocess,
     "replace-subgraph": _replace_subgraph,
     "set-shapes": _set_shapes,
+    "unflatten-matmul": _unflatten_matmul,
 }
 
 

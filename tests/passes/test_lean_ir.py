@@ -1,4 +1,5 @@
-"""merge-pad, cse, permute-to-reshape, flatten-concats: each FileCheck case's outputs are
+"""merge-pad, cse, permute-to-reshape, flatten-concats, unflatten-matmul, convert-layout
+through Resample and MVN: each FileCheck case's outputs are
 unchanged by its pass (reference interpreter, random inputs), and the pass changed the IR."""
 
 from pathlib import Path
@@ -14,7 +15,8 @@ from irforge.weights.dtypes import from_xdsl
 from irforge.weights.store import WeightStore
 
 FILECHECK = Path(__file__).parents[1] / "filecheck" / "passes"
-PASSES = {"convert_layout_resample": "convert-layout", "merge_pad": "merge-pad", "cse": "cse", "permute_to_reshape": "permute-to-reshape", "flatten_concats": "flatten-concats"}
+PASSES = {"convert_layout_resample": "convert-layout", "merge_pad": "merge-pad", "cse": "cse", "permute_to_reshape": "permute-to-reshape", "flatten_concats": "flatten-concats",
+          "unflatten_matmul": "unflatten-matmul", "convert_layout_mvn": "convert-layout"}
 
 
 def cases() -> list[tuple[str, str, str]]:
