@@ -97,6 +97,12 @@ def _flatten_concats() -> type[ModulePass]:
     return FlattenConcatsPass
 
 
+def _heads_in_weights() -> type[ModulePass]:
+    from irforge.passes.heads_in_weights import HeadsInWeightsPass
+
+    return HeadsInWeightsPass
+
+
 def _unflatten_matmul() -> type[ModulePass]:
     from irforge.passes.unflatten_matmul import UnflattenMatMulPass
 
@@ -112,6 +118,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "flatten-concats": _flatten_concats,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
+    "heads-in-weights": _heads_in_weights,
     "infer-shapes": _infer_shapes,
     "merge-pad": _merge_pad,
     "permute-to-reshape": _permute_to_reshape,
