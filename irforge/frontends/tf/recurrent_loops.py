@@ -77,8 +77,9 @@ def _rewrite(graph_def: Any, matched: list[tuple[LoopView, RecurrentLoop]]) -> A
     for view, loop in matched:
         removed |= view.members
         base = view.name + "/irforge_"
-        weights = [_const(base + k, v) for k, v in (("w", loop.w), ("r", loop.r), ("b", loop.b))]
-        sequence = type(graph_def.node[0])(name=base + "sequence", op=RECURRENT_OP)
+        node_class = type(graph_def.node[0])  # the caller's protobuf classes (TensorFlow's own, or irforge's)
+        weights = [_const(node_class, base + k, v) for k, v in (("w", loop.w), ("r", loop.r), ("b", loop.b))]
+        sequence = node_class(name=base + "sequence", op=RECURRENT_OP)
         sequence.input.extend([loop.sequence, *loop.initial, *(w.name for w in weights)])
         sequence.attr["cell"].s = loop.cell.encode()
         sequence.attr["activations"].s = ",".join(loop.activations).encode()
@@ -122,10 +123,8 @@ def _rewrite(graph_def: Any, matched: list[tuple[LoopView, RecurrentLoop]]) -> A
     return flat
 
 
-def _const(name: str, value: np.ndarray) -> Any:
-    from irforge.frontends.tf.schema import message_classes
-
-    node = message_classes()["NodeDef"](name=name, op="Const")
+def _const(node_class: Any, name: str, value: np.ndarray) -> Any:
+    node = node_class(name=name, op="Const")
     node.attr["dtype"].type = DT_FLOAT
     tensor = node.attr["value"].tensor
     tensor.dtype = DT_FLOAT
