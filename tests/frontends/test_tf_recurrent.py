@@ -32,6 +32,9 @@ GRAPHS = {
     "gru_v1": {"nn.gru_sequence": 1},  # reset_after=False, go_backwards
     "rnn": {"nn.rnn_sequence": 1},
     "bidi_stack": {"nn.gru_sequence": 2, "nn.rnn_sequence": 1},  # Bidirectional GRU, then a relu SimpleRNN
+    # a hand-written TF1-style LSTM: MatMul of concat([x, h]), gates i, j, f, o, forget_bias
+    "concat_lstm_frame": {"nn.lstm_sequence": 1},
+    "concat_lstm_while": {"nn.lstm_sequence": 1},
 }
 
 
@@ -49,7 +52,7 @@ def test_keras_loop_becomes_one_sequence_op_and_matches_tensorflow(name):
     assert_close(next(iter(run(model, {"x": x}).values())), want, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["lstm", "gru", "gru_v1", "bidi_stack"])
+@pytest.mark.parametrize("name", ["lstm", "gru", "gru_v1", "bidi_stack", "concat_lstm_while"])
 def test_converted_ir_runs_in_openvino_and_on_the_cpu_backend(name, tmp_path):
     x, want = saved(name)
     model = irforge.convert_model(DATA / f"{name}.pb")

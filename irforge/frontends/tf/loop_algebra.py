@@ -3,7 +3,8 @@
 Every tensor of the body becomes a term: a loop variable (`Var`), the step's input read from
 the sequence list (`Step`), a loop-invariant outer tensor (`Outer`), a constant (`Const`,
 folded with numpy), an affine form `sum_k source_k @ W_k + b` (`Affine`: a MatMul of a
-term with a constant, sums of such, their column slices and splits), or a nonlinear
+term, or of a concatenation of terms (`Joined`), with a constant, sums of such, their column
+slices and splits), or a nonlinear
 expression (`Expr`: activations, products, `1 - x`, sums of non-affine terms, comparisons).
 Keras' `implementation=1` and `2` cells, BiasAdd against AddV2, Squeeze of a batch-1 row
 and the order of the operands then all give the same terms, which `rnn_cells.py` matches.
@@ -39,6 +40,16 @@ class Var(Term):
 class Step(Term):
     sequence: str
     """The outer tensor the sequence list was made from (TensorListFromTensor's input)."""
+    width: int | None = None
+    """The step's feature count, when the list's element shape says it."""
+
+
+@dataclass(eq=False)
+class Joined(Term):
+    """Terms concatenated along their last axis (TF1 cells multiply concat([x, h]) by one
+    kernel)."""
+
+    parts: tuple[Term, ...]
 
 
 @dataclass(eq=False)
@@ -82,8 +93,8 @@ def plus(a: Term, b: Term) -> Term:
         return Const(a.value + b.value)
     if isinstance(b, Affine) and isinstance(a, Const):
         a, b = b, a
-    if isinstance(a, Affine) and isinstance(b, Const) and b.value.size == a.bias.size:
-        return Affine(a.terms, a.bias + b.value.reshape(-1))
+    if isinstance(a, Affine) and isinstance(b, Const) and b.value.size in (1, a.bias.size):
+        return Affine(a.terms, a.bias + b.value.reshape(-1))  # a bias, or a scalar (forget_bias)
     if isinstance(a, Affine) and isinstance(b, Affine) and a.bias.size == b.bias.size:
         terms = list(a.terms)
         for source, w in b.terms:
@@ -140,6 +151,15 @@ class Evaluator:
     def args(self, node: Any) -> list[Term]:
         return [self.term(i) for i in self.scope.data_inputs(node)]
 
+    def width(self, term: Term) -> int | None:
+        """The last-axis size of a step or a loop variable, when the graph states it."""
+        if isinstance(term, Step):
+            return term.width
+        if isinstance(term, Var):
+            init = fold_outer(self.outer_nodes, self.view.vars[term.index].init)
+            return int(init.shape[-1]) if init is not None and init.ndim == 2 else None
+        return None
+
     def constant(self, node: Any, index: int, what: str) -> np.ndarray:
         value = self.term(self.scope.data_inputs(node)[index])
         if not isinstance(value, Const):
@@ -193,7 +213,28 @@ def _matmul(ev: Evaluator, node: Any, port: int) -> Term:
     if node.attr["transpose_a"].b or not isinstance(b, Const) or b.value.ndim != 2 or isinstance(a, (Const, Affine)):
         raise NotACell(f"MatMul '{node.name}' is not a term times a constant matrix")
     w = b.value.T if node.attr["transpose_b"].b else b.value
-    return Affine([(a, w)], np.zeros(w.shape[1], w.dtype))
+    if not isinstance(a, Joined):
+        return Affine([(a, w)], np.zeros(w.shape[1], w.dtype))
+    widths = [ev.width(part) for part in a.parts]
+    if widths.count(None) > 1 or any(isinstance(part, (Const, Affine, Joined)) for part in a.parts):
+        raise NotACell(f"MatMul '{node.name}' multiplies a concatenation whose parts' sizes are unknown")
+    if None in widths:
+        widths[widths.index(None)] = w.shape[0] - sum(v for v in widths if v is not None)
+    rows = np.cumsum([0, *widths])
+    if rows[-1] != w.shape[0]:
+        raise NotACell(f"MatMul '{node.name}' multiplies a concatenation of {rows[-1]} features by {w.shape[0]} rows")
+    return Affine([(part, w[rows[k] : rows[k + 1]]) for k, part in enumerate(a.parts)], np.zeros(w.shape[1], w.dtype))
+
+
+def _concat(ev: Evaluator, node: Any, port: int) -> Term:
+    data = ev.scope.data_inputs(node)
+    parts = [ev.term(ref) for ref in data[:-1]]
+    axis = int(ev.constant(node, len(data) - 1, "the axis").reshape(()))
+    if all(isinstance(p, Const) for p in parts):
+        return Const(np.concatenate([p.value for p in parts], axis=axis))  # type: ignore[union-attr]
+    if axis not in (1, -1):
+        raise NotACell(f"ConcatV2 '{node.name}' does not join features (axis {axis})")
+    return Joined(tuple(parts))
 
 
 def _add(ev: Evaluator, node: Any, port: int) -> Term:
@@ -290,7 +331,9 @@ def _list_item(ev: Evaluator, node: Any, port: int) -> Term:
     maker = ev.outer_nodes.get(producer(source.ref)[0])
     if maker is None or maker.op != "TensorListFromTensor":
         raise NotACell(f"TensorListGetItem '{node.name}' reads a list not made by TensorListFromTensor")
-    step = ev.steps.setdefault(source.ref, Step(maker.input[0]))
+    shape = fold_outer(ev.outer_nodes, maker.input[1]) if len(maker.input) > 1 else None
+    width = int(shape.reshape(-1)[-1]) if shape is not None and shape.size and shape.reshape(-1)[-1] > 0 else None
+    step = ev.steps.setdefault(source.ref, Step(maker.input[0], width))
     if ev.step_index is not None and ev.step_index is not index:
         raise NotACell("the sequence is read at two different indices")
     ev.step_index = index
@@ -306,6 +349,7 @@ RULES: dict[str, Rule] = {
     "Const": _const,
     **{op: _activation for op in ACTIVATIONS},
     "MatMul": _matmul,
+    "ConcatV2": _concat,
     **{op: _add for op in ("Add", "AddV2", "BiasAdd")},
     "Sub": _sub,
     "Mul": _mul,

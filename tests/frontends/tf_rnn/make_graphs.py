@@ -3,9 +3,11 @@
 Each model is frozen by `convert_variables_to_constants_v2` from a `tf.function`: by default
 its loops are lowered to TF1 control-flow frames (Enter/Merge/Switch/NextIteration/Exit);
 names ending in `_while` keep TF2 `While` nodes (`lower_control_flow=False`). Next to each
-`<name>.pb` an `<name>.npz` holds an input `x` and TensorFlow's output `want`.
+`<name>.pb` an `<name>.npz` holds an input `x` and TensorFlow's output `want`. The
+`concat_lstm_*` graphs are a hand-written TF1-style LSTM (dynamic_rnn's LSTMCell math: one
+MatMul of concat([x, h]), gates i, j, f, o, forget_bias 1.0) as a tf.while_loop.
 
-    /work/zoo-venv/bin/python tests/frontends/tf_rnn/make_graphs.py
+    /work/zoo-venv/bin/python tests/frontends/tf_rnn/make_graphs.py [NAME ...]
 """
 
 from __future__ import annotations
@@ -61,13 +63,61 @@ def short_names(graph):  # type: ignore[no-untyped-def]
     return graph
 
 
+def concat_lstm():  # type: ignore[no-untyped-def]
+    """The TF1-style LSTM as a tf.function of x [1, T, I]."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(1)
+    h = 4
+    kernel = tf.constant(rng.uniform(-0.8, 0.8, (I + h, 4 * h)).astype(np.float32))
+    bias = tf.constant(rng.uniform(-0.5, 0.5, (4 * h,)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec((1, T, I), tf.float32, name="x")])
+    def lstm(x):  # type: ignore[no-untyped-def]
+        steps = tf.TensorArray(tf.float32, T).unstack(tf.transpose(x, [1, 0, 2]))
+
+        def body(t, c, state, out):  # type: ignore[no-untyped-def]
+            i, j, f, o = tf.split(tf.matmul(tf.concat([steps.read(t), state], 1), kernel) + bias, 4, axis=1)
+            c = tf.sigmoid(f + 1.0) * c + tf.sigmoid(i) * tf.tanh(j)
+            state = tf.sigmoid(o) * tf.tanh(c)
+            return t + 1, c, state, out.write(t, state)
+
+        zeros = tf.zeros((1, h))
+        _, _, _, out = tf.while_loop(lambda t, *_: t < T, body, (0, zeros, zeros, tf.TensorArray(tf.float32, T)))
+        return tf.transpose(out.stack(), [1, 0, 2])
+
+    return lstm.get_concrete_function()
+
+
+def write(folder: Path, name: str, frozen) -> None:  # type: ignore[no-untyped-def]
+    import tensorflow as tf
+
+    x = np.random.default_rng(len(name)).standard_normal((1, T, I)).astype(np.float32)
+    want = frozen(tf.constant(x))
+    want = (want[0] if isinstance(want, (list, tuple)) else want).numpy()
+    graph = frozen.graph.as_graph_def()
+    if name != "lstm":  # the others with short node names, to keep the files small
+        graph = short_names(graph)
+    (folder / f"{name}.pb").write_bytes(graph.SerializeToString())
+    np.savez(folder / f"{name}.npz", x=x, want=want)
+    print(name, (folder / f"{name}.pb").stat().st_size, "bytes", want.shape)
+
+
 def main() -> None:
+    import sys
+
     import tensorflow as tf
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
     folder = Path(__file__).parent
+    wanted = set(sys.argv[1:])
+    for name, lower in (("concat_lstm_frame", True), ("concat_lstm_while", False)):
+        if not wanted or name in wanted:
+            write(folder, name, convert_variables_to_constants_v2(concat_lstm(), lower_control_flow=lower))
     rng = np.random.default_rng(0)
     for name, model in models().items():
+        if wanted and name not in wanted:
+            continue
         for weight in model.weights:  # non-zero biases, so that every bias is checked
             weight.assign(rng.uniform(-0.8, 0.8, tuple(weight.shape)).astype(np.float32))
         fn = tf.function(lambda t, m=model: m(t, training=False)).get_concrete_function(tf.TensorSpec((1, T, I), tf.float32, name="x"))
