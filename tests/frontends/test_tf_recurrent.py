@@ -35,6 +35,7 @@ GRAPHS = {
     # a hand-written TF1-style LSTM: MatMul of concat([x, h]), gates i, j, f, o, forget_bias
     "concat_lstm_frame": {"nn.lstm_sequence": 1},
     "concat_lstm_while": {"nn.lstm_sequence": 1},
+    "concat_gru_frame": {"nn.gru_sequence": 1},  # TF1's GRUCell: split(sigmoid(...)), concat([x, r * h])
 }
 
 

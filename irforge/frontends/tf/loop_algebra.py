@@ -256,19 +256,36 @@ def _mul(ev: Evaluator, node: Any, port: int) -> Term:
     return Const(a.value * b.value) if isinstance(a, Const) and isinstance(b, Const) else Expr("mul", (a, b))
 
 
+def columns(value: Term, start: int, stop: int) -> Term | None:
+    """Columns start:stop of an affine form, or of an activation of one (element-wise
+    activations commute with taking columns: TF1's GRUCell splits sigmoid(r|u))."""
+    if isinstance(value, Affine):
+        return value.columns(start, stop)
+    if isinstance(value, Expr) and value.op in ACTIVATIONS.values() and isinstance(value.args[0], Affine):
+        return Expr(value.op, (value.args[0].columns(start, stop),))
+    return None
+
+
+def gate_width(value: Term) -> int:
+    """The column count of an affine form (or an activation of one), 0 if not one."""
+    inner = value.args[0] if isinstance(value, Expr) and value.op in ACTIVATIONS.values() else value
+    return inner.bias.size if isinstance(inner, Affine) else 0
+
+
 def _column_split(ev: Evaluator, node: Any, port: int, value: Term, axis: int, sizes: list[int]) -> Term:
     start = sum(sizes[:port])
     if isinstance(value, Const):
         return Const(np.split(value.value, np.cumsum(sizes)[:-1], axis=axis)[port])
-    if isinstance(value, Affine) and axis in (1, -1):
-        return value.columns(start, start + sizes[port])
-    raise NotACell(f"{node.op} '{node.name}' does not split the columns of a gate matrix")
+    part = columns(value, start, start + sizes[port]) if axis in (1, -1) else None
+    if part is None:
+        raise NotACell(f"{node.op} '{node.name}' does not split the columns of a gate matrix")
+    return part
 
 
 def _split(ev: Evaluator, node: Any, port: int) -> Term:
     axis = int(ev.constant(node, 0, "the axis").reshape(()))
     value = ev.term(ev.scope.data_inputs(node)[1])
-    width = value.bias.size if isinstance(value, Affine) else value.value.shape[axis] if isinstance(value, Const) else 0
+    width = value.value.shape[axis] if isinstance(value, Const) else gate_width(value)
     count = int(node.attr["num_split"].i)
     return _column_split(ev, node, port, value, axis, [width // count] * count)
 
@@ -278,7 +295,7 @@ def _split_v(ev: Evaluator, node: Any, port: int) -> Term:
     sizes = [int(s) for s in ev.constant(node, 1, "the sizes")]
     axis = int(ev.constant(node, 2, "the axis").reshape(()))
     if -1 in sizes:
-        width = value.bias.size if isinstance(value, Affine) else value.value.shape[axis] if isinstance(value, Const) else 0
+        width = value.value.shape[axis] if isinstance(value, Const) else gate_width(value)
         sizes[sizes.index(-1)] = width - (sum(sizes) + 1)
     return _column_split(ev, node, port, value, axis, sizes)
 
@@ -297,9 +314,9 @@ def _strided_slice(ev: Evaluator, node: Any, port: int) -> Term:
     if isinstance(value, Const):
         return Const(value.value[index])
     full_rows = index[0] == slice(None, None, 1) if index else False
-    if isinstance(value, Affine) and len(index) == 2 and full_rows and isinstance(index[1], slice) and index[1].step == 1:
-        start, stop, _ = index[1].indices(value.bias.size)
-        return value.columns(start, stop)
+    if gate_width(value) and len(index) == 2 and full_rows and isinstance(index[1], slice) and index[1].step == 1:
+        start, stop, _ = index[1].indices(gate_width(value))
+        return columns(value, start, stop)  # type: ignore[return-value]
     raise NotACell(f"StridedSlice '{node.name}' is not a column slice of a gate matrix")
 
 

@@ -5,7 +5,8 @@ its loops are lowered to TF1 control-flow frames (Enter/Merge/Switch/NextIterati
 names ending in `_while` keep TF2 `While` nodes (`lower_control_flow=False`). Next to each
 `<name>.pb` an `<name>.npz` holds an input `x` and TensorFlow's output `want`. The
 `concat_lstm_*` graphs are a hand-written TF1-style LSTM (dynamic_rnn's LSTMCell math: one
-MatMul of concat([x, h]), gates i, j, f, o, forget_bias 1.0) as a tf.while_loop.
+MatMul of concat([x, h]), gates i, j, f, o, forget_bias 1.0) as a tf.while_loop, and
+`concat_gru_frame` GRUCell's (sigmoid of both gates, then split).
 
     /work/zoo-venv/bin/python tests/frontends/tf_rnn/make_graphs.py [NAME ...]
 """
@@ -89,6 +90,35 @@ def concat_lstm():  # type: ignore[no-untyped-def]
     return lstm.get_concrete_function()
 
 
+def concat_gru():  # type: ignore[no-untyped-def]
+    """TF1's GRUCell math as a tf.while_loop: r, u = split(sigmoid(concat([x, h]) Wg + bg)),
+    c = tanh(concat([x, r * h]) Wc + bc), h' = u * h + (1 - u) * c."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(2)
+    h = 4
+    gate_kernel = tf.constant(rng.uniform(-0.8, 0.8, (I + h, 2 * h)).astype(np.float32))
+    gate_bias = tf.constant(rng.uniform(-0.5, 0.5, (2 * h,)).astype(np.float32))
+    kernel = tf.constant(rng.uniform(-0.8, 0.8, (I + h, h)).astype(np.float32))
+    bias = tf.constant(rng.uniform(-0.5, 0.5, (h,)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec((1, T, I), tf.float32, name="x")])
+    def gru(x):  # type: ignore[no-untyped-def]
+        steps = tf.TensorArray(tf.float32, T).unstack(tf.transpose(x, [1, 0, 2]))
+
+        def body(t, state, out):  # type: ignore[no-untyped-def]
+            x_t = steps.read(t)
+            r, u = tf.split(tf.sigmoid(tf.matmul(tf.concat([x_t, state], 1), gate_kernel) + gate_bias), 2, axis=1)
+            c = tf.tanh(tf.matmul(tf.concat([x_t, r * state], 1), kernel) + bias)
+            state = u * state + (1 - u) * c
+            return t + 1, state, out.write(t, state)
+
+        _, _, out = tf.while_loop(lambda t, *_: t < T, body, (0, tf.zeros((1, h)), tf.TensorArray(tf.float32, T)))
+        return tf.transpose(out.stack(), [1, 0, 2])
+
+    return gru.get_concrete_function()
+
+
 def write(folder: Path, name: str, frozen) -> None:  # type: ignore[no-untyped-def]
     import tensorflow as tf
 
@@ -111,9 +141,9 @@ def main() -> None:
 
     folder = Path(__file__).parent
     wanted = set(sys.argv[1:])
-    for name, lower in (("concat_lstm_frame", True), ("concat_lstm_while", False)):
+    for name, make, lower in (("concat_lstm_frame", concat_lstm, True), ("concat_lstm_while", concat_lstm, False), ("concat_gru_frame", concat_gru, True)):
         if not wanted or name in wanted:
-            write(folder, name, convert_variables_to_constants_v2(concat_lstm(), lower_control_flow=lower))
+            write(folder, name, convert_variables_to_constants_v2(make(), lower_control_flow=lower))
     rng = np.random.default_rng(0)
     for name, model in models().items():
         if wanted and name not in wanted:
