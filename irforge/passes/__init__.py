@@ -97,6 +97,12 @@ def _flatten_concats() -> type[ModulePass]:
     return FlattenConcatsPass
 
 
+def _flip_layout_regions() -> type[ModulePass]:
+    from irforge.passes.flip_layout_regions import FlipLayoutRegionsPass
+
+    return FlipLayoutRegionsPass
+
+
 def _heads_in_weights() -> type[ModulePass]:
     from irforge.passes.heads_in_weights import HeadsInWeightsPass
 
@@ -116,6 +122,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "cse": _cse,
     "cut": _cut,
     "flatten-concats": _flatten_concats,
+    "flip-layout-regions": _flip_layout_regions,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
     "heads-in-weights": _heads_in_weights,

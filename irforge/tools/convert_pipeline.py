@@ -7,7 +7,8 @@
     replace-subgraph [{config=--transformations_config}], unflatten-matmul,
     convert-layout (NHWC graphs of every framework; {interface=...} for --layout),
     fuse-linear-ops (unless --disable_fusing), fuse-grouped-conv, canonicalize,
-    merge-pad, flatten-concats, permute-to-reshape, heads-in-weights, cse, canonicalize,
+    merge-pad, flatten-concats, permute-to-reshape, flip-layout-regions, heads-in-weights, cse,
+    canonicalize,
     [compress-fp16 (--data_type FP16)]
 """
 
@@ -20,7 +21,7 @@ from xdsl.dialects.func import FuncOp
 
 from irforge.errors import IrforgeError
 
-LEAN_IR = "merge-pad,flatten-concats,permute-to-reshape,heads-in-weights,cse,canonicalize"
+LEAN_IR = "merge-pad,flatten-concats,permute-to-reshape,flip-layout-regions,heads-in-weights,cse,canonicalize"
 """The passes that make the IR as lean as ovc's, after the fusions."""
 DEFAULT_PIPELINE = f"infer-shapes,canonicalize,replace-subgraph,unflatten-matmul,convert-layout,fuse-linear-ops,fuse-grouped-conv,canonicalize,{LEAN_IR}"
 """The pipeline without any of the flags that add or drop passes."""
