@@ -41,8 +41,8 @@ AGNOSTIC = (*UNARY, *ELEMENTWISE, MVN)
 ORDERS = ([0, 3, 1, 2], [0, 2, 3, 1])
 MARK = "irforge.flip-layout-regions"
 """The layer name of the flip's own transposes while they sink."""
-MAX_TRIALS = 400
-"""Regions tried per run at most (each trial converts a copy of the module)."""
+MAX_FLIPS = 400
+"""Flips per run at most (after each, every region is tried again on a fresh copy)."""
 
 
 def rank4(op: Operation) -> bool:
@@ -137,7 +137,7 @@ class FlipLayoutRegionsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tried: set[tuple[int, ...]] = set()
-        for _ in range(MAX_TRIALS):
+        for _ in range(MAX_FLIPS):
             found = False
             for region in regions(op):
                 key = tuple(region)
