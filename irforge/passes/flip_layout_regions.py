@@ -41,8 +41,9 @@ AGNOSTIC = (*UNARY, *ELEMENTWISE, MVN)
 ORDERS = ([0, 3, 1, 2], [0, 2, 3, 1])
 MARK = "irforge.flip-layout-regions"
 """The layer name of the flip's own transposes while they sink."""
-MAX_FLIPS = 400
-"""Flips per run at most (after each, every region is tried again on a fresh copy)."""
+MAX_TRIALS = 256
+"""Copies converted per run at most, so that a graph with thousands of transposed regions
+keeps a bounded conversion time (the regions past the budget stay as convert-layout left them)."""
 
 
 def rank4(op: Operation) -> bool:
@@ -137,23 +138,24 @@ class FlipLayoutRegionsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         tried: set[tuple[int, ...]] = set()
-        for _ in range(MAX_FLIPS):
-            found = False
+        budget = MAX_TRIALS
+        while budget > 0:
+            flipped = False
             for region in regions(op):
-                key = tuple(region)
-                if key in tried:
+                if tuple(region) in tried or budget <= 0:
                     continue
-                tried.add(key)
+                tried.add(tuple(region))
                 before = permutes(op)
                 for order in ORDERS:
+                    budget -= 1
                     trial = op.clone()
                     flip(ctx, trial, region, order)
                     if permutes(trial) < before:
                         flip(ctx, op, region, order)
                         tried.clear()  # indices moved: every region is new again
-                        found = True
+                        flipped = True
                         break
-                if found:
+                if flipped:
                     break
-            if not found:
+            if not flipped:
                 return
