@@ -57,11 +57,33 @@ def transformer():  # type: ignore[no-untyped-def]
 
 
 def lstm():  # type: ignore[no-untyped-def]
-    """A Keras LSTM: a While loop irforge refuses by name (loops are not supported yet)."""
+    """A Keras LSTM, last output only (a loop: imported as LSTMSequence)."""
     import keras
 
     inp = keras.Input((10, 8))
     return keras.Model(inp, keras.layers.LSTM(16)(inp)), [1, 10, 8]
+
+
+def _recurrent(build, steps: int = 10, features: int = 8):  # type: ignore[no-untyped-def]
+    def model():  # type: ignore[no-untyped-def]
+        import keras
+
+        inp = keras.Input((steps, features))
+        return keras.Model(inp, build(keras.layers, inp)), [1, steps, features]
+
+    return model
+
+
+RECURRENT_MODELS = {
+    "gru": _recurrent(lambda L, x: L.GRU(16, return_sequences=True)(x)),
+    "gru_reset_before": _recurrent(lambda L, x: L.GRU(12, reset_after=False, go_backwards=True)(x)),
+    "simple_rnn": _recurrent(lambda L, x: L.SimpleRNN(16, return_sequences=True)(x)),
+    "bidirectional_lstm": _recurrent(lambda L, x: L.Bidirectional(L.LSTM(8, return_sequences=True))(x)),
+    "stacked_rnns": _recurrent(lambda L, x: L.Dense(4)(L.GRU(8)(L.LSTM(12, return_sequences=True, go_backwards=True)(x)))),
+    "lstm_while": lstm,
+}
+"""More Keras recurrent layers; `*_while` ones are frozen with TF2 While loops kept
+(lower_control_flow=False), the others with the loops lowered to TF1 frames (the default)."""
 
 
 def deeplab():  # type: ignore[no-untyped-def]
@@ -121,6 +143,7 @@ KERAS_MODELS: dict[str, Callable[[], tuple[object, list[int]]]] = {
     "transformer": transformer,
     "deeplab": deeplab,
     "lstm": lstm,
+    **RECURRENT_MODELS,
 }
 MODELS = [*KERAS_MODELS, "tf1_graph"]
 
@@ -141,6 +164,19 @@ def randomize_batch_norms(model) -> None:  # type: ignore[no-untyped-def]
                     weight.assign(rng.normal(0, 0.1, shape).astype(np.float32))
 
 
+def randomize_recurrent_biases(model) -> None:  # type: ignore[no-untyped-def]
+    """Non-zero biases in recurrent layers (Keras starts them at 0, the LSTM forget gate's at
+    1), so that the bias of every gate is checked."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    for layer in model.layers:
+        if isinstance(layer, (keras.layers.RNN, keras.layers.Bidirectional)):
+            for weight in layer.weights:
+                if weight.path.endswith("bias"):
+                    weight.assign(rng.uniform(-0.5, 0.5, tuple(weight.shape)).astype(np.float32))
+
+
 def freeze(name: str, folder: Path) -> tuple[Path, np.ndarray, np.ndarray]:
     """The frozen .pb, an input and TensorFlow's output (cached in `folder`)."""
     pb, data = folder / f"{name}.pb", folder / f"{name}.npz"
@@ -156,9 +192,10 @@ def freeze(name: str, folder: Path) -> tuple[Path, np.ndarray, np.ndarray]:
     else:
         model, shape = KERAS_MODELS[name]()
         randomize_batch_norms(model)
+        randomize_recurrent_biases(model)
         x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
         fn = tf.function(lambda t: model(t, training=False)).get_concrete_function(tf.TensorSpec(shape, tf.float32))
-        frozen = convert_variables_to_constants_v2(fn)
+        frozen = convert_variables_to_constants_v2(fn, lower_control_flow=not name.endswith("_while"))
         pb.write_bytes(frozen.graph.as_graph_def().SerializeToString())
         want = frozen(tf.constant(x))
         want = (want[0] if isinstance(want, (list, tuple)) else want).numpy()

@@ -97,6 +97,24 @@ def _flatten_concats() -> type[ModulePass]:
     return FlattenConcatsPass
 
 
+def _flip_layout_regions() -> type[ModulePass]:
+    from irforge.passes.flip_layout_regions import FlipLayoutRegionsPass
+
+    return FlipLayoutRegionsPass
+
+
+def _heads_in_weights() -> type[ModulePass]:
+    from irforge.passes.heads_in_weights import HeadsInWeightsPass
+
+    return HeadsInWeightsPass
+
+
+def _unflatten_matmul() -> type[ModulePass]:
+    from irforge.passes.unflatten_matmul import UnflattenMatMulPass
+
+    return UnflattenMatMulPass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
@@ -104,14 +122,17 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "cse": _cse,
     "cut": _cut,
     "flatten-concats": _flatten_concats,
+    "flip-layout-regions": _flip_layout_regions,
     "fuse-grouped-conv": _fuse_grouped_conv,
     "fuse-linear-ops": _fuse_linear_ops,
+    "heads-in-weights": _heads_in_weights,
     "infer-shapes": _infer_shapes,
     "merge-pad": _merge_pad,
     "permute-to-reshape": _permute_to_reshape,
     "preprocess": _preprocess,
     "replace-subgraph": _replace_subgraph,
     "set-shapes": _set_shapes,
+    "unflatten-matmul": _unflatten_matmul,
 }
 
 

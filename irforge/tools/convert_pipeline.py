@@ -4,10 +4,11 @@
     [cut (--output; --input names that are layers, not model inputs)], [set-shapes
     (--input_shape on .mlir input, or of those cut points)], [preprocess (--mean_values,
     --scale_values, --reverse_input_channels)],
-    replace-subgraph [{config=--transformations_config}],
+    replace-subgraph [{config=--transformations_config}], unflatten-matmul,
     convert-layout (NHWC graphs of every framework; {interface=...} for --layout),
     fuse-linear-ops (unless --disable_fusing), fuse-grouped-conv, canonicalize,
-    merge-pad, flatten-concats, permute-to-reshape, cse, canonicalize,
+    merge-pad, flatten-concats, permute-to-reshape, flip-layout-regions, heads-in-weights, cse,
+    canonicalize,
     [compress-fp16 (--data_type FP16)]
 """
 
@@ -20,9 +21,9 @@ from xdsl.dialects.func import FuncOp
 
 from irforge.errors import IrforgeError
 
-LEAN_IR = "merge-pad,flatten-concats,permute-to-reshape,cse,canonicalize"
+LEAN_IR = "merge-pad,flatten-concats,permute-to-reshape,flip-layout-regions,heads-in-weights,cse,canonicalize"
 """The passes that make the IR as lean as ovc's, after the fusions."""
-DEFAULT_PIPELINE = f"infer-shapes,canonicalize,replace-subgraph,convert-layout,fuse-linear-ops,fuse-grouped-conv,canonicalize,{LEAN_IR}"
+DEFAULT_PIPELINE = f"infer-shapes,canonicalize,replace-subgraph,unflatten-matmul,convert-layout,fuse-linear-ops,fuse-grouped-conv,canonicalize,{LEAN_IR}"
 """The pipeline without any of the flags that add or drop passes."""
 
 
@@ -118,6 +119,7 @@ def pipeline_for(args: argparse.Namespace, framework: str, cut_inputs: Sequence[
     stages.append(set_shapes_stage(args, framework, cut_inputs))
     stages.append(preprocess_stage(args, framework))
     stages.append(replace_subgraph_stage(args))
+    stages.append("unflatten-matmul")  # before convert-layout: an NHWC Dense without its Reshapes
     # after the sub-graph replacements, whose patterns are those of the graph as written
     stages.append(layout_stage(args, framework))
     if not args.disable_fusing:

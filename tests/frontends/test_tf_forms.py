@@ -216,3 +216,42 @@ def test_loops_are_refused_by_name_with_other_unsupported_ops():
     assert "While 'gru/while' (body 'gru_while_body_42')" in text
     assert "TF1 loop frame 'lstm/while/while_context'" in text and "unroll=True" in text
     assert info.value.code == "E363" and "TensorList" not in text.split("; and")[1]
+
+
+@pytest.mark.parametrize("shift_form", ["keras3", "batch_normalization"])
+def test_keras_layer_normalization_becomes_mvn(shift_form):
+    """Keras 3: x * inv + (-mean * inv + beta); tf.nn.batch_normalization: x * inv + (beta -
+    mean * inv); inv = rsqrt(var + eps) * gamma in both."""
+    rng = np.random.default_rng(4)
+    gamma, beta = rng.uniform(0.5, 1.5, 6).astype(np.float32), rng.uniform(-1, 1, 6).astype(np.float32)
+    b = DualBuilder()
+    b.placeholder("x", [2, 3, 6])
+    axis = b.tf_node("Const", [], "axis", value=tf_tensor(i32(-1)), dtype=("type", 3))
+    eps, _ = b.const(np.array(1e-3, np.float32), "eps", onnx=False)
+    g, _ = b.const(gamma, "gamma", onnx=False)
+    beta_, _ = b.const(beta, "beta", onnx=False)
+    b.tf_node("Mean", ["x", axis], "mean", keep_dims=True)
+    b.tf_node("StopGradient", ["mean"], "stop")
+    b.tf_node("SquaredDifference", ["x", "stop"], "sqdiff")
+    b.tf_node("Mean", ["sqdiff", axis], "variance", keep_dims=True)
+    b.tf_node("AddV2", ["variance", eps], "add")
+    b.tf_node("Rsqrt", ["add"], "rsqrt")
+    b.tf_node("Mul", ["rsqrt", g], "inv")
+    b.tf_node("Mul", ["x", "inv"], "scaled")
+    if shift_form == "keras3":
+        b.tf_node("Neg", ["mean"], "neg")
+        b.tf_node("Mul", ["neg", "inv"], "neg_inv")
+        b.tf_node("AddV2", ["neg_inv", beta_], "shift")
+    else:
+        b.tf_node("Mul", ["mean", "inv"], "mean_inv")
+        b.tf_node("Sub", [beta_, "mean_inv"], "shift")
+    b.tf_node("AddV2", ["scaled", "shift"], "ln")
+    feed = rng.standard_normal((2, 3, 6)).astype(np.float32) * 3 + 1
+    mean, var = feed.mean(-1, keepdims=True), feed.var(-1, keepdims=True)
+    want = (feed - mean) / np.sqrt(var + 1e-3) * gamma + beta
+    model = import_tf(b.graph)
+    np.testing.assert_allclose(run(model, {"x": feed})["ln"], want, rtol=1e-5, atol=1e-5)
+    apply_pipeline(model.module, PIPELINE)
+    names = [op.name for op in model.func.body.block.ops]
+    assert "nn.mvn" in names and "nn.reduce" not in names and "nn.power" not in names
+    np.testing.assert_allclose(run(model, {"x": feed})["ln"], want, rtol=1e-5, atol=1e-5)

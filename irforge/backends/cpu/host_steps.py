@@ -12,6 +12,8 @@ GIL is taken in the callback. An exception is kept and raised by the executable 
 API:
 - `host_step_op(*classes)`: run these op classes' numpy reference kernels as host steps
   (`HOST_STEP_OPS`, consulted by `lower.lowering_of` after the native lowerings).
+- `f64_on_host(*classes)`: the same for ops of these classes that touch f64 tensors (their
+  native kernels are f32-only; `F64_ON_HOST`, consulted by `lower.lowering_of` first).
 - `host_phase(ctx, op, forward, tag)`: append a host step calling `forward(*operands)` for
   `op` (a list or tuple of arrays, or one array, per result); custom layers use it for their
   numpy forward.
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 import numpy as np
+from xdsl.dialects.builtin import TensorType, f64
 from xdsl.ir import Operation
 
 from irforge.backends.common import view_at
@@ -39,6 +42,20 @@ _SERIAL = itertools.count()
 
 HOST_STEP_OPS: set[type[Operation]] = set()
 """Op classes the CPU backend runs with their reference kernel as host steps."""
+
+
+F64_ON_HOST: set[type[Operation]] = set()
+"""Op classes whose native kernels are f32-only: with an f64 tensor they run their reference
+kernel as a host step (`ops/f64_host.py`)."""
+
+
+def f64_on_host(*classes: type[Operation]) -> None:
+    """Run `classes` as host steps of their reference kernels when they touch f64 tensors."""
+    F64_ON_HOST.update(classes)
+
+
+def touches_f64(op: Operation) -> bool:
+    return any(isinstance(v.type, TensorType) and v.type.element_type == f64 for v in (*op.operands, *op.results))
 
 
 def host_step_op(*classes: type[Operation]) -> None:

@@ -1,7 +1,8 @@
 """TensorFlow frozen GraphDef -> `nn` module, one extractor per op type.
 
-Function calls are inlined from the graph's library first (functions.py), and atrous
-convolutions folded into dilated ones (atrous.py). Placeholders
+Function calls are inlined from the graph's library first (functions.py), atrous
+convolutions folded into dilated ones (atrous.py), and Keras LSTM/GRU/SimpleRNN loops
+replaced by one recurrent node each (recurrent_loops.py). Placeholders
 become inputs (names kept); the outputs are the nodes nothing consumes, or
 those named by `outputs`. Nodes are imported in dependency order with constant folding, so
 shape arithmetic and Fill-built weights become constants. The result is in NHWC with
@@ -27,6 +28,7 @@ from irforge.frontends.tf.atrous import fold_atrous_convolutions
 from irforge.frontends.tf.functions import inline_functions
 from irforge.frontends.tf.loops import LOOP_FIX, describe_loops, is_loop_op
 from irforge.frontends.tf.loader import load_graph, numpy_dtype
+from irforge.frontends.tf.recurrent_loops import fold_recurrent_loops
 from irforge.frontends.tf.registry import EXTRACTORS, NodeContext
 from irforge.model import Model
 
@@ -51,7 +53,7 @@ def producer(name: str) -> str:
 class GraphImporter(FoldingBuilder):
     def __init__(self, graph_def: Any, input_shapes: Mapping[str, Sequence[int]] | None = None, outputs: Sequence[str] = ()) -> None:
         super().__init__()
-        graph_def = fold_atrous_convolutions(inline_functions(graph_def))
+        graph_def, self.refused_loops = fold_recurrent_loops(fold_atrous_convolutions(inline_functions(graph_def)))
         self.graph_def = graph_def
         self.nodes = {node.name: node for node in graph_def.node}
         self.input_shapes = dict(input_shapes or {})
@@ -69,7 +71,7 @@ class GraphImporter(FoldingBuilder):
         return self.values[name]
 
     def run(self) -> Model:
-        check_supported(self.graph_def)
+        check_supported(self.graph_def, self.refused_loops)
         unknown = sorted(set(self.input_shapes) - {n.name for n in self.graph_def.node if n.op in INPUT_OPS})
         if unknown:
             raise IrforgeError(f"the graph has no Placeholder named {', '.join(unknown)}", code="E340")
@@ -110,16 +112,17 @@ class GraphImporter(FoldingBuilder):
             self.values[node.name if index == 0 else f"{node.name}:{index}"] = value
 
 
-def check_supported(graph_def: Any) -> None:
+def check_supported(graph_def: Any, refused_loops: Mapping[str, str] | None = None) -> None:
     """One error listing every op type without an extractor, with counts and first nodes,
-    and every loop by name (what fits a loop is not a custom layer)."""
+    and every loop by name with why it is not a recognised RNN (what fits a loop is not a
+    custom layer)."""
     import irforge.frontends.tf.extractors  # noqa: F401  (registers the extractors)
 
     missing: dict[str, list[str]] = defaultdict(list)
     for node in graph_def.node:
         if node.op not in EXTRACTORS and node.op not in INPUT_OPS and not is_loop_op(node.op):
             missing[node.op].append(node.name)
-    loops = describe_loops(graph_def)
+    loops = describe_loops(graph_def, refused_loops or {})
     if not missing and not loops:
         return
     parts = [

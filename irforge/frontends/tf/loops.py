@@ -1,15 +1,16 @@
-"""Recognising TensorFlow loops, to refuse them by name with what fits instead.
+"""Naming the TensorFlow loops irforge does not recognise, with what fits instead.
 
-irforge has no loop op yet. A frozen Keras LSTM / GRU / SimpleRNN is a loop: TF2 writes a
-`While` / `StatelessWhile` node whose `body` function reads the sequence through
-`TensorList*` ops, TF1 writes the loop inline as a frame of
-`Enter -> Merge -> Switch -> ... -> NextIteration` and `Exit` nodes named by the Enter
-nodes' `frame_name`. `describe_loops` names each loop, so the importer's one error lists
-them next to any other unsupported op.
+A frozen Keras LSTM / GRU / SimpleRNN is a loop: TF2 writes a `While` / `StatelessWhile`
+node whose `body` function reads the sequence through `TensorList*` ops, TF1 writes the loop
+inline as a frame of `Enter -> Merge -> Switch -> ... -> NextIteration` and `Exit` nodes
+named by the Enter nodes' `frame_name`. `recurrent_loops.py` replaces the loops it
+recognises as RNN layers; `describe_loops` names each one left, with the reason the match
+gave, so the importer's one error lists them next to any other unsupported op.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 LOOP_OPS = frozenset(
@@ -18,8 +19,10 @@ LOOP_OPS = frozenset(
 """Control-flow ops that only loops (and TF1 conds, whose Switch/Merge are loop-free) use."""
 TENSOR_LIST_PREFIX = "TensorList"
 LOOP_FIX = (
-    "build a Keras LSTM/GRU/SimpleRNN with unroll=True before freezing, or cut the loop out "
-    "with --input/--output"
+    "irforge imports loops that are Keras LSTM, GRU (reset_after true or false) or SimpleRNN "
+    "layers (sigmoid/tanh/relu, no mask) as LSTMSequence/GRUSequence/RNNSequence; build any "
+    "other recurrent layer with unroll=True before freezing, or cut the loop out with "
+    "--input/--output"
 )
 
 
@@ -27,8 +30,10 @@ def is_loop_op(op: str) -> bool:
     return op in LOOP_OPS or op.startswith(TENSOR_LIST_PREFIX)
 
 
-def describe_loops(graph_def: Any) -> list[str]:
-    """One line per loop: TF2 While nodes (with their body function), TF1 frames."""
+def describe_loops(graph_def: Any, reasons: Mapping[str, str] | None = None) -> list[str]:
+    """One line per loop: TF2 While nodes (with their body function), TF1 frames, each with
+    the reason it is not a recognised RNN when there is one."""
+    reasons = reasons or {}
     loops: list[str] = []
     frames: dict[str, str] = {}
     for node in graph_def.node:
@@ -39,6 +44,7 @@ def describe_loops(graph_def: Any) -> list[str]:
             frame = node.attr["frame_name"].s.decode() if "frame_name" in node.attr else node.name.rsplit("/", 1)[0]
             frames.setdefault(frame, node.name)
     loops += [f"TF1 loop frame '{frame}'" for frame, first in frames.items()]
+    loops = [f"{loop}: not an RNN layer, {reasons[loop]}" if loop in reasons else loop for loop in loops]
     if not loops and any(is_loop_op(node.op) for node in graph_def.node):
         # Switch/Merge without Enter: a TF1 cond, or a loop whose frame was cut
         scopes = sorted({node.name.rsplit("/", 1)[0] for node in graph_def.node if is_loop_op(node.op)})

@@ -34,7 +34,7 @@ from irforge.dialects.nn.base import DYN, NNOp, build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity, Select
 from irforge.dialects.nn.linear import FullyConnected, MatMul, Power
-from irforge.dialects.nn.normalization import SoftMax
+from irforge.dialects.nn.normalization import MVN, SoftMax
 from irforge.dialects.nn.reduce import Reduce
 from irforge.dialects.nn.resample import Resample
 from irforge.dialects.nn.shape import Concat, Flatten, Pad, Permute, Reshape
@@ -116,12 +116,12 @@ class SinkPermuteThroughElementwise(RewritePattern):
 
 
 class SinkPermuteThroughAxisOps(RewritePattern):
-    """Concat, SoftMax, Pad and Reduce over permute(x): the same op on x with remapped axes."""
+    """Concat, SoftMax, Pad, Reduce and MVN over permute(x): the same op on x with remapped axes."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, Concat):
             self._concat(op, rewriter)
-        elif isinstance(op, SoftMax | Pad | Reduce) and isinstance(op.operands[0].owner, Permute):
+        elif isinstance(op, SoftMax | Pad | Reduce | MVN) and isinstance(op.operands[0].owner, Permute):
             permute = op.operands[0].owner
             order = permute.ints("order")
             if isinstance(op, Reduce):
@@ -129,6 +129,8 @@ class SinkPermuteThroughAxisOps(RewritePattern):
                 return
             if isinstance(op, SoftMax):
                 changed: dict[str, object] = {"axis": order[op.softmax_axis()]}
+            elif isinstance(op, MVN):  # normalised over the same axes of x, wherever they sit
+                changed = {"axes": sorted(order[a] for a in op.reduced_axes())}
             else:
                 back = inverse(order)
                 changed = {

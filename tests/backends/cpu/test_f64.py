@@ -8,7 +8,8 @@ import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.builder import ModelBuilder
-from irforge.dialects.nn import Convert, Eltwise
+from irforge.backends.reference import run
+from irforge.dialects.nn import Activation, Convert, Eltwise, MatMul, SoftMax
 from irforge.errors import IrforgeError
 from irforge.weights.dtypes import to_xdsl
 
@@ -35,9 +36,43 @@ def test_f64_eltwise_between_casts(operation, cache_dir) -> None:  # type: ignor
     np.testing.assert_array_equal(got["y"], want.astype(np.float32))
 
 
-def test_f64_without_a_kernel_is_named(cache_dir) -> None:  # type: ignore[no-untyped-def]
+def test_f64_eltwise_without_a_native_kernel_runs_numpys(cache_dir) -> None:  # type: ignore[no-untyped-def]
     b = ModelBuilder()
     x = b.input("x", [4], np.float64)
     b.output(b.add(Eltwise, [x, x], operation="pow").results[0], "y")
-    with pytest.raises(IrforgeError, match="operation 'pow' on f64 has no CPU kernel"):
+    feed = np.array([0.5, 1.0000001, 2.5, 3.0])
+    got = compile_model(b.finish(), cache_dir=cache_dir)({"x": feed})["y"]
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, feed**feed)
+
+
+def test_f16_without_a_kernel_is_named(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    b = ModelBuilder()
+    x = b.input("x", [4], np.float16)
+    b.output(b.add(Eltwise, [x, x], operation="pow").results[0], "y")
+    with pytest.raises(IrforgeError, match="operation 'pow' on f16 has no CPU kernel"):
         compile_model(b.finish(), cache_dir=cache_dir)
+
+
+def test_f64_activations_softmax_and_matmul_run_in_f64(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Ops whose native kernels are f32-only run numpy's f64 on f64 tensors (host steps),
+    exactly as the reference interpreter; the f32 ones beside them keep their kernels."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((5, 3)) * 1.0000001
+    b = ModelBuilder()
+    x = b.input("x", [2, 5], np.float64)
+    y = x
+    for kind in ("tanh", "sigmoid", "exp", "erf"):
+        y = b.add(Activation, [y], kind=kind).results[0]
+    y = b.add(MatMul, [y, b.constant(w)]).results[0]
+    y = b.add(SoftMax, [y], axis=1).results[0]
+    b.output(y, "y")
+    narrow = b.add(Convert, [x], destination_type=to_xdsl(np.dtype(np.float32))).results[0]
+    b.output(b.add(Activation, [narrow], kind="tanh").results[0], "f32")
+    model = b.finish()
+    feed = rng.standard_normal((2, 5))
+    got = compile_model(model, threads=2, cache_dir=cache_dir)({"x": feed})
+    want = run(model, {"x": feed})
+    assert got["y"].dtype == np.float64
+    np.testing.assert_array_equal(got["y"], want["y"])
+    np.testing.assert_allclose(got["f32"], np.tanh(feed).astype(np.float32), rtol=1e-6)

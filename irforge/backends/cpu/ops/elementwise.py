@@ -3,7 +3,8 @@
 Identity, Reshape, Flatten, Squeeze and Unsqueeze (and Convert to the same type) move no
 data: their result aliases the input buffer. Comparisons (i1 results), logic on i1, integer
 arithmetic, f64 arithmetic (sum, sub, mul, div, max, min, squared_diff, in f64), Select and
-Convert between f32/f16/f64/i8/i32/i64/bool use the typed expressions.
+Convert between f32/f16/f64/i8/i32/i64/bool use the typed expressions; the other f64
+operations (pow, ...) run numpy's as a host step, as do f64 activations (`f64_host.py`).
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ def eltwise(ctx: Lowering, op: Eltwise) -> None:
         expr = f"logic.{operation}"
     elif operation in INT_BINARY and element in ("i8", "i32", "i64"):
         expr = f"ibin.{operation}"
+    elif element == "f64":  # pow, floor_mod, ...: numpy's, in f64, as a host step
+        from irforge.backends.cpu.host_steps import lower_reference
+
+        lower_reference(ctx, op)
+        return
     else:
         raise IrforgeError(f"'{op.name}' operation '{operation}' on {element} has no CPU kernel", where=op.label,
                            fix="run the model with --device ref", code="E844")

@@ -10,6 +10,7 @@ def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.attention import ScaledDotProductAttentionPattern
     from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
+    from irforge.passes.patterns.subgraphs.layer_norm import KerasLayerNormalization
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
     from irforge.passes.patterns.subgraphs.normalization import MeanVarianceNormalization
 
@@ -19,6 +20,7 @@ def builtin_replacements() -> list[RewritePattern]:
         ScaledDotProductAttentionPattern(),
         ExportedAttention(),
         MeanVarianceNormalization(),
+        KerasLayerNormalization(),
         BatchNormOfMoments(),
         Gelu(),
         GeluErfc(),
