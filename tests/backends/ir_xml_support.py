@@ -78,3 +78,19 @@ def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-4, what: st
         return
     scale = max(float(np.abs(want[np.isfinite(want)]).max()) if want.size else 0.0, 1.0)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, err_msg=what)
+
+
+def assert_op_runs_in_openvino_like_the_reference(tmp_path: Path, cls, inputs, constants, num_results, props) -> None:  # type: ignore[no-untyped-def]
+    """One op (a `case` of test_ir_xml_ops) written as IR XML gives the reference's outputs
+    in OpenVINO."""
+    from irforge.backends.ir_xml import write_ir_xml
+    from irforge.backends.reference import run
+    from tests.helpers import one_op_model
+
+    model = one_op_model(cls, inputs, constants, num_results, **props)
+    feeds = {f"x{i}": x for i, x in enumerate(inputs)}
+    want = run(model, feeds)
+    write_ir_xml(model, tmp_path / "m.xml")
+    got = run_openvino(tmp_path / "m.xml", feeds)
+    for name, expected in want.items():
+        assert_close(got[name], expected, what=name)

@@ -6,12 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irforge.backends.ir_xml import write_ir_xml
-from irforge.backends.reference import run
 from irforge.dialects import nn
-from tests.backends.ir_xml_support import assert_close, run_openvino
+from tests.backends.ir_xml_support import assert_op_runs_in_openvino_like_the_reference
 from tests.backends.test_ir_xml_ops import case
-from tests.helpers import one_op_model, rand
+from tests.helpers import rand
 
 X = rand(3, 4, 5, seed=60)
 IDX = np.array([[[0, 2, 1, 0, 2], [1, 1, 0, 2, -1]]], np.int64).repeat(3, axis=0)  # [3, 2, 5] along axis 1 of size 4
@@ -64,13 +62,7 @@ INDEXING_CASES = list(indexing_cases())
 
 @pytest.mark.parametrize("cls, inputs, constants, num_results, props", INDEXING_CASES)
 def test_indexing_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, constants, num_results, props):
-    model = one_op_model(cls, inputs, constants, num_results, **props)
-    feeds = {f"x{i}": x for i, x in enumerate(inputs)}
-    want = run(model, feeds)
-    write_ir_xml(model, tmp_path / "m.xml")
-    got = run_openvino(tmp_path / "m.xml", feeds)
-    for name, expected in want.items():
-        assert_close(got[name], expected, what=name)
+    assert_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, constants, num_results, props)
 
 
 def test_every_indexing_op_is_run_here():

@@ -7,14 +7,12 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import f16, f32, i32, i64
 
-from irforge.backends.ir_xml import write_ir_xml
-from irforge.backends.reference import run
 from irforge.dialects import nn
 from irforge.dialects.nn.activation import ACTIVATION_KINDS
 from irforge.dialects.nn.elementwise import ARITHMETIC, COMPARISON, LOGICAL
 from irforge.dialects.nn.reduce import REDUCE_OPERATIONS
-from tests.backends.ir_xml_support import assert_close, run_openvino
-from tests.helpers import one_op_model, rand
+from tests.backends.ir_xml_support import assert_op_runs_in_openvino_like_the_reference
+from tests.helpers import rand
 
 X4 = rand(2, 3, 5, 6, seed=1, low=-2.0, high=2.0)
 POSITIVE = rand(2, 3, 4, 5, seed=2, low=0.1, high=3.0)
@@ -190,13 +188,7 @@ CASES = [
 
 @pytest.mark.parametrize("cls, inputs, constants, num_results, props", CASES)
 def test_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, constants, num_results, props):
-    model = one_op_model(cls, inputs, constants, num_results, **props)
-    feeds = {f"x{i}": x for i, x in enumerate(inputs)}
-    want = run(model, feeds)
-    write_ir_xml(model, tmp_path / "m.xml")
-    got = run_openvino(tmp_path / "m.xml", feeds)
-    for name, expected in want.items():
-        assert_close(got[name], expected, what=name)
+    assert_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, constants, num_results, props)
 
 
 def test_every_nn_op_has_an_emitter():

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irforge.backends.ir_xml import write_ir_xml
 from irforge.backends.reference import run
 from irforge.dialects import nn
-from tests.backends.ir_xml_support import assert_close, run_openvino
+from tests.backends.ir_xml_support import assert_op_runs_in_openvino_like_the_reference
 from tests.backends.test_ir_xml_ops import case
 from tests.helpers import one_op_model, rand
 
@@ -37,13 +36,7 @@ UNPOOL_CASES = list(unpool_cases())
 
 @pytest.mark.parametrize("cls, inputs, constants, num_results, props", UNPOOL_CASES)
 def test_unpool_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, constants, num_results, props):
-    model = one_op_model(cls, inputs, constants, num_results, **props)
-    feeds = {f"x{i}": x for i, x in enumerate(inputs)}
-    want = run(model, feeds)
-    write_ir_xml(model, tmp_path / "m.xml")
-    got = run_openvino(tmp_path / "m.xml", feeds)
-    for name, expected in want.items():
-        assert_close(got[name], expected, what=name)
+    assert_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, constants, num_results, props)
 
 
 def test_max_pool_indices_point_at_the_maxima():
