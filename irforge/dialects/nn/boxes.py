@@ -26,7 +26,10 @@ class ROIAlign(NNOp):
 
     Each bin takes sampling_ratio x sampling_ratio samples (0: ceil(roi size / pooled size)
     per direction) at the centres of a regular grid; a sample beyond one pixel outside the
-    map counts as 0, others are clamped to the map.
+    map counts as 0, others are clamped to the map. mode "max" instead takes, per bin, the
+    largest of its samples' weighted corner terms (w_i * v_i of the 4 bilinear neighbours, not
+    their sum): onnxruntime's RoiAlign max mode, which OpenVINO's ROIAlign-9 max mode does not
+    reproduce.
     """
 
     name = "nn.roi_align"
@@ -39,8 +42,9 @@ class ROIAlign(NNOp):
     spatial_scale = opt_prop_def(FloatAttr, default_value=FloatAttr(1.0, f32))
     sampling_ratio = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(0, i64))
     aligned_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
+    mode = opt_prop_def(StringAttr, default_value=StringAttr("avg"))
 
-    STRING_CHOICES: ClassVar = {"aligned_mode": ROI_ALIGN_MODES}
+    STRING_CHOICES: ClassVar = {"aligned_mode": ROI_ALIGN_MODES, "mode": frozenset({"avg", "max"})}
 
     def verify_attributes(self) -> None:
         for prop in ("pooled_h", "pooled_w"):

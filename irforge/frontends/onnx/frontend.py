@@ -26,7 +26,7 @@ def input_dims(proto, name: str) -> list[int]:  # type: ignore[no-untyped-def]
     from irforge.dialects.nn.base import DYN
 
     vi = next(v for v in proto.graph.input if v.name == name)
-    return [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYN for d in vi.type.tensor_type.shape.dim]
+    return [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else DYN for d in vi.type.tensor_type.shape.dim]
 
 
 def _sniff(head: bytes) -> bool:

@@ -117,7 +117,7 @@ class GraphImporter(FoldingBuilder):
                 fix=f"give it with --input_shape, e.g. --input {vi.name} --input_shape [1,3,224,224]",
                 code="E140",
             )
-        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else DYN for d in t.shape.dim]
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else DYN for d in t.shape.dim]
         return dims, dtype
 
     def _import_node(self, node: onnx.NodeProto) -> None:

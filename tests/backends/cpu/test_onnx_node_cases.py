@@ -85,6 +85,8 @@ def cpu_cases() -> list:  # type: ignore[type-arg]
         model = entry[0]
         if types <= {onnx.TensorProto.FLOAT} and has_cpu_kernels(model):
             chosen.append(case)
+        elif has_cpu_kernels(model) and runs_on_host_or_f32(model):  # i64/bool inputs frozen into constants (axes, shapes)
+            chosen.append(case)
         elif has_data_dependent_shapes(model):  # segments: every op runs, natively or on the host
             chosen.append(case)
         elif runs_on_host_or_f32(model) and any(type(op) in HOST_STEP_OPS for op in model.func.body.block.ops):

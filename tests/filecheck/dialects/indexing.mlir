@@ -52,10 +52,12 @@ func.func @others(%x: tensor<3x4xf32>, %i: tensor<3xi64>, %on: tensor<f32>, %off
 func.func @boxes(%x: tensor<2x3x8x8xf32>, %r: tensor<5x4xf32>, %b: tensor<5xi64>, %bx: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>) -> (tensor<5x3x2x2xf32>, tensor<?x3xi64>) {
   %a = nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64, spatial_scale = 2.500000e-01 : f32, aligned_mode = "asymmetric"} : (tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
   %n = nn.non_max_suppression %bx, %s {max_output_boxes_per_class = 3 : i64, iou_threshold = 5.000000e-01 : f32} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+  %m = nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64, mode = "max"} : (tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
   func.return %a, %n : tensor<5x3x2x2xf32>, tensor<?x3xi64>
 }
 // CHECK:      nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64, spatial_scale = 2.500000e-01 : f32, aligned_mode = "asymmetric"} : (tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
 // CHECK-NEXT: nn.non_max_suppression %bx, %s {max_output_boxes_per_class = 3 : i64, iou_threshold = 5.000000e-01 : f32} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+// CHECK-NEXT: nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64, mode = "max"} : (tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
 
 // -----
 func.func @run_time_shapes(%x: tensor<2x?xi64>, %v: tensor<f32>) -> tensor<?x?xf32> {

@@ -56,6 +56,13 @@ func.func @roi_align_rois(%x: tensor<2x3x8x8xf32>, %r: tensor<5x5xf32>, %b: tens
 // CHECK: nn.roi_align: rois must be [R, 4] (x1, y1, x2, y2), got shape [5, 5]
 
 // -----
+func.func @roi_align_mode(%x: tensor<2x3x8x8xf32>, %r: tensor<5x4xf32>, %b: tensor<5xi64>) -> tensor<5x3x2x2xf32> {
+  %a = nn.roi_align %x, %r, %b {pooled_h = 2 : i64, pooled_w = 2 : i64, mode = "min"} : (tensor<2x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
+  func.return %a : tensor<5x3x2x2xf32>
+}
+// CHECK: nn.roi_align: mode must be one of avg, max, got 'min'
+
+// -----
 func.func @broadcast_to_unknown_rank(%x: tensor<3xf32>, %s: tensor<?xi64>) -> tensor<?xf32> {
   %b = nn.broadcast_to %x, %s : (tensor<3xf32>, tensor<?xi64>) -> tensor<?xf32>
   func.return %b : tensor<?xf32>

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
@@ -81,6 +83,17 @@ def softmax(ctx: Lowering, op: SoftMax) -> None:
 @lowering(Reduce)
 def reduce(ctx: Lowering, op: Reduce) -> None:
     require_f32(op)
+    x = shape_of(op.input)
+    if math.prod(x[a] for a in op.reduced_axes()) == 0:
+        # over no elements the result is the operation's identity (-inf for max, 1 for prod,
+        # nan for mean, ...), whatever the data: a constant, as the reference kernel gives it
+        # (the row kernels start from the first element, which does not exist here)
+        from irforge.backends.reference.kernels.reduce import reduce as reference_reduce
+
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf is the identity of log_sum
+            identity = np.asarray(reference_reduce(op, np.zeros(x, np.float32)), np.float32)
+        ctx.alias(op.output, ctx.const(identity))
+        return
     emit_rows(ctx, op, shape_of(op.input), op.reduced_axes(), f"reduce.{op.str_prop('operation')}")
 
 

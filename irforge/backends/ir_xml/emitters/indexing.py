@@ -9,6 +9,7 @@ import numpy as np
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool, fmt_float
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
+from irforge.errors import IrforgeError
 from irforge.dialects.nn.indexing import (
     BroadcastTo,
     CumSum,
@@ -110,6 +111,14 @@ def is_inf(ctx: EmitContext, op: IsInf, inputs: list[Port]) -> list[Port]:
 
 @ir_xml_emitter(ROIAlign)
 def roi_align(ctx: EmitContext, op: ROIAlign, inputs: list[Port]) -> list[Port]:
+    if op.str_prop("mode") == "max":
+        # OpenVINO's ROIAlign-9 max mode gives other numbers than onnxruntime's (measured: up to
+        # 1.0 apart on unit-normal maps, at every sampling_ratio): writing it would be silently wrong
+        raise IrforgeError(
+            "nn.roi_align mode 'max' (onnxruntime's max of weighted corner terms) has no OpenVINO equivalent",
+            where=op.label, code="E680",
+            fix="OpenVINO's ROIAlign max mode computes different numbers; run the model with ir-run --device ref or cpu, or use mode='avg'",
+        )
     data = {
         "pooled_h": str(op.int_prop("pooled_h")), "pooled_w": str(op.int_prop("pooled_w")),
         "sampling_ratio": str(op.int_prop("sampling_ratio")), "spatial_scale": fmt_float(op.float_prop("spatial_scale")),

@@ -132,6 +132,15 @@ AFTER = {"log_sum": "Log", "log_sum_exp": "Log"}
 @ir_xml_emitter(Reduce)
 def reduce(ctx: EmitContext, op: Reduce, inputs: list[Port]) -> list[Port]:
     operation, x, out = op.str_prop("operation"), inputs[0], out_type(op)
+    dims = x.dims
+    if all(d >= 0 for d in dims) and any(dims[a] == 0 for a in op.reduced_axes()):
+        # over no elements the result is the identity whatever the data; OpenVINO's ReduceMax
+        # gives the lowest finite float there, not -inf: write the identity as a constant
+        from irforge.backends.reference.kernels.reduce import reduce as reference_reduce
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            identity = np.asarray(reference_reduce(op, np.zeros(dims, x.dtype)), x.dtype)
+        return [ctx.const(identity, ctx.name(op))]
     if operation in BEFORE:
         if BEFORE[operation] == "Square":
             x = binary(ctx, "Multiply", x, x, x.type, ctx.name(op, "square"))

@@ -1,4 +1,4 @@
-"""Reference kernels of the box ops: ROIAlign (average mode) and NonMaxSuppression."""
+"""Reference kernels of the box ops: ROIAlign (avg and onnxruntime's max mode) and NonMaxSuppression."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from irforge.backends.reference.registry import kernel
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 
 
-def bilinear(plane: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Samples of plane [C, H, W] at points (y, x) (1-D arrays): [C, P]. Points beyond one
-    pixel outside the map give 0; others are clamped to it (Caffe2's RoIAlign rule)."""
+def bilinear_terms(plane: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The 4 weighted neighbour terms of bilinear samples of plane [C, H, W] at points (y, x)
+    (1-D arrays): [4, C, P] (their sum is the sample). Points beyond one pixel outside the map
+    give 0; others are clamped to it (Caffe2's RoIAlign rule)."""
     _, h, w = plane.shape
     outside = (y < -1.0) | (y > h) | (x < -1.0) | (x > w)
     y, x = np.maximum(y, 0.0), np.maximum(x, 0.0)
@@ -24,10 +25,10 @@ def bilinear(plane: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
     y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
     ly, lx = y - y0, x - x0
     hy, hx = 1.0 - ly, 1.0 - lx
-    value = (
-        hy * hx * plane[:, y0, x0] + hy * lx * plane[:, y0, x1] + ly * hx * plane[:, y1, x0] + ly * lx * plane[:, y1, x1]
+    terms = np.stack(
+        [hy * hx * plane[:, y0, x0], hy * lx * plane[:, y0, x1], ly * hx * plane[:, y1, x0], ly * lx * plane[:, y1, x1]]
     )
-    return np.where(outside, 0.0, value)
+    return np.where(outside, 0.0, terms)
 
 
 @kernel(ROIAlign)
@@ -35,6 +36,7 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
     ph, pw = op.int_prop("pooled_h"), op.int_prop("pooled_w")
     scale, ratio = op.float_prop("spatial_scale"), op.int_prop("sampling_ratio")
     half_pixel = op.str_prop("aligned_mode") == "half_pixel"
+    use_max = op.str_prop("mode") == "max"
     out = np.zeros((rois.shape[0], x.shape[1], ph, pw), np.float64)
     for r, (roi, image) in enumerate(zip(rois.astype(np.float64), batch)):
         x1, y1, x2, y2 = roi * scale - (0.5 if half_pixel else 0.0)
@@ -48,9 +50,10 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
         ys = y1 + (np.arange(ph * sy) + 0.5) * bin_h / sy
         xs = x1 + (np.arange(pw * sx) + 0.5) * bin_w / sx
         yy, xx = np.meshgrid(ys, xs, indexing="ij")
-        samples = bilinear(x[int(image)].astype(np.float64), yy.reshape(-1), xx.reshape(-1))
-        samples = samples.reshape(x.shape[1], ph, sy, pw, sx)
-        out[r] = samples.mean(axis=(2, 4))
+        terms = bilinear_terms(x[int(image)].astype(np.float64), yy.reshape(-1), xx.reshape(-1))
+        # onnxruntime's max mode: the largest weighted term of each sample, not the sample itself
+        samples = (terms.max(axis=0) if use_max else terms.sum(axis=0)).reshape(x.shape[1], ph, sy, pw, sx)
+        out[r] = samples.max(axis=(2, 4)) if use_max else samples.mean(axis=(2, 4))
     return out.astype(x.dtype)
 
 

@@ -30,8 +30,15 @@ def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
 
 
+def _mean(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    # over no elements onnxruntime gives 0 (numpy: nan with a warning)
+    if x.size == 0 or any(x.shape[a] == 0 for a in axes):
+        return np.sum(x, axis=axes, keepdims=True)
+    return np.mean(x, axis=axes, keepdims=True)
+
+
 _REDUCTIONS: dict[str, Callable[[np.ndarray, tuple[int, ...]], np.ndarray]] = {
-    "mean": lambda x, axes: np.mean(x, axis=axes, keepdims=True),
+    "mean": _mean,
     "sum": lambda x, axes: np.sum(x, axis=axes, keepdims=True),
     "max": lambda x, axes: np.max(x, axis=axes, keepdims=True, initial=_lowest(x.dtype)),
     "min": lambda x, axes: np.min(x, axis=axes, keepdims=True, initial=_highest(x.dtype)),

@@ -182,8 +182,9 @@ def group_normalization(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("RoiAlign")
 def roi_align(ctx: NodeContext) -> SSAValue:
-    if ctx.attr("mode", "avg") != "avg":
-        raise refuse(ctx, f"attribute mode='{ctx.attr('mode')}' is not supported", "E180", fix="nn.roi_align averages its samples (mode='avg')")
+    mode = ctx.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise refuse(ctx, f"attribute mode='{mode}' is not supported", "E180", fix="use mode='avg' or 'max'")
     default = "half_pixel" if ctx.opset >= 16 else "output_half_pixel"
     transform = ctx.attr("coordinate_transformation_mode", default)
     if transform not in ("half_pixel", "output_half_pixel"):
@@ -192,7 +193,7 @@ def roi_align(ctx: NodeContext) -> SSAValue:
         ROIAlign, [ctx.input(0), ctx.input(1), ctx.input(2)],
         pooled_h=int(ctx.attr("output_height", 1)), pooled_w=int(ctx.attr("output_width", 1)),
         spatial_scale=float(ctx.attr("spatial_scale", 1.0)), sampling_ratio=int(ctx.attr("sampling_ratio", 0)),
-        aligned_mode="half_pixel" if transform == "half_pixel" else "asymmetric",
+        aligned_mode="half_pixel" if transform == "half_pixel" else "asymmetric", mode=mode,
     )  # fmt: skip
 
 

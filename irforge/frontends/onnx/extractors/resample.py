@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Resample
@@ -19,8 +21,9 @@ def resize(ctx: NodeContext) -> SSAValue:
         raise ctx.fail(f"coordinate_transformation_mode '{coordinate_mode}' is not supported")
     if ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0):
         raise ctx.fail("exclude_outside and antialias are not supported")
-    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise ctx.fail("keep_aspect_ratio_policy other than 'stretch' is not supported")
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise ctx.fail(f"keep_aspect_ratio_policy '{policy}' is not supported", fix="use stretch, not_larger or not_smaller")
     props: dict[str, object] = {
         "mode": mode,
         "coordinate_transformation_mode": coordinate_mode,
@@ -30,11 +33,34 @@ def resize(ctx: NodeContext) -> SSAValue:
     scales_index, sizes_index = (1, None) if ctx.opset < 11 else (2, 3)
     if sizes_index is not None and ctx.has_input(sizes_index):
         props["sizes"] = _full(ctx, [int(s) for s in ctx.required_constant(sizes_index, "sizes")], None)
+        if policy != "stretch":
+            props["scales"] = _keep_aspect_ratio(ctx, props.pop("sizes"), policy)  # type: ignore[arg-type]
     elif ctx.has_input(scales_index):
         props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales")], 1.0)
     if not props.get("sizes") and not props.get("scales"):
         raise ctx.fail("Resize needs non-empty scales or sizes")
     return ctx.value(Resample, [ctx.input(0)], **props)
+
+
+def _keep_aspect_ratio(ctx: NodeContext, sizes: list[int], policy: str) -> list[float]:
+    """ONNX's keep_aspect_ratio_policy: one scale for the resized axes, the smallest
+    (not_larger) or largest (not_smaller) of sizes / input size; output sizes round(scale * in)
+    (half up), coordinates mapped with that scale (as onnxruntime). nn.resample's scales give
+    floor(in * scale): the policy converts only when floor and round agree."""
+    shape = ctx.input_shape(0)
+    if DYN in shape:
+        raise ctx.fail("keep_aspect_ratio_policy needs static input dims", fix="give static input shapes")
+    axes = [a % len(shape) for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(len(shape)))
+    ratios = [sizes[a] / shape[a] for a in axes]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    rounded = [int(scale * shape[a] + 0.5) for a in axes]
+    floored = [int(np.float32(scale) * np.float32(shape[a])) for a in axes]
+    if rounded != floored:
+        raise ctx.fail(
+            f"keep_aspect_ratio_policy '{policy}' gives sizes {rounded} rounded from scale {scale:g}, which nn.resample's floor(in * scale) cannot give ({floored})",
+            fix="give sizes that keep the aspect ratio exactly, or use keep_aspect_ratio_policy='stretch'",
+        )
+    return [float(np.float32(scale)) if i in axes else 1.0 for i in range(len(shape))]
 
 
 def _full(ctx: NodeContext, values: list, fill: float | None) -> list:  # type: ignore[type-arg]

@@ -160,9 +160,32 @@ def pad(ctx: NodeContext) -> SSAValue:
             pads = full
     if any(p < 0 for p in pads):
         raise ctx.fail("negative pads (cropping) are not supported", fix="use Slice to crop")
+    if mode == "wrap":
+        return _wrap_pad(ctx, pads[:rank], pads[rank:])
     if mode not in ("constant", "edge", "reflect"):
-        raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge or reflect")
+        raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge, reflect or wrap")
     return ctx.value(Pad, [ctx.input(0)], pads_begin=pads[:rank], pads_end=pads[rank:], mode=mode, value=value)
+
+
+def _wrap_pad(ctx: NodeContext, begin: list[int], end: list[int]) -> SSAValue:
+    """Pad mode 'wrap' (periodic, numpy's np.pad 'wrap'; OpenVINO's Pad has no such mode): per
+    padded axis of size n, the input tiled 1 + ceil(b/n) + ceil(e/n) times, then sliced to
+    b + n + e elements starting b elements before a copy of the input."""
+    x, shape = ctx.input(0), list(ctx.input_shape(0))
+    for axis, (b, e) in enumerate(zip(begin, end)):
+        if b == 0 and e == 0:
+            continue
+        n = shape[axis]
+        if n == DYN or n == 0:
+            raise ctx.fail(f"Pad mode 'wrap' needs axis {axis} known and non-empty, got {'?' if n == DYN else n}", fix="give static input shapes")
+        before, after = -(-b // n), -(-e // n)
+        repeats = [1] * len(shape)
+        repeats[axis] = 1 + before + after
+        tiled = ctx.value(Tile, [x], suffix=f"/wrap{axis}/tile", repeats=repeats)
+        start = before * n - b
+        x = ctx.value(Slice, [tiled], suffix=f"/wrap{axis}", begins=[start], ends=[start + b + n + e], axes=[axis])
+        shape[axis] = b + n + e
+    return x
 
 
 @onnx_extractor("Tile")
