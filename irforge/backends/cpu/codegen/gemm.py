@@ -30,10 +30,12 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import F32, I1, I64, VOID, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import F32, I1, I64, VOID, VW, KernelBuilder, i64, native_vector_bytes, vec
 
-MR = 12
-NR = 32
+# The MR x NR tile of C must stay in registers: 12 x 32 is 24 of AVX-512's 32 zmm registers;
+# with AVX2 (16 ymm, half as wide) it would be 48 and spill on every k, so AVX2 hosts take
+# 6 x 16 (12 ymm accumulators, 2 for B, 1 broadcast: the classic AVX2 SGEMM tile).
+MR, NR = (12, 32) if native_vector_bytes() == 64 else (6, 16)
 NV = NR // VW
 KC = 384
 A_PREFETCH_ROWS = 64
