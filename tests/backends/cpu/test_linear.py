@@ -7,7 +7,8 @@ import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen.conv import ConvGeometry
-from irforge.backends.cpu.codegen.gemm import MR, NR, largest_share, splits_columns
+from irforge.backends.cpu.codegen import gemm
+from irforge.backends.cpu.codegen.gemm import largest_share, splits_columns
 from irforge.backends.cpu.codegen.winograd import MATRICES, transform_weights
 from irforge.backends.cpu.ops.linear import geometry, shifted_pays
 from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
@@ -179,7 +180,7 @@ def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, cache_dir)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
     feeds = {"x0": rand(*x_shape)}
     g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
-    assert 0 < g.p % NR % 16 <= 4
+    assert 0 < g.p % gemm.NR % 16 <= 4
     if residual:
         model, feeds = _residual_model(x_shape, w_shape, (x_shape[0], w_shape[0], g.oh, g.ow), "relu", **props)
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
@@ -217,7 +218,7 @@ def test_matmul_constant_b_is_packed_once_per_matrix(a, b, cache_dir) -> None:  
     model = one_op_model(MatMul, [rand(*a)], [rand(*b, seed=1)])
     compiled = compile_model(model, threads=1, cache_dir=cache_dir)
     matrices = int(np.prod(b[:-2])) if len(b) > 2 else 1
-    assert compiled.stats.constant_bytes == matrices * 4 * b[-2] * -(-b[-1] // NR) * NR
+    assert compiled.stats.constant_bytes == matrices * 4 * b[-2] * -(-b[-1] // gemm.NR) * gemm.NR
     compiled.close()
 
 
@@ -237,7 +238,19 @@ def test_conv_residual_activation_fused(act, cache_dir) -> None:  # type: ignore
     ("m", "n", "columns"),
     [(64, 196, True), (96, 196, False), (160, 49, False), (16, 1000, True), (1000, 1, False), (4, 49, True)],
 )
-def test_gemm_thread_split_picks_the_more_even_side(m, n, columns) -> None:  # type: ignore[no-untyped-def]
-    """196 columns split 96 | 100 beat 64 rows split 36 | 28; 96 rows split 48 | 48 win back."""
+def test_gemm_thread_split_picks_the_more_even_side(m, n, columns, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With AVX-512's 12 x 32 tile (set here whatever the host): 196 columns split 96 | 100
+    beat 64 rows split 36 | 28; 96 rows split 48 | 48 win back."""
+    monkeypatch.setattr(gemm, "MR", 12)
+    monkeypatch.setattr(gemm, "NR", 32)
     assert splits_columns(m, n) is columns
-    assert largest_share(196, NR) == pytest.approx(100 / 196) and largest_share(64, MR) == pytest.approx(36 / 64)
+    assert largest_share(196, 32) == pytest.approx(100 / 196) and largest_share(64, 12) == pytest.approx(36 / 64)
+
+
+@pytest.mark.parametrize(("m", "n", "columns"), [(64, 196, True), (96, 100, False), (64, 100, True), (1000, 1, False), (4, 49, True)])
+def test_gemm_thread_split_with_the_avx2_tile(m, n, columns, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With AVX2's 6 x 16 tile: 196 columns are 13 panels (>= 8: columns); 100 columns split
+    48 | 52 lose to 96 rows' 48 | 48 but beat 64 rows' 30 | 34; one M block splits columns."""
+    monkeypatch.setattr(gemm, "MR", 6)
+    monkeypatch.setattr(gemm, "NR", 16)
+    assert splits_columns(m, n) is columns

@@ -14,8 +14,9 @@ C[m, n] = epilogue(sum over k of A(m, k) * B(k, n)) for one or more batches, whe
 - C has rows of stride `ldc`; the epilogue (bias per row or per column, a residual tensor
   of C's layout, ReLU/Clamp) is applied when the last K block of a tile is stored.
 
-The micro-kernel keeps an MR x NR tile of C in 2*MR zmm registers and does MR*NR/16 FMAs
-per k with two vector loads and MR embedded broadcasts. Loops around it tile K by KC (the
+The micro-kernel keeps an MR x NR tile of C in registers (AVX-512: 12 x 32 in 24 zmm; AVX2:
+6 x 16 in 12 ymm) and does MR*NR/16 16-lane FMAs per k with NR/16 vector loads and MR
+broadcasts. Loops around it tile K by KC (the
 A micro-panel stays in L1) and N by NC panels (the B block stays in L2). Threads split the
 M blocks, or (when there are many panels, or that splits more evenly) a panel-major run of
 (panel, M block) tiles weighed by their vectors. The streams the hardware prefetcher
