@@ -117,7 +117,9 @@ def compile_model(
     directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
     jit = Jit(directory)
     key = None
-    if directory is not None and program_cache.cacheable(model, pipeline):
+    # a model with data-dependent shapes runs as segments (each cached on its own): hashing
+    # its weights for a whole-program key that is never saved would be wasted work
+    if directory is not None and program_cache.cacheable(model, pipeline) and not has_data_dependent_shapes(model):
         key = program_cache.program_key(model, pipeline, jit.cache)
         compiled = _load_cached(model, key, jit, threads, start)
         if compiled is not None:
