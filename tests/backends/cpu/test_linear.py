@@ -56,6 +56,13 @@ SHIFTED_CASES = [
     # strided windows with many taps per phase run on the input's phase planes
     ((1, 3, 20, 80), (8, 3, 7, 7), dict(strides=[2, 2], pads_begin=[3, 3], pads_end=[3, 3])),
     ((2, 4, 9, 70), (6, 4, 5, 5), dict(strides=[1, 2], pads_begin=[2, 2], pads_end=[2, 1])),
+    # grouped windows, one GEMM per group (threads take whole groups from 8 groups, one sample)
+    ((1, 32, 20, 24), (32, 4, 3, 3), dict(group=8, pads_begin=[1, 1], pads_end=[1, 1])),  # 4-row groups
+    ((2, 24, 12, 30), (36, 8, 3, 3), dict(group=3, dilations=[2, 2], pads_begin=[2, 2], pads_end=[2, 2])),  # 12-row groups, batch 2
+    ((1, 64, 17, 40), (64, 8, 3, 3), dict(group=8, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # stride 2: phase planes
+    ((1, 200, 9, 20), (50, 100, 3, 3), dict(group=2, pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks per group
+    ((1, 64, 14, 14), (64, 2, 3, 3), dict(group=32, pads_begin=[1, 1], pads_end=[1, 1])),  # rows widened to a vector
+    ((2, 48, 7, 7), (96, 16, 3, 3), dict(group=3, pads_begin=[1, 1], pads_end=[1, 1])),  # 7 of 16 columns computed
 ]
 
 

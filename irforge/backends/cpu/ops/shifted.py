@@ -28,11 +28,15 @@ from irforge.dialects.nn import Convolution
 MAX_WASTE = 0.1
 """Above this share of pad columns in a plane row im2col is cheaper (at 56x56 a 3x3 window
 wastes 3% against an im2col costing 40-70% of the GEMM; at 14x14 12.5% against 7%)."""
+MAX_WASTE_GROUPED = 0.6
+"""The same for a grouped layer, whose im2col costs several times its small GEMMs."""
 MIN_TAPS_PER_PHASE = 4
 """A strided window runs on phase planes only if it has at least this many taps per phase:
 the 7x7 stride-2 stem (12) saves its 49-fold im2col (2.9 -> 1.7 ms in a ResNet-50 run), but
 a 3x3 stride-2 layer (2.25) ran 1.9 ms against 1.6 with im2col (a table-driven phase copy,
 and B's rows spread over four planes)."""
+SPLIT_GROUPS = 8
+"""From this many groups (one sample) threads take whole groups' GEMMs instead of splitting each."""
 SHIFTED_KC = 576
 """K block: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB stays in L1 beside
 B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
@@ -58,10 +62,13 @@ class Planes:
         row's end lands in the next row's left pad, so the row needs only the larger pad
         (W + 1 for a 3x3 window: 1/15 of a 14x14 layer is pad columns, not 2/16)."""
         g = self.g
+        # a grouped layer's rows are at least a vector long, so that one spans at most two
+        # output rows (14x14: 16 where 15 would do, against an im2col 3x its GEMM's time)
+        least = VW if g.group > 1 else g.ow
         if g.stride == (1, 1):
             right = g.ow + (g.kw - 1) * g.dilation[1] - g.w - g.pad[1]
-            return max(g.w + max(g.pad[1], right, 0), g.ow)
-        return g.ow + (g.kw - 1) * g.dilation[1] // g.stride[1]
+            return max(g.w + max(g.pad[1], right, 0), g.ow, least)
+        return max(g.ow + (g.kw - 1) * g.dilation[1] // g.stride[1], least)
 
     @property
     def plane(self) -> int:
@@ -99,13 +106,17 @@ class Planes:
 
 
 def shifted_pays(g: ConvGeometry) -> bool:
-    """Whether a dense convolution runs as an implicit GEMM on its padded planes."""
-    if g.group != 1 or g.kh * g.kw == 1 or g.ow < VW:
+    """Whether a dense or grouped convolution runs as an implicit GEMM on its padded planes.
+    A grouped layer's GEMMs are small (4-32 rows, 36-288 k), so im2col's copy costs several
+    times the GEMM itself (ResNeXt-50's 56x56 layer: 9.5 ms of im2col for a 1.0 ms GEMM):
+    it takes the planes at stride 2 too."""
+    grouped = g.group > 1
+    if g.kh * g.kw == 1 or (g.ow < VW and not grouped):
         return False
-    if g.stride != (1, 1) and (g.dilation != (1, 1) or g.kh * g.kw < MIN_TAPS_PER_PHASE * g.stride[0] * g.stride[1]):
+    if g.stride != (1, 1) and (g.dilation != (1, 1) or (not grouped and g.kh * g.kw < MIN_TAPS_PER_PHASE * g.stride[0] * g.stride[1])):
         return False
     row = Planes(g).row
-    return (row - g.ow) / row <= MAX_WASTE
+    return (row - g.ow) / row <= (MAX_WASTE_GROUPED if grouped else MAX_WASTE)
 
 
 def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights: np.ndarray, args: list[Buffer], epilogue: Epilogue) -> None:
@@ -119,12 +130,19 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
     offsets = planes.offsets()
     kc = SHIFTED_KC // len(offsets) * len(offsets)
     o = weights.shape[0]
+    og, kg, cg = o // g.group, g.k_per_group, g.c // g.group
+    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg, kc) for i in range(g.group)])
+    levels = tuple(level for level in (
+        Batch(g.n, 0, g.c * planes.channel, o * g.p, 0),
+        Batch(g.group, packed.size // g.group, cg * planes.channel, og * g.p, og),
+    ) if level.count > 1)
     spec = GemmSpec(
-        m=o, n=(g.oh - 1) * planes.row + g.ow, k=g.k_per_group, a_panel=True, ldc=g.p,
+        m=og, n=(g.oh - 1) * planes.row + g.ow, k=kg, a_panel=True, ldc=g.p,
         bias="row" if op.bias is not None else "none", epilogue=epilogue, kc=kc,
-        shifted=Shifted(offsets, planes.channel, planes.row, g.ow, g.oh),
-        batches=(Batch(g.n, 0, g.c * planes.channel, o * g.p, 0),) if g.n > 1 else (),
+        shifted=Shifted(offsets, planes.channel, planes.row, g.ow, g.oh), batches=levels,
+        # a grouped layer's GEMMs are too small to split: threads take whole groups
+        split_batches=g.n == 1 and g.group >= SPLIT_GROUPS,
     )
-    a_buf = ctx.const(pack_a(weights, o, g.k_per_group, kc))
+    a_buf = ctx.const(packed)
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
     ctx.phase(name, [a_buf, padded, out, *tail], f"conv{g.kh}x{g.kw}", 2 * g.n * o * g.p * g.k_per_group)
