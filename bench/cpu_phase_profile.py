@@ -24,6 +24,19 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+
+def _without_torchvision() -> None:
+    """transformers imports torchvision when it is installed; a torchvision built for another
+    torch breaks every transformers model (the zoo venv got one): skip it, BERT and ViT need none."""
+    try:
+        import transformers.utils as utils
+        import transformers.utils.import_utils as import_utils
+    except ImportError:
+        return
+    import_utils.is_torchvision_available = utils.is_torchvision_available = lambda: False  # type: ignore[assignment]
+
+
+_without_torchvision()
 sys.path.insert(0, str(Path(__file__).parent))
 from zoo_latency import ZOO  # noqa: E402
 

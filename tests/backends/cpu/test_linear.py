@@ -261,3 +261,24 @@ def test_gemm_thread_split_with_the_avx2_tile(m, n, columns, monkeypatch) -> Non
     monkeypatch.setattr(gemm, "MR", 6)
     monkeypatch.setattr(gemm, "NR", 16)
     assert splits_columns(m, n) is columns
+
+
+@pytest.mark.parametrize("x_shape,w_shape,props,tag", [
+    # ASPP's rate 18 on a 14x14 map: only the centre tap reads the input, a direct 1x1 GEMM
+    ((1, 16, 14, 14), (8, 16, 3, 3), dict(dilations=[18, 18], pads_begin=[18, 18], pads_end=[18, 18]), "conv1x1"),
+    # dead rows only (a 1x3 window remains), bias and residual-free, batch 2
+    ((2, 4, 10, 20), (6, 4, 3, 3), dict(dilations=[12, 1], pads_begin=[12, 1], pads_end=[12, 1]), "conv1x3"),
+    # grouped, dead columns on one side only (asymmetric pads)
+    ((1, 8, 9, 9), (8, 4, 3, 3), dict(group=2, dilations=[1, 10], pads_begin=[1, 20], pads_end=[1, 0]), "conv3x1"),
+])
+def test_dead_taps_are_cropped(x_shape, w_shape, props, tag, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Kernel rows/columns that read only padding are dropped before the path is chosen."""
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+    feeds = {"x0": rand(*x_shape)}
+    compiled = compile_model(model, threads=2, cache_dir=cache_dir)
+    try:
+        got = compiled(feeds)["y0"]
+        assert tag in [p.tag for p in compiled._executable.program.phases]
+    finally:
+        compiled.close()
+    np.testing.assert_allclose(got, run(model, feeds)["y0"], rtol=1e-4, atol=1e-5)

@@ -118,3 +118,24 @@ def test_non_f32_is_refused(cache_dir) -> None:  # type: ignore[no-untyped-def]
     model = one_op_model(ReLU, [np.arange(6, dtype=np.int32).reshape(2, 3)], [])
     with pytest.raises(IrforgeError, match="f32 only"):
         compile_model(model, cache_dir=cache_dir)
+
+
+@pytest.mark.parametrize("kind", ["erf", "gelu"])
+def test_erf_polynomial_is_accurate_everywhere(kind, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """erf runs as a rational polynomial in registers: within 5e-7 of math.erf on [-8, 8],
+    relative accuracy near 0 (subnormals included), +-1 beyond +-4, inf and NaN as libm."""
+    import math
+
+    x = np.concatenate([np.linspace(-8, 8, 4001), [0.0, 1e-30, -1e-38, 1e-6, 4.0, -4.0, 3.99, np.inf, -np.inf, np.nan]]).astype(np.float32)
+    model = one_op_model(Activation, [x], [], kind=kind)
+    from tests.backends.cpu.conftest import run_cpu
+
+    got = run_cpu(model, {"x0": x}, cache_dir)["y0"].astype(np.float64)
+    wide = x.astype(np.float64)
+    if kind == "erf":
+        want = np.array([math.erf(v) if not math.isnan(v) else np.nan for v in wide])
+    else:  # -inf: 0.5 * -inf * 0 is NaN in the formula, as in the reference
+        want = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) if math.isfinite(v) else (v if v > 0 else np.nan) for v in wide])
+    # gelu: 1 + erf cancels below -3, where erf's 4.2e-7 becomes |x| / 2 times that
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=5e-7 if kind == "erf" else 2e-6)
+    assert np.isnan(got[-1])

@@ -51,6 +51,30 @@ class ConvGeometry:
         return -(-self.p // NR)
 
 
+def _live_taps(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int) -> tuple[int, int]:
+    """The first and last kernel index along one axis that reads the input at some output
+    position (the others read only padding)."""
+    live = [k for k in range(kernel) if any(0 <= o * stride + k * dilation - pad < size for o in range(out))]
+    return (live[0], live[-1]) if live else (0, kernel - 1)
+
+
+def crop_dead_taps(g: ConvGeometry, weights):  # type: ignore[no-untyped-def]
+    """(geometry, weights) without the kernel's border rows and columns that read only
+    padding: a dilated window wider than its input (DeepLab's ASPP at rate 18 on a 14x14
+    map reads the input with its centre tap only) becomes the smaller window it really is,
+    a 1x1 one there (9x fewer flops, no im2col). Unchanged where nothing is dead."""
+    (y0, y1), (x0, x1) = (_live_taps(*axis) for axis in (
+        (g.h, g.oh, g.kh, g.stride[0], g.dilation[0], g.pad[0]),
+        (g.w, g.ow, g.kw, g.stride[1], g.dilation[1], g.pad[1])))
+    kh, kw = y1 - y0 + 1, x1 - x0 + 1
+    pad = (g.pad[0] - y0 * g.dilation[0], g.pad[1] - x0 * g.dilation[1])
+    if (kh, kw) == (g.kh, g.kw) or min(pad) < 0:
+        return g, weights
+    dilation = (g.dilation[0] if kh > 1 else 1, g.dilation[1] if kw > 1 else 1)
+    cropped = ConvGeometry(g.n, g.c, g.h, g.w, kh, kw, g.oh, g.ow, g.stride, dilation, pad, g.group)
+    return cropped, weights[:, :, y0:y1 + 1, x0:x1 + 1].copy()
+
+
 def _ivec(values: list[int]) -> ir.Constant:
     return ir.Constant(vec(VW, I64), values)
 

@@ -1,8 +1,8 @@
 """Vector expressions of the element-wise ops: name -> IR for 16-lane float vectors.
 
 Each entry takes the builder, the operand vectors and the op's float parameters. Functions
-LLVM has intrinsics for (exp, log, sqrt, tanh, sin, cos, floor, ...) use them; erf calls
-libm's erff lane by lane (only GELU-style layers use it). LLVM lowers a vector exp to one
+LLVM has intrinsics for (exp, log, sqrt, tanh, sin, cos, floor, ...) use them; erf is a
+rational polynomial in registers (GELU layers). LLVM lowers a vector exp to one
 libm call per lane; `vector_exp` is a polynomial in registers for the kernels where exp is
 the hot loop (softmax rows).
 """
@@ -75,13 +75,29 @@ def vector_exp(kb: KernelBuilder, x: ir.Value) -> ir.Value:
     return _select(kb, "uno", x, x, x, value)
 
 
+ERF_NUMERATOR = (-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04, -5.69250639462346e-05,
+                 -2.10102402082508e-06, 2.77068142495902e-08, -2.72614225801306e-10)
+ERF_DENOMINATOR = (-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03, -2.13374055278905e-04,
+                   -1.45660718464996e-05)
+"""erf(x) ~ x p(x^2) / q(x^2) on [-4, 4] (Eigen's float erf; |error| <= 4.2e-7 against
+math.erf on [-6, 6]); beyond 4 erf is +-1 in f32."""
+
+
 def _erf(kb: KernelBuilder, x: ir.Value) -> ir.Value:
-    fn = kb.intrinsic("erff", F32, [F32])
-    out = x
-    for lane in range(x.type.count):
-        idx = ir.Constant(I32, lane)
-        out = kb.b.insert_element(out, kb.b.call(fn, [kb.b.extract_element(x, idx)]), idx)
-    return out
+    """A rational polynomial in registers: libm's erff lane by lane made BERT's GELU layers
+    1.8 ms each ([128, 3072]) where onnxruntime's take 0.5. NaN stays NaN."""
+    if not isinstance(x.type, ir.VectorType):
+        return kb.b.call(kb.intrinsic("erff", F32, [F32]), [x])
+    b = kb.b
+    clamped = kb.call_binary("maxnum", kb.call_binary("minnum", x, _c(kb, 4.0, x)), _c(kb, -4.0, x))
+    x2 = b.fmul(clamped, clamped)
+    p = _c(kb, ERF_NUMERATOR[-1], x)
+    for coefficient in reversed(ERF_NUMERATOR[:-1]):
+        p = kb.fma(p, x2, _c(kb, coefficient, x))
+    q = _c(kb, ERF_DENOMINATOR[-1], x)
+    for coefficient in reversed(ERF_DENOMINATOR[:-1]):
+        q = kb.fma(q, x2, _c(kb, coefficient, x))
+    return _select(kb, "uno", x, x, x, b.fdiv(b.fmul(clamped, p), q))
 
 
 def _clip(kb: KernelBuilder, x: ir.Value, low: float, high: float) -> ir.Value:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
+from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
@@ -53,6 +53,8 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
         ctx.phase(name, [x, w_buf, out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
         return
+    if weights is not None:
+        g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
     og, kg = o // g.group, g.k_per_group
     if weights is not None and winograd_pays(g):
         winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
