@@ -68,7 +68,8 @@ def test_pooling_rows_wider_than_two_vectors(props, cache_dir) -> None:  # type:
     check_op(Pooling, [rand(1, 2, 9, 75)], [], cache_dir, **props)
 
 
-@pytest.mark.parametrize("shape,axis,log", [((2, 1000), 1, False), ((2, 5, 7), 1, False), ((3, 4, 37), -1, True), ((2, 19, 3), 1, True)])
+@pytest.mark.parametrize("shape,axis,log", [((2, 1000), 1, False), ((2, 5, 7), 1, False), ((3, 4, 37), -1, True), ((2, 19, 3), 1, True),
+                                            ((3, 32), 1, False), ((4, 5), -1, False), ((2, 3, 197), -1, False)])  # full vectors only, a tail only, both
 def test_softmax(shape, axis, log, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(SoftMax, [rand(*shape, low=-5, high=5)], [], cache_dir, axis=axis, log=log)
 

@@ -51,37 +51,56 @@ class Rows:
             self.lanes = kb.mask(b.sub(i64(spec.inner), i0))
         self.base = kb.at(src, self.offset)
 
-    def _positions(self):  # type: ignore[no-untyped-def]
-        """(offset, mask) of each vector of the unit, inside a loop the caller is in."""
+    def _each(self, body: Callable[[ir.Value, ir.Value | None], None]) -> None:
+        """body(offset, mask) for each vector of the unit (mask None: all lanes). Along R the
+        full vectors run unmasked and the last partial one with a constant mask: a mask
+        computed per vector from the remaining count (16 i64 compares) cost more than the
+        exp of a softmax row."""
         kb, spec = self.kb, self.spec
-        if self.along_r:
-            return kb.loop(0, spec.r, VW, name="r"), lambda j: (j, kb.mask(kb.b.sub(i64(spec.r), j)))
-        return kb.loop(0, spec.r, name="r"), lambda j: (kb.b.mul(j, i64(spec.inner)), self.lanes)
+        if not self.along_r:
+            with kb.loop(0, spec.r, name="r") as j:
+                body(kb.b.mul(j, i64(spec.inner)), self.lanes)
+            return
+        full = spec.r // VW * VW
+        if full:
+            with kb.loop(0, full, VW, name="r") as j:
+                body(j, None)
+        if spec.r > full:
+            body(i64(full), kb.mask(spec.r - full))
 
-    def fold(self, combine: str, fn: Callable[[ir.Value], ir.Value] = lambda v: v) -> ir.Value:
-        """combine over the unit of fn(x); a vector (splat of the total when along R)."""
+    def fold(self, combine: str, fn: Callable[[ir.Value], ir.Value] = lambda v: v,
+             dst: ir.Value | None = None) -> ir.Value:
+        """combine over the unit of fn(x); a vector (splat of the total when along R).
+        With `dst`, fn(x) is also stored there (X's layout)."""
         kb, b = self.kb, self.kb.b
         slot = _entry_alloca(kb)
         b.store(kb.vconst(FILL[combine]), slot)
-        loop, where = self._positions()
-        with loop as j:
-            offset, mask = where(j)
-            x = kb.vload(kb.at(self.base, offset), mask=mask)
-            value = b.select(mask, fn(x), kb.vconst(FILL[combine]))
+        dst_base = kb.at(dst, self.offset) if dst is not None else None
+
+        def body(offset: ir.Value, mask: ir.Value | None) -> None:
+            value = fn(kb.vload(kb.at(self.base, offset), mask=mask))
+            if dst_base is not None:
+                kb.vstore(value, kb.at(dst_base, offset), mask)
+            if mask is not None:
+                value = b.select(mask, value, kb.vconst(FILL[combine]))
             b.store(_combine(kb, combine, b.load(slot), value), slot)
+
+        self._each(body)
         acc = b.load(slot)
         if not self.along_r:
             return acc
         return kb.splat(kb.hreduce(combine, acc) if combine != "fmul" else _hmul(kb, acc))
 
-    def map(self, dst: ir.Value, fn: Callable[[ir.Value], ir.Value]) -> None:
+    def map(self, dst: ir.Value, fn: Callable[[ir.Value], ir.Value], src: ir.Value | None = None) -> None:
+        """dst = fn(x) over the unit; x from `src` (X's layout) instead of X if given."""
         kb = self.kb
         dst_base = kb.at(dst, self.offset)
-        loop, where = self._positions()
-        with loop as j:
-            offset, mask = where(j)
-            x = kb.vload(kb.at(self.base, offset), mask=mask)
-            kb.vstore(fn(x), kb.at(dst_base, offset), mask)
+        src_base = kb.at(src, self.offset) if src is not None else self.base
+
+        def body(offset: ir.Value, mask: ir.Value | None) -> None:
+            kb.vstore(fn(kb.vload(kb.at(src_base, offset), mask=mask)), kb.at(dst_base, offset), mask)
+
+        self._each(body)
 
     def store(self, dst: ir.Value, value: ir.Value) -> None:
         """One result per row of the unit."""
@@ -168,13 +187,14 @@ def _finite_or_zero(kb: KernelBuilder, v: ir.Value) -> ir.Value:
 def _softmax(kb: KernelBuilder, rows: Rows, dst: ir.Value, log: bool) -> None:
     b = kb.b
     shift = _finite_or_zero(kb, rows.fold("fmax"))
-    total = rows.fold("fadd", lambda v: vector_exp(kb, b.fsub(v, shift)))
     if log:
+        total = rows.fold("fadd", lambda v: vector_exp(kb, b.fsub(v, shift)))
         log_total = kb.call_unary("log", total)
         rows.map(dst, lambda v: b.fsub(b.fsub(v, shift), log_total))
-    else:
+    else:  # the exps go to dst while summed, then are scaled there: one exp per element
+        total = rows.fold("fadd", lambda v: vector_exp(kb, b.fsub(v, shift)), dst=dst)
         inverse = b.fdiv(kb.vconst(1.0), total)
-        rows.map(dst, lambda v: b.fmul(vector_exp(kb, b.fsub(v, shift)), inverse))
+        rows.map(dst, lambda v: b.fmul(v, inverse), src=dst)
 
 
 def _mvn(kb: KernelBuilder, rows: Rows, dst: ir.Value, spec: RowSpec) -> None:
