@@ -48,7 +48,8 @@ class Rows:
             o, i0 = b.udiv(unit, i64(chunks)), b.mul(b.urem(unit, i64(chunks)), i64(VW))
             self.offset = b.add(b.mul(o, i64(spec.r * spec.inner)), i0)
             self.out_offset = b.add(b.mul(o, i64(spec.inner)), i0)
-            self.lanes = kb.mask(b.sub(i64(spec.inner), i0))
+            # every unit is 16 whole lanes when inner is a multiple of 16: no masks at all
+            self.lanes = kb.mask(b.sub(i64(spec.inner), i0)) if spec.inner % VW else None
         self.base = kb.at(src, self.offset)
 
     def _each(self, body: Callable[[ir.Value, ir.Value | None], None]) -> None:
