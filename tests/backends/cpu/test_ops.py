@@ -140,3 +140,10 @@ def test_erf_polynomial_is_accurate_everywhere(kind, cache_dir) -> None:  # type
     # gelu: 1 + erf cancels below -3, where erf's 4.2e-7 becomes |x| / 2 times that
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=5e-7 if kind == "erf" else 2e-6)
     assert np.isnan(got[-1])
+
+
+@pytest.mark.parametrize("op,props", [(Reduce, dict(operation="sum", axes=[1], keep_dims=False)), (SoftMax, dict(axis=1)),
+                                      (MVN, dict(axes=[1]))])
+def test_rows_across_whole_vectors(op, props, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """A reduced axis with 32 contiguous elements after it: units of 16 lanes, no masks."""
+    check_op(op, [rand(2, 5, 4, 8, low=-2, high=2)], [], cache_dir, **props)
