@@ -282,3 +282,45 @@ def test_dead_taps_are_cropped(x_shape, w_shape, props, tag, cache_dir) -> None:
     finally:
         compiled.close()
     np.testing.assert_allclose(got, run(model, feeds)["y0"], rtol=1e-4, atol=1e-5)
+
+
+DILATED_CASES = [
+    # (N, C, H, W), O, props: phase images of equal size, Winograd on them as a batch
+    ((1, 32, 14, 14), 24, dict(dilations=[2, 2], pads_begin=[2, 2], pads_end=[2, 2])),  # DeepLab's stage 4: 7x7 phases
+    ((2, 5, 16, 24), 7, dict(dilations=[2, 3], pads_begin=[2, 3], pads_end=[2, 3])),  # batch 2, unequal dilations
+    ((1, 6, 24, 24), 9, dict(dilations=[3, 3], pads_begin=[0, 0], pads_end=[6, 6])),  # asymmetric pads
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("x_shape,o,props", DILATED_CASES)
+def test_dilated_winograd(x_shape, o, props, relu, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Dilated 3x3: phase copy, Winograd (bias and ReLU in its output transform), copy back."""
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    y = b.add(Convolution, [x, b.constant(rand(o, x_shape[1], 3, 3, seed=1)), b.constant(rand(o, seed=2))], **props).output
+    if relu:
+        y = b.add(ReLU, [y]).output
+    b.output(y, "y")
+    model = b.finish()
+    feeds = {"x": rand(*x_shape)}
+    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
+    compiled._executable.arena[:] = np.nan
+    try:
+        got = compiled(feeds)["y"]
+        assert [p.tag for p in compiled._executable.program.phases] == ["", "winograd", "conv3x3", "winograd", ""]
+    finally:
+        compiled.close()
+    np.testing.assert_allclose(got, run(model, feeds)["y"], rtol=1e-4, atol=1e-4)
+
+
+def test_dilated_with_residual_or_uneven_phases_keeps_im2col() -> None:
+    from irforge.backends.cpu.codegen.epilogue import Epilogue
+    from irforge.backends.cpu.ops.dilated import dilated_winograd_pays
+
+    g = ConvGeometry(1, 32, 14, 14, 3, 3, 14, 14, (1, 1), (2, 2), (2, 2))
+    assert dilated_winograd_pays(g, Epilogue())
+    assert not dilated_winograd_pays(g, Epilogue(residual=True))
+    assert not dilated_winograd_pays(ConvGeometry(1, 32, 15, 15, 3, 3, 15, 15, (1, 1), (2, 2), (2, 2)), Epilogue())
+    assert not dilated_winograd_pays(ConvGeometry(1, 32, 14, 14, 3, 3, 14, 14, (1, 1), (6, 6), (6, 6)), Epilogue())

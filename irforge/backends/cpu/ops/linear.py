@@ -13,6 +13,7 @@ from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kern
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
+from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
@@ -56,6 +57,9 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if weights is not None:
         g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
     og, kg = o // g.group, g.k_per_group
+    if weights is not None and dilated_winograd_pays(g, epilogue):
+        dilated_winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
+        return
     if weights is not None and winograd_pays(g):
         winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
