@@ -324,3 +324,26 @@ def test_dilated_with_residual_or_uneven_phases_keeps_im2col() -> None:
     assert not dilated_winograd_pays(g, Epilogue(residual=True))
     assert not dilated_winograd_pays(ConvGeometry(1, 32, 15, 15, 3, 3, 15, 15, (1, 1), (2, 2), (2, 2)), Epilogue())
     assert not dilated_winograd_pays(ConvGeometry(1, 32, 14, 14, 3, 3, 14, 14, (1, 1), (6, 6), (6, 6)), Epilogue())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,w_shape,props", [
+    ((1, 32, 20, 24), (32, 4, 3, 3), dict(group=8, pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 64, 14, 14), (64, 2, 3, 3), dict(group=32, pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 64, 17, 40), (64, 8, 3, 3), dict(group=8, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 32, 14, 14), (24, 32, 3, 3), dict(dilations=[2, 2], pads_begin=[2, 2], pads_end=[2, 2])),
+])
+def test_grouped_and_dilated_with_the_avx512_tile(x_shape, w_shape, props, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The grouped implicit GEMM and the dilated Winograd with AVX-512's 12x32 tile (LLVM
+    legalises its 32-lane vectors here): the numbers, not just the structure. No object
+    cache: a kernel's cache key does not hold the tile."""
+    from irforge.backends.cpu.codegen import conv as conv_codegen
+    from irforge.backends.cpu.ops import linear, shifted
+
+    for module in (gemm, shifted, linear, conv_codegen):
+        monkeypatch.setattr(module, "NR", 32)
+    monkeypatch.setattr(gemm, "MR", 12)
+    monkeypatch.setattr(gemm, "NV", 2)
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+    feeds = {"x0": rand(*x_shape)}
+    np.testing.assert_allclose(run_cpu(model, feeds, False, threads)["y0"], run(model, feeds)["y0"], rtol=1e-4, atol=1e-4)
