@@ -4,7 +4,7 @@ Each entry takes the builder, the operand vectors and the op's float parameters.
 LLVM has intrinsics for (exp, log, sqrt, tanh, sin, cos, floor, ...) use them; erf calls
 libm's erff lane by lane (only GELU-style layers use it). LLVM lowers a vector exp to one
 libm call per lane; `vector_exp` is a polynomial in registers for the kernels where exp is
-the hot loop (softmax rows).
+the hot loop (softmax rows, Exp, Sigmoid and the Swish built on it).
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ def _select(kb: KernelBuilder, cond_op: str, x: ir.Value, y: ir.Value, a: ir.Val
 
 
 def _sigmoid(kb: KernelBuilder, x: ir.Value) -> ir.Value:
-    """exp of -|x| only, so neither side overflows (as the reference does)."""
+    """exp of -|x| only, so neither side overflows (as the reference does); the exp in
+    registers (LLVM's vector exp is one libm call per lane: EfficientNet-B0's Swish layers
+    took 20 of its 34 ms)."""
     b = kb.b
-    e = kb.call_unary("exp", b.fneg(kb.call_unary("fabs", x)))
+    e = vector_exp(kb, b.fneg(kb.call_unary("fabs", x)))
     one = _c(kb, 1.0, x)
     pos = b.fdiv(one, b.fadd(one, e))
     return _select(kb, ">=", x, _c(kb, 0.0, x), pos, b.fdiv(e, b.fadd(one, e)))
@@ -125,7 +127,7 @@ UNARY: dict[str, Callable[[KernelBuilder, ir.Value, float, float], ir.Value]] = 
     "tanh": lambda kb, x, a, c: kb.call_unary("tanh", x),
     "elu": lambda kb, x, a, c: _elu(kb, x, a),
     "selu": lambda kb, x, a, c: kb.b.fmul(_c(kb, c, x), _elu(kb, x, a)),
-    "exp": lambda kb, x, a, c: kb.call_unary("exp", x),
+    "exp": lambda kb, x, a, c: vector_exp(kb, x),
     "log": lambda kb, x, a, c: kb.call_unary("log", x),
     "abs": lambda kb, x, a, c: kb.call_unary("fabs", x),
     "sqrt": lambda kb, x, a, c: kb.call_unary("sqrt", x),
