@@ -17,7 +17,8 @@ from tests.helpers import rand
 KINDS = [("swish", 1.0, 0.0), ("hswish", 1.0, 0.0), ("hsigmoid", 1 / 6, 0.5), ("hsigmoid", 0.2, 0.5), ("sigmoid", 1.0, 0.0)]
 CONVS = {
     "gemm1x1": ((1, 6, 9, 11), (10, 6, 1, 1), {}),
-    "depthwise": ((1, 6, 21, 30), (6, 1, 5, 5), dict(group=6, pads_begin=[2, 2], pads_end=[2, 2])),
+    "depthwise": ((1, 6, 21, 30), (6, 1, 5, 5), dict(group=6, pads_begin=[2, 2], pads_end=[2, 2])),  # exp: after the rows
+    "depthwise3x3": ((1, 6, 21, 30), (6, 1, 3, 3), dict(group=6, pads_begin=[1, 1], pads_end=[1, 1])),  # in registers
     "winograd": ((1, 16, 14, 14), (16, 16, 3, 3), dict(pads_begin=[1, 1], pads_end=[1, 1])),
 }
 
@@ -54,3 +55,16 @@ def test_activation_fused_into_convolution(conv, kind, alpha, beta, residual, ca
     unfused, _ = _model(conv, "tanh", 1.0, 0.0, residual)  # not fused: its own phase
     assert fused.stats.phases == compile_model(unfused, threads=1, cache_dir=cache_dir).stats.phases - 1
     fused.close()
+
+
+@pytest.mark.parametrize("kind,alpha,beta", KINDS)
+def test_activation_extremes(kind, alpha, beta, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Past exp's limits, at 0 and infinities, NaN: the reference's values (NaN where it has NaN)."""
+    values = np.array([-1e4, -100, -88.8, -87, -50, -3, -1e-3, 0, 1e-3, 3, 50, 87, 88.8, 100, 1e4, np.inf, -np.inf, np.nan], np.float32)
+    b = ModelBuilder()
+    y = b.add(Activation, [b.input("x", (1, values.size))], kind=kind, alpha=alpha, beta=beta).output
+    b.output(y, "y")
+    model, feeds = b.finish(), {"x": values[None]}
+    with np.errstate(all="ignore"):
+        want = run(model, feeds)["y"]
+    np.testing.assert_allclose(run_cpu(model, feeds, cache_dir)["y"], want, rtol=1e-5, atol=1e-6)

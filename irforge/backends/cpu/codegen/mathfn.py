@@ -29,14 +29,21 @@ def _select(kb: KernelBuilder, cond_op: str, x: ir.Value, y: ir.Value, a: ir.Val
 
 
 def _sigmoid(kb: KernelBuilder, x: ir.Value) -> ir.Value:
-    """exp of -|x| only, so neither side overflows (as the reference does); the exp in
-    registers (LLVM's vector exp is one libm call per lane: EfficientNet-B0's Swish layers
-    took 20 of its 34 ms)."""
+    """exp of -|x| only, so neither side overflows (as the reference does), and one division
+    (1 / (1 + e), times e for x < 0); the exp in registers (LLVM's vector exp is one libm call
+    per lane: EfficientNet-B0's Swish layers took 20 of its 34 ms)."""
     b = kb.b
     e = vector_exp(kb, b.fneg(kb.call_unary("fabs", x)))
-    one = _c(kb, 1.0, x)
-    pos = b.fdiv(one, b.fadd(one, e))
-    return _select(kb, ">=", x, _c(kb, 0.0, x), pos, b.fdiv(e, b.fadd(one, e)))
+    s = b.fdiv(_c(kb, 1.0, x), b.fadd(_c(kb, 1.0, x), e))
+    return _select(kb, ">=", x, _c(kb, 0.0, x), s, b.fmul(e, s))
+
+
+def _swish(kb: KernelBuilder, x: ir.Value, alpha: float) -> ir.Value:
+    """x / (1 + exp(-alpha x)): one exp and one division (a fused epilogue runs it on every
+    output of the convolution); exp's limits kept: -inf / (1 + inf) is the reference's NaN."""
+    b = kb.b
+    e = vector_exp(kb, b.fmul(x, _c(kb, -alpha, x)))
+    return b.fdiv(x, b.fadd(_c(kb, 1.0, x), e))
 
 
 def _softplus(kb: KernelBuilder, x: ir.Value) -> ir.Value:
@@ -134,8 +141,9 @@ UNARY: dict[str, Callable[[KernelBuilder, ir.Value, float, float], ir.Value]] = 
     "erf": lambda kb, x, a, c: _erf(kb, x),
     "gelu": lambda kb, x, a, c: _gelu(kb, x),
     "gelu_tanh": lambda kb, x, a, c: _gelu_tanh(kb, x),
-    "swish": lambda kb, x, a, c: kb.b.fmul(x, _sigmoid(kb, kb.b.fmul(x, _c(kb, a, x)))),
-    "hswish": lambda kb, x, a, c: kb.b.fdiv(kb.b.fmul(x, _clip(kb, kb.b.fadd(x, _c(kb, 3.0, x)), 0.0, 6.0)), _c(kb, 6.0, x)),
+    "swish": lambda kb, x, a, c: _swish(kb, x, a),
+    # x * clip(x + 3, 0, 6) / 6 with the division as a product (1 ulp; a division per lane otherwise)
+    "hswish": lambda kb, x, a, c: kb.b.fmul(kb.b.fmul(x, _clip(kb, kb.b.fadd(x, _c(kb, 3.0, x)), 0.0, 6.0)), _c(kb, 1 / 6, x)),
     "hsigmoid": lambda kb, x, a, c: _clip(kb, kb.b.fadd(kb.b.fmul(x, _c(kb, a, x)), _c(kb, c, x)), 0.0, 1.0),
     "softplus": lambda kb, x, a, c: _softplus(kb, x),
     "softsign": lambda kb, x, a, c: kb.b.fdiv(x, kb.b.fadd(_c(kb, 1.0, x), kb.call_unary("fabs", x))),
