@@ -4,6 +4,14 @@ backend against onnxruntime and OpenVINO, with compile times and memory.
 Outside CI (needs torch, transformers, onnxruntime and openvino: the zoo venv):
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py [--models resnet50,vit_b16] [--runs 15] [--threads 1,2] [--out table.md]
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py --check [--models ...]
+
+`--check` only converts, compiles (1 thread), runs once and reports the max error against
+the reference engine (no timing: fit for a loaded machine). The zoo is the models below plus
+`zoo_more`'s (torchvision, transformers encoders, keras.applications): Keras rows are frozen
+GraphDefs imported by irforge's TF importer, checked against TensorFlow's output, and
+compared with OpenVINO's `convert_model` of the same .pb and onnxruntime on tf2onnx's
+conversion of it.
 
 Each model is exported by torch.onnx.export (TorchScript exporter, opset 17; ResNet-50 and
 MobileNetV2 come from `irforge.testing.onnx_models`), imported by irforge with ir-convert's
@@ -36,7 +44,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).parent))
 from onnx_zoo import HiddenState, conv_bn  # noqa: E402
-from zoo_more import KERAS_MODELS, TORCH_MODELS, freeze_keras  # noqa: E402
+from zoo_more import KERAS_MODELS, TORCH_MODELS, freeze_keras, keras_onnx  # noqa: E402
 
 MIB = 1 << 20
 
@@ -249,8 +257,7 @@ ZOO: dict[str, Callable[[Path], dict[str, np.ndarray]]] = {
 """ONNX models: `ZOO[name](path)` writes the .onnx and returns the feeds."""
 MODELS = [*ZOO, *KERAS_MODELS]
 """Every row: ZOO's ONNX models, then the frozen keras.applications graphs (`zoo_more`),
-whose reference is TensorFlow's output and which onnxruntime does not run (n/a: no tf2onnx
-in the zoo venv)."""
+whose reference is TensorFlow's output; onnxruntime runs tf2onnx's conversion of them."""
 
 
 def prepare(name: str, workdir: Path) -> tuple[object, dict[str, np.ndarray], Path]:
@@ -307,6 +314,13 @@ def check(name: str, workdir: Path) -> dict[str, str]:
         row["reference"] = "tensorflow"
         ov_compiled = ov.Core().compile_model(openvino_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1})
         row["openvino rel"] = f"{max_error(dict(ov_compiled(list(feeds.values()))), want)[1]:.1e}"
+        try:
+            import onnxruntime as ort
+
+            session = ort.InferenceSession(str(keras_onnx(path)), providers=["CPUExecutionProvider"])
+            row["onnxruntime rel"] = f"{max_error(dict(enumerate(session.run(None, {session.get_inputs()[0].name: feeds['x']}))), want)[1]:.1e}"
+        except Exception as e:  # noqa: BLE001 (tf2onnx's failure is a column, not the row's)
+            row["onnxruntime rel"] = f"tf2onnx fails: {type(e).__name__}"
     else:
         import onnxruntime as ort
 
@@ -368,10 +382,12 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     cold.close()
     del cold
     sessions = {}
-    for t in threads if not keras else ():
+    ort_path = keras_onnx(path) if keras else path
+    for t in threads:
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = t, 1
-        sessions[t] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        sessions[t] = ort.InferenceSession(str(ort_path), options, providers=["CPUExecutionProvider"])
+    ort_feeds = {sessions[threads[0]].get_inputs()[0].name: feeds["x"]} if keras else feeds
     want = [np.load(workdir / f"{name}.want.npy")] if keras else sessions[threads[0]].run(None, feeds)
     row["error"] = f"{max_error(got, want)[0]:.1e}"
     s = cached.stats
@@ -387,13 +403,11 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
         mine = cached if t == threads[0] else compile_model(model, threads=t, cache_dir=cache)
         ov_compiled = core.compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": t})
         request = ov_compiled.create_infer_request()
-        engines = {"irforge": lambda: mine(feeds), "openvino": lambda: request.infer(ov_feeds)}
-        if not keras:
-            session = sessions[t]
-            engines["onnxruntime"] = lambda: session.run(None, feeds)
-        medians = alternate(engines, runs)
+        session = sessions[t]
+        medians = alternate({"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, ort_feeds),
+                             "openvino": lambda: request.infer(ov_feeds)}, runs)
         row[f"{t}T ms"] = f"{medians['irforge'] * 1e3:.1f}"
-        row[f"{t}T /ort"] = f"{medians['irforge'] / medians['onnxruntime']:.2f}" if not keras else "n/a"
+        row[f"{t}T /ort"] = f"{medians['irforge'] / medians['onnxruntime']:.2f}"
         row[f"{t}T /ov"] = f"{medians['irforge'] / medians['openvino']:.2f}"
         if mine is not cached:
             mine.close()

@@ -6,7 +6,8 @@ torchvision is PyPI's wheel made importable on the CPU-only torch by `zoo_torchv
 (Python kernels for its compiled ops). Torch entries write an ONNX file (the TorchScript
 exporter, opset 17) and return the feeds; Keras entries write a frozen .pb
 (`convert_variables_to_constants_v2`, BatchNorm statistics randomised as in `tf_zoo.py`) and
-return the feeds with TensorFlow's output, the reference for those rows.
+return the feeds with TensorFlow's output, the reference for those rows; `keras_onnx`
+converts that .pb with tf2onnx (1.17.0, pip-installed into the zoo venv) for onnxruntime.
 """
 
 from __future__ import annotations
@@ -148,7 +149,21 @@ def freeze_keras(name: str, path: Path) -> tuple[Feeds, np.ndarray]:
     fn = tf.function(lambda x: model(x, training=False)).get_concrete_function(tf.TensorSpec(shape, tf.float32, name="x"))
     frozen = convert_variables_to_constants_v2(fn)
     path.write_bytes(frozen.graph.as_graph_def().SerializeToString())
+    (path.parent / f"{path.stem}.io").write_text(f"{frozen.inputs[0].name} {frozen.outputs[0].name}")
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     want = frozen(tf.constant(x))
     want = (want[0] if isinstance(want, (list, tuple)) else want).numpy()
     return {"x": x}, want
+
+
+def keras_onnx(pb: Path) -> Path:
+    """The frozen graph converted by tf2onnx (opset 17) for onnxruntime; raises if it fails."""
+    import tensorflow as tf
+    import tf2onnx
+
+    inp, out = (pb.parent / f"{pb.stem}.io").read_text().split()
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(pb.read_bytes())
+    onnx_path = pb.with_suffix(".onnx")
+    tf2onnx.convert.from_graph_def(graph_def, input_names=[inp], output_names=[out], opset=17, output_path=str(onnx_path))
+    return onnx_path
