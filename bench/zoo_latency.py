@@ -4,6 +4,14 @@ backend against onnxruntime and OpenVINO, with compile times and memory.
 Outside CI (needs torch, transformers, onnxruntime and openvino: the zoo venv):
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py [--models resnet50,vit_b16] [--runs 15] [--threads 1,2] [--out table.md]
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py --check [--models ...]
+
+`--check` only converts, compiles (1 thread), runs once and reports the max error against
+the reference engine (no timing: fit for a loaded machine). The zoo is the models below plus
+`zoo_more`'s (torchvision, transformers encoders, keras.applications): Keras rows are frozen
+GraphDefs imported by irforge's TF importer, checked against TensorFlow's output, and
+compared with OpenVINO's `convert_model` of the same .pb and onnxruntime on tf2onnx's
+conversion of it.
 
 Each model is exported by torch.onnx.export (TorchScript exporter, opset 17; ResNet-50 and
 MobileNetV2 come from `irforge.testing.onnx_models`), imported by irforge with ir-convert's
@@ -36,6 +44,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).parent))
 from onnx_zoo import HiddenState, conv_bn  # noqa: E402
+from zoo_more import KERAS_MODELS, TORCH_MODELS, freeze_keras, keras_onnx  # noqa: E402
 
 MIB = 1 << 20
 
@@ -243,7 +252,85 @@ ZOO: dict[str, Callable[[Path], dict[str, np.ndarray]]] = {
     "convnext_tiny": torch_builder(convnext_tiny, image),
     "vit_b16": torch_builder(vit_b16, image),
     "bert_base_seq128": torch_builder(bert_base, tokens),
+    **{name: torch_builder(build, feeds) for name, (build, feeds) in TORCH_MODELS.items()},
 }
+"""ONNX models: `ZOO[name](path)` writes the .onnx and returns the feeds."""
+MODELS = [*ZOO, *KERAS_MODELS]
+"""Every row: ZOO's ONNX models, then the frozen keras.applications graphs (`zoo_more`),
+whose reference is TensorFlow's output; onnxruntime runs tf2onnx's conversion of them."""
+
+
+def prepare(name: str, workdir: Path) -> tuple[object, dict[str, np.ndarray], Path]:
+    """irforge's model (imported, default pipeline applied), the feeds and the model file."""
+    from irforge.frontends.onnx import import_onnx
+    from irforge.frontends.tf.importer import import_tf
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    if name in KERAS_MODELS:
+        path = workdir / f"{name}.pb"
+        feeds, want = freeze_keras(name, path)
+        np.save(workdir / f"{name}.want.npy", want)
+        model = import_tf(str(path))
+    else:
+        path = workdir / f"{name}.onnx"
+        feeds = ZOO[name](path)
+        model = import_onnx(str(path))
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    return model, feeds, path
+
+
+def max_error(got: dict[str, np.ndarray], want: list[np.ndarray]) -> tuple[float, float]:
+    """Max abs error over the outputs, and it relative to the largest |reference|."""
+    pairs = [(np.asarray(g, np.float64).reshape(np.shape(w)), np.asarray(w, np.float64)) for g, w in zip(got.values(), want)]
+    worst = max(float(np.max(np.abs(g - w))) for g, w in pairs)
+    return worst, worst / max(max(float(np.max(np.abs(w))) for _, w in pairs), 1e-30)
+
+
+def openvino_model(path: Path) -> object:
+    import openvino as ov
+
+    return ov.convert_model(str(path)) if path.suffix == ".pb" else ov.Core().read_model(str(path))
+
+
+def check(name: str, workdir: Path) -> dict[str, str]:
+    """Convert, compile (1 thread), run once; max error against the reference engine
+    (onnxruntime for ONNX rows, TensorFlow for Keras rows, OpenVINO's own error beside it)."""
+    import openvino as ov
+
+    from irforge.backends.cpu import compile_model
+
+    row = {"model": name}
+    start = time.perf_counter()
+    model, feeds, path = prepare(name, workdir)
+    row["convert s"] = f"{time.perf_counter() - start:.0f}"
+    start = time.perf_counter()
+    compiled = compile_model(model, threads=1, cache_dir=workdir / f"{name}-cache")
+    row["compile s"] = f"{time.perf_counter() - start:.0f}"
+    got = compiled(feeds)
+    compiled.close()
+    if path.suffix == ".pb":
+        want = [np.load(workdir / f"{name}.want.npy")]
+        row["reference"] = "tensorflow"
+        ov_compiled = ov.Core().compile_model(openvino_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1})
+        row["openvino rel"] = f"{max_error(dict(ov_compiled(list(feeds.values()))), want)[1]:.1e}"
+        try:
+            import onnxruntime as ort
+
+            session = ort.InferenceSession(str(keras_onnx(path)), providers=["CPUExecutionProvider"])
+            row["onnxruntime rel"] = f"{max_error(dict(enumerate(session.run(None, {session.get_inputs()[0].name: feeds['x']}))), want)[1]:.1e}"
+        except Exception as e:  # noqa: BLE001 (tf2onnx's failure is a column, not the row's)
+            row["onnxruntime rel"] = f"tf2onnx fails: {type(e).__name__}"
+    else:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        want = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"]).run(None, feeds)
+        row["reference"] = "onnxruntime"
+    absolute, relative = max_error(got, want)
+    row["max abs"], row["rel"] = f"{absolute:.1e}", f"{relative:.1e}"
+    return row
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -280,15 +367,10 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     import openvino as ov
 
     from irforge.backends.cpu import compile_model
-    from irforge.frontends.onnx import import_onnx
-    from irforge.passes import apply_pipeline
-    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
 
     row = {"model": name}
-    path = workdir / f"{name}.onnx"
-    feeds = ZOO[name](path)
-    model = import_onnx(str(path))
-    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    model, feeds, path = prepare(name, workdir)
+    keras = path.suffix == ".pb"
     cache = workdir / f"{name}-cache"
     before = rss()
     reset_peak()
@@ -300,12 +382,14 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     cold.close()
     del cold
     sessions = {}
+    ort_path = keras_onnx(path) if keras else path
     for t in threads:
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = t, 1
-        sessions[t] = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    want = sessions[threads[0]].run(None, feeds)
-    row["error"] = f"{max(float(np.max(np.abs(np.asarray(g, np.float64) - w))) for g, w in zip(got.values(), want)):.1e}"
+        sessions[t] = ort.InferenceSession(str(ort_path), options, providers=["CPUExecutionProvider"])
+    ort_feeds = {sessions[threads[0]].get_inputs()[0].name: feeds["x"]} if keras else feeds
+    want = [np.load(workdir / f"{name}.want.npy")] if keras else sessions[threads[0]].run(None, feeds)
+    row["error"] = f"{max_error(got, want)[0]:.1e}"
     s = cached.stats
     row["compile cold"] = f"{cold_seconds:.1f} s"
     row["compile cached"] = f"{s.seconds:.2f} s" + ("" if s.program_cached else " (not cached)")
@@ -313,14 +397,15 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     row["packed+arena MiB"] = f"{s.constant_bytes / MIB:.0f}+{s.arena_bytes / MIB:.0f}"
     row["cold peak +MiB"] = f"{peak / MIB:.0f}"
     core = ov.Core()
-    ov_model = core.read_model(str(path))
+    ov_model = openvino_model(path)
+    ov_feeds = list(feeds.values()) if keras else feeds  # OpenVINO names a TF input otherwise
     for t in threads:
         mine = cached if t == threads[0] else compile_model(model, threads=t, cache_dir=cache)
         ov_compiled = core.compile_model(ov_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": t})
         request = ov_compiled.create_infer_request()
         session = sessions[t]
-        medians = alternate({"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, feeds),
-                             "openvino": lambda: request.infer(feeds)}, runs)
+        medians = alternate({"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, ort_feeds),
+                             "openvino": lambda: request.infer(ov_feeds)}, runs)
         row[f"{t}T ms"] = f"{medians['irforge'] * 1e3:.1f}"
         row[f"{t}T /ort"] = f"{medians['irforge'] / medians['onnxruntime']:.2f}"
         row[f"{t}T /ov"] = f"{medians['irforge'] / medians['openvino']:.2f}"
@@ -333,7 +418,9 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(ZOO))
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--check", action="store_true",
+                        help="only convert, compile, run once and report the max error against the reference engine (no timing)")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--out", help="also write the table (markdown) here")
@@ -344,7 +431,7 @@ def main() -> None:
         for name in args.models.split(","):
             start = time.perf_counter()
             try:
-                rows.append(bench(name, Path(tmp), args.runs, threads))
+                rows.append(check(name, Path(tmp)) if args.check else bench(name, Path(tmp), args.runs, threads))
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
                 rows.append({"model": name, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"})

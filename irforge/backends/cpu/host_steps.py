@@ -4,10 +4,11 @@ Some ops are sequential, data-dependent and cheap next to the convolutions aroun
 (SSD's DetectionOutput, Faster R-CNN's Proposal and ROI pooling, YOLO's region layer; ONNX's
 NonZero/TopK/NMS); they run on the host instead of in generated code. A host step is a
 ctypes callback bound to the phase's symbol in the JIT: the driver calls it like any kernel,
-with the phase's argument table; thread 0 views the phase's buffers (operands, then results:
-explicit buffers planned like any other) as numpy arrays, calls the step's function and copies
-its results into the result buffers, while the other threads wait at the next barrier. The
-GIL is taken in the callback. An exception is kept and raised by the executable after the run.
+with the phase's argument table; the thread that runs chunk 0 (the caller's thread, or a
+worker: see `runtime.py`) views the phase's buffers (operands, then results: explicit buffers
+planned like any other) as numpy arrays, calls the step's function and copies its results
+into the result buffers, while the other threads wait for the phase. The GIL is taken in
+the callback. An exception is kept and raised by the executable after the run.
 
 API:
 - `host_step_op(*classes)`: run these op classes' numpy reference kernels as host steps

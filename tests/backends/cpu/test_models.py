@@ -51,6 +51,29 @@ def test_thread_team_wakes_after_sleeping_and_stops(cache_dir) -> None:  # type:
     assert len(workers) == 2 and not any(w.is_alive() for w in workers)
 
 
+def test_a_thread_that_does_not_run_holds_nobody_up(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Thread 0 alone runs a 2-thread program to the end (it takes the chunks of a worker that
+    never wakes: the old barrier waited for it forever), and the team runs correctly after."""
+    import ctypes
+
+    from irforge.backends.cpu.runtime import DRIVER
+
+    compiled = compile_model(import_onnx(onnx_models.mobilenet_v2()), threads=2, cache_dir=cache_dir)
+    exe = compiled._executable
+    x = {"data": np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    want = next(iter(compiled(x).values()))
+    out = exe.program.outputs[0][1]
+    time.sleep(0.05)  # the worker sleeps in futex(2); the driver call below does not wake it
+    exe.arena[:] = 0
+    exe.sync[0] += 1  # a new epoch, as irforge_launch sets it
+    driver = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)(exe.jit.address(DRIVER))
+    driver(exe.table_of_tables.ctypes.data, 0, 2, exe.sync.ctypes.data)
+    np.testing.assert_array_equal(exe._read(out, *exe.program.outputs[0][2:]), want)
+    for _ in range(3):  # the worker, woken for these, finds the epoch moved on and joins in
+        np.testing.assert_array_equal(next(iter(compiled(x).values())), want)
+    compiled.close()
+
+
 def test_second_compile_hits_the_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
     model = import_onnx(onnx_models.resnet())
     first = compile_model(model, threads=1, cache_dir=tmp_path)

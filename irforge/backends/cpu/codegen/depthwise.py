@@ -1,14 +1,22 @@
 """Direct depthwise convolution (one input channel per group) over NCHW planes.
 
-Vectors run along the output width, 16 outputs of each of ROWS rows at a time, with one FMA
-per tap and row.
-The loop body is straight-line code: a tap's load mask is computed once per vector (the
-lanes whose input column is inside the row) and ANDed with its row's validity, so rows
-and columns of padding are masked-off lanes, never branches (a row outside the input is
-read at row 0 with an all-off mask; a column before the row's start is an off lane of a
-load that begins there). At stride 1 a tap is one masked contiguous load; at
-stride 2 it is two masked contiguous loads (32 input columns) and one even-lane shuffle
-(no gathers); larger strides gather.
+Vectors run along the output width, `lanes` outputs (one host register: 8 on AVX2, 16 on
+AVX-512) of each of ROWS rows at a time, with one FMA per tap and row. Each plane is cut
+at compile time into the part whose window lies inside the input and the border:
+
+- interior rows (every input row of the block exists) in blocks of ROWS, and in them the
+  interior vectors (every input column of every tap inside the row, all lanes stored):
+  plain loads and stores, no masks;
+- the border (first/last rows, first/last vectors of a row, a partial last vector): a
+  tap's load mask is computed per vector (the lanes whose input column is inside the row)
+  and ANDed with its row's validity, so rows and columns of padding are masked-off lanes,
+  never branches (a row outside the input is read at row 0 with an all-off mask).
+
+At stride 1 a tap is one contiguous load; at stride 2 it is two contiguous loads (2 x lanes
+input columns) and one even-lane shuffle (no gathers); larger strides gather.
+The previous kernel ran 16-lane vectors on AVX2 with a mask computed in 16 x i64 lanes for
+every tap of every vector, and masked stores (microcoded on AMD): MobileNetV2's 112x112x32
+layer took 678 us for 3.2 M multiply-adds.
 """
 
 from __future__ import annotations
@@ -19,12 +27,16 @@ from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I32, I64, KernelBuilder, i64, native_vector_bytes, vec
 
-_LANES = ir.Constant(vec(VW, I64), list(range(VW)))
 ROWS = 4
 """Output rows computed together: a 3x3 window's input rows are loaded once for all four
 (18 loads for 36 FMAs instead of 9 for 9); the rows left over run one at a time."""
+
+
+def host_lanes() -> int:
+    """f32 lanes of one host vector register."""
+    return native_vector_bytes() // 4
 
 
 @dataclass(frozen=True)
@@ -32,70 +44,163 @@ class DepthwiseSpec:
     geometry: ConvGeometry
     bias: bool
     epilogue: Epilogue
+    lanes: int = 16
+    """vector width in f32 lanes: the host's register (`host_lanes()`)."""
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Output rows [first, last) in steps of `count`; `checked`: some input row may be outside."""
+
+    first: int
+    last: int
+    count: int
+    checked: bool
+
+
+def row_ranges(g: ConvGeometry) -> list[_Rows]:
+    """The plane's output rows: border rows one at a time (checked), interior rows in
+    blocks of ROWS, the interior rows left over one at a time."""
+    sy, dy, py = g.stride[0], g.dilation[0], g.pad[0]
+    top = min(g.oh, -(-py // sy))  # first row whose window starts inside
+    bottom = min(g.oh, max(top, (g.h - 1 + py - (g.kh - 1) * dy) // sy + 1))  # past the last inside
+    blocked = top + (bottom - top) // ROWS * ROWS
+    ranges = [_Rows(0, top, 1, True), _Rows(top, blocked, ROWS, False), _Rows(blocked, bottom, 1, False), _Rows(bottom, g.oh, 1, True)]
+    return [r for r in ranges if r.first < r.last]
+
+
+def column_ranges(g: ConvGeometry, lanes: int) -> list[tuple[int, int, bool]]:
+    """(first, last, fast) vector starts (multiples of `lanes`) of an output row; fast: every
+    tap's load lies inside the input row and the vector is whole (no masks)."""
+    sx, dx, px = g.stride[1], g.dilation[1], g.pad[1]
+    span = lanes * sx if sx <= 2 else 0  # contiguous columns a tap loads
+
+    def fast(ox0: int) -> bool:
+        start = ox0 * sx - px
+        return span > 0 and ox0 + lanes <= g.ow and start >= 0 and start + (g.kw - 1) * dx + span <= g.w
+
+    starts = list(range(0, g.ow, lanes))
+    inside = [s for s in starts if fast(s)]
+    if not inside:
+        return [(0, g.ow, False)]
+    lo, hi = inside[0], inside[-1] + lanes  # fast starts are one run: the conditions are monotone
+    ranges = [(0, lo, False), (lo, hi, True), (hi, g.ow, False)]
+    return [r for r in ranges if r[0] < r[1]]
 
 
 def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     """args: X, W [C][kh*kw], out, [bias], [residual]; threads split the (n, c) planes."""
-    g = spec.geometry
+    g, n = spec.geometry, spec.lanes
     kb = KernelBuilder(module, name)
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None
     res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
     b = kb.b
+    # an exp-based activation beside more than 9 weights: applied after each block of rows
+    late = spec.epilogue.activation in ("act.swish", "act.sigmoid") and g.kh * g.kw > 9
     q0, q1 = kb.partition(g.n * g.c)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, i64(g.c))
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         dst_off = b.mul(q, i64(g.p))
-        init = kb.splat(b.load(kb.at(bias, c))) if bias is not None else kb.vconst(0.0)
+        init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
-        weights = [kb.splat(b.load(kb.at(taps, t))) for t in range(g.kh * g.kw)]
-        blocked = g.oh // ROWS * ROWS
-        for first, last, count in ((0, blocked, ROWS), (blocked, g.oh, 1)):
-            if first == last:
-                continue
-            with kb.loop(first, last, count, name="oy") as oy:
-                offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
-                rows = dict(zip(offsets, _rows(kb, g, src, oy, offsets)))
-                with kb.loop(0, g.ow, VW, name="ox") as ox0:
-                    accs = _output_vectors(kb, g, rows, weights, ox0, init, count)
-                    mask = kb.mask(b.sub(i64(g.ow), ox0))
-                    for r, acc in enumerate(accs):
-                        offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
-                        residual = kb.vload(kb.at(res, offset), mask=mask) if res is not None else None
-                        kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+        weights = [kb.splat(b.load(kb.at(taps, t)), n) for t in range(g.kh * g.kw)]
+        for rr in row_ranges(g):
+            with kb.loop(rr.first, rr.last, rr.count, name="oy") as oy:
+                offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(rr.count) for ky in range(g.kh)})
+                rows = dict(zip(offsets, _rows(kb, g, src, oy, offsets, rr.checked, n)))
+                columns = [(0, g.ow, False)] if rr.checked else column_ranges(g, n)
+                for first, last, fast in columns:
+                    with kb.loop(first, last, n, name="ox") as ox0:
+                        accs = _output_vectors(kb, g, rows, weights, ox0, init, rr.count, n, fast)
+                        mask = None if fast else kb.mask(b.sub(i64(g.ow), ox0), n)
+                        for r, acc in enumerate(accs):
+                            offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
+                            if late:
+                                kb.vstore(acc, kb.at(out, offset), mask)
+                                continue
+                            residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
+                            kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+                if late:
+                    _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), rr.count * g.ow)
     kb.finish()
 
 
-def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value, offsets: list[int]) -> list[tuple[ir.Value, ir.Value]]:
-    """(row pointer, all-lanes validity) of input rows oy * stride + offset - pad."""
+def _epilogue_pass(kb: KernelBuilder, spec: DepthwiseSpec, out: ir.Value, res: ir.Value | None, start: ir.Value, count: int) -> None:
+    """The epilogue over `count` outputs from `start`, just stored (in L1): an exp-based
+    activation's constants beside a 5x5 window's 25 weights and the accumulators spilled in
+    the tap loop (EfficientNet's 5x5 layer at 28x28: 654 us fused there, 403 + a separate
+    Swish pass unfused)."""
+    b, n = kb.b, spec.lanes
+    wide = count - count % (4 * n)  # 4 vectors a step: the exp's long dependency chains overlap
+    full = count - count % n
+    for lo, hi, step, masked in ((0, wide, 4 * n, False), (wide, full, n, False), (full, count, n, True)):
+        if hi <= lo:
+            continue
+        with kb.loop(lo, hi, step, name="ep") as i:
+            mask = kb.mask(count - full, n) if masked else None
+            for part in range(0, step, n):
+                at = b.add(start, b.add(i, i64(part)))
+                residual = kb.vload(kb.at(res, at), n, mask=mask) if res is not None else None
+                value = apply_epilogue(kb, spec.epilogue, kb.vload(kb.at(out, at), n, mask=mask), residual)
+                kb.vstore(value, kb.at(out, at), mask)
+
+
+def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value, offsets: list[int], checked: bool, n: int) -> list[tuple[ir.Value, ir.Value | None]]:
+    """(row pointer, all-lanes validity or None when the row is known inside) of input rows
+    oy * stride + offset - pad."""
     b = kb.b
     rows = []
     for offset in offsets:
         iy = b.sub(b.add(b.mul(oy, i64(g.stride[0])), i64(offset)), i64(g.pad[0]))
+        if not checked:
+            rows.append((kb.at(src, b.mul(iy, i64(g.w))), None))
+            continue
         ok = b.icmp_unsigned("<", iy, i64(g.h))
         safe = b.select(ok, iy, i64(0))
-        rows.append((kb.at(src, b.mul(safe, i64(g.w))), kb.splat(ok)))
+        rows.append((kb.at(src, b.mul(safe, i64(g.w))), kb.splat(ok, n)))
     return rows
 
 
-def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init, count: int):  # type: ignore[no-untyped-def]
-    """Sums over taps for outputs (oy + r, ox0 .. ox0+15), r < count: each input row's
+def _inside(kb: KernelBuilder, start: ir.Value, size: int, n: int) -> ir.Value:
+    """Lanes l with 0 <= start + l < size (one unsigned compare, in i32 lanes: half the
+    registers of i64 ones)."""
+    lanes = ir.Constant(vec(n, I32), list(range(n)))
+    first = kb.b.trunc(start, I32)
+    return kb.b.icmp_unsigned("<", kb.b.add(kb.splat(first, n), lanes), kb.splat(ir.Constant(I32, size), n))
+
+
+def _load(kb: KernelBuilder, row: ir.Value, start: ir.Value, masks: list[ir.Value | None], n: int) -> ir.Value:
+    """row[start + s l] for lanes l at stride s = len(masks) (1 or 2): contiguous loads of n
+    columns each (masked where a mask is given), stride 2 keeping the even lanes."""
+    b = kb.b
+    parts = [kb.vload(b.gep(row, [b.add(start, i64(p * n)) if p else start]), n, mask=m) for p, m in enumerate(masks)]
+    if len(parts) == 1:
+        return parts[0]
+    return b.shuffle_vector(parts[0], parts[1], ir.Constant(vec(n, I32), list(range(0, 2 * n, 2))))
+
+
+def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init, count: int, n: int, fast: bool):  # type: ignore[no-untyped-def]
+    """Sums over taps for outputs (oy + r, ox0 .. ox0 + n - 1), r < count: each input row's
     vector of a column tap is loaded once and used by every output row that reads it."""
     b = kb.b
     sx = g.stride[1]
     accs = [init] * count
+    lanes = ir.Constant(vec(n, I64), list(range(n)))
     for kx in range(g.kw):
         start = b.add(b.mul(ox0, i64(sx)), i64(kx * g.dilation[1] - g.pad[1]))
-        if sx in (1, 2):
-            cols = [kb.inside(b.add(start, i64(p * VW)) if p else start, g.w) for p in range(sx)]
+        if fast:
+            cols: list[ir.Value | None] = [None] * sx
+        elif sx in (1, 2):
+            cols = [_inside(kb, b.add(start, i64(p * n)) if p else start, g.w, n) for p in range(sx)]
         else:
-            ix = b.add(b.mul(b.add(kb.splat(ox0), _LANES), kb.splat(i64(sx))), kb.splat(i64(kx * g.dilation[1] - g.pad[1])))
-            cols = [b.icmp_unsigned("<", ix, kb.splat(i64(g.w)))]
+            ix = b.add(b.mul(b.add(kb.splat(ox0, n), lanes), kb.splat(i64(sx), n)), kb.splat(i64(kx * g.dilation[1] - g.pad[1]), n))
+            cols = [b.icmp_unsigned("<", ix, kb.splat(i64(g.w), n))]
         for offset, (row, row_ok) in rows.items():
-            masks = [b.and_(m, row_ok) for m in cols]
-            if sx in (1, 2):
-                values = kb.load_strided(row, start, masks)
+            masks = [m if row_ok is None else b.and_(m, row_ok) for m in cols]  # type: ignore[arg-type]
+            if fast or sx in (1, 2):
+                values = _load(kb, row, start, masks, n)
             else:
                 values = kb.gather(row, ix, masks[0])
             for r in range(count):

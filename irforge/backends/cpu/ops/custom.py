@@ -1,8 +1,8 @@
 """Custom layers on the CPU backend: their native kernel, or their numpy forward.
 
 A `CustomOp` with a `cpu` kernel (`CpuKernel.build` adds `void f(float* in..., float* out...)`
-to the module) runs it from a generated phase kernel on thread 0 while the other threads wait
-at the next barrier. Without one, the phase is a host step (`host_steps.py`) calling the op's
+to the module) runs it from a generated phase kernel as chunk 0 while the other threads wait
+for the phase. Without one, the phase is a host step (`host_steps.py`) calling the op's
 numpy `forward`.
 """
 

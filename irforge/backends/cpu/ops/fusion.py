@@ -1,6 +1,7 @@
 """Epilogue fusion: which following ops a producer kernel absorbs.
 
-`conv|fc|matmul -> Add(same shape, other operand already computed) -> ReLU|Clamp` becomes
+`conv|fc|matmul -> Add(same shape, other operand already computed) -> ReLU|Clamp|Swish|
+HardSwish|HardSigmoid|Sigmoid` becomes
 one kernel whose epilogue adds the residual and applies the activation as each output tile
 is stored. An intermediate value is absorbed only if its single use is the next fused op
 (a value that is also a model output or feeds another op stays materialised).
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
-from irforge.backends.cpu.codegen.epilogue import Epilogue
+from irforge.backends.cpu.codegen.epilogue import FUSED_KINDS, Epilogue
 from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
-from irforge.dialects.nn import Clamp, Eltwise, ReLU
+from irforge.dialects.nn import Activation, Clamp, Eltwise, ReLU
 from irforge.dialects.nn.base import NNOp
 from irforge.errors import IrforgeError
 from xdsl.dialects.builtin import TensorType, f32
@@ -36,6 +37,8 @@ def activation_of(op: Operation | None) -> tuple[str, tuple[float, ...]] | None:
         return "relu", (op.float_prop("negative_slope"),)
     if isinstance(op, Clamp):
         return "clamp", (op.float_prop("min"), op.float_prop("max"))
+    if isinstance(op, Activation) and op.str_prop("kind") in FUSED_KINDS:
+        return f"act.{op.str_prop('kind')}", (op.float_prop("alpha"), op.float_prop("beta"))
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel
-from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
@@ -49,7 +49,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     tail = bias + ([residual] if residual is not None else [])
     o = shape_of(op.weights)[0]
     if g.group == g.c == o and g.group > 1:
-        spec = DepthwiseSpec(g, bool(bias), epilogue)
+        spec = DepthwiseSpec(g, bool(bias), epilogue, host_lanes())
         name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
         w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
         ctx.phase(name, [x, w_buf, out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
