@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -62,10 +62,10 @@ class Yield(IRDLOperation):
             raise VerifyException("nn.yield must end the body of an nn.if or nn.loop")
 
 
-def merge_types(op: NNOp, what: str, a: TensorType, b: TensorType) -> TensorType:
+def merge_types(label: str, what: str, a: TensorType, b: TensorType) -> TensorType:
     """The type covering both `a` and `b`: sizes that differ become dynamic."""
     if a.element_type != b.element_type or len(a.get_shape()) != len(b.get_shape()):
-        raise op.error(f"{what} has type {a} in one place and {b} in another (rank and element type must agree)")
+        raise VerifyException(f"{label}: {what} has type {a} in one place and {b} in another (rank and element type must agree)")
     return tensor([x if x == y else DYN for x, y in zip(a.get_shape(), b.get_shape())], a.element_type)
 
 
@@ -126,7 +126,7 @@ class If(NNOp):
         a, b = yielded_types(self, then_block), yielded_types(self, else_block)
         if len(a) != len(b):
             raise self.error(f"the then body yields {len(a)} values, the else body {len(b)}")
-        return [merge_types(self, f"output #{i}", x, y) for i, (x, y) in enumerate(zip(a, b))]
+        return [merge_types(self.label, f"output #{i}", x, y) for i, (x, y) in enumerate(zip(a, b))]
 
 
 @irdl_op_definition
@@ -180,8 +180,8 @@ class Loop(NNOp):
             initial = self.inputs[i].type
             assert isinstance(arg, TensorType) and isinstance(initial, TensorType)
             # the body argument covers the initial value and every yielded one
-            merged = merge_types(self, f"carried value #{i}", initial, yielded[1 + i])
-            if merge_types(self, f"carried value #{i}", merged, arg) != arg:
+            merged = merge_types(self.label, f"carried value #{i}", initial, yielded[1 + i])
+            if merge_types(self.label, f"carried value #{i}", merged, arg) != arg:
                 raise self.error(f"the body argument of carried value #{i} has type {arg}, expected {merged} (sizes that change over iterations are ?)")
             outputs.append(arg)
         for i in range(n, len(self.inputs)):
@@ -192,3 +192,35 @@ class Loop(NNOp):
         for t in yielded[1 + n :]:
             outputs.append(tensor([DYN, *t.get_shape()], t.element_type))
         return outputs
+
+
+def _built(cls: type[If] | type[Loop], operands: list, properties: dict[str, Attribute], blocks: Sequence[Block]) -> If | Loop:
+    """An op of `cls` around `blocks`, its result types inferred from them (a probe op
+    infers them, then hands its regions over)."""
+    yields = yielded_types_of(blocks[0])
+    probe = cls(operands=operands, result_types=[yields], properties=properties, regions=[Region(b) for b in blocks])
+    try:
+        types = probe.infer_shapes()
+    finally:
+        regions = [probe.detach_region(r) for r in list(probe.regions)]
+        probe.drop_all_references()
+    return cls(operands=operands, result_types=[types], properties=properties, regions=regions)
+
+
+def yielded_types_of(block: Block) -> list[Attribute]:
+    last = block.last_op
+    return [v.type for v in last.operands] if last is not None else []
+
+
+def build_if(condition: SSAValue, inputs: Sequence[SSAValue], then_block: Block, else_block: Block, name: str) -> If:
+    op = _built(If, [[condition], list(inputs)], {"name": StringAttr(name)}, [then_block, else_block])
+    assert isinstance(op, If)
+    return op
+
+
+def build_loop(trip_count: SSAValue | None, condition: SSAValue | None, inputs: Sequence[SSAValue], carried: int, body: Block, name: str) -> Loop:
+    operands = [[trip_count] if trip_count else [], [condition] if condition else [], list(inputs)]
+    props: dict[str, Attribute] = {"name": StringAttr(name), "carried": IntegerAttr(carried, i64)}
+    op = _built(Loop, operands, props, [body])
+    assert isinstance(op, Loop)
+    return op
