@@ -3,11 +3,14 @@ subgraphs as regions: numerics against onnxruntime on the reference interpreter.
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from irforge.backends.cpu import compile_model
 from irforge.backends.reference import run
 from irforge.dialects.nn.control_flow import If, Loop
 from irforge.errors import IrforgeError
@@ -42,16 +45,26 @@ def data_if_model() -> onnx.ModelProto:
     return model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, None)], inits)
 
 
-def check(model: onnx.ModelProto, feeds: dict[str, np.ndarray], op: type) -> None:
+def check(model: onnx.ModelProto, feeds: dict[str, np.ndarray], op: type, cpu: bool = True) -> None:
+    """ref (and the CPU backend: host steps, in host segments where dims are dynamic) give
+    onnxruntime's outputs."""
     imported = import_onnx(model)
     assert any(isinstance(o, op) for o in imported.func.body.block.ops)
     assert_round_trip(imported)
-    want = ort_session_run(model, feeds)
-    got = list(run(imported, feeds).values())
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.shape == w.shape
-        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    names = [o.name for o in model.graph.output]
+    want = dict(zip(names, ort_session_run(model, feeds)))
+    runs = {"ref": run(imported, feeds)}
+    if cpu:
+        with tempfile.TemporaryDirectory() as cache:
+            compiled = compile_model(imported, threads=1, cache_dir=cache)
+            try:
+                runs["cpu"] = compiled(feeds)
+            finally:
+                compiled.close()
+    for backend, got in runs.items():
+        for name in names:
+            assert got[name].shape == want[name].shape, (backend, name)
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-6, err_msg=f"{backend}: {name}")
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
@@ -99,7 +112,22 @@ def test_while_loop_with_a_condition_computed_in_the_body():
 
 
 def test_loop_longer_than_the_unroll_limit_stays_a_loop():
-    check(loop_model(300), {"x": rand(2, 3, seed=1)}, Loop)
+    check(loop_model(300), {"x": rand(2, 3, seed=1)}, Loop, cpu=False)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_static_branches_inside_a_compiled_model(cond):
+    """Both branches 2x3: no dynamic dim, so the model compiles as one program with the If as
+    a host step between compiled ops."""
+    then = helper.make_graph([helper.make_node("Mul", ["h", "h"], ["t"])], "then", [], [vi("t", TensorProto.FLOAT, [2, 3])])
+    other = helper.make_graph([helper.make_node("Sigmoid", ["h"], ["e"])], "else", [], [vi("e", TensorProto.FLOAT, [2, 3])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"]),
+        helper.make_node("If", ["c"], ["y0"], then_branch=then, else_branch=other),
+        helper.make_node("Tanh", ["y0"], ["y"]),
+    ]
+    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3]), vi("c", TensorProto.BOOL, [])], [vi("y", TensorProto.FLOAT, [2, 3])])
+    check(model, {"x": rand(2, 3, seed=4), "c": np.array(cond)}, If)
 
 
 def test_if_nested_in_a_loop():
