@@ -17,7 +17,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from irforge.dialects.nn import Concat, Unsqueeze
 from irforge.dialects.nn.control_flow import BOOL, INDEX, build_if, build_loop, merge_types
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.region_import import bind_outer, import_body, import_region
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -122,6 +122,23 @@ def unrolled(ctx: NodeContext, count: int) -> list[SSAValue]:
     return [*carried, *stacked]
 
 
+def body_region(ctx: NodeContext, body: onnx.GraphProto, types: list, names: list[str]) -> tuple[Block, list[SSAValue]]:  # type: ignore[type-arg]
+    """The body as a region; a body op that needs a value known at conversion time which
+    changes per iteration (a Slice starting at the iteration number) makes the loop one to
+    unroll: the error then names the trip count or initial condition that is not constant
+    (freezing it unrolls the loop)."""
+    try:
+        return import_region(ctx, body, types, names)
+    except NotConstantError as error:
+        unknown = [i for i in (0, 1) if ctx.has_input(i) and ctx.constant_input(i) is None]
+        if not unknown:
+            raise
+        raise NotConstantError(
+            f"this Loop must be unrolled, which needs its trip count and condition known at conversion time: its body needs a constant ({error.what})",
+            ctx.node.input[unknown[0]], where=ctx.where, fix="make the trip count and initial condition constants of the model (initializers), so that the loop unrolls", code="E193",
+        ) from None  # fmt: skip
+
+
 def region_loop(ctx: NodeContext) -> list[SSAValue]:
     """The Loop as nn.loop, its body imported as the region. A carried value whose shape
     the body changes is imported again with those sizes dynamic."""
@@ -133,7 +150,7 @@ def region_loop(ctx: NodeContext) -> list[SSAValue]:
     names = [vi.name for vi in body.input]
     types = [v.type for v in carried]
     for _ in range(4):  # each pass can only make more sizes dynamic
-        block, outer = import_region(ctx, body, [INDEX, BOOL, *types], names)
+        block, outer = body_region(ctx, body, [INDEX, BOOL, *types], names)
         yielded = [v.type for v in block.last_op.operands][1 : 1 + len(carried)]  # type: ignore[union-attr]
         merged = [checked(ctx, lambda t=t, y=y: merge_types(ctx.name, "a loop-carried value", t, y), "E194") for t, y in zip(types, yielded)]
         if merged == types:
