@@ -81,13 +81,14 @@ def loop(ctx: NodeContext) -> list[SSAValue]:
     count = constant_trip_count(ctx)
     if count is not None:
         importer = ctx.importer
-        mark, values = importer.builder.block.last_op, dict(importer.values)
+        mark, values, names = importer.builder.block.last_op, dict(importer.values), importer._names.copy()
         try:
             return unrolled(ctx, count)
         except NotUnrollable:  # a condition computed from data: undo the iterations imported so far
             rollback(importer.builder.block, mark)
             importer.values.clear()
             importer.values.update(values)
+            importer._names = names  # the layer names generated for them are free again
     return region_loop(ctx)
 
 
