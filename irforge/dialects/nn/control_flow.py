@@ -13,7 +13,8 @@ also how OpenVINO's port_map feeds a body). A body ends with `nn.yield`.
   (iteration: tensor<i64>, condition: tensor<i1>, carried..., invariants...) and yields
   (condition: tensor<i1>, carried..., scans...). The results are the final carried values,
   then each scan output stacked over the iterations along a new axis 0 (ONNX Loop's
-  semantics). A carried value whose size changes from one iteration to the next has `?`
+  semantics), of `?` iterations unless the trip count is an inline constant and the condition
+  provably stays true (then that count, as OpenVINO infers it). A carried value whose size changes from one iteration to the next has `?`
   there, in the body argument as in the result; scan results have `?` iterations.
   Without a trip count the loop runs while the condition holds; without a condition, for the
   trip count; without either, it is refused (it would never stop).
@@ -40,6 +41,8 @@ from xdsl.traits import IsolatedFromAbove, IsTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from irforge.dialects.nn.base import DYN, NNOp, tensor, types_compatible
+from irforge.dialects.nn.constant import Constant
+from irforge.dialects.nn.elementwise import Identity
 
 BOOL = TensorType(i1, [])
 INDEX = TensorType(i64, [])
@@ -189,9 +192,43 @@ class Loop(NNOp):
             assert isinstance(arg, TensorType) and isinstance(outer, TensorType)
             if not types_compatible(arg, outer):
                 raise self.error(f"argument #{2 + i} of the loop body has type {arg}, expected {outer}")
+        iterations = self.static_iterations()
         for t in yielded[1 + n :]:
-            outputs.append(tensor([DYN, *t.get_shape()], t.element_type))
+            outputs.append(tensor([DYN if iterations is None else iterations, *t.get_shape()], t.element_type))
         return outputs
+
+    def static_iterations(self) -> int | None:
+        """The number of iterations when it is known without running (as OpenVINO infers it):
+        a constant trip count, and a condition that starts constant and stays as it came in
+        (the body yields its condition argument, or a constant true)."""
+        count = inline_scalar(self.trip_count) if self.trip_count is not None else None
+        if count is None:
+            return None
+        if self.initial_condition is not None:
+            start = inline_scalar(self.initial_condition)
+            if start is None:
+                return None
+            if not start:
+                return 0
+        block = self.body.blocks[0]
+        last = block.last_op
+        if not isinstance(last, Yield) or not last.values:
+            return None
+        condition = last.values[0]
+        while isinstance(condition.owner, Identity):
+            condition = condition.owner.operands[0]
+        if condition is block.args[1] or inline_scalar(condition) is True:
+            return max(int(count), 0)
+        return None
+
+
+def inline_scalar(value: SSAValue) -> int | bool | None:
+    """The one value of an inline nn.constant (None for anything else)."""
+    owner = value.owner
+    if not isinstance(owner, Constant) or owner.weight_name is not None:
+        return None
+    array = owner.inline_array().reshape(-1)
+    return array[0].item() if array.size == 1 else None
 
 
 def _built(cls: type[If] | type[Loop], operands: list, properties: dict[str, Attribute], blocks: Sequence[Block]) -> If | Loop:
