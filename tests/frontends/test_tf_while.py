@@ -99,3 +99,13 @@ def test_while_loop_with_an_unsupported_body_op_is_still_refused():
     with pytest.raises(IrforgeError) as info:
         import_tf(while_graph(body_op="Frobnicate"), outputs=["loop:2"])
     assert info.value.code == "E363" and "StatelessWhile 'loop' (body 'body_fn')" in info.value.what
+
+
+def test_shape_of_dynamic_dims_is_computed_at_run_time():
+    """(a while-loop variable that grows has dynamic dims; its Shape is nn.shape_of)"""
+    b = DualBuilder()
+    b.tf_node("Placeholder", [], "x", dtype=("type", FLOAT))
+    b.graph.node[-1].attr["shape"].shape.dim.add(size=-1)
+    b.tf_node("Shape", ["x"], "s", out_type=("type", INT32))
+    got = run(import_tf(b.graph, outputs=["s"]), {"x": np.zeros(5, np.float32)})["s"]
+    assert got.dtype == np.int32 and got.tolist() == [5]
