@@ -128,7 +128,7 @@ def counting_loop():  # type: ignore[no-untyped-def]
 
 
 def test_a_loop_that_is_no_rnn_layer_becomes_a_loop():
-    """(extractors/while_loops.py: its functions' ops all have extractors)"""
+    """(extractors/control_flow.py: its functions' ops all have extractors)"""
     v = np.array([1.5, -0.5], np.float32)
     np.testing.assert_allclose(run(import_tf(counting_loop()), {"v": v})["out"], v**8, rtol=1e-6)
 

@@ -71,7 +71,7 @@ class GraphImporter(FoldingBuilder):
         return self.values[name]
 
     def run(self) -> Model:
-        from irforge.frontends.tf.extractors.while_loops import region_whiles
+        from irforge.frontends.tf.extractors.control_flow import region_whiles
 
         check_supported(self.graph_def, self.refused_loops, region_whiles(self.graph_def))
         unknown = sorted(set(self.input_shapes) - {n.name for n in self.graph_def.node if n.op in INPUT_OPS})

@@ -34,7 +34,7 @@ def is_loop_op(op: str) -> bool:
 def describe_loops(graph_def: Any, reasons: Mapping[str, str] | None = None, imported: Collection[str] = ()) -> list[str]:
     """One line per loop: TF2 While nodes (with their body function), TF1 frames, each with
     the reason it is not a recognised RNN when there is one; not the While nodes in
-    `imported` (those become nn.loop, extractors/while_loops.py)."""
+    `imported` (those become nn.loop, extractors/control_flow.py)."""
     reasons = reasons or {}
     loops: list[str] = []
     frames: dict[str, str] = {}

@@ -1,4 +1,5 @@
-"""TF2 While / StatelessWhile loops that are not Keras RNN layers, as nn.loop.
+"""TF2 control flow with function bodies: While / StatelessWhile loops that are not Keras RNN
+layers as nn.loop, If / StatelessIf as nn.if (folded when the condition is constant).
 
 `tf.while_loop` freezes (TF2) into a While node naming a `cond` and a `body` function of the
 graph's library; its inputs are the loop variables' initial values, `while:k` the final
@@ -14,12 +15,16 @@ Function bodies read nothing but their arguments, so a region needs no outer ope
 Only loops whose functions use ops with extractors (no TensorList, no nested loop) are
 taken (`region_whiles`); the others stay refused with E363 (importer.check_supported).
 Loops in TF1 frame form (Enter/Merge/Switch/NextIteration/Exit) are not imported this way.
+
+If / StatelessIf (tf.cond frozen with lower_control_flow=False) take the condition and the
+inputs both branch functions read; each branch becomes a region over those inputs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from xdsl.ir import Block, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -125,4 +130,61 @@ def while_(ctx: NodeContext) -> list[SSAValue]:
     except VerifyException as error:
         raise ctx.fail(str(error).splitlines()[0]) from None
     importer.builder.block.add_op(op)
+    return list(op.results)
+
+
+IF_OPS = ("If", "StatelessIf")
+
+
+def _branch(ctx: NodeContext, function: str, types: list, tag: str) -> Block:  # type: ignore[type-arg]
+    """`function` imported into a block taking the If's inputs, ending with nn.yield of its results."""
+    importer, node = ctx.importer, ctx.node
+    block = Block(arg_types=types)
+    saved_block, saved_values = importer.builder.block, dict(importer.values)
+    importer.builder.block = block
+    try:
+        args = [f"{node.name}/{tag}_arg{k}" for k in range(len(types))]
+        importer.values.update(zip(args, block.args))
+        results = _call(ctx, function, args, f"{node.name}/{function}")
+        block.add_op(Yield(*(importer.value(r) for r in results)))
+    finally:
+        importer.builder.block = saved_block
+        importer.values.clear()
+        importer.values.update(saved_values)
+    return block
+
+
+@tf_extractor(*IF_OPS)
+def if_(ctx: NodeContext) -> list[SSAValue]:
+    """TF2 If / StatelessIf (tf.cond frozen with lower_control_flow=False) as nn.if; a
+    condition known at conversion time imports the branch taken only."""
+    from irforge.dialects.nn.control_flow import build_if, is_bool_scalar
+    from irforge.errors import IrforgeError
+
+    node = ctx.node
+    branches = [node.attr["then_branch"].func.name, node.attr["else_branch"].func.name]
+    library = _library(ctx.importer.graph_def)
+    inputs = [ctx.input(i) for i in range(1, ctx.num_inputs)]
+    missing: set[str] = set()
+    for name in branches:
+        if name not in library:
+            raise IrforgeError(f"{node.op} calls function '{name}', which the graph's function library does not hold", where=ctx.where, fix="freeze the graph with its function library", code="E360")
+        nodes, _ = _flat_call(ctx.importer.graph_def, name, list(ctx.data_inputs[1:]), f"{node.name}/{name}")
+        missing |= {n.op for n in nodes if n.op not in EXTRACTORS or is_loop_op(n.op)}
+    if missing:
+        raise IrforgeError(f"unsupported TensorFlow ops in the branches of {node.op} '{node.name}': {', '.join(sorted(missing))}", where=ctx.where, fix="make them custom layers (ir-extgen new --framework tf), or freeze with the condition known", code="E392")
+    known = ctx.constant_input(0)
+    if known is not None:  # fold: the taken branch inlined
+        taken = branches[0] if bool(np.asarray(known).reshape(-1)[0]) else branches[1]
+        return [ctx.importer.value(r) for r in _call(ctx, taken, list(ctx.data_inputs[1:]), f"{node.name}/{taken}")]
+    condition = ctx.input(0)
+    if not is_bool_scalar(condition.type):
+        raise ctx.fail(f"{node.op} on a condition of type {condition.type} (only one bool value is supported)")
+    types = [v.type for v in inputs]
+    blocks = [_branch(ctx, name, types, tag) for name, tag in zip(branches, ("then", "else"))]
+    try:
+        op = build_if(condition, inputs, blocks[0], blocks[1], ctx.name)
+    except VerifyException as error:
+        raise ctx.fail(str(error).splitlines()[0]) from None
+    ctx.importer.builder.block.add_op(op)
     return list(op.results)

@@ -1,6 +1,7 @@
 """TF2 While loops that are not Keras RNN layers become nn.loop (cond inlined on the initial
-values for the first test, cond after body inside the region): numerics against numpy, the
-written IR in OpenVINO, and loops with functions irforge cannot import still refused (E363)."""
+values for the first test, cond after body inside the region), TF2 StatelessIf nn.if:
+numerics against numpy, the written IR in OpenVINO, and functions irforge cannot import
+still refused (E363 for loops, E392 for If branches)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,47 @@ def test_shape_of_dynamic_dims_is_computed_at_run_time():
     b.tf_node("Shape", ["x"], "s", out_type=("type", INT32))
     got = run(import_tf(b.graph, outputs=["s"]), {"x": np.zeros(5, np.float32)})["s"]
     assert got.dtype == np.int32 and got.tolist() == [5]
+
+
+def if_graph(branch_op: str = "Neg"):  # type: ignore[no-untyped-def]
+    """y = If(sum(x) > 0, then: x * 2, else: Concat(x, neg(x))): branches of different shapes."""
+    b = DualBuilder()
+    b.placeholder("x", [2])
+    b.tf_node("Const", [], "axis", value=tf_tensor(np.array([0], np.int32)), dtype=("type", INT32))
+    b.tf_node("Const", [], "zero", value=tf_tensor(np.array(0, np.float32)), dtype=("type", FLOAT))
+    b.tf_node("Sum", ["x", "axis"], "total", keep_dims=False)
+    b.tf_node("Greater", ["total", "zero"], "positive")
+
+    def then(f):  # type: ignore[no-untyped-def]
+        node(f, "AddV2", "twice", ["v", "v"])
+
+    def other(f):  # type: ignore[no-untyped-def]
+        node(f, branch_op, "neg", ["v"])
+        node(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
+        node(f, "ConcatV2", "both", ["v", "neg:y:0", "cat_axis:output:0"])
+
+    function(b.graph, "then_fn", [("v", FLOAT)], [("out", "twice:z:0", FLOAT)], then)
+    function(b.graph, "else_fn", [("v", FLOAT)], [("out", "both:output:0", FLOAT)], other)
+    b.tf_node("StatelessIf", ["positive", "x"], "cond")
+    b.graph.node[-1].attr["then_branch"].func.name = "then_fn"
+    b.graph.node[-1].attr["else_branch"].func.name = "else_fn"
+    return b.graph
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_if_becomes_nn_if(tmp_path, sign):
+    from irforge.dialects.nn.control_flow import If
+
+    model = import_tf(if_graph(), outputs=["cond"])
+    assert any(isinstance(op, If) for op in model.func.body.block.ops)
+    x = np.array([1.0, 2.0], np.float32) * sign
+    want = x * 2 if sign > 0 else np.concatenate([x, -x])
+    np.testing.assert_allclose(run(model, {"x": x})["cond"], want)
+    xml, _ = write_ir_xml(model, tmp_path / "if.xml")
+    np.testing.assert_allclose(run_openvino(xml, {"x": x})["cond"], want)
+
+
+def test_if_with_an_unsupported_branch_op_names_it():
+    with pytest.raises(IrforgeError, match="unsupported TensorFlow ops in the branches of StatelessIf 'cond': Frobnicate") as info:
+        import_tf(if_graph("Frobnicate"), outputs=["cond"])
+    assert info.value.code == "E392"
