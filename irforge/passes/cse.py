@@ -70,3 +70,8 @@ class CSEPass(ModulePass):
         for func in op.walk():
             if isinstance(func, FuncOp):
                 eliminate(func.body.block)
+        for nested in op.walk():  # If/Loop bodies: blocks isolated from above, each on its own
+            if isinstance(nested, NNOp):
+                for region in nested.regions:
+                    for block in region.blocks:
+                        eliminate(block)

@@ -85,5 +85,6 @@ def test_every_op_reads_back(request, tmp_path, cls, inputs, constants, num_resu
 
 def test_every_op_with_an_emitter_is_read_back_here():
     """A new nn op with an IR XML writer but no case here (so maybe no reader) fails this."""
-    written = {op for op in nn.OPS if op in EMITTERS and op is not nn.Constant}
+    # If / Loop (ops with bodies, not one-op models): tests/backends/test_ir_xml_control_flow.py
+    written = {op for op in nn.OPS if op in EMITTERS and op not in (nn.Constant, nn.If, nn.Loop)}
     assert written - {p.values[0] for p in CASES} == set()

@@ -1,6 +1,6 @@
 """ONNX If and Loop folded at import: a constant condition inlines the taken branch, a constant
-trip count unrolls the body; numerics against onnxruntime on ref and cpu; run-time conditions
-and trip counts are refused naming the node."""
+trip count unrolls the body; numerics against onnxruntime on ref and cpu. (Run-time ones:
+test_onnx_control_flow_regions.py.)"""
 
 from __future__ import annotations
 
@@ -83,12 +83,6 @@ def test_if_with_a_shape_condition_is_the_taken_branch():
     np.testing.assert_allclose(want, FEEDS["x"] * 3, rtol=1e-6)
 
 
-def test_if_with_a_run_time_condition_is_refused_naming_the_node():
-    with pytest.raises(IrforgeError, match="If with a condition known only at run time is not supported") as info:
-        import_onnx(if_model(condition_from_shape=False))
-    assert info.value.code == "E191" and "ONNX node 'pick'" in str(info.value)
-
-
 def test_constant_loop_is_unrolled_and_matches_onnxruntime(tmp_path):
     model = loop_model(4)
     imported = import_onnx(model)
@@ -116,11 +110,9 @@ def test_one_iteration_loop():
 @pytest.mark.parametrize(
     "model, message, code",
     [
-        (lambda: loop_model(3, condition="data"), "Loop whose condition is known only at run time", "E194"),
-        (lambda: loop_model(1000), "Loop of 1000 iterations is too long to unroll", "E193"),
         (lambda: loop_model(2, body_op="BitShift"), "unsupported ONNX ops in a subgraph: BitShift", "E190"),
     ],
-    ids=["data-condition", "too-long", "unsupported-body-op"],
+    ids=["unsupported-body-op"],
 )
 def test_loops_that_cannot_be_unrolled_are_refused(model, message, code):
     with pytest.raises(IrforgeError, match=message) as info:

@@ -127,9 +127,17 @@ def counting_loop():  # type: ignore[no-untyped-def]
     return graph
 
 
-def test_a_loop_that_is_no_rnn_layer_is_refused_with_what_fits():
+def test_a_loop_that_is_no_rnn_layer_becomes_a_loop():
+    """(extractors/control_flow.py: its functions' ops all have extractors)"""
+    v = np.array([1.5, -0.5], np.float32)
+    np.testing.assert_allclose(run(import_tf(counting_loop()), {"v": v})["out"], v**8, rtol=1e-6)
+
+
+def test_a_loop_that_is_no_rnn_layer_with_an_unknown_op_is_refused_with_what_fits():
+    graph = counting_loop()
+    graph.library.function[0].node_def[2].op = "Frobnicate"  # body's square
     with pytest.raises(IrforgeError) as info:
-        import_tf(counting_loop())
+        import_tf(graph)
     assert info.value.code == "E363"
-    assert "While 'loop' (body 'body'): not an RNN layer, it does not read one sequence element per step" in info.value.what
+    assert "While 'loop' (body 'body'): not an RNN layer, its body has a Frobnicate node ('square')" in info.value.what
     assert "Keras LSTM, GRU" in info.value.fix

@@ -82,6 +82,11 @@ class Layer:
     """Extra attributes of the <layer> element itself (a Result's output_names)."""
     blob: np.ndarray | None = None
     """Const layers: the values, in the element type written to the .bin."""
+    maps: list[tuple[str, list[tuple[str, dict[str, str]]]]] = field(default_factory=list)
+    """If/Loop: elements printed before the ports (`port_map`, `back_edges`), each a list of
+    (tag, attributes) children."""
+    bodies: list[tuple[str, IrGraph]] = field(default_factory=list)
+    """If/Loop: the body nets (`then_body`, `else_body`, `body`), printed after the ports."""
 
     def output_port_id(self, index: int) -> int:
         return len(self.inputs) + index
@@ -100,6 +105,13 @@ class IrGraph:
     name: str
     layers: list[Layer] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+
+    def all_layers(self) -> Iterable[Layer]:
+        """The layers, and those of the bodies of If/Loop layers, depth first."""
+        for layer in self.layers:
+            yield layer
+            for _, body in layer.bodies:
+                yield from body.all_layers()
 
 
 # -- attribute formats of the opset specification --------------------------------------

@@ -10,10 +10,12 @@ when both are complete, so a failure leaves the previous files as they were.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from xdsl.dialects.func import ReturnOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from irforge.backends.ir_xml import mapping  # noqa: F401  (fills the emitter table)
 from irforge.backends.ir_xml.bin import BinWriter
@@ -24,6 +26,7 @@ from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 from irforge.model import Model, input_names, output_names, returned_values
 from irforge.output_files import write_files
+from irforge.weights import WeightStore
 
 DATA_TYPES = ("FP32", "FP16")
 
@@ -41,26 +44,32 @@ def emit_graph(model: Model, data_type: str = "FP32") -> IrGraph:
     ports: dict[SSAValue, Port] = {}
     for name, arg in zip(input_names(func), func.args):
         ports[arg] = ctx.parameter(name, PortType.of(arg.type))
-    for op in func.body.block.ops:
-        if isinstance(op, ReturnOp):
+    emit_ops(ctx, func.body.block.ops, ports, model.store)
+    for name, value in zip(output_names(func), returned_values(func)):
+        ctx.result(ports[value], name)
+    return ctx.graph
+
+
+def emit_ops(ctx: EmitContext, ops: Iterable[Operation], ports: dict[SSAValue, Port], store: WeightStore) -> None:
+    """Emit `ops` (a function's or an If/Loop body's, up to its terminator) into `ctx`,
+    reading their operands from `ports` and adding their results to it."""
+    for op in ops:
+        if op.has_trait(IsTerminator):
             break
         if isinstance(op, Constant):
-            array = model.store[op.weight_name] if op.weight_name is not None else op.inline_array()
+            array = store[op.weight_name] if op.weight_name is not None else op.inline_array()
             ports[op.output] = ctx.const(array, ctx.name(op) if op.layer_name else op.weight_name or "Constant")
             continue
         outputs = list(EMITTERS[type(op)](ctx, op, [ports[v] for v in op.operands]))
         if len(outputs) != len(op.results):
             raise IrforgeError(f"the IR XML emitter of {op.name} gave {len(outputs)} outputs for {len(op.results)} results", code="E852")
         ports.update(zip(op.results, outputs))
-    for name, value in zip(output_names(func), returned_values(func)):
-        ctx.result(ports[value], name)
-    return ctx.graph
 
 
 def write_bin(graph: IrGraph, f) -> None:  # type: ignore[no-untyped-def]
     """Stream every Const's blob into `f` and record its offset and size in the layer."""
     bin_writer = BinWriter(f)
-    for layer in graph.layers:
+    for layer in graph.all_layers():  # If/Loop bodies' Consts share the one .bin
         if layer.blob is None:
             continue
         offset, size = bin_writer.add(layer.blob, layer.outputs[0].dtype)

@@ -31,40 +31,55 @@ def _port(lines: list[str], port_id: int, t: PortType, names: list[str], indent:
     lines.append(f"{indent}</port>")
 
 
-def _layer(lines: list[str], layer: Layer) -> None:
+def _layer(lines: list[str], layer: Layer, indent: str = "\t\t") -> None:
     head = {"id": str(layer.id), "name": layer.name, "type": layer.type, "version": layer.version, **layer.attributes}
-    lines.append(f"\t\t<layer{_attrs(head)}>")
+    inner = indent + "\t"
+    lines.append(f"{indent}<layer{_attrs(head)}>")
     if layer.data:
-        lines.append(f"\t\t\t<data{_attrs(layer.data)} />")
+        lines.append(f"{inner}<data{_attrs(layer.data)} />")
     if layer.rt_info:
-        lines.append("\t\t\t<rt_info>")
-        lines.extend(f'\t\t\t\t<attribute name={quoteattr(a)} version="0" />' for a in layer.rt_info)
-        lines.append("\t\t\t</rt_info>")
+        lines.append(f"{inner}<rt_info>")
+        lines.extend(f'{inner}\t<attribute name={quoteattr(a)} version="0" />' for a in layer.rt_info)
+        lines.append(f"{inner}</rt_info>")
+    for tag, children in layer.maps:  # If/Loop: port maps and back edges, as OpenVINO prints them
+        lines.append(f"{inner}<{tag}>")
+        lines.extend(f"{inner}\t<{child}{_attrs(attrs)} />" for child, attrs in children)
+        lines.append(f"{inner}</{tag}>")
     if layer.inputs:
-        lines.append("\t\t\t<input>")
+        lines.append(f"{inner}<input>")
         for i, t in enumerate(layer.inputs):
-            _port(lines, i, t, [], "\t\t\t\t")
-        lines.append("\t\t\t</input>")
+            _port(lines, i, t, [], inner + "\t")
+        lines.append(f"{inner}</input>")
     if layer.outputs:
-        lines.append("\t\t\t<output>")
+        lines.append(f"{inner}<output>")
         for i, t in enumerate(layer.outputs):
-            _port(lines, layer.output_port_id(i), t, layer.output_names[i], "\t\t\t\t")
-        lines.append("\t\t\t</output>")
-    lines.append("\t\t</layer>")
+            _port(lines, layer.output_port_id(i), t, layer.output_names[i], inner + "\t")
+        lines.append(f"{inner}</output>")
+    for tag, body in layer.bodies:
+        lines.append(f"{inner}<{tag}>")
+        _net_content(lines, body, inner + "\t")
+        lines.append(f"{inner}</{tag}>")
+    lines.append(f"{indent}</layer>")
+
+
+def _net_content(lines: list[str], graph: IrGraph, indent: str) -> None:
+    """`<layers>` and `<edges>` of a net or of an If/Loop body, at `indent`."""
+    lines.append(f"{indent}<layers>")
+    for layer in graph.layers:
+        _layer(lines, layer, indent + "\t")
+    lines.append(f"{indent}</layers>")
+    lines.append(f"{indent}<edges>")
+    for e in graph.edges:
+        lines.append(
+            f'{indent}\t<edge from-layer="{e.from_layer}" from-port="{e.from_port}" '
+            f'to-layer="{e.to_layer}" to-port="{e.to_port}" />'
+        )
+    lines.append(f"{indent}</edges>")
 
 
 def graph_xml(graph: IrGraph) -> str:
     """The XML text of `graph`; Const layers must already have offset and size in `data`."""
-    lines = ['<?xml version="1.0"?>', f"<net name={quoteattr(graph.name)} version=\"11\">", "\t<layers>"]
-    for layer in graph.layers:
-        _layer(lines, layer)
-    lines.append("\t</layers>")
-    lines.append("\t<edges>")
-    for e in graph.edges:
-        lines.append(
-            f'\t\t<edge from-layer="{e.from_layer}" from-port="{e.from_port}" '
-            f'to-layer="{e.to_layer}" to-port="{e.to_port}" />'
-        )
-    lines.append("\t</edges>")
+    lines = ['<?xml version="1.0"?>', f"<net name={quoteattr(graph.name)} version=\"11\">"]
+    _net_content(lines, graph, "\t")
     lines.append("</net>")
     return "\n".join(lines) + "\n"

@@ -272,5 +272,8 @@ CPU_ONLY_REASONS = {
     # SegNet / ENet decoders (issue 16): an argmax per window and a scatter by those indices
     "nn.max_pool_indices": "max pooling's argmax without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.max_unpool": "scatter by pooling indices without an OpenCL kernel yet (runs on its reference kernel)",
+    # control flow (issue 14): the bodies run op by op on the host (the CPU backend's host step)
+    "nn.if": "control flow: the branch taken runs on the host (reference kernels of its body)",
+    "nn.loop": "control flow: the body runs on the host once per iteration (reference kernels)",
 }
 _register_cpu_only()

@@ -16,10 +16,10 @@ from types import ModuleType
 
 from xdsl.ir import Dialect
 
-from irforge.dialects.nn import activation, attention, boxes, constant, conv, detection, elementwise, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unpool, yolo
+from irforge.dialects.nn import activation, attention, boxes, constant, control_flow, conv, detection, elementwise, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unpool, yolo
 from irforge.dialects.nn.base import NNOp, build
 
-FAMILIES: tuple[ModuleType, ...] = (activation, attention, boxes, constant, conv, detection, elementwise, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unpool, yolo)
+FAMILIES: tuple[ModuleType, ...] = (activation, attention, boxes, constant, control_flow, conv, detection, elementwise, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unpool, yolo)
 
 
 def _ops_of(module: ModuleType) -> list[type[NNOp]]:
@@ -36,7 +36,7 @@ def _ops_of(module: ModuleType) -> list[type[NNOp]]:
 OPS: tuple[type[NNOp], ...] = tuple(op for family in FAMILIES for op in _ops_of(family))
 _BY_CLASS_NAME = {op.__name__: op for op in OPS}
 
-NN = Dialect("nn", list(OPS), [])
+NN = Dialect("nn", [*OPS, control_flow.Yield], [])  # nn.yield ends If/Loop bodies (not a layer)
 
 
 def __getattr__(name: str) -> type[NNOp]:

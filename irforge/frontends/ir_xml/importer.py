@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Block, SSAValue
+from xdsl.traits import IsTerminator
 
 from irforge.backends.reference import evaluate
 from irforge.builder import ModelBuilder
@@ -205,7 +205,7 @@ def check_supported(net: IrNet) -> None:
 def drop_unused(block: Block) -> None:
     """Erase ops nothing reads (constants only needed as attribute values, say)."""
     for op in reversed(list(block.ops)):
-        if not isinstance(op, ReturnOp) and all(not r.uses for r in op.results):
+        if not op.has_trait(IsTerminator) and all(not r.uses for r in op.results):
             block.erase_op(op)
 
 

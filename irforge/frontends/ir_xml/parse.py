@@ -30,6 +30,8 @@ PRECISION_DTYPES: dict[str, np.dtype] = {
     "I64": ELEMENT_DTYPES["i64"], "BOOL": ELEMENT_DTYPES["boolean"],
 }  # fmt: skip
 IR_VERSIONS = ("10", "11")
+NESTED = ("If", "Loop", "TensorIterator")
+"""Layer types whose element keeps its body nets and port maps."""
 
 
 @dataclass
@@ -51,6 +53,8 @@ class IrLayer:
     outputs: list[IrPort]
     attrs: dict[str, str] = field(default_factory=dict)
     """All attributes of the <layer> element (Result's output_names, say)."""
+    element: Element | None = field(default=None, repr=False)
+    """The <layer> element itself, for layers with nested content (If/Loop bodies)."""
 
     @property
     def label(self) -> str:
@@ -115,6 +119,7 @@ def _layer(element: Element, path: Path) -> IrLayer:
         _ports(element.find("input"), where),
         _ports(element.find("output"), where),
         dict(element.attrib),
+        element if layer_type in NESTED else None,
     )
 
 
@@ -136,6 +141,13 @@ def parse_ir_xml(path: str | os.PathLike[str]) -> IrNet:
         raise IrforgeError("not an OpenVINO IR: expected <net> with <layers> and <edges>", where=str(path), fix="give the .xml of an IR", code="E696")
     if root.get("version") not in IR_VERSIONS:
         raise IrforgeError(f"IR version {root.get('version')} is not supported", where=str(path), fix=f"use IR version {' or '.join(IR_VERSIONS)} (OpenVINO 2022 or later)", code="E696")
+    return parse_net(root, path, root.get("name", "main"))
+
+
+def parse_net(root: Element, path: Path, name: str) -> IrNet:
+    """The layers and edges under `root`: a <net>, or the body element of an If/Loop layer."""
+    if root.find("layers") is None or root.find("edges") is None:
+        raise IrforgeError(f"<{root.tag}> has no <layers> and <edges>", where=str(path), fix="the IR is corrupt; regenerate it", code="E696")
     layers: dict[int, IrLayer] = {}
     for element in root.find("layers"):  # type: ignore[union-attr]
         layer = _layer(element, path)
@@ -146,7 +158,7 @@ def parse_ir_xml(path: str | os.PathLike[str]) -> IrNet:
     for e in root.find("edges"):  # type: ignore[union-attr]
         where = f"{path}, edge {dict(e.attrib)}"
         edges.append(tuple(_int(e.get(k), k, where) for k in ("from-layer", "from-port", "to-layer", "to-port")))
-    return IrNet(root.get("name", "main"), layers, edges)  # type: ignore[arg-type]
+    return IrNet(name, layers, edges)  # type: ignore[arg-type]
 
 
 class BinFile:

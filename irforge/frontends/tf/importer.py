@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,9 @@ class GraphImporter(FoldingBuilder):
         return self.values[name]
 
     def run(self) -> Model:
-        check_supported(self.graph_def, self.refused_loops)
+        from irforge.frontends.tf.extractors.control_flow import region_whiles
+
+        check_supported(self.graph_def, self.refused_loops, region_whiles(self.graph_def))
         unknown = sorted(set(self.input_shapes) - {n.name for n in self.graph_def.node if n.op in INPUT_OPS})
         if unknown:
             raise IrforgeError(f"the graph has no Placeholder named {', '.join(unknown)}", code="E340")
@@ -112,7 +114,7 @@ class GraphImporter(FoldingBuilder):
             self.values[node.name if index == 0 else f"{node.name}:{index}"] = value
 
 
-def check_supported(graph_def: Any, refused_loops: Mapping[str, str] | None = None) -> None:
+def check_supported(graph_def: Any, refused_loops: Mapping[str, str] | None = None, imported_loops: Collection[str] = ()) -> None:
     """One error listing every op type without an extractor, with counts and first nodes,
     and every loop by name with why it is not a recognised RNN (what fits a loop is not a
     custom layer)."""
@@ -122,7 +124,7 @@ def check_supported(graph_def: Any, refused_loops: Mapping[str, str] | None = No
     for node in graph_def.node:
         if node.op not in EXTRACTORS and node.op not in INPUT_OPS and not is_loop_op(node.op):
             missing[node.op].append(node.name)
-    loops = describe_loops(graph_def, refused_loops or {})
+    loops = describe_loops(graph_def, refused_loops or {}, imported_loops)
     if not missing and not loops:
         return
     parts = [

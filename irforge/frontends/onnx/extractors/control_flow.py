@@ -1,114 +1,115 @@
-"""ONNX If and Loop, folded at import: the taken branch of an If whose condition is known is
-imported in its place; a Loop whose trip count (and condition, every iteration) is known is
-unrolled, its body imported once per iteration. Anything else is refused naming the node
-(OpenVINO's If / Loop with bodies as regions are not in nn yet).
+"""ONNX If and Loop. Folded at import where their control is known: the taken branch of an
+If whose condition is constant is imported in its place; a Loop whose trip count (and
+condition, every iteration) is constant is unrolled, its body imported once per iteration, up
+to MAX_UNROLL iterations. Anything else becomes `nn.if` / `nn.loop` with the ONNX subgraphs
+imported as their body regions (`region_import.py`).
 
-A body reads the values of the enclosing graph by name; its own names are scoped to one
-import of it, so each iteration's values replace the previous iteration's, and its nodes are
-renamed `<node>/iter<i>` so that layer names stay unique.
+When unrolling, a body reads the values of the enclosing graph by name; its own names are
+scoped to one import of it, so each iteration's values replace the previous iteration's, and
+its nodes are renamed `<node>/iter<i>` so that layer names stay unique.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import onnx
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from irforge.dialects.nn import Concat, Unsqueeze
+from irforge.dialects.nn.control_flow import BOOL, INDEX, build_if, build_loop, merge_types
 from irforge.errors import IrforgeError, NotConstantError
-from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor, onnx_extractor
+from irforge.frontends.onnx.region_import import bind_outer, import_body, import_region
+from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 MAX_UNROLL = 256
-"""Loops with more iterations are refused rather than unrolled into a huge graph."""
+"""Loops with more iterations stay nn.loop rather than being unrolled into a huge graph."""
 
 
-def nested_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from nested_nodes(attr.g)
-
-
-def check_body(ctx: NodeContext, body: onnx.GraphProto) -> None:
-    """The body's ops all have extractors (check_supported sees only the top graph)."""
-    missing = sorted({n.op_type for n in nested_nodes(body) if find_extractor(n.domain if n.domain not in DEFAULT_DOMAINS else "", n.op_type) is None})
-    if missing:
-        raise IrforgeError(f"unsupported ONNX ops in a subgraph: {', '.join(missing)}", where=ctx.where, fix="add extractors for them (--extensions)", code="E190")
-
-
-def import_body(ctx: NodeContext, body: onnx.GraphProto, bound: dict[str, SSAValue], suffix: str) -> list[SSAValue]:
-    """Import the body's nodes with its inputs bound to `bound`; its outputs' values."""
-    importer = ctx.importer
-    check_body(ctx, body)
-    importer.values.update(bound)
-    for tensor in body.initializer:
-        importer._initializers[tensor.name] = tensor  # read lazily by name, as the top graph's
-        importer.values.pop(tensor.name, None)
-    importer.used_names.update(name for node in body.node for name in node.input)
-    importer.used_names.update(vi.name for vi in body.output)
-    for node in body.node:
-        renamed = onnx.NodeProto()
-        renamed.CopyFrom(node)
-        renamed.name = f"{node.name or importer.generated_name(node)}{suffix}"
-        for out in node.output:
-            importer.values.pop(out, None)  # a previous iteration's value of this name
-        importer._import_node(renamed)
-    return [importer.value(vi.name) for vi in body.output]
+class NotUnrollable(Exception):
+    """The loop's control is not known at import: it stays an nn.loop."""
 
 
 @onnx_extractor("If")
 def if_(ctx: NodeContext) -> list[SSAValue]:
     condition = ctx.constant_input(0)
-    if condition is None:
-        raise NotConstantError(
-            "If with a condition known only at run time is not supported (it is folded when the condition is constant)",
-            ctx.node.input[0], where=ctx.where, fix="give static input shapes or freeze the inputs the condition depends on", code="E191",
-        )  # fmt: skip
-    branch = ctx.attr("then_branch") if bool(np.asarray(condition).reshape(-1)[0]) else ctx.attr("else_branch")
-    return import_body(ctx, branch, {}, "")
+    if condition is not None:
+        branch = ctx.attr("then_branch") if bool(np.asarray(condition).reshape(-1)[0]) else ctx.attr("else_branch")
+        return import_body(ctx, branch, {}, "")
+    then_block, then_outer = import_region(ctx, ctx.attr("then_branch"), [], [])
+    else_block, else_outer = import_region(ctx, ctx.attr("else_branch"), [], [])
+    inputs = then_outer + [v for v in else_outer if v not in then_outer]
+    bind_outer(then_block, inputs)
+    bind_outer(else_block, inputs)
+    op = checked(ctx, lambda: build_if(ctx.input(0), inputs, then_block, else_block, ctx.name), "E191")
+    ctx.importer.builder.block.add_op(op)
+    return list(op.results)
 
 
-def trip_count(ctx: NodeContext) -> int:
+def checked(ctx: NodeContext, make, code: str):  # type: ignore[no-untyped-def]
+    """What `make` builds; bodies that do not verify (branches of different ranks, a carried
+    value changing rank) are an error naming the node: E191 for If, E194 for Loop."""
+    from xdsl.utils.exceptions import VerifyException
+
+    try:
+        return make()
+    except VerifyException as error:
+        raise IrforgeError(f"cannot express this node as OpenVINO If/Loop: {error}", where=ctx.where, fix="export the model so that both branches / every iteration give tensors of one rank and element type", code=code) from None
+
+
+def constant_trip_count(ctx: NodeContext) -> int | None:
+    """The trip count when it is known and small enough to unroll, else None."""
     if not ctx.has_input(0):
-        raise IrforgeError("Loop without a trip count is not supported (only loops with a constant one are unrolled)", where=ctx.where, fix="export the loop with a constant trip count", code="E192")
+        return None
     count = ctx.constant_input(0)
     if count is None:
-        raise NotConstantError(
-            "Loop with a trip count known only at run time is not supported (only constant ones are unrolled)",
-            ctx.node.input[0], where=ctx.where, fix="give static input shapes so the trip count folds", code="E192",
-        )  # fmt: skip
+        return None
     count = int(np.asarray(count).reshape(-1)[0])
-    if count > MAX_UNROLL:
-        raise IrforgeError(f"Loop of {count} iterations is too long to unroll (at most {MAX_UNROLL})", where=ctx.where, fix="shorten the loop", code="E193")
-    return count
+    return count if count <= MAX_UNROLL else None
 
 
-def known_condition(ctx: NodeContext, value: SSAValue | None, tensor: str) -> bool:
-    """The loop condition's value; a run-time one names `tensor` (the node's input, which
-    may be frozen, or the body output computing it)."""
+def known_condition(ctx: NodeContext, value: SSAValue | None) -> bool:
     if value is None:
         return True
     known = ctx.importer.constant_value(value)
     if known is None:
-        raise NotConstantError(
-            "Loop whose condition is known only at run time is not supported (it cannot be unrolled)",
-            tensor, where=ctx.where, fix="export the loop with a constant condition", code="E194",
-        )  # fmt: skip
+        raise NotUnrollable
     return bool(np.asarray(known).reshape(-1)[0])
 
 
 @onnx_extractor("Loop")
 def loop(ctx: NodeContext) -> list[SSAValue]:
+    count = constant_trip_count(ctx)
+    if count is not None:
+        importer = ctx.importer
+        mark, values, names = importer.builder.block.last_op, dict(importer.values), importer._names.copy()
+        try:
+            return unrolled(ctx, count)
+        except NotUnrollable:  # a condition computed from data: undo the iterations imported so far
+            rollback(importer.builder.block, mark)
+            importer.values.clear()
+            importer.values.update(values)
+            importer._names = names  # the layer names generated for them are free again
+    return region_loop(ctx)
+
+
+def rollback(block: Block, mark: Operation | None) -> None:
+    """Erase the ops of `block` after `mark` (all of them when None), last first."""
+    ops = []
+    op = mark.next_op if mark is not None else block.first_op
+    while op is not None:
+        ops.append(op)
+        op = op.next_op
+    for op in reversed(ops):
+        block.erase_op(op)
+
+
+def unrolled(ctx: NodeContext, count: int) -> list[SSAValue]:
     body: onnx.GraphProto = ctx.attr("body")
-    count = trip_count(ctx)
     condition = ctx.optional_input(1)
     carried = [ctx.input(i) for i in range(2, ctx.num_inputs)]
     scans: list[list[SSAValue]] = [[] for _ in range(len(body.output) - 1 - len(carried))]
     for i in range(count):
-        if not known_condition(ctx, condition, ctx.node.input[1] if i == 0 else body.output[0].name):
+        if not known_condition(ctx, condition):
             break
         names = [vi.name for vi in body.input]
         bound = dict(zip(names, [ctx.constant(np.array(i, np.int64), f"/iter{i}/index"), condition or ctx.constant(np.array(True), f"/iter{i}/cond"), *carried]))
@@ -117,6 +118,47 @@ def loop(ctx: NodeContext) -> list[SSAValue]:
         for scan, value in zip(scans, outputs[1 + len(carried) :]):
             scan.append(ctx.value(Unsqueeze, [value], suffix=f"/iter{i}/scan", axes=[0]))
     if any(not scan for scan in scans):
-        raise IrforgeError("Loop with scan outputs that runs no iteration is not supported (their shape is unknown)", where=ctx.where, fix="export the loop with at least one iteration", code="E195")
+        raise NotUnrollable  # no iteration: nn.loop gives the empty scan outputs their shape
     stacked = [scan[0] if len(scan) == 1 else ctx.value(Concat, scan, suffix=f"/scan{k}", axis=0) for k, scan in enumerate(scans)]
     return [*carried, *stacked]
+
+
+def body_region(ctx: NodeContext, body: onnx.GraphProto, types: list, names: list[str]) -> tuple[Block, list[SSAValue]]:  # type: ignore[type-arg]
+    """The body as a region; a body op that needs a value known at conversion time which
+    changes per iteration (a Slice starting at the iteration number) makes the loop one to
+    unroll: the error then names the trip count or initial condition that is not constant
+    (freezing it unrolls the loop)."""
+    try:
+        return import_region(ctx, body, types, names)
+    except NotConstantError as error:
+        unknown = [i for i in (0, 1) if ctx.has_input(i) and ctx.constant_input(i) is None]
+        if not unknown:
+            raise
+        raise NotConstantError(
+            f"this Loop must be unrolled, which needs its trip count and condition known at conversion time: its body needs a constant ({error.what})",
+            ctx.node.input[unknown[0]], where=ctx.where, fix="make the trip count and initial condition constants of the model (initializers), so that the loop unrolls", code="E193",
+        ) from None  # fmt: skip
+
+
+def region_loop(ctx: NodeContext) -> list[SSAValue]:
+    """The Loop as nn.loop, its body imported as the region. A carried value whose shape
+    the body changes is imported again with those sizes dynamic."""
+    body: onnx.GraphProto = ctx.attr("body")
+    trip, condition = ctx.optional_input(0), ctx.optional_input(1)
+    if trip is None and condition is None:
+        raise IrforgeError("Loop without a trip count and without a condition is not supported (it never stops)", where=ctx.where, fix="export the loop with a trip count or a condition", code="E192")
+    carried = [ctx.input(i) for i in range(2, ctx.num_inputs)]
+    names = [vi.name for vi in body.input]
+    types = [v.type for v in carried]
+    for _ in range(4):  # each pass can only make more sizes dynamic
+        block, outer = body_region(ctx, body, [INDEX, BOOL, *types], names)
+        yielded = [v.type for v in block.last_op.operands][1 : 1 + len(carried)]  # type: ignore[union-attr]
+        merged = [checked(ctx, lambda t=t, y=y: merge_types(ctx.name, "a loop-carried value", t, y), "E194") for t, y in zip(types, yielded)]
+        if merged == types:
+            break
+        types = merged
+        rollback(block, None)
+    bind_outer(block, outer)
+    op = checked(ctx, lambda: build_loop(trip, condition, [*carried, *outer], len(carried), block, ctx.name), "E194")
+    ctx.importer.builder.block.add_op(op)
+    return list(op.results)

@@ -7,6 +7,9 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Gather, Identity, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
+from irforge.dialects.nn.elementwise import Convert
+from irforge.dialects.nn.indexing import ShapeOf
+from irforge.weights.dtypes import to_xdsl
 from irforge.frontends.tf.loader import numpy_dtype, tensor_to_array
 from irforge.frontends.tf.registry import NodeContext, tf_extractor
 
@@ -21,10 +24,14 @@ def const(ctx: NodeContext) -> SSAValue:
 
 @tf_extractor("Shape")
 def shape(ctx: NodeContext) -> SSAValue:
+    """A constant where the dims are known; else nn.shape_of (a while-loop variable whose
+    size changes per iteration), converted to out_type."""
     dims = ctx.input_shape(0)
+    dtype = numpy_dtype(int(ctx.attr("out_type", 3)), ctx.where)
     if DYN in dims:
-        raise ctx.fail("Shape of a tensor with dynamic dims cannot be folded", fix="give static input shapes with --input_shape")
-    return ctx.constant(np.array(dims, numpy_dtype(int(ctx.attr("out_type", 3)), ctx.where)), "")
+        found = ctx.value(ShapeOf, [ctx.input(0)], suffix="/i64")
+        return found if dtype == np.int64 else ctx.value(Convert, [found], destination_type=to_xdsl(dtype))
+    return ctx.constant(np.array(dims, dtype), "")
 
 
 @tf_extractor("Fill")
