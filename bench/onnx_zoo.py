@@ -329,9 +329,10 @@ def run_openvino(model, xml: Path, feeds, write_ir_xml, ov):  # type: ignore[no-
 COLUMNS = ("model", "exporter", "convert", "openvino", "ref", "cpu", "attention")
 
 
-def main() -> None:
+def main(zoo: list[ZooModel] | None = None) -> None:
+    zoo = ZOO if zoo is None else zoo
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(m.name for m in ZOO))
+    parser.add_argument("--models", default=",".join(m.name for m in zoo))
     parser.add_argument("--exporters", default="torchscript,dynamo")
     parser.add_argument("--out", type=Path, default=None, help="also write the markdown table here")
     args = parser.parse_args()
@@ -339,7 +340,7 @@ def main() -> None:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for entry in [m for m in ZOO if m.name in wanted]:
+        for entry in [m for m in zoo if m.name in wanted]:
             for exporter in args.exporters.split(","):
                 start = time.time()
                 try:
