@@ -33,6 +33,8 @@ import torch
 from torch import nn
 from zoo_detection import custom_translations, ssdlite  # bench/, next to this script
 
+import zoo_torchvision  # noqa: F401  (before transformers, which imports torchvision when installed)
+
 
 @dataclass
 class ZooModel:

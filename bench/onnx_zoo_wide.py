@@ -203,7 +203,96 @@ HF: list[ZooModel] = [
     *(ZooModel(k, hf(lambda tf, k=k: wav2vec(tf, k), AUD), audio, AUD, 2) for k in ("wav2vec2", "hubert")),
 ]
 
-WIDE: list[ZooModel] = [*HF]
+
+# -- torchvision (the real classes; zoo_torchvision.py makes the package importable) ------------
+def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        from zoo_torchvision import torchvision
+
+        torch.manual_seed(0)
+        model = make(torchvision.models).eval()
+        with torch.no_grad():  # random BatchNorm statistics, or the outputs are all bias
+            for m in model.modules():
+                if isinstance(m, nn.BatchNorm2d):
+                    m.running_mean.uniform_(-0.2, 0.2)
+                    m.running_var.uniform_(0.5, 1.5)
+        return model
+
+    return build
+
+
+class Segment(nn.Module):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)["out"]
+
+
+class Detect(nn.Module):
+    """A detector on one image: its boxes, scores and labels."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        out = self.model([x[0]])[0]
+        return out["boxes"], out["scores"], out["labels"]
+
+
+def swin_t(m: Any) -> nn.Module:
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[1, 2], window_size=[4, 4], num_classes=10)
+
+
+def vit(m: Any) -> nn.Module:
+    from torchvision.models.vision_transformer import VisionTransformer
+
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10)
+
+
+def maxvit(m: Any) -> nn.Module:
+    from torchvision.models.maxvit import MaxVit
+
+    return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=2, block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                  stochastic_depth_prob=0.0, num_classes=10)
+
+
+def convnext(m: Any) -> nn.Module:
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+
+    return ConvNeXt([CNBlockConfig(16, 32, 2), CNBlockConfig(32, None, 2)], num_classes=10)
+
+
+DET = dict(weights=None, weights_backbone=None, num_classes=3, min_size=64, max_size=64)
+TV: list[ZooModel] = [
+    ZooModel("tv-resnet18", tv(lambda m: m.resnet18(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-mobilenet_v3_small", tv(lambda m: m.mobilenet_v3_small(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-efficientnet_b0", tv(lambda m: m.efficientnet_b0(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-regnet_y_400mf", tv(lambda m: m.regnet_y_400mf(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-shufflenet_v2", tv(lambda m: m.shufflenet_v2_x0_5(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-squeezenet", tv(lambda m: m.squeezenet1_1(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-densenet121", tv(lambda m: m.densenet121(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-googlenet", tv(lambda m: m.googlenet(num_classes=10, aux_logits=False, init_weights=True)), pixels(64), ("x",)),
+    ZooModel("tv-inception_v3", tv(lambda m: m.inception_v3(num_classes=10, aux_logits=False, init_weights=True)), pixels(80), ("x",)),
+    ZooModel("tv-mnasnet", tv(lambda m: m.mnasnet0_5(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-convnext", tv(convnext), pixels(64), ("x",)),
+    ZooModel("tv-swin", tv(swin_t), pixels(64), ("x",), 4),
+    ZooModel("tv-vit", tv(vit), pixels(32), ("x",), 2),
+    ZooModel("tv-maxvit", tv(maxvit), pixels(64), ("x",), 4),
+    ZooModel("tv-lraspp", tv(lambda m: Segment(m.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4))), pixels(64), ("x",)),
+    ZooModel("tv-deeplabv3", tv(lambda m: Segment(m.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
+    ZooModel("tv-fcn", tv(lambda m: Segment(m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
+    ZooModel("tv-ssdlite", tv(lambda m: Detect(m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
+    ZooModel("tv-fasterrcnn", tv(lambda m: Detect(m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-retinanet", tv(lambda m: Detect(m.detection.retinanet_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-maskrcnn", tv(lambda m: Detect(m.detection.maskrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
+]
+
+WIDE: list[ZooModel] = [*HF, *TV]
 
 if __name__ == "__main__":
     main(WIDE)

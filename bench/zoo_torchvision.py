@@ -1,0 +1,57 @@
+"""Real torchvision models on the CPU-only torch of the zoo venv.
+
+PyPI's torchvision wheel ships `_C.so` linked against CUDA libraries that the CPU torch
+lacks, so its compiled ops (`torchvision::nms`, `torchvision::roi_align`) never register and
+`import torchvision` fails in `_meta_registrations` (`operator torchvision::nms does not
+exist`). This module defines those ops first, with Python CPU kernels (greedy NMS,
+torchvision's own pure-Python `_roi_align`) and fake kernels for torch.export, then imports
+torchvision and tells it the ops exist, so its detection models run, trace to the ONNX ops
+torchvision's symbolics write (NonMaxSuppression, RoiAlign) and export through dynamo
+(onnxscript's torchvision translations). Nothing here is irforge: it makes the zoo's
+reference models loadable.
+
+    from zoo_torchvision import torchvision  # instead of `import torchvision`
+
+Import it before transformers too: transformers imports torchvision when it is installed.
+"""
+
+from __future__ import annotations
+
+import torch
+from zoo_detection import greedy_nms  # bench/, next to this script
+
+_LIB = torch.library.Library("torchvision", "DEF")
+_LIB.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+_LIB.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+_LIB.define("roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, "
+            "int sampling_ratio, bool aligned) -> Tensor")
+
+
+def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+    return greedy_nms(dets, scores, iou_threshold) if len(dets) else torch.zeros(0, dtype=torch.int64)
+
+
+def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
+               sampling_ratio: int, aligned: bool) -> torch.Tensor:
+    from torchvision.ops.roi_align import _roi_align as python_roi_align
+
+    return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
+
+
+_LIB.impl("nms", _nms, "CPU")
+_LIB.impl("roi_align", _roi_align, "CPU")
+
+
+@torch.library.register_fake("torchvision::roi_align")
+def _(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):  # type: ignore[no-untyped-def]
+    return input.new_empty((rois.shape[0], input.shape[1], pooled_height, pooled_width))
+
+
+import torchvision  # noqa: E402  (after the ops exist)
+import torchvision.extension  # noqa: E402
+import torchvision.ops.roi_align  # noqa: E402
+
+torchvision.extension._has_ops = lambda: True  # what _assert_has_ops reads
+torchvision.ops.roi_align._has_ops = lambda: True  # imported by name: the C op, not the Python fallback
+
+__all__ = ["torchvision"]
