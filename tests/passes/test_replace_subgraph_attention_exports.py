@@ -52,16 +52,21 @@ def attention_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Add", [scores, "mask"])
     elif form == "dynamo-vit":
         scores = g.node("Add", [scores, g.tensor(np.zeros((L, S), np.float32), "zeros")])
+    elif form == "gpt-neo":  # unscaled, a causal Where then the padding mask added
+        scores = g.node("Add", [g.node("Where", ["keep", scores, g.tensor(FMIN, "fmin")]), "mask"])
+    elif form == "where-drop-ninf-mask":
+        scores = g.node("Mul", [scores, g.tensor(np.array(0.3, np.float32), "c")])
+        scores = g.node("Add", ["mask", g.node("Where", ["drop", g.tensor(NINF, "ninf"), scores])])
     probs = g.node("Softmax", [scores], axis=-1)
     if form in ("dynamo-guard", "dynamo-vit"):
         probs = g.node("Where", [g.node("IsNaN", [probs]), g.tensor(np.array(0.0, np.float32), "z"), probs])
     g.node("MatMul", [probs, "v"], "attention")
     vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in inputs.items()]
-    if form in ("torchscript", "dynamo-guard", "gpt2"):
+    if form in ("torchscript", "dynamo-guard", "gpt2", "gpt-neo"):
         vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, [N, 1, L, S]))
-    if form == "where-drop":
+    if form in ("where-drop", "where-drop-ninf-mask"):
         vis.append(helper.make_tensor_value_info("drop", onnx.TensorProto.BOOL, [1, 1, L, S]))
-    if form == "swin-bias-mask":
+    if form in ("swin-bias-mask", "gpt-neo", "where-drop-ninf-mask"):
         vis.append(helper.make_tensor_value_info("mask", onnx.TensorProto.FLOAT, [N, 1, L, S]))
     graph = helper.make_graph(g.nodes, "attention", vis, [helper.make_empty_tensor_value_info(g.nodes[-1].output[0])], g.initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -78,10 +83,13 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
             out[vi.name] = mask
         else:
             out[vi.name] = rng.standard_normal(dims).astype(np.float32)
+            if vi.name == "mask":  # padding as HF writes it: float32's min, which overflows to -inf added to a fill
+                out[vi.name][..., -1] = FMIN
     return out
 
 
-@pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled"])
+@pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled",
+                                  "gpt-neo", "where-drop-ninf-mask"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

@@ -11,13 +11,16 @@ apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
                                       permute(k) or reshape(permute(reshape(k))) (dynamo)
     s  = q' @ k'   then  s | s * c | s / c
     m  = s | s + mask | (s + a) + b | Where(keep, s, fill) | Where(drop, fill, s)
+         | Where(keep, s, fill) + mask | Where(drop, fill, s) + mask      (GPT-Neo)
     p  = softmax(m, last axis)        then  p | Where(IsNaN(p), 0, p)
     y  = p @ v
 
 with c one-value constants (their product is the op's scale) and fill a constant at or
 below -1e4 (-inf, float32's min: what the mask means). Two added masks become one Add; a
 Where mask with -inf becomes the op's boolean mask (negated when it selects the fill), one
-with a finite fill the additive mask Where(keep, 0, fill). The IsNaN
+with a finite fill the additive mask Where(keep, 0, fill); a Where then an added mask become
+the one additive mask Where(keep, 0, fill) + mask (s + (fill + mask) rounds as fill + mask
+does: both are fill, or -inf where the mask is also very negative). The IsNaN
 guard stays, on the op's output: a row that is NaN after the op is exactly a row whose
 probabilities were all NaN (for finite v), so `Where(IsNaN(y), 0, y)` gives the guarded
 result.
@@ -82,6 +85,8 @@ SCORES = scaled_by(P("matmul", operands=[QUERY, KEY_T], alias="scores", transpos
 MASKED = OneOf(
     eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")),
     eltwise("sum", SCORES, Any("mask")),
+    eltwise("sum", P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]), Any("mask")),
+    eltwise("sum", P("select", operands=[Any("drop"), Const(alias="fill"), SCORES]), Any("mask")),
     P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]),
     P("select", operands=[Any("drop"), Const(alias="fill"), SCORES]),
     SCORES,
@@ -186,6 +191,10 @@ class ExportedAttention(DagReplacement):
         return restored.output, [restored]
 
     def mask(self, m: Match, name: str) -> tuple[list[SSAValue], list[Operation]]:
+        if "fill" in m.constants and "mask" in m.values:
+            (where,), ops = self.where_mask(m, name, additive=True)
+            both = build(Eltwise, [where, m["mask"]], operation="sum", name=f"{name}/mask")
+            return [both.output], [*ops, both]
         if "mask2" in m.values:
             both = build(Eltwise, [m["mask"], m["mask2"]], operation="sum", name=f"{name}/mask")
             return [both.output], [both]
@@ -193,8 +202,13 @@ class ExportedAttention(DagReplacement):
             return [m["mask"]], []
         if "fill" not in m.constants:
             return [], []
+        return self.where_mask(m, name, additive=False)
+
+    def where_mask(self, m: Match, name: str, additive: bool) -> tuple[list[SSAValue], list[Operation]]:
+        """The mask a Where(keep, s, fill) means: boolean for -inf (unless an additive one
+        is asked for), else Where(keep, 0, fill)."""
         fill = m.constants["fill"].reshape(())
-        if np.isneginf(fill):  # exactly the op's boolean mask, NaN rows included
+        if np.isneginf(fill) and not additive:  # exactly the op's boolean mask, NaN rows included
             if "keep" in m.values:
                 return [m["keep"]], []
             keep = build(Activation, [m["drop"]], kind="not", name=f"{name}/keep")
@@ -203,8 +217,8 @@ class ExportedAttention(DagReplacement):
         # rounds to fill for any |s| < 1e31, and a row masked out entirely stays uniform
         zero, low = Constant.inline(np.zeros((), fill.dtype)), Constant.inline(np.array(fill))
         chosen = [zero.output, low.output] if "keep" in m.values else [low.output, zero.output]
-        additive = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/mask")
-        return [additive.output], [zero, low, additive]
+        where = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/{'where' if additive else 'mask'}")
+        return [where.output], [zero, low, where]
 
     def build(self, m: Match, name: str) -> list[Operation]:
         k, ops = self.key(m, name)
