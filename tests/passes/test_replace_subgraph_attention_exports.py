@@ -52,6 +52,13 @@ def attention_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Add", [scores, "mask"])
     elif form == "dynamo-vit":
         scores = g.node("Add", [scores, g.tensor(np.zeros((L, S), np.float32), "zeros")])
+    elif form == "swinv2":  # per-head logit scale, relative bias, the window mask added twice between reshapes
+        scores = g.node("Mul", [scores, g.tensor(rng.uniform(1, 10, (H, 1, 1)).astype(np.float32), "logit_scale")])
+        scores = g.node("Add", [scores, g.tensor(rng.standard_normal((H, L, S)).astype(np.float32), "bias")])
+        windows = g.node("Reshape", [scores, g.tensor(np.array([1, N, H, L, S], np.int64), "per_window")])
+        window_mask = g.tensor(np.where(rng.uniform(size=(1, N, 1, L, S)) > 0.3, 0.0, -100.0).astype(np.float32), "window_mask")
+        windows = g.node("Add", [g.node("Add", [windows, window_mask]), window_mask])
+        scores = g.node("Reshape", [windows, g.tensor(np.array([-1, H, L, S], np.int64), "back")])
     elif form == "gpt-neo":  # unscaled, a causal Where then the padding mask added
         scores = g.node("Add", [g.node("Where", ["keep", scores, g.tensor(FMIN, "fmin")]), "mask"])
     elif form == "where-drop-ninf-mask":
@@ -89,7 +96,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled",
-                                  "gpt-neo", "where-drop-ninf-mask"])
+                                  "gpt-neo", "where-drop-ninf-mask", "swinv2"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

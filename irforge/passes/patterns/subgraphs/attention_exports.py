@@ -10,12 +10,13 @@ apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
     q' = q | q * c | q / c            k' = k^T | k^T * c | permute(k * c), where k^T is
                                       permute(k) or reshape(permute(reshape(k))) (dynamo)
     s  = q' @ k'   then  s | s * c | s / c
-    m  = s | s + mask | (s + a) + b | Where(keep, s, fill) | Where(drop, fill, s)
+    m  = s | s + mask | (s + a) + b | ((s + a) + b) + c | Where(keep, s, fill) | Where(drop, fill, s)
          | Where(keep, s, fill) + mask | Where(drop, fill, s) + mask      (GPT-Neo)
     p  = softmax(m, last axis)        then  p | Where(IsNaN(p), 0, p)
     y  = p @ v
 
-with c one-value constants (their product is the op's scale) and fill a constant at or
+with c one-value constants (their product is the op's scale; a factor of the scores with
+one value per head, shape [..., H, 1, 1] (Swin v2), multiplies q instead) and fill a constant at or
 below -1e4 (-inf, float32's min: what the mask means). Two added masks become one Add; a
 Where mask with -inf becomes the op's boolean mask (negated when it selects the fill), one
 with a finite fill the additive mask Where(keep, 0, fill); a Where then an added mask become
@@ -47,6 +48,7 @@ import math
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from irforge.builder import constant_op
 from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import build
@@ -56,6 +58,7 @@ from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.linear import MatMul
 from irforge.dialects.nn.normalization import SoftMax
 from irforge.dialects.nn.shape import Permute
+from irforge.model import store_of
 from irforge.passes.patterns.dag import Any, Const, Match, OneOf, P, Same
 from irforge.passes.patterns.subgraphs.activations import eltwise
 from irforge.passes.patterns.subgraphs.attention import rank, swapped
@@ -83,6 +86,7 @@ KEY_T = OneOf(
 )
 SCORES = scaled_by(P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False), "s")
 MASKED = OneOf(
+    eltwise("sum", eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")), Any("mask3")),
     eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")),
     eltwise("sum", SCORES, Any("mask")),
     eltwise("sum", P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]), Any("mask")),
@@ -115,16 +119,46 @@ class ExportedAttention(DagReplacement):
                 array = m.constants.get(f"{tag}_{kind}")
                 if array is None:
                     continue
+                if self.per_head(tag, array):
+                    continue  # folded into q (head_scale)
                 value = one_value(array)
                 if value is None or value == 0.0:
                     return None
                 total *= value if kind == "factor" else 1.0 / value
         return total
 
+    @staticmethod
+    def per_head(tag: str, array: np.ndarray) -> bool:
+        """A factor of the scores with one value per head (Swin v2's exp(logit_scale), shape
+        [H, 1, 1]): the same for every query row and key, so it scales q instead."""
+        return tag == "s" and array.size > 1 and array.ndim >= 2 and array.shape[-2:] == (1, 1) and array.dtype.kind == "f"
+
+    def head_scale(self, m: Match) -> np.ndarray | None:
+        """The product of the per-head factors, None without any."""
+        total = None
+        for kind in ("factor", "divisor"):
+            array = m.constants.get(f"s_{kind}")
+            if array is not None and self.per_head("s", array):
+                value = array if kind == "factor" else 1.0 / array
+                total = value if total is None else total * value
+        return total
+
+    def head_scale_fits(self, m: Match) -> bool:
+        scale = self.head_scale(m)
+        if scale is None:
+            return True
+        q = tuple(m["q"].type.get_shape())  # type: ignore[attr-defined]
+        if not np.all(np.isfinite(scale)) or any(d < 0 for d in q):
+            return False
+        try:
+            return np.broadcast_shapes(scale.shape, q) == q
+        except ValueError:
+            return False
+
     def accept(self, m: Match) -> bool:
         probs, scores = m.op("probs"), m.op("scores")
         assert isinstance(probs, SoftMax) and isinstance(scores, MatMul)
-        if self.factor(m) is None:
+        if self.factor(m) is None or not self.head_scale_fits(m):
             return False
         if "fill" in m.constants:
             fill = m.constants["fill"]
@@ -159,7 +193,7 @@ class ExportedAttention(DagReplacement):
     def masks_fit(self, m: Match, scores: MatMul) -> bool:
         """The masks broadcast to the scores without growing them (static dims)."""
         target = tuple(scores.results[0].type.get_shape())  # type: ignore[attr-defined]
-        for name in ("mask", "mask2", "keep", "drop"):
+        for name in ("mask", "mask2", "mask3", "keep", "drop"):
             if name in m.values:
                 dims = tuple(m[name].type.get_shape())  # type: ignore[attr-defined]
                 if any(d < 0 for d in (*dims, *target)):
@@ -176,7 +210,7 @@ class ExportedAttention(DagReplacement):
         attention.py's; this pattern takes the rest."""
         scaled_elsewhere = any(f"{t}_{k}" in m.constants for t in ("q", "k") for k in ("factor", "divisor"))
         scaled_scores = any(f"s_{k}" in m.constants for k in ("factor", "divisor"))
-        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or scaled_elsewhere
+        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or "mask3" in m.values or scaled_elsewhere or self.head_scale(m) is not None
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
@@ -197,7 +231,11 @@ class ExportedAttention(DagReplacement):
             return [both.output], [*ops, both]
         if "mask2" in m.values:
             both = build(Eltwise, [m["mask"], m["mask2"]], operation="sum", name=f"{name}/mask")
-            return [both.output], [both]
+            if "mask3" not in m.values:
+                return [both.output], [both]
+            # (s + a) + b) + c == s + ((a + b) + c) up to rounding (Swin v2 adds its shift mask twice)
+            three = build(Eltwise, [both.output, m["mask3"]], operation="sum", name=f"{name}/mask3")
+            return [three.output], [both, three]
         if "mask" in m.values:
             return [m["mask"]], []
         if "fill" not in m.constants:
@@ -227,8 +265,17 @@ class ExportedAttention(DagReplacement):
         head = m["q"].type.get_shape()[-1]  # type: ignore[attr-defined]
         default = 1.0 / math.sqrt(head) if head > 0 else math.nan
         scale = None if value is not None and math.isclose(value, default, rel_tol=1e-6) else value
+        q = m["q"]
+        per_head = self.head_scale(m)
+        if per_head is not None:  # (q @ k^T) * c == (q * c) @ k^T for c constant over rows and columns
+            scale = value
+            dtype = from_xdsl(q.type.element_type)  # type: ignore[attr-defined]
+            factor = constant_op(per_head.astype(dtype), store_of(m.op("scores")), f"{name}/head_scale")
+            scaled_q = build(Eltwise, [q, factor.output], operation="mul", name=f"{name}/q_scaled")
+            ops = [*ops, factor, scaled_q]
+            q = scaled_q.output
         guarded = "guard" in m.ops
-        attention = build(ScaledDotProductAttention, [m["q"], k, m["v"], *masks], scale=scale, name=f"{name}/attention" if guarded else name)
+        attention = build(ScaledDotProductAttention, [q, k, m["v"], *masks], scale=scale, name=f"{name}/attention" if guarded else name)
         ops = [*ops, *mask_ops, attention]
         if not guarded:
             return ops
