@@ -216,6 +216,9 @@ def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
                 if isinstance(m, nn.BatchNorm2d):
                     m.running_mean.uniform_(-0.2, 0.2)
                     m.running_var.uniform_(0.5, 1.5)
+            for p in model.parameters():  # zero-initialised heads (ViT) would output zeros
+                if p.dim() > 1 and not p.any():
+                    p.normal_(0, 0.02)
         return model
 
     return build
@@ -250,6 +253,10 @@ def swin_t(m: Any) -> nn.Module:
 
 def vit(m: Any) -> nn.Module:
     from torchvision.models.vision_transformer import VisionTransformer
+
+    # eval + no_grad would take nn.MultiheadAttention's fast path, a fused kernel
+    # (aten::_native_multi_head_attention) the TorchScript exporter cannot write
+    torch.backends.mha.set_fastpath_enabled(False)
 
     return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10)
 
