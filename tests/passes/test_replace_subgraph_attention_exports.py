@@ -34,7 +34,7 @@ def attention_graph(form: str) -> onnx.ModelProto:
         kt = g.node("Reshape", [g.node("Transpose", [flat], perm=[0, 2, 1]), g.tensor(np.array([N, H, E, S], np.int64), "back")])
     if form in ("torchscript", "dynamo-guard", "dynamo-vit"):  # the scale split between q and k^T
         q, kt = g.node("Mul", [q, root]), g.node("Mul", [kt, root])
-    scores = g.node("MatMul", [q, kt])
+    scores = g.node("MatMul", [q, kt]) if form != "einsum" else g.node("Einsum", [g.node("Mul", [q, root]), "k"], equation="bhld,bhsd->bhls")
     if form == "torchscript":  # boolean mask as an additive -inf mask
         additive = g.node("Where", ["keep", g.tensor(np.array(0.0, np.float32), "zero"), g.tensor(NINF, "ninf")])
         scores = g.node("Add", [scores, additive])
@@ -59,6 +59,8 @@ def attention_graph(form: str) -> onnx.ModelProto:
         window_mask = g.tensor(np.where(rng.uniform(size=(1, N, 1, L, S)) > 0.3, 0.0, -100.0).astype(np.float32), "window_mask")
         windows = g.node("Add", [g.node("Add", [windows, window_mask]), window_mask])
         scores = g.node("Reshape", [windows, g.tensor(np.array([-1, H, L, S], np.int64), "back")])
+    elif form == "einsum":  # MaxViT: the scale on q, Einsum for both products, a relative bias
+        scores = g.node("Add", [scores, g.tensor(rng.standard_normal((H, L, S)).astype(np.float32), "bias")])
     elif form == "gpt-neo":  # unscaled, a causal Where then the padding mask added
         scores = g.node("Add", [g.node("Where", ["keep", scores, g.tensor(FMIN, "fmin")]), "mask"])
     elif form == "where-drop-ninf-mask":
@@ -67,7 +69,10 @@ def attention_graph(form: str) -> onnx.ModelProto:
     probs = g.node("Softmax", [scores], axis=-1)
     if form in ("dynamo-guard", "dynamo-vit"):
         probs = g.node("Where", [g.node("IsNaN", [probs]), g.tensor(np.array(0.0, np.float32), "z"), probs])
-    g.node("MatMul", [probs, "v"], "attention")
+    if form == "einsum":
+        g.node("Einsum", [probs, "v"], "attention", equation="bhls,bhsd->bhld")
+    else:
+        g.node("MatMul", [probs, "v"], "attention")
     vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in inputs.items()]
     if form in ("torchscript", "dynamo-guard", "gpt2", "gpt-neo"):
         vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, [N, 1, L, S]))
@@ -96,7 +101,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled",
-                                  "gpt-neo", "where-drop-ninf-mask", "swinv2"])
+                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

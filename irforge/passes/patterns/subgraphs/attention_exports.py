@@ -8,7 +8,8 @@ masked out entirely; HF models add a relative position bias and a mask (Swin, T5
 apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
 
     q' = q | q * c | q / c            k' = k^T | k^T * c | permute(k * c), where k^T is
-                                      permute(k) or reshape(permute(reshape(k))) (dynamo)
+                                      permute(k) or reshape(permute(reshape(k))) (dynamo),
+                                      or k read by a MatMul with transpose_b (an Einsum)
     s  = q' @ k'   then  s | s * c | s / c
     m  = s | s + mask | (s + a) + b | ((s + a) + b) + c | Where(keep, s, fill) | Where(drop, fill, s)
          | Where(keep, s, fill) + mask | Where(drop, fill, s) + mask      (GPT-Neo)
@@ -84,7 +85,10 @@ KEY_T = OneOf(
     P("permute", operands=[Any("k")], alias="kt"),
     FOLDED_KT,
 )
-SCORES = scaled_by(P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False), "s")
+SCORES = scaled_by(OneOf(
+    P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False),
+    P("matmul", operands=[QUERY, Any("k")], alias="scores", transpose_a=False, transpose_b=True),  # Einsum (MaxViT)
+), "s")
 MASKED = OneOf(
     eltwise("sum", eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")), Any("mask3")),
     eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")),
@@ -174,6 +178,9 @@ class ExportedAttention(DagReplacement):
         if "k_back" in m.ops:
             if not self.folded_transpose(m):
                 return False
+        elif scores.bool_prop("transpose_b"):
+            if rank(m["k"]) != rank(m["q"]):
+                return False
         elif rank(m["k"]) != rank(m.op("kt").results[0]):
             return False
         if not self.masks_fit(m, scores):
@@ -214,7 +221,7 @@ class ExportedAttention(DagReplacement):
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
-        if "k_back" in m.ops:
+        if "k_back" in m.ops or "kt" not in m.ops:  # k^T folded, or the MatMul's transpose_b
             return m["k"], []
         permute = m.op("kt")
         assert isinstance(permute, Permute)
