@@ -43,6 +43,8 @@ class ZooModel:
     inputs: Callable[[], tuple[torch.Tensor, ...]]
     input_names: tuple[str, ...]
     attention_blocks: int = 0
+    post: Callable[[Path, dict[str, np.ndarray]], None] | None = None
+    """Rewrites the exported ONNX file in place (zoo_int8.py: onnxruntime's quantizers)."""
 
 
 # -- transformers (tiny configs) ---------------------------------------------------------
@@ -256,7 +258,10 @@ def export(entry: ZooModel, exporter: str, path: Path) -> dict[str, np.ndarray]:
         extra = {"custom_translation_table": custom_translations()} if exporter == "dynamo" else {}
         torch.onnx.export(model, inputs, str(path), input_names=list(entry.input_names), dynamo=exporter == "dynamo",
                           opset_version=17 if exporter == "torchscript" else 18, **extra)
-    return {n: t.numpy() for n, t in zip(entry.input_names, inputs)}
+    feeds = {n: t.numpy() for n, t in zip(entry.input_names, inputs)}
+    if entry.post is not None:
+        entry.post(path, feeds)
+    return feeds
 
 
 def max_error(got: dict[str, np.ndarray] | list[np.ndarray], want: list[np.ndarray]) -> float:

@@ -299,7 +299,20 @@ TV: list[ZooModel] = [
     ZooModel("tv-maskrcnn", tv(lambda m: Detect(m.detection.maskrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
 ]
 
-WIDE: list[ZooModel] = [*HF, *TV]
+
+def int8_rows() -> list[ZooModel]:
+    from onnx_zoo import hf as hf_small, resnet, token_inputs
+    from zoo_int8 import quantizer
+
+    rows = []
+    for tag, kind, per_channel in (("qdq", "qdq", False), ("qdq-pc", "qdq", True), ("qop", "qop", False), ("qop-pc", "qop", True),
+                                   ("dyn", "dynamic", False), ("dyn-pc", "dynamic", True)):
+        rows.append(ZooModel(f"int8-resnet-{tag}", resnet, pixels(64), ("x",), post=quantizer(kind, per_channel)))
+        rows.append(ZooModel(f"int8-bert-{tag}", hf_small("bert"), token_inputs, TOK, 2, post=quantizer(kind, per_channel)))
+    return rows
+
+
+WIDE: list[ZooModel] = [*HF, *TV, *int8_rows()]
 
 if __name__ == "__main__":
     main(WIDE)

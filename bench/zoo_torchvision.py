@@ -51,7 +51,13 @@ import torchvision  # noqa: E402  (after the ops exist)
 import torchvision.extension  # noqa: E402
 import torchvision.ops.roi_align  # noqa: E402
 
-torchvision.extension._has_ops = lambda: True  # what _assert_has_ops reads
-torchvision.ops.roi_align._has_ops = lambda: True  # imported by name: the C op, not the Python fallback
+
+
+def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the callers while tracing
+    return True
+
+
+torchvision.extension._has_ops = _has_ops  # what _assert_has_ops reads
+torchvision.ops.roi_align._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
 
 __all__ = ["torchvision"]
