@@ -32,13 +32,22 @@ def attention_graph(form: str) -> onnx.ModelProto:
     if form == "dynamo-vit":  # k^T as Reshape -> Transpose -> Reshape, scale on both, a zero mask, the guard
         flat = g.node("Reshape", ["k", g.tensor(np.array([-1, S, E], np.int64), "flat")])
         kt = g.node("Reshape", [g.node("Transpose", [flat], perm=[0, 2, 1]), g.tensor(np.array([N, H, E, S], np.int64), "back")])
-    if form in ("torchscript", "dynamo-guard", "dynamo-vit"):  # the scale split between q and k^T
+    v = "v"
+    if form == "dynamo-gqa":  # one key/value head repeated for the 3 query heads (LLaMA's repeat_kv), k^T folded
+        inputs.update(k=[N, 1, S, E], v=[N, 1, S, E])
+        repeat = g.tensor(np.array([N, 1, H, S, E], np.int64), "repeat")
+        k5 = g.node("Expand", [g.node("Unsqueeze", ["k", g.tensor(np.array([2], np.int64), "axis2")]), repeat])
+        flat = g.node("Reshape", [k5, g.tensor(np.array([N * H, S, E], np.int64), "flat")])
+        kt = g.node("Reshape", [g.node("Transpose", [flat], perm=[0, 2, 1]), g.tensor(np.array([N, H, E, S], np.int64), "back")])
+        v5 = g.node("Expand", [g.node("Unsqueeze", ["v", g.tensor(np.array([2], np.int64), "vaxis2")]), repeat])
+        v = g.node("Reshape", [v5, g.tensor(np.array([N, H, S, E], np.int64), "vheads")])
+    if form in ("torchscript", "dynamo-guard", "dynamo-vit", "dynamo-gqa"):  # the scale split between q and k^T
         q, kt = g.node("Mul", [q, root]), g.node("Mul", [kt, root])
     scores = g.node("MatMul", [q, kt]) if form != "einsum" else g.node("Einsum", [g.node("Mul", [q, root]), "k"], equation="bhld,bhsd->bhls")
     if form == "torchscript":  # boolean mask as an additive -inf mask
         additive = g.node("Where", ["keep", g.tensor(np.array(0.0, np.float32), "zero"), g.tensor(NINF, "ninf")])
         scores = g.node("Add", [scores, additive])
-    elif form == "dynamo-guard":  # a fully masked row: NaN softmax, guarded to 0
+    elif form in ("dynamo-guard", "dynamo-gqa"):  # a fully masked row: NaN softmax, guarded to 0
         scores = g.node("Where", ["keep", scores, g.tensor(NINF, "ninf")])
     elif form == "gpt2":
         scores = g.node("Div", [scores, g.tensor(np.array(math.sqrt(E), np.float32), "d")])
@@ -67,14 +76,14 @@ def attention_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Mul", [scores, g.tensor(np.array(0.3, np.float32), "c")])
         scores = g.node("Add", ["mask", g.node("Where", ["drop", g.tensor(NINF, "ninf"), scores])])
     probs = g.node("Softmax", [scores], axis=-1)
-    if form in ("dynamo-guard", "dynamo-vit"):
+    if form in ("dynamo-guard", "dynamo-vit", "dynamo-gqa"):
         probs = g.node("Where", [g.node("IsNaN", [probs]), g.tensor(np.array(0.0, np.float32), "z"), probs])
     if form == "einsum":
         g.node("Einsum", [probs, "v"], "attention", equation="bhls,bhsd->bhld")
     else:
-        g.node("MatMul", [probs, "v"], "attention")
+        g.node("MatMul", [probs, v], "attention")
     vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, s) for n, s in inputs.items()]
-    if form in ("torchscript", "dynamo-guard", "gpt2", "gpt-neo"):
+    if form in ("torchscript", "dynamo-guard", "gpt2", "gpt-neo", "dynamo-gqa"):
         vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, [N, 1, L, S]))
     if form in ("where-drop", "where-drop-ninf-mask"):
         vis.append(helper.make_tensor_value_info("drop", onnx.TensorProto.BOOL, [1, 1, L, S]))
@@ -101,7 +110,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled",
-                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum"])
+                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum", "dynamo-gqa"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

@@ -8,7 +8,8 @@ masked out entirely; HF models add a relative position bias and a mask (Swin, T5
 apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
 
     q' = q | q * c | q / c            k' = k^T | k^T * c | permute(k * c), where k^T is
-                                      permute(k) or reshape(permute(reshape(k))) (dynamo),
+                                      permute(k) or reshape(permute(reshape(k))) (dynamo;
+                                      k may be [B, KV, G, S, E]: GQA's repeated keys),
                                       or k read by a MatMul with transpose_b (an Einsum)
     s  = q' @ k'   then  s | s * c | s / c
     m  = s | s + mask | (s + a) + b | ((s + a) + b) + c | Where(keep, s, fill) | Where(drop, fill, s)
@@ -58,7 +59,7 @@ from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.linear import MatMul
 from irforge.dialects.nn.normalization import SoftMax
-from irforge.dialects.nn.shape import Permute
+from irforge.dialects.nn.shape import Permute, Reshape
 from irforge.model import store_of
 from irforge.passes.patterns.dag import Any, Const, Match, OneOf, P, Same
 from irforge.passes.patterns.subgraphs.activations import eltwise
@@ -195,7 +196,9 @@ class ExportedAttention(DagReplacement):
         back = tuple(m.op("k_back").results[0].type.get_shape())  # type: ignore[attr-defined]
         if len(k) < 3 or any(d < 0 for d in k):
             return False
-        return flat == (math.prod(k[:-2]), *k[-2:]) and back == (*k[:-2], k[-1], k[-2])
+        # k's leading dims may differ from the scores' (GQA: k repeated per query head as
+        # [B, KV, G, S, E], its reshape to [B, KV*G, S, E] composed into the flattening one)
+        return flat == (math.prod(k[:-2]), *k[-2:]) and back[-2:] == (k[-1], k[-2]) and math.prod(back[:-2]) == math.prod(k[:-2])
 
     def masks_fit(self, m: Match, scores: MatMul) -> bool:
         """The masks broadcast to the scores without growing them (static dims)."""
@@ -221,7 +224,14 @@ class ExportedAttention(DagReplacement):
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
-        if "k_back" in m.ops or "kt" not in m.ops:  # k^T folded, or the MatMul's transpose_b
+        if "k_back" in m.ops:
+            k = tuple(m["k"].type.get_shape())  # type: ignore[attr-defined]
+            back = tuple(m.op("k_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+            if k[:-2] == back[:-2]:
+                return m["k"], []
+            shaped = build(Reshape, [m["k"]], shape=[*back[:-2], *k[-2:]], name=f"{name}/key")
+            return shaped.output, [shaped]
+        if "kt" not in m.ops:  # the MatMul's transpose_b
             return m["k"], []
         permute = m.op("kt")
         assert isinstance(permute, Permute)
