@@ -69,6 +69,10 @@ def hf(make: Callable[[Any], nn.Module], names: tuple[str, ...], field: str = "l
 
         torch.manual_seed(0)
         model = make(tf)
+        with torch.no_grad():  # MobileViT draws BatchNorm weights from N(0, 0.02): outputs ~1e-45
+            for m in model.modules():
+                if isinstance(m, nn.BatchNorm2d):
+                    m.weight.uniform_(0.5, 1.5)
         if hasattr(model, "config"):
             model.config._attn_implementation = attn
             if hasattr(model.config, "use_cache"):
