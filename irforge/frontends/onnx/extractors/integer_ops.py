@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Convert, Convolution, Eltwise, MatMul
+from irforge.dialects.nn import Convert, Convolution, Eltwise, MatMul, Reshape
 from irforge.errors import IrforgeError
 from irforge.frontends.onnx.extractors.conv import window_props
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
@@ -37,6 +37,8 @@ def shifted(ctx: NodeContext, index: int, zero_index: int, zero_shape: list[int]
         zero = ctx.constant(np.asarray(constant, np.float32).reshape(zero_shape or constant.shape), f"/{tag}_zero_point")
     else:
         zero = ctx.value(Convert, [ctx.input(zero_index)], suffix=f"/{tag}_zero_point", destination_type=f32)
+        if zero_shape is not None:  # per output channel of a convolution: along axis 0
+            zero = ctx.value(Reshape, [zero], suffix=f"/{tag}_zero_point_shape", shape=list(zero_shape))
     return ctx.value(Eltwise, [value, zero], suffix=f"/{tag}_shifted", operation="sub")
 
 
