@@ -27,7 +27,7 @@ def attention_graph(form: str) -> onnx.ModelProto:
     g = GraphBuilder()
     rng = np.random.default_rng(7)
     root = g.tensor(np.array(math.sqrt(1 / math.sqrt(E)), np.float32), "sqrt_scale")
-    q, kt = "q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2])
+    q, kt = "q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2]) if form != "seq-first" else ""
     inputs = {"q": [N, H, L, E], "k": [N, H, S, E], "v": [N, H, S, E]}
     if form == "dynamo-vit":  # k^T as Reshape -> Transpose -> Reshape, scale on both, a zero mask, the guard
         flat = g.node("Reshape", ["k", g.tensor(np.array([-1, S, E], np.int64), "flat")])
@@ -41,7 +41,12 @@ def attention_graph(form: str) -> onnx.ModelProto:
         kt = g.node("Reshape", [g.node("Transpose", [flat], perm=[0, 2, 1]), g.tensor(np.array([N, H, E, S], np.int64), "back")])
         v5 = g.node("Expand", [g.node("Unsqueeze", ["v", g.tensor(np.array([2], np.int64), "vaxis2")]), repeat])
         v = g.node("Reshape", [v5, g.tensor(np.array([N, H, S, E], np.int64), "vheads")])
-    if form in ("torchscript", "dynamo-guard", "dynamo-vit", "dynamo-gqa"):  # the scale split between q and k^T
+    if form == "seq-first":  # nn.MultiheadAttention through dynamo: rows [S, N*H, E], k^T one Transpose
+        inputs.update(q=[L, N * H, E], k=[S, N * H, E], v=[S, N * H, E])
+        q = g.node("Reshape", [g.node("Transpose", ["q"], perm=[1, 0, 2]), g.tensor(np.array([N, H, L, E], np.int64), "qheads")])
+        kt = g.node("Reshape", [g.node("Transpose", ["k"], perm=[1, 2, 0]), g.tensor(np.array([N, H, E, S], np.int64), "kheads")])
+        v = g.node("Reshape", [g.node("Transpose", ["v"], perm=[1, 0, 2]), g.tensor(np.array([N, H, S, E], np.int64), "vheads")])
+    if form in ("torchscript", "dynamo-guard", "dynamo-vit", "dynamo-gqa", "seq-first"):  # the scale split between q and k^T
         q, kt = g.node("Mul", [q, root]), g.node("Mul", [kt, root])
     scores = g.node("MatMul", [q, kt]) if form != "einsum" else g.node("Einsum", [g.node("Mul", [q, root]), "k"], equation="bhld,bhsd->bhls")
     if form == "torchscript":  # boolean mask as an additive -inf mask
@@ -110,7 +115,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled",
-                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum", "dynamo-gqa"])
+                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum", "dynamo-gqa", "seq-first"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

@@ -10,6 +10,7 @@ apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
     q' = q | q * c | q / c            k' = k^T | k^T * c | permute(k * c), where k^T is
                                       permute(k) or reshape(permute(reshape(k))) (dynamo;
                                       k may be [B, KV, G, S, E]: GQA's repeated keys),
+                                      or reshape(permute(k)) of sequence-first rows [S, G, E],
                                       or k read by a MatMul with transpose_b (an Einsum)
     s  = q' @ k'   then  s | s * c | s / c
     m  = s | s + mask | (s + a) + b | ((s + a) + b) + c | Where(keep, s, fill) | Where(drop, fill, s)
@@ -80,11 +81,16 @@ QUERY = scaled_by(Any("q"), "q")
 FOLDED_KT = P("reshape", operands=[P("permute", operands=[P("reshape", operands=[Any("k")], alias="k_flat")], alias="kt", order=(0, 2, 1))], alias="k_back")
 """k^T as the dynamo exporter writes it: k [..., S, E] reshaped to [B, S, E], transposed to
 [B, E, S] and reshaped back to [..., E, S] (checked in `accept`)."""
+SEQ_FIRST_KT = P("reshape", operands=[P("permute", operands=[Any("k_rows")], alias="kt_rows")], alias="k_rows_back")
+"""k^T of a sequence-first attention (nn.MultiheadAttention, dynamo): k [S, B*H, E]
+permuted straight to [B*H, E, S] (the head split's transpose and k^T composed into one
+order) and reshaped to [..., E, S] (checked in `accept`)."""
 KEY_T = OneOf(
-    eltwise("mul", OneOf(P("permute", operands=[Any("k")], alias="kt"), FOLDED_KT), Const(alias="k_factor")),
+    eltwise("mul", OneOf(P("permute", operands=[Any("k")], alias="kt"), FOLDED_KT, SEQ_FIRST_KT), Const(alias="k_factor")),
     P("permute", operands=[eltwise("mul", Any("k"), Const(alias="k_factor"))], alias="kt"),
     P("permute", operands=[Any("k")], alias="kt"),
     FOLDED_KT,
+    SEQ_FIRST_KT,
 )
 SCORES = scaled_by(OneOf(
     P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False),
@@ -174,9 +180,12 @@ class ExportedAttention(DagReplacement):
                 return False
         if probs.softmax_axis() != rank(probs.input) - 1:
             return False
-        if not all(rank(v) >= 3 for v in (m["q"], m["k"], m["v"])):
+        if "k_rows_back" in m.ops:
+            if not self.seq_first_transpose(m):
+                return False
+        elif not all(rank(v) >= 3 for v in (m["q"], m["k"], m["v"])):
             return False
-        if "k_back" in m.ops:
+        elif "k_back" in m.ops:
             if not self.folded_transpose(m):
                 return False
         elif scores.bool_prop("transpose_b"):
@@ -187,6 +196,18 @@ class ExportedAttention(DagReplacement):
         if not self.masks_fit(m, scores):
             return False
         return self.plain_form_taken_elsewhere(m) is False
+
+    @staticmethod
+    def seq_first_transpose(m: Match) -> bool:
+        """permute(k_rows) is [G, E, S] with the key rows' last dim E moved to the middle and
+        the reshape back gives [..., E, S] over the same G (static shapes)."""
+        rows = tuple(m["k_rows"].type.get_shape())  # type: ignore[attr-defined]
+        permuted = tuple(m.op("kt_rows").results[0].type.get_shape())  # type: ignore[attr-defined]
+        back = tuple(m.op("k_rows_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+        order = m.op("kt_rows").ints("order")  # type: ignore[attr-defined]
+        if len(rows) != 3 or any(d < 0 for d in (*rows, *back)) or rank(m["q"]) < 3 or rank(m["v"]) < 3:
+            return False
+        return order[1] == 2 and len(back) >= 3 and back[-2:] == permuted[1:] and math.prod(back[:-2]) == permuted[0]
 
     @staticmethod
     def folded_transpose(m: Match) -> bool:
@@ -224,6 +245,12 @@ class ExportedAttention(DagReplacement):
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
+        if "k_rows_back" in m.ops:  # [S, G, E] -> [G, S, E] -> [..., S, E]
+            order = m.op("kt_rows").ints("order")  # type: ignore[attr-defined]
+            back = tuple(m.op("k_rows_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+            rows = build(Permute, [m["k_rows"]], order=swapped(tuple(order)), name=f"{name}/key_rows")
+            shaped = build(Reshape, [rows.output], shape=[*back[:-2], back[-1], back[-2]], name=f"{name}/key")
+            return shaped.output, [rows, shaped]
         if "k_back" in m.ops:
             k = tuple(m["k"].type.get_shape())  # type: ignore[attr-defined]
             back = tuple(m.op("k_back").results[0].type.get_shape())  # type: ignore[attr-defined]
