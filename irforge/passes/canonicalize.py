@@ -29,6 +29,7 @@ from irforge.passes.patterns.compose import ComposePermutes, ComposeReshapes
 from irforge.passes.patterns.fold_constants import FoldConstantOperands
 from irforge.passes.patterns.fold_priors import FoldPriorBoxes
 from irforge.passes.patterns.forwarding import ForwardNoOpInput
+from irforge.passes.patterns.reshape_sandwich import EltwiseConstantThroughReshapes
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class CanonicalizePass(ModulePass):
     """Evaluate ops whose operands are all constants (`canonicalize{fold-constants=false}`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [ForwardNoOpInput(), ComposePermutes(), ComposeReshapes()]
+        patterns = [ForwardNoOpInput(), ComposePermutes(), ComposeReshapes(), EltwiseConstantThroughReshapes()]
         if self.fold_constants:
             patterns[:0] = [FoldConstantOperands(), FoldPriorBoxes()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

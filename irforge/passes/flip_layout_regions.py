@@ -33,6 +33,7 @@ from irforge.dialects.nn.base import build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.normalization import MVN
 from irforge.dialects.nn.shape import Permute
+from irforge.model import attach_store, store_of
 from irforge.passes.convert_layout import ConvertLayoutPass
 from irforge.passes.patterns.compose import layer_of
 from irforge.passes.patterns.sink_permutes import ELEMENTWISE, UNARY, SinkPermuteThroughElementwise, inverse
@@ -149,6 +150,9 @@ class FlipLayoutRegionsPass(ModulePass):
                 for order in ORDERS:
                     budget -= 1
                     trial = op.clone()
+                    # the copy reads the real weights (a constant operand is permuted at
+                    # compile time) but its own additions stay out of the real store
+                    attach_store(trial, store_of(op).branch())
                     flip(ctx, trial, region, order)
                     if permutes(trial) < before:
                         flip(ctx, op, region, order)

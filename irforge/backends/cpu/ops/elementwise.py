@@ -146,14 +146,19 @@ def view(ctx: Lowering, op: Operation) -> None:
 
 @lowering(Convert)
 def convert(ctx: Lowering, op: Convert) -> None:
-    """Same type: a view; else a typed pointwise conversion (see `typedfn.convert`)."""
+    """Same type: a view; else a typed pointwise conversion (see `typedfn.convert`), or a
+    host step for the element types the generated code does not handle."""
     src, dst = type_name(op.input), type_name(op.output)
     if src == dst:
         ctx.alias(op.results[0], ctx.input(op, 0))
         return
     if src not in CONVERTIBLE or dst not in CONVERTIBLE:
-        raise IrforgeError(f"'{op.name}' from {src} to {dst} has no CPU kernel", where=op.label,
-                           fix="run the model with --device ref", code="E844")
+        # u8/u16/u32/i16... (an INT8 model's dequantised u8 weights, e.g. a quantised
+        # embedding table read by a Gather): numpy's conversion as a host step
+        from irforge.backends.cpu.host_steps import lower_reference
+
+        lower_reference(ctx, op)
+        return
     emit_pointwise(ctx, op, [ctx.input(op, 0)], [shape_of(op.input)], f"convert.{dst}", types=(src, dst))
 
 

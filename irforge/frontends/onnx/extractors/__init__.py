@@ -7,6 +7,7 @@ from irforge.frontends.onnx.extractors import (
     einsum,
     elementwise,
     indexing,
+    integer_ops,
     linear,
     normalization,
     quantize,
@@ -16,4 +17,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, linear, normalization, quantize, recurrent, reduce, resample, shape)
+FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, recurrent, reduce, resample, shape)

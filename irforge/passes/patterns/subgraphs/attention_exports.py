@@ -8,16 +8,23 @@ masked out entirely; HF models add a relative position bias and a mask (Swin, T5
 apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
 
     q' = q | q * c | q / c            k' = k^T | k^T * c | permute(k * c), where k^T is
-                                      permute(k) or reshape(permute(reshape(k))) (dynamo)
+                                      permute(k) or reshape(permute(reshape(k))) (dynamo;
+                                      k may be [B, KV, G, S, E]: GQA's repeated keys),
+                                      or reshape(permute(k)) of sequence-first rows [S, G, E],
+                                      or k read by a MatMul with transpose_b (an Einsum)
     s  = q' @ k'   then  s | s * c | s / c
-    m  = s | s + mask | (s + a) + b | Where(keep, s, fill) | Where(drop, fill, s)
+    m  = s | s + mask | (s + a) + b | ((s + a) + b) + c | Where(keep, s, fill) | Where(drop, fill, s)
+         | Where(keep, s, fill) + mask | Where(drop, fill, s) + mask      (GPT-Neo)
     p  = softmax(m, last axis)        then  p | Where(IsNaN(p), 0, p)
     y  = p @ v
 
-with c one-value constants (their product is the op's scale) and fill a constant at or
+with c one-value constants (their product is the op's scale; a factor of the scores with
+one value per head, shape [..., H, 1, 1] (Swin v2), multiplies q instead) and fill a constant at or
 below -1e4 (-inf, float32's min: what the mask means). Two added masks become one Add; a
 Where mask with -inf becomes the op's boolean mask (negated when it selects the fill), one
-with a finite fill the additive mask Where(keep, 0, fill). The IsNaN
+with a finite fill the additive mask Where(keep, 0, fill); a Where then an added mask become
+the one additive mask Where(keep, 0, fill) + mask (s + (fill + mask) rounds as fill + mask
+does: both are fill, or -inf where the mask is also very negative). The IsNaN
 guard stays, on the op's output: a row that is NaN after the op is exactly a row whose
 probabilities were all NaN (for finite v), so `Where(IsNaN(y), 0, y)` gives the guarded
 result.
@@ -44,6 +51,7 @@ import math
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from irforge.builder import constant_op
 from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import build
@@ -52,7 +60,8 @@ from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.linear import MatMul
 from irforge.dialects.nn.normalization import SoftMax
-from irforge.dialects.nn.shape import Permute
+from irforge.dialects.nn.shape import Permute, Reshape
+from irforge.model import store_of
 from irforge.passes.patterns.dag import Any, Const, Match, OneOf, P, Same
 from irforge.passes.patterns.subgraphs.activations import eltwise
 from irforge.passes.patterns.subgraphs.attention import rank, swapped
@@ -72,16 +81,27 @@ QUERY = scaled_by(Any("q"), "q")
 FOLDED_KT = P("reshape", operands=[P("permute", operands=[P("reshape", operands=[Any("k")], alias="k_flat")], alias="kt", order=(0, 2, 1))], alias="k_back")
 """k^T as the dynamo exporter writes it: k [..., S, E] reshaped to [B, S, E], transposed to
 [B, E, S] and reshaped back to [..., E, S] (checked in `accept`)."""
+SEQ_FIRST_KT = P("reshape", operands=[P("permute", operands=[Any("k_rows")], alias="kt_rows")], alias="k_rows_back")
+"""k^T of a sequence-first attention (nn.MultiheadAttention, dynamo): k [S, B*H, E]
+permuted straight to [B*H, E, S] (the head split's transpose and k^T composed into one
+order) and reshaped to [..., E, S] (checked in `accept`)."""
 KEY_T = OneOf(
-    eltwise("mul", OneOf(P("permute", operands=[Any("k")], alias="kt"), FOLDED_KT), Const(alias="k_factor")),
+    eltwise("mul", OneOf(P("permute", operands=[Any("k")], alias="kt"), FOLDED_KT, SEQ_FIRST_KT), Const(alias="k_factor")),
     P("permute", operands=[eltwise("mul", Any("k"), Const(alias="k_factor"))], alias="kt"),
     P("permute", operands=[Any("k")], alias="kt"),
     FOLDED_KT,
+    SEQ_FIRST_KT,
 )
-SCORES = scaled_by(P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False), "s")
+SCORES = scaled_by(OneOf(
+    P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False),
+    P("matmul", operands=[QUERY, Any("k")], alias="scores", transpose_a=False, transpose_b=True),  # Einsum (MaxViT)
+), "s")
 MASKED = OneOf(
+    eltwise("sum", eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")), Any("mask3")),
     eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")),
     eltwise("sum", SCORES, Any("mask")),
+    eltwise("sum", P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]), Any("mask")),
+    eltwise("sum", P("select", operands=[Any("drop"), Const(alias="fill"), SCORES]), Any("mask")),
     P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]),
     P("select", operands=[Any("drop"), Const(alias="fill"), SCORES]),
     SCORES,
@@ -110,16 +130,46 @@ class ExportedAttention(DagReplacement):
                 array = m.constants.get(f"{tag}_{kind}")
                 if array is None:
                     continue
+                if self.per_head(tag, array):
+                    continue  # folded into q (head_scale)
                 value = one_value(array)
                 if value is None or value == 0.0:
                     return None
                 total *= value if kind == "factor" else 1.0 / value
         return total
 
+    @staticmethod
+    def per_head(tag: str, array: np.ndarray) -> bool:
+        """A factor of the scores with one value per head (Swin v2's exp(logit_scale), shape
+        [H, 1, 1]): the same for every query row and key, so it scales q instead."""
+        return tag == "s" and array.size > 1 and array.ndim >= 2 and array.shape[-2:] == (1, 1) and array.dtype.kind == "f"
+
+    def head_scale(self, m: Match) -> np.ndarray | None:
+        """The product of the per-head factors, None without any."""
+        total = None
+        for kind in ("factor", "divisor"):
+            array = m.constants.get(f"s_{kind}")
+            if array is not None and self.per_head("s", array):
+                value = array if kind == "factor" else 1.0 / array
+                total = value if total is None else total * value
+        return total
+
+    def head_scale_fits(self, m: Match) -> bool:
+        scale = self.head_scale(m)
+        if scale is None:
+            return True
+        q = tuple(m["q"].type.get_shape())  # type: ignore[attr-defined]
+        if not np.all(np.isfinite(scale)) or any(d < 0 for d in q):
+            return False
+        try:
+            return np.broadcast_shapes(scale.shape, q) == q
+        except ValueError:
+            return False
+
     def accept(self, m: Match) -> bool:
         probs, scores = m.op("probs"), m.op("scores")
         assert isinstance(probs, SoftMax) and isinstance(scores, MatMul)
-        if self.factor(m) is None:
+        if self.factor(m) is None or not self.head_scale_fits(m):
             return False
         if "fill" in m.constants:
             fill = m.constants["fill"]
@@ -130,16 +180,34 @@ class ExportedAttention(DagReplacement):
                 return False
         if probs.softmax_axis() != rank(probs.input) - 1:
             return False
-        if not all(rank(v) >= 3 for v in (m["q"], m["k"], m["v"])):
+        if "k_rows_back" in m.ops:
+            if not self.seq_first_transpose(m):
+                return False
+        elif not all(rank(v) >= 3 for v in (m["q"], m["k"], m["v"])):
             return False
-        if "k_back" in m.ops:
+        elif "k_back" in m.ops:
             if not self.folded_transpose(m):
+                return False
+        elif scores.bool_prop("transpose_b"):
+            if rank(m["k"]) != rank(m["q"]):
                 return False
         elif rank(m["k"]) != rank(m.op("kt").results[0]):
             return False
         if not self.masks_fit(m, scores):
             return False
         return self.plain_form_taken_elsewhere(m) is False
+
+    @staticmethod
+    def seq_first_transpose(m: Match) -> bool:
+        """permute(k_rows) is [G, E, S] with the key rows' last dim E moved to the middle and
+        the reshape back gives [..., E, S] over the same G (static shapes)."""
+        rows = tuple(m["k_rows"].type.get_shape())  # type: ignore[attr-defined]
+        permuted = tuple(m.op("kt_rows").results[0].type.get_shape())  # type: ignore[attr-defined]
+        back = tuple(m.op("k_rows_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+        order = m.op("kt_rows").ints("order")  # type: ignore[attr-defined]
+        if len(rows) != 3 or any(d < 0 for d in (*rows, *back)) or rank(m["q"]) < 3 or rank(m["v"]) < 3:
+            return False
+        return order[1] == 2 and len(back) >= 3 and back[-2:] == permuted[1:] and math.prod(back[:-2]) == permuted[0]
 
     @staticmethod
     def folded_transpose(m: Match) -> bool:
@@ -149,12 +217,14 @@ class ExportedAttention(DagReplacement):
         back = tuple(m.op("k_back").results[0].type.get_shape())  # type: ignore[attr-defined]
         if len(k) < 3 or any(d < 0 for d in k):
             return False
-        return flat == (math.prod(k[:-2]), *k[-2:]) and back == (*k[:-2], k[-1], k[-2])
+        # k's leading dims may differ from the scores' (GQA: k repeated per query head as
+        # [B, KV, G, S, E], its reshape to [B, KV*G, S, E] composed into the flattening one)
+        return flat == (math.prod(k[:-2]), *k[-2:]) and back[-2:] == (k[-1], k[-2]) and math.prod(back[:-2]) == math.prod(k[:-2])
 
     def masks_fit(self, m: Match, scores: MatMul) -> bool:
         """The masks broadcast to the scores without growing them (static dims)."""
         target = tuple(scores.results[0].type.get_shape())  # type: ignore[attr-defined]
-        for name in ("mask", "mask2", "keep", "drop"):
+        for name in ("mask", "mask2", "mask3", "keep", "drop"):
             if name in m.values:
                 dims = tuple(m[name].type.get_shape())  # type: ignore[attr-defined]
                 if any(d < 0 for d in (*dims, *target)):
@@ -171,11 +241,24 @@ class ExportedAttention(DagReplacement):
         attention.py's; this pattern takes the rest."""
         scaled_elsewhere = any(f"{t}_{k}" in m.constants for t in ("q", "k") for k in ("factor", "divisor"))
         scaled_scores = any(f"s_{k}" in m.constants for k in ("factor", "divisor"))
-        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or scaled_elsewhere
+        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or "mask3" in m.values or scaled_elsewhere or self.head_scale(m) is not None
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
+        if "k_rows_back" in m.ops:  # [S, G, E] -> [G, S, E] -> [..., S, E]
+            order = m.op("kt_rows").ints("order")  # type: ignore[attr-defined]
+            back = tuple(m.op("k_rows_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+            rows = build(Permute, [m["k_rows"]], order=swapped(tuple(order)), name=f"{name}/key_rows")
+            shaped = build(Reshape, [rows.output], shape=[*back[:-2], back[-1], back[-2]], name=f"{name}/key")
+            return shaped.output, [rows, shaped]
         if "k_back" in m.ops:
+            k = tuple(m["k"].type.get_shape())  # type: ignore[attr-defined]
+            back = tuple(m.op("k_back").results[0].type.get_shape())  # type: ignore[attr-defined]
+            if k[:-2] == back[:-2]:
+                return m["k"], []
+            shaped = build(Reshape, [m["k"]], shape=[*back[:-2], *k[-2:]], name=f"{name}/key")
+            return shaped.output, [shaped]
+        if "kt" not in m.ops:  # the MatMul's transpose_b
             return m["k"], []
         permute = m.op("kt")
         assert isinstance(permute, Permute)
@@ -186,15 +269,28 @@ class ExportedAttention(DagReplacement):
         return restored.output, [restored]
 
     def mask(self, m: Match, name: str) -> tuple[list[SSAValue], list[Operation]]:
+        if "fill" in m.constants and "mask" in m.values:
+            (where,), ops = self.where_mask(m, name, additive=True)
+            both = build(Eltwise, [where, m["mask"]], operation="sum", name=f"{name}/mask")
+            return [both.output], [*ops, both]
         if "mask2" in m.values:
             both = build(Eltwise, [m["mask"], m["mask2"]], operation="sum", name=f"{name}/mask")
-            return [both.output], [both]
+            if "mask3" not in m.values:
+                return [both.output], [both]
+            # (s + a) + b) + c == s + ((a + b) + c) up to rounding (Swin v2 adds its shift mask twice)
+            three = build(Eltwise, [both.output, m["mask3"]], operation="sum", name=f"{name}/mask3")
+            return [three.output], [both, three]
         if "mask" in m.values:
             return [m["mask"]], []
         if "fill" not in m.constants:
             return [], []
+        return self.where_mask(m, name, additive=False)
+
+    def where_mask(self, m: Match, name: str, additive: bool) -> tuple[list[SSAValue], list[Operation]]:
+        """The mask a Where(keep, s, fill) means: boolean for -inf (unless an additive one
+        is asked for), else Where(keep, 0, fill)."""
         fill = m.constants["fill"].reshape(())
-        if np.isneginf(fill):  # exactly the op's boolean mask, NaN rows included
+        if np.isneginf(fill) and not additive:  # exactly the op's boolean mask, NaN rows included
             if "keep" in m.values:
                 return [m["keep"]], []
             keep = build(Activation, [m["drop"]], kind="not", name=f"{name}/keep")
@@ -203,8 +299,8 @@ class ExportedAttention(DagReplacement):
         # rounds to fill for any |s| < 1e31, and a row masked out entirely stays uniform
         zero, low = Constant.inline(np.zeros((), fill.dtype)), Constant.inline(np.array(fill))
         chosen = [zero.output, low.output] if "keep" in m.values else [low.output, zero.output]
-        additive = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/mask")
-        return [additive.output], [zero, low, additive]
+        where = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/{'where' if additive else 'mask'}")
+        return [where.output], [zero, low, where]
 
     def build(self, m: Match, name: str) -> list[Operation]:
         k, ops = self.key(m, name)
@@ -213,8 +309,17 @@ class ExportedAttention(DagReplacement):
         head = m["q"].type.get_shape()[-1]  # type: ignore[attr-defined]
         default = 1.0 / math.sqrt(head) if head > 0 else math.nan
         scale = None if value is not None and math.isclose(value, default, rel_tol=1e-6) else value
+        q = m["q"]
+        per_head = self.head_scale(m)
+        if per_head is not None:  # (q @ k^T) * c == (q * c) @ k^T for c constant over rows and columns
+            scale = value
+            dtype = from_xdsl(q.type.element_type)  # type: ignore[attr-defined]
+            factor = constant_op(per_head.astype(dtype), store_of(m.op("scores")), f"{name}/head_scale")
+            scaled_q = build(Eltwise, [q, factor.output], operation="mul", name=f"{name}/q_scaled")
+            ops = [*ops, factor, scaled_q]
+            q = scaled_q.output
         guarded = "guard" in m.ops
-        attention = build(ScaledDotProductAttention, [m["q"], k, m["v"], *masks], scale=scale, name=f"{name}/attention" if guarded else name)
+        attention = build(ScaledDotProductAttention, [q, k, m["v"], *masks], scale=scale, name=f"{name}/attention" if guarded else name)
         ops = [*ops, *mask_ops, attention]
         if not guarded:
             return ops

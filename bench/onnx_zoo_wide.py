@@ -1,0 +1,322 @@
+"""The wide ONNX zoo: many more real architectures than onnx_zoo.py, same harness.
+
+Outside CI (the zoo venv). Hugging Face families built from tiny configs (random weights, no
+network): encoders, decoders (a decoder step with `encoder_hidden_states` as an input), causal
+LMs (use_cache=False), vision transformers, speech; the real torchvision classification,
+segmentation and detection models (`zoo_torchvision.py` makes PyPI's torchvision importable on
+the CPU torch); INT8 models from onnxruntime's quantizers (`zoo_int8.py`). Each row: export by
+torch's TorchScript and dynamo exporters, convert with irforge, compare with onnxruntime.
+
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/onnx_zoo_wide.py [--models albert,llama] [--exporters torchscript,dynamo] [--out table.md]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from onnx_zoo import ZooModel, main  # bench/, next to this script
+from torch import nn
+
+SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+SEQ = 12
+
+
+class Call(nn.Module):
+    """Calls the model with its inputs by keyword and returns one tensor of its output."""
+
+    def __init__(self, model: nn.Module, names: tuple[str, ...], field: str = "last_hidden_state") -> None:
+        super().__init__()
+        self.model, self.names, self.field = model, names, field
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        out = self.model(**dict(zip(self.names, args)))
+        return out[0] if self.field == "0" else getattr(out, self.field)
+
+
+def gen() -> torch.Generator:
+    return torch.Generator().manual_seed(0)
+
+
+def tokens() -> tuple[torch.Tensor, ...]:
+    ids = torch.randint(3, 100, (1, SEQ), generator=gen())
+    mask = torch.ones(1, SEQ, dtype=torch.int64)
+    mask[0, 9:] = 0  # padding: the additive mask matters
+    return ids, mask
+
+
+def decoder_inputs() -> tuple[torch.Tensor, ...]:
+    """A decoder step: its tokens, the encoder's states and the encoder's padding mask."""
+    ids = torch.randint(3, 100, (1, 8), generator=gen())
+    states = torch.randn(1, SEQ, 32, generator=gen())
+    mask = torch.ones(1, SEQ, dtype=torch.int64)
+    mask[0, 10:] = 0
+    return ids, states, mask
+
+
+def pixels(size: int = 32) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randn(1, 3, size, size, generator=gen()),)
+
+
+def audio() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(1, 400, generator=gen()),)
+
+
+def hf(make: Callable[[Any], nn.Module], names: tuple[str, ...], field: str = "last_hidden_state", attn: str = "sdpa") -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        import transformers as tf
+
+        torch.manual_seed(0)
+        model = make(tf)
+        with torch.no_grad():  # MobileViT draws BatchNorm weights from N(0, 0.02): outputs ~1e-45
+            for m in model.modules():
+                if isinstance(m, nn.BatchNorm2d):
+                    m.weight.uniform_(0.5, 1.5)
+        if hasattr(model, "config"):
+            model.config._attn_implementation = attn
+            if hasattr(model.config, "use_cache"):
+                model.config.use_cache = False
+        model.eval()
+        return Call(model, names, field)
+
+    return build
+
+
+TOK = ("input_ids", "attention_mask")
+DEC = ("input_ids", "encoder_hidden_states", "encoder_attention_mask")
+PIX = ("pixel_values",)
+AUD = ("input_values",)
+LM = dict(vocab_size=100, max_position_embeddings=32)
+
+
+def seq2seq(tf: Any, kind: str) -> Any:
+    common = dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+                  encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=32, pad_token_id=1,
+                  bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+    config = {"bart": tf.BartConfig, "mbart": tf.MBartConfig, "marian": tf.MarianConfig}[kind](**common)
+    return {"bart": tf.BartModel, "mbart": tf.MBartModel, "marian": tf.MarianModel}[kind](config)
+
+
+def t5_decoder(tf: Any) -> nn.Module:
+    model = tf.T5Model(tf.T5Config(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2, vocab_size=100))
+    return model.get_decoder()
+
+
+def whisper_decoder(tf: Any) -> nn.Module:
+    config = tf.WhisperConfig(d_model=32, encoder_layers=1, encoder_attention_heads=2, decoder_layers=2, decoder_attention_heads=2,
+                              encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=16, max_target_positions=32,
+                              vocab_size=100, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+    return tf.WhisperModel(config).get_decoder()
+
+
+def wav2vec(tf: Any, kind: str) -> nn.Module:
+    config = dict(**SMALL, conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                  num_conv_pos_embedding_groups=2, feat_extract_norm="group", do_stable_layer_norm=False, vocab_size=32)
+    if kind == "hubert":
+        return tf.HubertModel(tf.HubertConfig(**config))
+    return tf.Wav2Vec2Model(tf.Wav2Vec2Config(**config))
+
+
+def decoder_lm(tf: Any, kind: str) -> nn.Module:
+    rope = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **LM)
+    if kind == "llama":
+        return tf.LlamaModel(tf.LlamaConfig(**rope))
+    if kind == "mistral":
+        return tf.MistralModel(tf.MistralConfig(**rope, sliding_window=None))
+    if kind == "qwen2":
+        return tf.Qwen2Model(tf.Qwen2Config(**rope))
+    if kind == "phi":
+        return tf.PhiModel(tf.PhiConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, partial_rotary_factor=0.5, **LM))
+    if kind == "falcon":
+        return tf.FalconModel(tf.FalconConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, vocab_size=100, alibi=False))
+    if kind == "gpt-neox":
+        return tf.GPTNeoXModel(tf.GPTNeoXConfig(**SMALL, rotary_pct=0.5, **LM))
+    if kind == "gpt-neo":
+        return tf.GPTNeoModel(tf.GPTNeoConfig(hidden_size=32, num_layers=2, num_heads=2, attention_types=[[["global", "local"], 1]], window_size=4, **LM))
+    if kind == "gpt-j":
+        return tf.GPTJModel(tf.GPTJConfig(n_embd=32, n_layer=2, n_head=2, rotary_dim=8, vocab_size=100, n_positions=32))
+    if kind == "opt":
+        return tf.OPTModel(tf.OPTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, ffn_dim=64, word_embed_proj_dim=32, **LM))
+    if kind == "bloom":
+        return tf.BloomModel(tf.BloomConfig(hidden_size=32, n_layer=2, n_head=2, vocab_size=100))
+    raise ValueError(kind)
+
+
+def encoder(tf: Any, kind: str) -> nn.Module:
+    if kind == "albert":
+        return tf.AlbertModel(tf.AlbertConfig(**SMALL, embedding_size=16, **LM), add_pooling_layer=False)
+    if kind == "electra":
+        return tf.ElectraModel(tf.ElectraConfig(**SMALL, embedding_size=16, **LM))
+    if kind == "deberta-v2":
+        return tf.DebertaV2Model(tf.DebertaV2Config(**SMALL, **LM, relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"]))
+    if kind == "xlm-roberta":
+        return tf.XLMRobertaModel(tf.XLMRobertaConfig(**SMALL, vocab_size=100, max_position_embeddings=40, pad_token_id=1), add_pooling_layer=False)
+    if kind == "mpnet":
+        return tf.MPNetModel(tf.MPNetConfig(**SMALL, vocab_size=100, max_position_embeddings=40), add_pooling_layer=False)
+    if kind == "mobilebert":
+        return tf.MobileBertModel(tf.MobileBertConfig(hidden_size=32, embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16,
+                                                      num_attention_heads=2, num_hidden_layers=2, intermediate_size=32,
+                                                      num_feedforward_networks=2, **LM), add_pooling_layer=False)
+    if kind == "funnel":
+        return tf.FunnelBaseModel(tf.FunnelConfig(block_sizes=[1, 1], d_model=32, n_head=2, d_head=16, d_inner=64, vocab_size=100))
+    if kind == "clip-text":
+        return tf.CLIPTextModel(tf.CLIPTextConfig(**SMALL, **LM))
+    raise ValueError(kind)
+
+
+def vision(tf: Any, kind: str) -> nn.Module:
+    vit = dict(**SMALL, image_size=32, patch_size=8)
+    if kind == "clip-vision":
+        return tf.CLIPVisionModel(tf.CLIPVisionConfig(**vit))
+    if kind == "deit":
+        return tf.DeiTModel(tf.DeiTConfig(**vit), add_pooling_layer=False)
+    if kind == "beit":
+        return tf.BeitModel(tf.BeitConfig(**vit, use_relative_position_bias=True), add_pooling_layer=False)
+    if kind == "dinov2":
+        return tf.Dinov2Model(tf.Dinov2Config(**vit))
+    if kind == "yolos":
+        return tf.YolosModel(tf.YolosConfig(**SMALL, image_size=[32, 32], patch_size=8, num_detection_tokens=5), add_pooling_layer=False)
+    if kind == "swinv2":
+        return tf.Swinv2Model(tf.Swinv2Config(image_size=32, patch_size=2, embed_dim=16, depths=[2, 2], num_heads=[1, 2], window_size=4))
+    if kind == "convnextv2":
+        return tf.ConvNextV2Model(tf.ConvNextV2Config(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1], image_size=32))
+    if kind == "mobilevit":
+        return tf.MobileViTModel(tf.MobileViTConfig(image_size=64, hidden_sizes=[32, 48, 64], neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+                                                    num_attention_heads=2), expand_output=False)
+    if kind == "segformer":
+        return tf.SegformerForSemanticSegmentation(tf.SegformerConfig(depths=[1, 1, 1, 1], hidden_sizes=[8, 16, 32, 64],
+                                                                      num_attention_heads=[1, 1, 2, 2], decoder_hidden_size=32, num_labels=4))
+    raise ValueError(kind)
+
+
+HF: list[ZooModel] = [
+    *(ZooModel(k, hf(lambda tf, k=k: encoder(tf, k), TOK), tokens, TOK, 2)
+      for k in ("albert", "electra", "deberta-v2", "xlm-roberta", "mpnet", "mobilebert", "funnel", "clip-text")),
+    *(ZooModel(f"{k}-encoder", hf(lambda tf, k=k: seq2seq(tf, k).get_encoder(), TOK), tokens, TOK, 2) for k in ("bart", "mbart", "marian")),
+    *(ZooModel(f"{k}-decoder", hf(lambda tf, k=k: seq2seq(tf, k).get_decoder(), DEC), decoder_inputs, DEC, 4) for k in ("bart", "mbart", "marian")),
+    ZooModel("t5-decoder", hf(t5_decoder, DEC), decoder_inputs, DEC, 4),
+    ZooModel("whisper-decoder", hf(whisper_decoder, ("input_ids", "encoder_hidden_states")), lambda: decoder_inputs()[:2], ("input_ids", "encoder_hidden_states"), 4),
+    *(ZooModel(k, hf(lambda tf, k=k: decoder_lm(tf, k), TOK), tokens, TOK, 2)
+      for k in ("llama", "mistral", "qwen2", "phi", "falcon", "gpt-neox", "gpt-neo", "gpt-j", "opt", "bloom")),
+    *(ZooModel(k, hf(lambda tf, k=k: vision(tf, k), PIX), pixels(), PIX, 2) for k in ("clip-vision", "deit", "beit", "dinov2", "yolos")),
+    ZooModel("swinv2", hf(lambda tf: vision(tf, "swinv2"), PIX), pixels(), PIX, 4),
+    ZooModel("convnextv2", hf(lambda tf: vision(tf, "convnextv2"), PIX), pixels(), PIX),
+    ZooModel("mobilevit", hf(lambda tf: vision(tf, "mobilevit"), PIX), pixels(64), PIX, 9),
+    ZooModel("segformer", hf(lambda tf: vision(tf, "segformer"), PIX, "logits"), pixels(64), PIX, 4),
+    *(ZooModel(k, hf(lambda tf, k=k: wav2vec(tf, k), AUD), audio, AUD, 2) for k in ("wav2vec2", "hubert")),
+]
+
+
+# -- torchvision (the real classes; zoo_torchvision.py makes the package importable) ------------
+def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        from zoo_torchvision import torchvision
+
+        torch.manual_seed(0)
+        model = make(torchvision.models).eval()
+        with torch.no_grad():  # random BatchNorm statistics, or the outputs are all bias
+            for m in model.modules():
+                if isinstance(m, nn.BatchNorm2d):
+                    m.running_mean.uniform_(-0.2, 0.2)
+                    m.running_var.uniform_(0.5, 1.5)
+            for p in model.parameters():  # zero-initialised heads (ViT) would output zeros
+                if p.dim() > 1 and not p.any():
+                    p.normal_(0, 0.02)
+        return model
+
+    return build
+
+
+class Segment(nn.Module):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)["out"]
+
+
+class Detect(nn.Module):
+    """A detector on one image: its boxes, scores and labels."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        out = self.model([x[0]])[0]
+        return out["boxes"], out["scores"], out["labels"]
+
+
+def swin_t(m: Any) -> nn.Module:
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[1, 2], window_size=[4, 4], num_classes=10)
+
+
+def vit(m: Any) -> nn.Module:
+    from torchvision.models.vision_transformer import VisionTransformer
+
+    # eval + no_grad would take nn.MultiheadAttention's fast path, a fused kernel
+    # (aten::_native_multi_head_attention) the TorchScript exporter cannot write
+    torch.backends.mha.set_fastpath_enabled(False)
+
+    return VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10)
+
+
+def maxvit(m: Any) -> nn.Module:
+    from torchvision.models.maxvit import MaxVit
+
+    return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=2, block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                  stochastic_depth_prob=0.0, num_classes=10)
+
+
+def convnext(m: Any) -> nn.Module:
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+
+    return ConvNeXt([CNBlockConfig(16, 32, 2), CNBlockConfig(32, None, 2)], num_classes=10)
+
+
+DET = dict(weights=None, weights_backbone=None, num_classes=3, min_size=64, max_size=64)
+TV: list[ZooModel] = [
+    ZooModel("tv-resnet18", tv(lambda m: m.resnet18(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-mobilenet_v3_small", tv(lambda m: m.mobilenet_v3_small(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-efficientnet_b0", tv(lambda m: m.efficientnet_b0(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-regnet_y_400mf", tv(lambda m: m.regnet_y_400mf(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-shufflenet_v2", tv(lambda m: m.shufflenet_v2_x0_5(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-squeezenet", tv(lambda m: m.squeezenet1_1(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-densenet121", tv(lambda m: m.densenet121(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-googlenet", tv(lambda m: m.googlenet(num_classes=10, aux_logits=False, init_weights=True)), pixels(64), ("x",)),
+    ZooModel("tv-inception_v3", tv(lambda m: m.inception_v3(num_classes=10, aux_logits=False, init_weights=True)), pixels(80), ("x",)),
+    ZooModel("tv-mnasnet", tv(lambda m: m.mnasnet0_5(num_classes=10)), pixels(64), ("x",)),
+    ZooModel("tv-convnext", tv(convnext), pixels(64), ("x",)),
+    ZooModel("tv-swin", tv(swin_t), pixels(64), ("x",), 4),
+    ZooModel("tv-vit", tv(vit), pixels(32), ("x",), 2),
+    ZooModel("tv-maxvit", tv(maxvit), pixels(64), ("x",), 4),
+    ZooModel("tv-lraspp", tv(lambda m: Segment(m.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4))), pixels(64), ("x",)),
+    ZooModel("tv-deeplabv3", tv(lambda m: Segment(m.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
+    ZooModel("tv-fcn", tv(lambda m: Segment(m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
+    ZooModel("tv-ssdlite", tv(lambda m: Detect(m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
+    ZooModel("tv-fasterrcnn", tv(lambda m: Detect(m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-retinanet", tv(lambda m: Detect(m.detection.retinanet_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-maskrcnn", tv(lambda m: Detect(m.detection.maskrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
+]
+
+
+def int8_rows() -> list[ZooModel]:
+    from onnx_zoo import hf as hf_small, resnet, token_inputs
+    from zoo_int8 import quantizer
+
+    rows = []
+    for tag, kind, per_channel in (("qdq", "qdq", False), ("qdq-pc", "qdq", True), ("qop", "qop", False), ("qop-pc", "qop", True),
+                                   ("dyn", "dynamic", False), ("dyn-pc", "dynamic", True)):
+        rows.append(ZooModel(f"int8-resnet-{tag}", resnet, pixels(64), ("x",), post=quantizer(kind, per_channel)))
+        rows.append(ZooModel(f"int8-bert-{tag}", hf_small("bert"), token_inputs, TOK, 2, post=quantizer(kind, per_channel)))
+    return rows
+
+
+WIDE: list[ZooModel] = [*HF, *TV, *int8_rows()]
+
+if __name__ == "__main__":
+    main(WIDE)
