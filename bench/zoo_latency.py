@@ -190,6 +190,7 @@ def convnext_tiny() -> nn.Module:
 
 
 def vit_b16() -> nn.Module:
+    import zoo_torchvision  # noqa: F401  (transformers imports the zoo venv's torchvision, unloadable without it)
     import transformers as tf
 
     model = tf.ViTModel(tf.ViTConfig(), add_pooling_layer=False)  # the defaults are ViT-B/16 at 224
@@ -198,6 +199,7 @@ def vit_b16() -> nn.Module:
 
 
 def bert_base() -> nn.Module:
+    import zoo_torchvision  # noqa: F401  (transformers imports the zoo venv's torchvision, unloadable without it)
     import transformers as tf
 
     model = tf.BertModel(tf.BertConfig(), add_pooling_layer=False)  # bert-base-uncased's shape

@@ -84,6 +84,18 @@ def test_single_ops_match_numpy(op, consts, attrs, expected):
     np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+def test_an_explicit_empty_list_attribute_squeezes_every_unit_axis():
+    """Keras freezes Squeeze with `squeeze_dims` set to an empty list (every size-1 axis); the
+    attribute kind check looked for a `func` list the vendored ListValue lacks (AttributeError
+    on keras.applications EfficientNetB0 and ResNet50)."""
+    b = DualBuilder()
+    xin, _ = b.placeholder("x", [1, 3, 1, 5])
+    b.tf_node("Squeeze", [xin], "y")
+    next(n for n in b.graph.node if n.name == "y").attr["squeeze_dims"].list.SetInParent()
+    x = X[:1, :, :1, :]
+    np.testing.assert_array_equal(run(import_tf(b.graph), {"x": x})["y"], x.reshape(3, 5))
+
+
 def test_depth_space_round_trip_and_tf_order():
     x = np.arange(1 * 2 * 2 * 8, dtype=np.float32).reshape(1, 2, 2, 8)
     d2s = single_op("DepthToSpace", x, [], block_size=2)

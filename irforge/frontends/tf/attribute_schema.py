@@ -44,8 +44,9 @@ def kind_of(value: Any) -> str | None:
         return None
     if field != "list":
         return SINGLE_FIELDS.get(field, field)
+    present = value.list.DESCRIPTOR.fields_by_name  # the vendored ListValue has no `func` list
     for name, kind in LIST_FIELDS.items():
-        if len(getattr(value.list, name)):
+        if name in present and len(getattr(value.list, name)):
             return f"list({kind})"
     return "list"
 
