@@ -1,0 +1,118 @@
+"""Attention with the heads folded into the batch around a 4-D masked softmax, back to one
+`nn.scaled_dot_product_attention` (HF BLOOM: alibi added by `baddbmm` on [B*H, L, S]
+scores, which are viewed as [B, H, L, S] for the causal/padding mask and the softmax, and
+viewed back to [B*H, L, S] for the product with v):
+
+    s  = q @ permute(k) (q, k, v: [B*H, L|S, E]) then  s | s * c | s / c
+    b  = s | s + bias                      (bias broadcasts to [B*H, L, S]: alibi)
+    m  = reshape(b, [B, H, L, S]) | reshape(b, [B, H, L, S]) + mask
+    p  = reshape(softmax(m, last axis), [B*H, L, S])
+    y  = p @ v
+
+becomes q, k and v reshaped to [B, H, L|S, E] (free: the same row-major elements), one
+attention with the additive mask reshape(bias, [B, H, L', S']) + mask (the bias's leading
+dim is B*H or 1, so its reshape is exact) and the result reshaped back to [B*H, L, Ev]:
+y[b*H + h] = softmax(s[b*H + h] + bias + mask[b, h]) @ v[b*H + h], as the graph computes.
+The 3-D forms without the reshapes are `attention.py`'s and `attention_exports.py`'s.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import Operation, SSAValue
+
+from irforge.dialects.nn.attention import ScaledDotProductAttention
+from irforge.dialects.nn.base import build
+from irforge.dialects.nn.elementwise import Eltwise
+from irforge.dialects.nn.normalization import SoftMax
+from irforge.dialects.nn.shape import Permute, Reshape
+from irforge.passes.patterns.dag import Any, Const, Match, OneOf, P
+from irforge.passes.patterns.subgraphs.activations import eltwise
+from irforge.passes.patterns.subgraphs.attention import rank
+from irforge.passes.patterns.subgraphs.attention_exports import one_value
+from irforge.passes.patterns.subgraphs.base import DagReplacement
+
+PRODUCT = P("matmul", operands=[Any("q"), P("permute", operands=[Any("k")], alias="kt")], alias="scores", transpose_a=False, transpose_b=False)
+SCALED = OneOf(eltwise("mul", PRODUCT, Const(alias="factor")), eltwise("div", PRODUCT, Const(alias="divisor")), PRODUCT)
+BIASED = OneOf(eltwise("sum", SCALED, Any("bias")), SCALED)
+SPLIT = P("reshape", operands=[BIASED], alias="split")
+MASKED = OneOf(eltwise("sum", SPLIT, Any("mask")), SPLIT)
+JOINED = P("reshape", operands=[P("softmax", operands=[MASKED], alias="probs", log=False)], alias="join")
+
+
+def dims(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
+
+
+def out_dims(op: Operation) -> tuple[int, ...]:
+    return dims(op.results[0])
+
+
+class HeadsInBatchAttention(DagReplacement):
+    pattern = P("matmul", operands=[JOINED, Any("v")], transpose_a=False, transpose_b=False)
+
+    def scale(self, m: Match) -> float | None:
+        if "factor" in m.constants:
+            return one_value(m.constants["factor"])
+        if "divisor" in m.constants:
+            value = one_value(m.constants["divisor"])
+            return None if not value else 1.0 / value
+        return 1.0
+
+    def accept(self, m: Match) -> bool:
+        scores, split, join = out_dims(m.op("scores")), out_dims(m.op("split")), out_dims(m.op("join"))
+        probs = m.op("probs")
+        assert isinstance(probs, SoftMax)
+        values = [m["q"], m["k"], m["v"]]
+        if self.scale(m) is None or any(rank(v) != 3 for v in values) or len(split) != 4:
+            return False
+        if any(d < 0 for d in (*scores, *split, *join, *(d for v in values for d in dims(v)))):
+            return False
+        kt = m.op("kt")
+        assert isinstance(kt, Permute)
+        if list(kt.ints("order")) != [0, 2, 1] or probs.softmax_axis() != 3:
+            return False
+        batch = scores[0]
+        # the split only separates the heads from the batch, the join undoes it
+        if split[0] * split[1] != batch or split[2:] != scores[1:] or join != scores:
+            return False
+        if dims(m["k"])[0] != batch or dims(m["v"])[0] != batch or dims(m["v"])[1] != scores[2]:
+            return False
+        if "bias" in m.values:
+            bias = dims(m["bias"])
+            if len(bias) != 3 or bias[0] not in (1, batch) or any(b not in (1, s) for b, s in zip(bias[1:], scores[1:])):
+                return False
+        if "mask" in m.values:
+            mask = dims(m["mask"])
+            if len(mask) > 4 or any(a not in (1, s) for a, s in zip(reversed(mask), reversed(split))):
+                return False
+        return True
+
+    def build(self, m: Match, name: str) -> list[Operation]:
+        b, h = out_dims(m.op("split"))[:2]
+        ops: list[Operation] = []
+
+        def heads(value: SSAValue, tag: str) -> SSAValue:
+            rows = dims(value)
+            lead = (b, h) if rows[0] != 1 else (1, 1)
+            op = build(Reshape, [value], shape=[*lead, *rows[1:]], name=f"{name}/{tag}_heads")
+            ops.append(op)
+            return op.output
+
+        q, k, v = heads(m["q"], "query"), heads(m["k"], "key"), heads(m["v"], "value")
+        masks = [heads(m["bias"], "bias")] if "bias" in m.values else []
+        if "mask" in m.values:
+            masks.append(m["mask"])
+        if len(masks) == 2:
+            both = build(Eltwise, masks, operation="sum", name=f"{name}/mask")
+            ops.append(both)
+            masks = [both.output]
+        scale = self.scale(m)
+        head = dims(m["q"])[-1]
+        if scale is not None and math.isclose(scale, 1.0 / math.sqrt(head), rel_tol=1e-6):
+            scale = None
+        attention = build(ScaledDotProductAttention, [q, k, v, *masks], scale=scale, name=f"{name}/attention")
+        back = build(Reshape, [attention.output], shape=list(out_dims(m.root)), name=name)
+        return [*ops, attention, back]
+
