@@ -1,6 +1,7 @@
 """replace-subgraph on attention with the heads folded into the batch around a 4-D masked
 softmax (HF BLOOM: alibi added to [B*H, L, S] scores, viewed as [B, H, L, S] for the mask
-and the softmax, viewed back for the product with v): one nn.scaled_dot_product_attention
+and the softmax, viewed back for the product with v; DeBERTa-v2's disentangled terms and
+Where mask): one nn.scaled_dot_product_attention
 that computes what the graph did (onnxruntime), on ref and cpu."""
 
 from __future__ import annotations
@@ -20,20 +21,35 @@ PIPELINE = "infer-shapes,canonicalize,replace-subgraph,canonicalize"
 N, H, L, E = 2, 3, 5, 8
 
 
-def bloom_graph(mask: bool = True, split: tuple[int, ...] = (N, H, L, L)) -> onnx.ModelProto:
+def bloom_graph(mask: bool = True, split: tuple[int, ...] = (N, H, L, L), deberta: bool = False) -> onnx.ModelProto:
+    """BLOOM: (q @ k^T) * c + alibi, split, + mask. DeBERTa-v2: q @ (k^T / c) + c2p + p2c
+    (here given tensors: they are computed from q, k and the relative embeddings), split,
+    Where(drop, float32 min, s)."""
     g = GraphBuilder()
     rng = np.random.default_rng(5)
-    scores = g.node("MatMul", ["q", g.node("Transpose", ["k"], perm=[0, 2, 1])])
-    scores = g.node("Mul", [scores, g.tensor(np.array(0.35, np.float32), "inv_norm")])
-    scores = g.node("Add", [scores, g.tensor(rng.standard_normal((N * H, 1, L)).astype(np.float32), "alibi")])
+    kt = g.node("Transpose", ["k"], perm=[0, 2, 1])
+    if deberta:
+        kt = g.node("Div", [kt, g.tensor(np.array([[[6.9]]], np.float32), "scale")])
+    scores = g.node("MatMul", ["q", kt])
+    if deberta:
+        scores = g.node("Add", [scores, "c2p"])
+        scores = g.node("Add", [scores, "p2c"])
+    else:
+        scores = g.node("Mul", [scores, g.tensor(np.array(0.35, np.float32), "inv_norm")])
+        scores = g.node("Add", [scores, g.tensor(rng.standard_normal((N * H, 1, L)).astype(np.float32), "alibi")])
     scores = g.node("Reshape", [scores, g.tensor(np.array(split, np.int64), "split")])
-    if mask:
+    if deberta:
+        scores = g.node("Where", ["drop", g.tensor(np.array(np.finfo(np.float32).min, np.float32), "fmin"), scores])
+    elif mask:
         scores = g.node("Add", [scores, "mask"])
     probs = g.node("Softmax", [scores], axis=-1)
     probs = g.node("Reshape", [probs, g.tensor(np.array([N * H, L, L], np.int64), "join")])
     g.node("MatMul", [probs, "v"], "attention")
     vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N * H, L, E]) for n in "qkv"]
-    if mask:
+    if deberta:
+        vis += [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N * H, L, L]) for n in ("c2p", "p2c")]
+        vis.append(helper.make_tensor_value_info("drop", onnx.TensorProto.BOOL, [N, 1, L, L]))
+    elif mask:
         vis.append(helper.make_tensor_value_info("mask", onnx.TensorProto.FLOAT, [N, 1, L, L]))
     graph = helper.make_graph(g.nodes, "bloom", vis, [helper.make_empty_tensor_value_info(g.nodes[-1].output[0])], g.initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -42,6 +58,11 @@ def bloom_graph(mask: bool = True, split: tuple[int, ...] = (N, H, L, L)) -> onn
 def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(2)
     out = {vi.name: rng.standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim]).astype(np.float32) for vi in proto.graph.input}
+    if "drop" in out:  # padding of the last key, and of the last query row entirely (DeBERTa masks both)
+        drop = np.zeros((N, 1, L, L), bool)
+        drop[1, ..., -1] = True
+        drop[1, :, -1, :] = True
+        out["drop"] = drop
     if "mask" in out:  # causal and padding as HF writes them: float32's min
         causal = np.triu(np.ones((L, L), bool), 1)
         out["mask"] = np.where(causal, np.finfo(np.float32).min, 0.0).astype(np.float32)[None, None].repeat(N, 0)
@@ -49,11 +70,11 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("mask", [True, False])
-def test_heads_in_batch_attention_becomes_one_op_and_matches_onnxruntime(mask):
+@pytest.mark.parametrize("form", ["bloom", "bloom-no-mask", "deberta"])
+def test_heads_in_batch_attention_becomes_one_op_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
-    proto = bloom_graph(mask)
+    proto = bloom_graph(mask=form != "bloom-no-mask", deberta=form == "deberta")
     x = feeds(proto)
     model = import_onnx(proto)
     apply_pipeline(model.module, PIPELINE)
