@@ -21,7 +21,7 @@ PIPELINE = "infer-shapes,canonicalize,replace-subgraph,canonicalize"
 N, H, L, E = 2, 3, 5, 8
 
 
-def bloom_graph(mask: bool = True, split: tuple[int, ...] = (N, H, L, L), deberta: bool = False) -> onnx.ModelProto:
+def bloom_graph(mask: bool = True, split: tuple[int, ...] = (N, H, L, L), deberta: bool = False, joined: bool = True) -> onnx.ModelProto:
     """BLOOM: (q @ k^T) * c + alibi, split, + mask. DeBERTa-v2: q @ (k^T / c) + c2p + p2c
     (here given tensors: they are computed from q, k and the relative embeddings), split,
     Where(drop, float32 min, s)."""
@@ -43,9 +43,12 @@ def bloom_graph(mask: bool = True, split: tuple[int, ...] = (N, H, L, L), debert
     elif mask:
         scores = g.node("Add", [scores, "mask"])
     probs = g.node("Softmax", [scores], axis=-1)
-    probs = g.node("Reshape", [probs, g.tensor(np.array([N * H, L, L], np.int64), "join")])
+    if joined:
+        probs = g.node("Reshape", [probs, g.tensor(np.array([N * H, L, L], np.int64), "join")])
     g.node("MatMul", [probs, "v"], "attention")
-    vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N * H, L, E]) for n in "qkv"]
+    vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N * H, L, E]) for n in "qk"]
+    # the dynamo export multiplies the [B, H, L, S] probabilities with v [B, H, S, E] directly
+    vis.append(helper.make_tensor_value_info("v", onnx.TensorProto.FLOAT, [N * H, L, E] if joined else [N, H, L, E]))
     if deberta:
         vis += [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N * H, L, L]) for n in ("c2p", "p2c")]
         vis.append(helper.make_tensor_value_info("drop", onnx.TensorProto.BOOL, [N, 1, L, L]))
@@ -70,11 +73,11 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("form", ["bloom", "bloom-no-mask", "deberta"])
+@pytest.mark.parametrize("form", ["bloom", "bloom-no-mask", "deberta", "bloom-4d-v"])
 def test_heads_in_batch_attention_becomes_one_op_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
-    proto = bloom_graph(mask=form != "bloom-no-mask", deberta=form == "deberta")
+    proto = bloom_graph(mask=form != "bloom-no-mask", deberta=form == "deberta", joined=form != "bloom-4d-v")
     x = feeds(proto)
     model = import_onnx(proto)
     apply_pipeline(model.module, PIPELINE)

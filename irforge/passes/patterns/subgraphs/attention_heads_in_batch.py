@@ -12,7 +12,7 @@ the scores, the mask applied with Where):
     r  = reshape(b, [B, H, L, S])
     m  = r | r + mask | Where(keep, r, fill) | Where(drop, fill, r)   (fill at or below -1e4)
     p  = reshape(softmax(m, last axis), [B*H, L, S])
-    y  = p @ v
+    y  = p @ v                 (or softmax(m) @ v with v [B, H, S, Ev]: the view folded)
 
 becomes q, k and v reshaped to [B, H, L|S, E] (free: the same row-major elements), one
 attention with the additive mask reshape(bias, [B, H, L', S']) + mask (a bias's leading
@@ -53,7 +53,10 @@ MASKED = OneOf(
     P("select", operands=[Any("drop"), Const(alias="fill"), SPLIT]),
     SPLIT,
 )
-JOINED = P("reshape", operands=[P("softmax", operands=[MASKED], alias="probs", log=False)], alias="join")
+PROBS = P("softmax", operands=[MASKED], alias="probs", log=False)
+JOINED = OneOf(P("reshape", operands=[PROBS], alias="join"), PROBS)
+"""The probabilities viewed back to [B*H, L, S]; or, once canonicalize has folded that view
+into the product (the dynamo export), the [B, H, L, S] probabilities times v [B, H, S, E]."""
 
 
 def dims(value: SSAValue) -> tuple[int, ...]:
@@ -81,10 +84,16 @@ class HeadsInBatchAttention(DagReplacement):
         return total
 
     def accept(self, m: Match) -> bool:
-        scores, split, join = out_dims(m.op("scores")), out_dims(m.op("split")), out_dims(m.op("join"))
+        scores, split = out_dims(m.op("scores")), out_dims(m.op("split"))
+        join = out_dims(m.op("join")) if "join" in m.ops else scores
         probs = m.op("probs")
         assert isinstance(probs, SoftMax)
         values = [m["q"], m["k"], m["v"]]
+        if "join" not in m.ops:  # v already [B, H, S, Ev]
+            v = dims(m["v"])
+            if len(v) != 4 or v[:3] != (*split[:2], split[3]):
+                return False
+            values = values[:2]
         if self.scale(m) is None or any(rank(v) != 3 for v in values) or len(split) != 4:
             return False
         if any(d < 0 for d in (*scores, *split, *join, *(d for v in values for d in dims(v)))):
@@ -97,7 +106,7 @@ class HeadsInBatchAttention(DagReplacement):
         # the split only separates the heads from the batch, the join undoes it
         if split[0] * split[1] != batch or split[2:] != scores[1:] or join != scores:
             return False
-        if dims(m["k"])[0] != batch or dims(m["v"])[0] != batch or dims(m["v"])[1] != scores[2]:
+        if dims(m["k"])[0] != batch or ("join" in m.ops and (dims(m["v"])[0] != batch or dims(m["v"])[1] != scores[2])):
             return False
         for name in ("bias", "bias2"):
             if name in m.values:
@@ -128,7 +137,9 @@ class HeadsInBatchAttention(DagReplacement):
             ops.append(op)
             return op.output
 
-        q, k, v = heads(m["q"], "query"), heads(m["k"], "key"), heads(m["v"], "value")
+        joined = "join" in m.ops
+        q, k = heads(m["q"], "query"), heads(m["k"], "key")
+        v = heads(m["v"], "value") if joined else m["v"]
         masks = [heads(m[tag], tag) for tag in ("bias", "bias2") if tag in m.values]
         if "mask" in m.values:
             masks.append(m["mask"])
@@ -147,7 +158,9 @@ class HeadsInBatchAttention(DagReplacement):
         head = dims(m["q"])[-1]
         if scale is not None and math.isclose(scale, 1.0 / math.sqrt(head), rel_tol=1e-6):
             scale = None
-        attention = build(ScaledDotProductAttention, [q, k, v, *masks], scale=scale, name=f"{name}/attention")
+        attention = build(ScaledDotProductAttention, [q, k, v, *masks], scale=scale, name=f"{name}/attention" if joined else name)
+        if not joined:
+            return [*ops, attention]
         back = build(Reshape, [attention.output], shape=list(out_dims(m.root)), name=name)
         return [*ops, attention, back]
 
