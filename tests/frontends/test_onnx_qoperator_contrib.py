@@ -1,6 +1,6 @@
 """onnxruntime's QOperator contrib ops (com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearConcat, QGemm) imported as dequantize ->
-float op -> quantize, checked against onnxruntime's own kernels (graph optimisations off):
+QLinearLeakyRelu, QLinearSoftmax, QLinearGlobalAveragePool, QLinearConcat, QGemm) imported
+as dequantize -> float op -> quantize, checked against onnxruntime's own kernels (graph optimisations off):
 equal but for values within float rounding of a half step, which may land one step apart."""
 
 from __future__ import annotations
@@ -75,6 +75,14 @@ def test_qlinear_activations(op):
     init = {"xs": s(0.05), "xz": np.array(128, np.uint8), "ys": s(1 / 256 if op == "QLinearSigmoid" else 0.04), "yz": np.array(0 if op == "QLinearSigmoid" else 100, np.uint8)}
     proto = model(node, [("x", U8, [256])], init)
     check(proto, {"x": np.arange(256, dtype=np.uint8)})  # every input value
+
+
+@pytest.mark.parametrize("opset,axis", [(13, -1), (13, 1), (11, 1)])
+def test_qlinear_softmax(opset, axis):
+    node = helper.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft", axis=axis, opset=opset)
+    init = {"xs": s(0.0871), "xz": np.array(131, np.uint8), "ys": s(1 / 256), "yz": np.array(0, np.uint8)}
+    proto = model(node, [("x", U8, [2, 3, 7])], init)
+    check(proto, {"x": rand_q([2, 3, 7], np.uint8, 9)})
 
 
 def test_qlinear_global_average_pool():

@@ -5,6 +5,8 @@ format besides the standard QLinearConv / QLinearMatMul.
 - QLinearAdd / QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp): both sides
   dequantized, added / multiplied with numpy broadcasting, quantized to C's parameters.
 - QLinearSigmoid / QLinearLeakyRelu (X, X_scale, X_zp, Y_scale, Y_zp; LeakyRelu's alpha).
+- QLinearSoftmax (same inputs; axis, and opset: the original Softmax's, whose semantics
+  before 13 flatten the dims from axis on into one).
 - QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp): NCHW (channels_last=0) only.
 - QLinearConcat (Y_scale, Y_zp, then X, X_scale, X_zp per input; axis).
 - QGemm (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp; alpha, transA, transB): the
@@ -23,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Activation, Concat, Eltwise, MatMul, Pooling, ReLU
+from irforge.dialects.nn import Activation, Concat, Eltwise, MatMul, Pooling, ReLU, Reshape, SoftMax
 from irforge.errors import IrforgeError
 from irforge.frontends.onnx.extractors.quantize import constant_params, dequantize, quantize
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
@@ -80,6 +82,26 @@ def qlinear_activation(ctx: NodeContext) -> SSAValue:
         y = ctx.value(ReLU, [x], suffix="/leaky_relu", negative_slope=float(ctx.attr("alpha", 0.01)))
     else:
         y = ctx.value(Activation, [x], suffix="/sigmoid", kind="sigmoid")
+    return quantized(ctx, y, 3, rank, 0)
+
+
+@onnx_extractor("QLinearSoftmax", domain=MS)
+def qlinear_softmax(ctx: NodeContext) -> SSAValue:
+    check_attributes(ctx, {"axis", "opset"})
+    shape = ctx.input_shape(0)
+    rank = len(shape)
+    axis = int(ctx.attr("axis", -1))
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    x = dequantized(ctx, 0, rank, "/x")
+    if int(ctx.attr("opset", 13)) >= 13 or axis == rank - 1:
+        y = ctx.value(SoftMax, [x], suffix="/softmax", axis=axis)
+    else:  # Softmax-1/11: over the dims from axis on, flattened
+        if any(d < 0 for d in shape):
+            raise ctx.fail("a Softmax of opset < 13 over several axes needs static input dims")
+        rows = ctx.value(Reshape, [x], suffix="/rows", shape=[int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
+        y = ctx.value(Reshape, [ctx.value(SoftMax, [rows], suffix="/softmax", axis=1)], suffix="/back", shape=list(shape))
     return quantized(ctx, y, 3, rank, 0)
 
 
