@@ -123,3 +123,14 @@ def test_channels_last_pool_is_refused_by_name():
     with pytest.raises(IrforgeError, match="channels_last") as info:
         import_onnx(model(node, [("x", U8, [1, 5, 5, 8])], init))
     assert info.value.code == "E179"
+
+
+def test_max_pool_on_uint8_runs_on_cpu_as_a_host_step():
+    """QOperator models keep MaxPool on the uint8 tensors between QLinearConvs."""
+    from irforge.backends.cpu import compile_model
+
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    proto = model(node, [("x", U8, [1, 4, 7, 7])], {})
+    x = {"x": rand_q([1, 4, 7, 7], np.uint8, 10)}
+    got = next(iter(compile_model(import_onnx(proto))(x).values()))
+    np.testing.assert_array_equal(got, ort_unfused(proto, x))
