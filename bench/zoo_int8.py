@@ -38,6 +38,15 @@ def quantizer(kind: str, per_channel: bool = False) -> Callable[[Path, dict[str,
             def get_next(self):  # type: ignore[no-untyped-def]
                 return self.batches.pop() if self.batches else None
 
+        if kind == "qop":
+            # onnxruntime's recommended pre-processing (shape inference, constant folding):
+            # without it the QOperator quantizer fails on a TorchScript CNN export whose
+            # biases are Constant nodes ('NoneType' object has no attribute 'data_type')
+            from onnxruntime.quantization.shape_inference import quant_pre_process
+
+            prepared = path.with_suffix(".prep.onnx")
+            quant_pre_process(str(source), str(prepared))
+            source = prepared
         fmt = QuantFormat.QDQ if kind == "qdq" else QuantFormat.QOperator
         quantize_static(str(source), str(path), Reader(), quant_format=fmt, per_channel=per_channel,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)

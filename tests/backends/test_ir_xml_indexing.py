@@ -42,6 +42,8 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     yield case(nn.ShapeOf, [X], id="shape_of")
     yield case(nn.BroadcastTo, [rand(3, 1, seed=70), np.array([2, 3, 4], np.int64)], id="broadcast_to")
     yield case(nn.BroadcastTo, [X], [np.array([4, 1], np.int64)], id="broadcast_to-both-ways")
+    yield case(nn.ReshapeTo, [X, np.array([0, -1, 2], np.int64)], id="reshape_to")
+    yield case(nn.ReshapeTo, [X, np.array([-1, 5], np.int64)], special_zero=False, id="reshape_to-no-special-zero")
     yield case(nn.IsNaN, [SPECIAL], id="is_nan")
     yield case(nn.IsInf, [SPECIAL], id="is_inf")
     yield case(nn.IsInf, [SPECIAL], detect_negative=False, id="is_inf-positive")

@@ -80,6 +80,12 @@ def attention_graph(form: str) -> onnx.ModelProto:
     elif form == "where-drop-ninf-mask":
         scores = g.node("Mul", [scores, g.tensor(np.array(0.3, np.float32), "c")])
         scores = g.node("Add", ["mask", g.node("Where", ["drop", g.tensor(NINF, "ninf"), scores])])
+    elif form == "funnel":  # relative attention: the content scores plus two position terms, minus INF * (1 - mask)
+        scores = g.node("Add", [scores, g.tensor(rng.standard_normal((N, H, L, S)).astype(np.float32), "positional")])
+        scores = g.node("Add", [scores, g.tensor(rng.standard_normal((N, H, L, S)).astype(np.float32), "token_type")])
+        scores = g.node("Sub", [scores, "mask"])
+    elif form == "sub-only":
+        scores = g.node("Sub", [scores, "mask"])
     probs = g.node("Softmax", [scores], axis=-1)
     if form in ("dynamo-guard", "dynamo-vit", "dynamo-gqa"):
         probs = g.node("Where", [g.node("IsNaN", [probs]), g.tensor(np.array(0.0, np.float32), "z"), probs])
@@ -92,7 +98,7 @@ def attention_graph(form: str) -> onnx.ModelProto:
         vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, [N, 1, L, S]))
     if form in ("where-drop", "where-drop-ninf-mask"):
         vis.append(helper.make_tensor_value_info("drop", onnx.TensorProto.BOOL, [1, 1, L, S]))
-    if form in ("swin-bias-mask", "gpt-neo", "where-drop-ninf-mask"):
+    if form in ("swin-bias-mask", "gpt-neo", "where-drop-ninf-mask", "funnel", "sub-only"):
         vis.append(helper.make_tensor_value_info("mask", onnx.TensorProto.FLOAT, [N, 1, L, S]))
     graph = helper.make_graph(g.nodes, "attention", vis, [helper.make_empty_tensor_value_info(g.nodes[-1].output[0])], g.initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -115,7 +121,8 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("form", ["torchscript", "dynamo-guard", "dynamo-vit", "gpt2", "where-drop", "swin-bias-mask", "unscaled",
-                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum", "dynamo-gqa", "seq-first"])
+                                  "gpt-neo", "where-drop-ninf-mask", "swinv2", "einsum", "dynamo-gqa", "seq-first",
+                                  "funnel", "sub-only"])
 def test_exported_attention_becomes_one_op_and_matches_onnxruntime(form):
     proto = attention_graph(form)
     x = feeds(proto)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 import numpy as np
-from xdsl.dialects.builtin import TensorType, f64
+from xdsl.dialects.builtin import IntegerType, TensorType, f64
 from xdsl.ir import Operation
 
 from irforge.backends.common import view_at
@@ -57,6 +57,18 @@ def f64_on_host(*classes: type[Operation]) -> None:
 
 def touches_f64(op: Operation) -> bool:
     return any(isinstance(v.type, TensorType) and v.type.element_type == f64 for v in (*op.operands, *op.results))
+
+
+INTEGERS_ON_HOST: set[type[Operation]] = set()
+"""Op classes whose native kernels are f32-only and that models also apply to 8/16-bit
+integer tensors (MaxPool on uint8 in onnxruntime's QOperator models): with such a data
+tensor they run their reference kernel as a host step."""
+
+
+def touches_small_integers(op: Operation) -> bool:
+    """An operand or result of a (u)int8 / (u)int16 element type: quantised data."""
+    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, IntegerType) and v.type.element_type.width.data in (8, 16)
+               for v in (*op.operands, *op.results))  # fmt: skip
 
 
 def host_step_op(*classes: type[Operation]) -> None:

@@ -1,5 +1,5 @@
-"""Indexing ops: gathers and scatters by index tensors, OneHot, NonZero, TopK, and ShapeOf
-and BroadcastTo for shapes computed at run time.
+"""Indexing ops: gathers and scatters by index tensors, OneHot, NonZero, TopK, and ShapeOf,
+BroadcastTo and ReshapeTo for shapes computed at run time.
 
 They read or write elements at positions given by an integer tensor (i32 or i64; negative
 indices count from the end of their axis). NonZero's output size depends on the data: its
@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, StringAttr, TensorType, i1, i32, i64
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
 
-from irforge.dialects.nn.base import DYN, NNOp, known, normalize_axis, tensor
+from irforge.dialects.nn.base import DYN, NNOp, known, normalize_axis, product, tensor
 
 SCATTER_REDUCTIONS = frozenset({"none", "add", "mul", "max", "min"})
 """How a scatter combines an update with the element it lands on (ONNX's names)."""
@@ -305,3 +306,68 @@ class BroadcastTo(NNOp):
         # a dim of x other than 1 is the result's whatever the target holds there (1 or it);
         # dims beyond x's rank come from the target alone
         return [tensor(dims, self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class ReshapeTo(NNOp):
+    """nn.reshape with the target shape computed at run time: `target_shape` is a 1-D i32 or
+    i64 tensor of known length (OpenVINO's Reshape-1 with a non-constant shape input, ONNX's
+    Reshape whose shape comes from data-dependent sizes). Its values follow nn.reshape's
+    rules: -1 (at most once) keeps the element count, 0 copies the input dim at the same
+    index when special_zero, else it is a size of 0. A constant target is nn.reshape at
+    import. The result's rank is the target's length and its dims are dynamic."""
+
+    name = "nn.reshape_to"
+    input = operand_def(TensorType)
+    target_shape = operand_def(TensorType)
+    output = result_def(TensorType)
+    special_zero = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
+
+    def infer_shapes(self) -> list[TensorType]:
+        target = self.operand_shape(1)
+        if len(target) != 1 or not known(target[0]) or self.operand_type(1).element_type not in (i32, i64):
+            raise self.error(f"target_shape must be a 1-D i32 or i64 tensor of known length, got {self.operand_type(1)}")
+        return [tensor(self.output_dims(known_elements(self.target_shape)), self.operand_type(0).element_type)]
+
+    def output_dims(self, spec: list[int]) -> tuple[int, ...]:
+        """The result's dims from the target elements known before it runs (DYN where not),
+        as OpenVINO infers them: a known size is itself, a 0 copies the input dim (with
+        special_zero), -1 is known when every other size and the input's are."""
+        if any(known(v) and v < -1 for v in spec) or spec.count(-1) > 1:
+            raise self.error(f"target_shape values must be >= -1 with at most one -1, got {list(spec)}")
+        x = self.operand_shape(0)
+        zero = self.bool_prop("special_zero")
+        dims = [x[i] if v == 0 and zero and i < len(x) else (DYN if v == -1 else v) for i, v in enumerate(spec)]
+        if spec.count(-1) == 1 and known(*x) and all(known(d) for i, d in enumerate(dims) if spec[i] != -1):
+            rest = product(d for i, d in enumerate(dims) if spec[i] != -1)
+            if rest and product(x) % rest == 0:
+                dims[spec.index(-1)] = product(x) // rest
+        return tuple(dims)
+
+
+def known_elements(value: SSAValue) -> list[int]:
+    """The elements of a shape vector (1-D, or a scalar) known before it runs, DYN where
+    not: OpenVINO's partial value propagation through the ops that build a run-time shape
+    (torch writes Concat(Unsqueeze(Gather(Shape(x), i)), constants)), so a reshape to
+    [count, 2, 2] keeps its static dims."""
+    from irforge.dialects.nn.constant import Constant
+    from irforge.dialects.nn.shape import Concat, Gather, Unsqueeze
+
+    shape = value.type.get_shape() if isinstance(value.type, TensorType) else (DYN,)
+    size = product(shape) if len(shape) <= 1 else DYN
+    unknown = [DYN] * size if known(size) else []
+    op = value.owner
+    if isinstance(op, Constant) and op.value is not None:
+        return [int(v) for v in op.inline_array().reshape(-1)]
+    if isinstance(op, ShapeOf):
+        return list(op.operand_shape(0))
+    if isinstance(op, Concat):
+        parts = [known_elements(v) for v in op.operands]
+        return [d for p in parts for d in p] if sum(map(len, parts)) == len(unknown) else unknown
+    if isinstance(op, Unsqueeze):
+        return known_elements(op.operands[0]) or unknown
+    if isinstance(op, Gather) and op.int_prop("axis") == 0 and op.int_prop("batch_dims") == 0:
+        data, index = known_elements(op.operands[0]), known_elements(op.operands[1])
+        if data and index and all(known(i) and -len(data) <= i < len(data) for i in index) and len(index) == len(unknown):
+            return [data[i] for i in index]
+    return unknown

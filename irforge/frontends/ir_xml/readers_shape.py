@@ -16,7 +16,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.conv import Convolution, Deconvolution, Pooling
 from irforge.dialects.nn.elementwise import Convert, Eltwise
-from irforge.dialects.nn.indexing import ShapeOf
+from irforge.dialects.nn.indexing import ReshapeTo, ShapeOf
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample
@@ -268,6 +268,8 @@ def split(ctx: LayerContext) -> Sequence[SSAValue]:
 
 @ir_layer_reader("Reshape")
 def reshape(ctx: LayerContext) -> SSAValue:
+    if ctx.importer.constant_at(ctx.source(1)) is None:  # a shape computed at run time
+        return ctx.value(ReshapeTo, [ctx.input(0), ctx.input(1)], special_zero=ctx.bool("special_zero"))
     return ctx.value(Reshape, [ctx.input(0)], shape=ctx.const_ints(1, "shape"), special_zero=ctx.bool("special_zero"))
 
 

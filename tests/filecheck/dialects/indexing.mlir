@@ -67,3 +67,12 @@ func.func @run_time_shapes(%x: tensor<2x?xi64>, %v: tensor<f32>) -> tensor<?x?xf
 }
 // CHECK:      nn.shape_of %x : (tensor<2x?xi64>) -> tensor<2xi64>
 // CHECK-NEXT: nn.broadcast_to %v, %s : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>
+
+// -----
+func.func @reshape_to_run_time_shape(%x: tensor<2x?xf32>, %s: tensor<3xi64>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>) {
+  %r = nn.reshape_to %x, %s : (tensor<2x?xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  %z = nn.reshape_to %x, %s {special_zero = false} : (tensor<2x?xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  func.return %r, %z : tensor<?x?x?xf32>, tensor<?x?x?xf32>
+}
+// CHECK:      nn.reshape_to %x, %s : (tensor<2x?xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+// CHECK-NEXT: nn.reshape_to %x, %s {special_zero = false} : (tensor<2x?xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>

@@ -68,3 +68,10 @@ func.func @broadcast_to_unknown_rank(%x: tensor<3xf32>, %s: tensor<?xi64>) -> te
   func.return %b : tensor<?xf32>
 }
 // CHECK: nn.broadcast_to: target_shape must be a 1-D i32 or i64 tensor of known length, got tensor<?xi64>
+
+// -----
+func.func @reshape_to_float_shape(%x: tensor<6xf32>, %s: tensor<2xf32>) -> tensor<?x?xf32> {
+  %r = nn.reshape_to %x, %s : (tensor<6xf32>, tensor<2xf32>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+// CHECK: nn.reshape_to: target_shape must be a 1-D i32 or i64 tensor of known length, got tensor<2xf32>

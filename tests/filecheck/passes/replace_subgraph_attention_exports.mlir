@@ -61,3 +61,21 @@ func.func @where_not_a_mask(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, 
 // CHECK-LABEL: func.func @where_not_a_mask
 // CHECK-NOT:     nn.scaled_dot_product_attention
 // CHECK:         nn.softmax
+
+// -----
+
+// Funnel: unscaled content scores plus a position term, minus INF * (1 - mask): one op, the
+// additive mask (bias - m), scale 1.
+func.func @funnel_sub_mask(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %pos: tensor<1x2x6x6xf32>, %m: tensor<1x1x1x6xf32>) -> tensor<1x2x6x8xf32> {
+  %kt = nn.permute %k {order = array<i64: 0, 1, 3, 2>} : (tensor<1x2x6x8xf32>) -> tensor<1x2x8x6xf32>
+  %s = nn.matmul %q, %kt : (tensor<1x2x6x8xf32>, tensor<1x2x8x6xf32>) -> tensor<1x2x6x6xf32>
+  %a = nn.eltwise %s, %pos {operation = "sum"} : (tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %b = nn.eltwise %a, %m {operation = "sub"} : (tensor<1x2x6x6xf32>, tensor<1x1x1x6xf32>) -> tensor<1x2x6x6xf32>
+  %p = nn.softmax %b {axis = -1 : i64} : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<1x2x6x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32>
+  func.return %y : tensor<1x2x6x8xf32>
+}
+// CHECK-LABEL: func.func @funnel_sub_mask
+// CHECK-NEXT:    %[[M:[a-z_0-9]+]] = nn.eltwise %pos, %m {operation = "sub", name = "attn/mask_sub"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {scale = 1.000000e+00 : f32, name = "attn"}
+// CHECK-NEXT:    func.return %[[Y]]

@@ -2,13 +2,14 @@
 sorting, scans and ROI pooling run once on small tensors in the models that have them
 (position ids, masks, detection heads), so they run their numpy reference kernels as host
 steps (host_steps.py). Where an output size depends on the data (NonZero, NonMaxSuppression,
-a Range of run-time bounds, a TopK of run-time k, a ShapeOf of such sizes), the model runs
+a Range of run-time bounds, a TopK of run-time k, a ShapeOf of such sizes, a Reshape to them), the model runs
 in segments and these ops on the host between them (`irforge/backends/segments.py`)."""
 
 from irforge.backends.cpu.host_steps import host_step_op
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.dialects.nn.indexing import (
     BroadcastTo,
+    ReshapeTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -23,4 +24,4 @@ from irforge.dialects.nn.indexing import (
 )
 
 host_step_op(GatherElements, GatherND, ScatterND, ScatterElements, OneHot, TopK, CumSum, Range, IsInf, ROIAlign,
-             NonZero, NonMaxSuppression, ShapeOf, BroadcastTo)  # fmt: skip
+             NonZero, NonMaxSuppression, ShapeOf, BroadcastTo, ReshapeTo)  # fmt: skip

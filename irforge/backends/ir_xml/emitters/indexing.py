@@ -12,6 +12,7 @@ from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
 from irforge.errors import IrforgeError
 from irforge.dialects.nn.indexing import (
     BroadcastTo,
+    ReshapeTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -152,3 +153,9 @@ def shape_of(ctx: EmitContext, op: ShapeOf, inputs: list[Port]) -> list[Port]:
 @ir_xml_emitter(BroadcastTo)
 def broadcast_to(ctx: EmitContext, op: BroadcastTo, inputs: list[Port]) -> list[Port]:
     return [ctx.single("Broadcast", inputs, out_type(op), name=ctx.name(op), data={"mode": "bidirectional"}, version="opset3")]
+
+
+@ir_xml_emitter(ReshapeTo)
+def reshape_to(ctx: EmitContext, op: ReshapeTo, inputs: list[Port]) -> list[Port]:
+    special_zero = "true" if op.bool_prop("special_zero") else "false"
+    return [ctx.single("Reshape", inputs, out_type(op), name=ctx.name(op), data={"special_zero": special_zero}, version="opset1")]

@@ -8,6 +8,7 @@ import numpy as np
 from irforge.backends.reference.registry import kernel
 from irforge.dialects.nn.indexing import (
     BroadcastTo,
+    ReshapeTo,
     CumSum,
     GatherElements,
     GatherND,
@@ -172,3 +173,27 @@ def broadcast_to(op: BroadcastTo, x: np.ndarray, target: np.ndarray) -> np.ndarr
         raise IrforgeError(f"{op.label}: shape {list(x.shape)} does not broadcast to {list(dims)}",
                            fix="check the shape the model computes", code="E887") from None
     return np.ascontiguousarray(np.broadcast_to(x, shape))
+
+
+@kernel(ReshapeTo)
+def reshape_to(op: ReshapeTo, x: np.ndarray, target: np.ndarray) -> np.ndarray:
+    spec = [int(d) for d in np.asarray(target).reshape(-1)]
+    special_zero = op.bool_prop("special_zero")
+
+    def refuse(why: str) -> IrforgeError:
+        return IrforgeError(f"{op.label}: shape {spec} {why} (input {list(x.shape)})",
+                            fix="check the shape the model computes", code="E885")
+
+    if any(d < -1 for d in spec) or spec.count(-1) > 1:
+        raise refuse("holds a value below -1 or more than one -1")
+    if special_zero and any(d == 0 and i >= x.ndim for i, d in enumerate(spec)):
+        raise refuse("copies a dim (0) beyond the input rank")
+    dims = [x.shape[i] if d == 0 and special_zero else d for i, d in enumerate(spec)]
+    if -1 in dims:
+        rest = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        if rest == 0 or x.size % rest:
+            raise refuse("cannot hold the elements")
+        dims[dims.index(-1)] = x.size // rest
+    if int(np.prod(dims, dtype=np.int64)) != x.size:
+        raise refuse("cannot hold the elements")
+    return x.reshape(dims)

@@ -11,10 +11,11 @@ from irforge.frontends.onnx.extractors import (
     linear,
     normalization,
     quantize,
+    quantize_contrib,
     recurrent,
     reduce,
     resample,
     shape,
 )
 
-FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, recurrent, reduce, resample, shape)
+FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)

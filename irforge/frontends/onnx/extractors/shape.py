@@ -7,7 +7,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
-from irforge.dialects.nn.indexing import BroadcastTo, ShapeOf
+from irforge.dialects.nn.indexing import BroadcastTo, ReshapeTo, ShapeOf
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -61,6 +61,11 @@ def constant_of_shape(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("Reshape")
 def reshape(ctx: NodeContext) -> SSAValue:
+    """nn.reshape where the target shape folds at the given input shapes (the usual
+    Shape/Gather/Concat of static dims); else nn.reshape_to, the shape read at run time
+    (torchvision's detection heads reshape to sizes that NonZero/TopK/NMS decide)."""
+    if ctx.opset >= 5 and ctx.has_input(1) and ctx.constant_input(1) is None:
+        return ctx.value(ReshapeTo, [ctx.input(0), ctx.input(1)], special_zero=not ctx.attr("allowzero", 0))
     target = ints_input_or_attr(ctx, 1, "shape", "the target shape", since=5)
     if target is None:
         raise ctx.fail("the target shape is missing")

@@ -9,6 +9,7 @@ def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.activations import Gelu, GeluErfc, GeluTanh, HSigmoid, HSwish, Swish
     from irforge.passes.patterns.subgraphs.attention import ScaledDotProductAttentionPattern
     from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
+    from irforge.passes.patterns.subgraphs.attention_heads_in_batch import HeadsInBatchAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
     from irforge.passes.patterns.subgraphs.layer_norm import KerasLayerNormalization
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
@@ -19,6 +20,7 @@ def builtin_replacements() -> list[RewritePattern]:
     return [
         ScaledDotProductAttentionPattern(),
         ExportedAttention(),
+        HeadsInBatchAttention(),
         MeanVarianceNormalization(),
         KerasLayerNormalization(),
         BatchNormOfMoments(),

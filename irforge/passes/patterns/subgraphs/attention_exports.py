@@ -14,6 +14,7 @@ apply the mask with Where (GPT-2: `Where(causal, scores, finfo.min)`). Accepted:
                                       or k read by a MatMul with transpose_b (an Einsum)
     s  = q' @ k'   then  s | s * c | s / c
     m  = s | s + mask | (s + a) + b | ((s + a) + b) + c | Where(keep, s, fill) | Where(drop, fill, s)
+         | s - c | (s + a) - c | ((s + a) + b) - c | (((s + a) + b) + c) - d   (Funnel)
          | Where(keep, s, fill) + mask | Where(drop, fill, s) + mask      (GPT-Neo)
     p  = softmax(m, last axis)        then  p | Where(IsNaN(p), 0, p)
     y  = p @ v
@@ -96,10 +97,14 @@ SCORES = scaled_by(OneOf(
     P("matmul", operands=[QUERY, KEY_T], alias="scores", transpose_a=False, transpose_b=False),
     P("matmul", operands=[QUERY, Any("k")], alias="scores", transpose_a=False, transpose_b=True),  # Einsum (MaxViT)
 ), "s")
-MASKED = OneOf(
+ADDED = OneOf(
     eltwise("sum", eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")), Any("mask3")),
     eltwise("sum", eltwise("sum", SCORES, Any("mask")), Any("mask2")),
     eltwise("sum", SCORES, Any("mask")),
+)
+MASKED = OneOf(
+    eltwise("sub", OneOf(ADDED, SCORES), Any("sub_mask")),  # Funnel: - INF * (1 - mask)
+    ADDED,
     eltwise("sum", P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]), Any("mask")),
     eltwise("sum", P("select", operands=[Any("drop"), Const(alias="fill"), SCORES]), Any("mask")),
     P("select", operands=[Any("keep"), SCORES, Const(alias="fill")]),
@@ -224,7 +229,7 @@ class ExportedAttention(DagReplacement):
     def masks_fit(self, m: Match, scores: MatMul) -> bool:
         """The masks broadcast to the scores without growing them (static dims)."""
         target = tuple(scores.results[0].type.get_shape())  # type: ignore[attr-defined]
-        for name in ("mask", "mask2", "mask3", "keep", "drop"):
+        for name in ("mask", "mask2", "mask3", "sub_mask", "keep", "drop"):
             if name in m.values:
                 dims = tuple(m[name].type.get_shape())  # type: ignore[attr-defined]
                 if any(d < 0 for d in (*dims, *target)):
@@ -241,7 +246,7 @@ class ExportedAttention(DagReplacement):
         attention.py's; this pattern takes the rest."""
         scaled_elsewhere = any(f"{t}_{k}" in m.constants for t in ("q", "k") for k in ("factor", "divisor"))
         scaled_scores = any(f"s_{k}" in m.constants for k in ("factor", "divisor"))
-        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or "mask3" in m.values or scaled_elsewhere or self.head_scale(m) is not None
+        extra = "guard" in m.ops or "fill" in m.constants or "mask2" in m.values or "mask3" in m.values or "sub_mask" in m.values or scaled_elsewhere or self.head_scale(m) is not None
         return not extra and scaled_scores
 
     def key(self, m: Match, name: str) -> tuple[SSAValue, list[Operation]]:
@@ -269,6 +274,18 @@ class ExportedAttention(DagReplacement):
         return restored.output, [restored]
 
     def mask(self, m: Match, name: str) -> tuple[list[SSAValue], list[Operation]]:
+        masks, ops = self.added_masks(m, name)
+        if "sub_mask" not in m.values:
+            return masks, ops
+        # s - c == s + (0 - c) exactly (negation is exact); ((s + a) + b) - c ==
+        # s + ((a + b) - c) up to rounding, as for the sums
+        if not masks:
+            zero = Constant.inline(np.zeros((), from_xdsl(m["sub_mask"].type.element_type)))  # type: ignore[attr-defined]
+            masks, ops = [zero.output], [zero]
+        less = build(Eltwise, [masks[0], m["sub_mask"]], operation="sub", name=f"{name}/mask_sub")
+        return [less.output], [*ops, less]
+
+    def added_masks(self, m: Match, name: str) -> tuple[list[SSAValue], list[Operation]]:
         if "fill" in m.constants and "mask" in m.values:
             (where,), ops = self.where_mask(m, name, additive=True)
             both = build(Eltwise, [where, m["mask"]], operation="sum", name=f"{name}/mask")
