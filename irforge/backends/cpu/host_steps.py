@@ -13,8 +13,9 @@ the callback. An exception is kept and raised by the executable after the run.
 API:
 - `host_step_op(*classes)`: run these op classes' numpy reference kernels as host steps
   (`HOST_STEP_OPS`, consulted by `lower.lowering_of` after the native lowerings).
-- `f64_on_host(*classes)`: the same for ops of these classes that touch f64 tensors (their
-  native kernels are f32-only; `F64_ON_HOST`, consulted by `lower.lowering_of` first).
+- `on_host_for(element_type, *classes)`: the same for ops of these classes that touch a
+  tensor of an element type their native kernels lack (f64, 8/16-bit integers;
+  `HOST_ELEMENT_TYPES`, consulted by `lower.lowering_of` first).
 - `host_phase(ctx, op, forward, tag)`: append a host step calling `forward(*operands)` for
   `op` (a list or tuple of arrays, or one array, per result); custom layers use it for their
   numpy forward.
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType, f64
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
 from irforge.backends.common import view_at
 from irforge.backends.cpu.lower import Lowering, dtype_of, shape_of
@@ -45,30 +46,33 @@ HOST_STEP_OPS: set[type[Operation]] = set()
 """Op classes the CPU backend runs with their reference kernel as host steps."""
 
 
-F64_ON_HOST: set[type[Operation]] = set()
-"""Op classes whose native kernels are f32-only: with an f64 tensor they run their reference
-kernel as a host step (`ops/f64_host.py`)."""
+HOST_ELEMENT_TYPES: dict[type[Operation], list[Callable[[Attribute], bool]]] = {}
+"""Op classes whose native kernels lack some element types, with a test per such type: an op
+with an operand or result of one of them runs its reference kernel as a host step (f64 for
+the f32-only kernels and 8/16-bit integers for Pooling: `ops/f64_host.py`)."""
 
 
-def f64_on_host(*classes: type[Operation]) -> None:
-    """Run `classes` as host steps of their reference kernels when they touch f64 tensors."""
-    F64_ON_HOST.update(classes)
+def on_host_for(element_type: Callable[[Attribute], bool], *classes: type[Operation]) -> None:
+    """Run `classes` as host steps of their reference kernels when they touch a tensor whose
+    element type passes `element_type`."""
+    for cls in classes:
+        HOST_ELEMENT_TYPES.setdefault(cls, []).append(element_type)
 
 
-def touches_f64(op: Operation) -> bool:
-    return any(isinstance(v.type, TensorType) and v.type.element_type == f64 for v in (*op.operands, *op.results))
+def is_f64(element_type: Attribute) -> bool:
+    return element_type == f64
 
 
-INTEGERS_ON_HOST: set[type[Operation]] = set()
-"""Op classes whose native kernels are f32-only and that models also apply to 8/16-bit
-integer tensors (MaxPool on uint8 in onnxruntime's QOperator models): with such a data
-tensor they run their reference kernel as a host step."""
+def is_small_integer(element_type: Attribute) -> bool:
+    """(u)int8 / (u)int16: quantised data."""
+    return isinstance(element_type, IntegerType) and element_type.width.data in (8, 16)
 
 
-def touches_small_integers(op: Operation) -> bool:
-    """An operand or result of a (u)int8 / (u)int16 element type: quantised data."""
-    return any(isinstance(v.type, TensorType) and isinstance(v.type.element_type, IntegerType) and v.type.element_type.width.data in (8, 16)
-               for v in (*op.operands, *op.results))  # fmt: skip
+def needs_host_element_type(op: Operation) -> bool:
+    """An op of `HOST_ELEMENT_TYPES` touching one of its class's element types."""
+    tests = HOST_ELEMENT_TYPES.get(type(op))
+    return bool(tests) and any(isinstance(v.type, TensorType) and any(test(v.type.element_type) for test in tests)
+                               for v in (*op.operands, *op.results))  # fmt: skip
 
 
 def host_step_op(*classes: type[Operation]) -> None:

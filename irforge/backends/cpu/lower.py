@@ -191,12 +191,10 @@ def check_static(model: Model) -> None:
 def lowering_of(op: Operation) -> Lowerer | None:
     """The op's lowering: registered for its class, a custom layer's (its own kernel, or its
     numpy forward as a host step), or its reference kernel as a host step (`host_steps.py`;
-    also f32-only kernels' ops on f64 tensors)."""
-    from irforge.backends.cpu.host_steps import F64_ON_HOST, HOST_STEP_OPS, INTEGERS_ON_HOST, lower_reference, touches_f64, touches_small_integers
+    also ops on element types their native kernels lack)."""
+    from irforge.backends.cpu.host_steps import HOST_STEP_OPS, lower_reference, needs_host_element_type
 
-    if type(op) in F64_ON_HOST and touches_f64(op):
-        return lower_reference
-    if type(op) in INTEGERS_ON_HOST and touches_small_integers(op):
+    if needs_host_element_type(op):
         return lower_reference
     found = LOWERINGS.get(type(op))
     if found is None:

@@ -10,16 +10,17 @@ Convert have native kernels (`elementwise.py`); f32 tensors keep the native kern
 
 from __future__ import annotations
 
-from irforge.backends.cpu.host_steps import INTEGERS_ON_HOST, f64_on_host
+from irforge.backends.cpu.host_steps import is_f64, is_small_integer, on_host_for
 from irforge.dialects.nn import (
     GRN, MVN, Activation, BatchNormalization, Clamp, Convolution, Deconvolution, FullyConnected, MatMul, Norm, Normalize, Pooling, Power, PReLU,
     ReLU, Reduce, ScaleShift, SoftMax,
 )
 
-f64_on_host(
+on_host_for(
+    is_f64,
     Activation, ReLU, Clamp, Power, PReLU, ScaleShift, BatchNormalization, Norm, Convolution, Deconvolution, FullyConnected, MatMul,
     Pooling, SoftMax, Reduce, MVN, GRN, Normalize,
 )
 
 # onnxruntime's QOperator models keep MaxPool on the uint8 tensors between QLinearConvs
-INTEGERS_ON_HOST.add(Pooling)
+on_host_for(is_small_integer, Pooling)
