@@ -65,6 +65,48 @@ def test_resample_interpolated(mode, props, cache_dir) -> None:  # type: ignore[
     check_op(Resample, [rand(1, 2, 5, 6)], [], cache_dir, mode=mode, **props)
 
 
+WINDOWED_CASES = [
+    # input, props: rows wide enough (>= 8) for the windowed horizontal pass
+    ((1, 2, 9, 65), dict(sizes=[1, 2, 72, 520])),  # LR-ASPP's 8x head upsampling
+    ((1, 2, 14, 14), dict(sizes=[1, 2, 224, 224])),  # DeepLab's 16x, a one-vector window at 8 lanes
+    ((1, 3, 33, 33), dict(sizes=[1, 3, 65, 65], coordinate_transformation_mode="align_corners")),
+    ((2, 1, 4, 20), dict(scales=[1.0, 1.0, 1.0, 1.3], coordinate_transformation_mode="asymmetric")),
+    ((1, 2, 3, 37), dict(scales=[1.0, 1.0, 1.0, 0.5])),  # downsampling: the gather path
+    ((1, 2, 3, 5), dict(scales=[1.0, 1.0, 1.0, 7.0])),  # a row shorter than a vector
+]
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("shape,props", WINDOWED_CASES)
+def test_resample_windowed_at_both_widths(shape, props, mode, lanes, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The windowed taps path at AVX2's 8 lanes and AVX-512's 16 (LLVM splits 16 on AVX2)."""
+    from irforge.backends.cpu.ops import interpolate
+
+    monkeypatch.setattr(interpolate, "host_lanes", lambda: lanes)
+    check_op(Resample, [rand(*shape)], [], tmp_path, mode=mode, **props)
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+def test_window_plan_covers_upsampling_not_downsampling(lanes) -> None:  # type: ignore[no-untyped-def]
+    from irforge.backends.cpu.codegen.taps import TapSpec, window_plan
+    from irforge.backends.reference.kernels.resample import linear_taps, source_coordinates
+
+    def spec(n_in: int, n_out: int) -> TapSpec:
+        index, weight = linear_taps(source_coordinates("half_pixel", n_out / n_in, n_in, n_out), n_in)
+        return TapSpec(4, n_in, n_out, 1, tuple(map(tuple, index.T.tolist())), tuple(map(tuple, weight.T.tolist())), lanes)
+
+    window, blocks = window_plan(spec(65, 520))  # type: ignore[misc]
+    assert window == lanes and len(blocks) == -(-520 // lanes)
+    assert all(b.weights[0][lane] + b.weights[1][lane] == pytest.approx(1.0) for b in blocks[:-1] for lane in range(lanes))
+    assert blocks[-1].weights[0][lanes - -520 % lanes:] == (0.0,) * (-520 % lanes)
+    assert window_plan(spec(14, 224)) is not None
+    assert window_plan(spec(64, 16)) is None  # 16 outputs span 64 sources
+    assert window_plan(spec(lanes - 1, 4 * lanes))[0] == lanes  # type: ignore[index]  # a masked load of the whole row
+    with_edges = TapSpec(4, 32, 32, 1, ((-1,) + tuple(range(31)),), ((1.0,) * 32,), lanes)
+    assert window_plan(with_edges) is None  # an LRN window past the edge keeps its -1 test
+
+
 @pytest.mark.parametrize("props", [dict(size=5), dict(size=3, region="same", beta=0.5, bias=2.0), dict(size=4, alpha=0.1)])
 def test_lrn(props, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(Norm, [rand(2, 7, 5, 19, low=-3, high=3)], [], cache_dir, **props)

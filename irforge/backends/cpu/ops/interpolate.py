@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from irforge.backends.cpu.codegen.depthwise import host_lanes
 from irforge.backends.cpu.codegen.taps import TapSpec, taps_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.elementwise import pointwise_phase
@@ -27,6 +28,7 @@ def emit_taps(ctx: Lowering, shape: tuple[int, ...], axis: int, n_out: int, inde
         math.prod(shape[:axis]), shape[axis], n_out, math.prod(shape[axis + 1:]),
         tuple(tuple(int(v) for v in column) for column in index.T),
         tuple(tuple(float(np.float32(v)) for v in column) for column in weight.T),
+        host_lanes(),
     )
     name = ctx.kernel(("taps", spec), lambda m, n: taps_kernel(m, spec, n))
     ctx.phase(name, [src, dst])
