@@ -36,6 +36,10 @@ CONV_CASES = [
     ((1, 3, 20), (5, 3, 3), dict(pads_begin=[1], pads_end=[2], strides=[2])),
     ((1, 64, 14, 14), (50, 64, 3, 3), dict(pads_begin=[1, 1], pads_end=[1, 1])),
     ((1, 300, 4, 4), (20, 300, 1, 1), {}),
+    # im2col by output rows (>= 28 of them): rows of 23 and 12 positions start anywhere in a panel
+    ((1, 3, 70, 45), (8, 3, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 3, 60, 12), (5, 3, 3, 2), dict(pads_begin=[1, 0], pads_end=[1, 1])),
+    ((2, 4, 33, 40), (6, 4, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # threads split the rows
 ]
 
 
