@@ -5,7 +5,8 @@ a 1x1 stride-1 unpadded convolution reads its input as B directly. Everything el
 first unfolded by `im2col_kernel`, which writes each (channel, ky, kx) row of the unfolded
 input straight into the [P/NR][K][NR] panel layout, 16 output positions at a time: along
 output rows with masked contiguous loads at x-stride 1 or 2 (two loads and an even-lane
-shuffle) and plain stores of panel-aligned vectors (masked at each row's two ends); at other strides one masked gather
+shuffle) and plain stores of panel-aligned vectors (masked at each row's two ends; a row
+at most a vector wide is two masked stores split at the panel boundary); at other strides one masked gather
 per vector (padding and the tail panel become zeros). Depthwise convolutions (one input channel per group) have their own
 kernel, in `depthwise.py`.
 """
@@ -114,21 +115,23 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
         dx = b.sub(b.mul(kx, i64(g.dilation[1])), i64(g.pad[1]))
         return dst, src, dy, dx
 
-    if g.stride[1] in (1, 2):
-        # output rows outside, unfolded rows inside: a panel's K rows (K * NR floats apart
-        # from the next panel's) are written together; the other order stored each vector
-        # K * 64 bytes from the last, a new page per store (a 3x3 stride-2 layer of 128
-        # channels: 1.46 ms for 3.6 MB; the 520x520 stem of LR-ASPP: 8.9 ms for 7.3 MB)
+    if g.stride[1] in (1, 2) and g.ow > VW:
+        # rows wider than a vector: output rows outside, unfolded rows inside, so that a
+        # panel's K rows are written together (the other order stored each vector K * 64
+        # bytes after the last, and with the aligned stores below took the 520x520 stem of
+        # LR-ASPP from 8.9 to 1.5 ms, a 3x3 stride-2 layer at 56x56 from 1.36 to 1.16); at
+        # 14 or 7 columns recomputing each row's pointers per output row cost more (a 3x3
+        # stride-2 layer at 28x28: 0.81 -> 1.05 ms) than the order saved
         with kb.loop(y0, y1, name="oy") as oy:
             with kb.loop(r0, r1, name="row") as r:
                 _im2col_row(kb, g, *row_pointers(r), oy)
-        tail = g.panels * NR - g.p
-        if tail:  # the last panel's columns past the output: zeros, by the thread with the last output row
-            with kb.if_(b.icmp_signed("==", y1, i64(g.oh))):
-                with kb.loop(r0, r1, name="row") as r:
-                    last = kb.at(row_pointers(r)[0], (g.panels - 1) * g.k_per_group * NR + NR - tail)
-                    for part in range(-(-tail // VW)):
-                        kb.vstore(kb.vconst(0.0), kb.at(last, part * VW), kb.mask(tail - part * VW))
+        _zero_tail(kb, g, r0, r1, y1, row_pointers)
+    elif g.stride[1] in (1, 2):
+        with kb.loop(r0, r1, name="row") as r:
+            dst, src, dy, dx = row_pointers(r)
+            with kb.loop(y0, y1, name="oy") as oy:
+                _im2col_narrow_row(kb, g, dst, src, dy, dx, oy)
+        _zero_tail(kb, g, r0, r1, y1, row_pointers)
     else:
         with kb.loop(r0, r1, name="row") as r:
             dst, src, dy, dx = row_pointers(r)
@@ -138,6 +141,41 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
                 offset = b.add(b.mul(panel, i64(g.k_per_group * NR)), b.urem(p0, i64(NR)))
                 kb.vstore(values, kb.at(dst, offset))
     kb.finish()
+
+
+def _zero_tail(kb: KernelBuilder, g: ConvGeometry, r0, r1, y1, row_pointers) -> None:  # type: ignore[no-untyped-def]
+    """The last panel's columns past the output: zeros, by the thread with the last output row."""
+    tail = g.panels * NR - g.p
+    if not tail:
+        return
+    with kb.if_(kb.b.icmp_signed("==", y1, i64(g.oh))):
+        with kb.loop(r0, r1, name="row") as r:
+            last = kb.at(row_pointers(r)[0], (g.panels - 1) * g.k_per_group * NR + NR - tail)
+            for part in range(-(-tail // VW)):
+                kb.vstore(kb.vconst(0.0), kb.at(last, part * VW), kb.mask(tail - part * VW))
+
+
+def _im2col_narrow_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> None:  # type: ignore[no-untyped-def]
+    """Output row `oy` of one unfolded row at most a vector wide: one masked load (stride 1)
+    or two and an even-lane shuffle (stride 2), written with two masked stores: the lanes
+    that fit in the current panel, and the rest at the next panel's start (a store at that
+    start minus the lanes already written, so lanes map linearly without a permute)."""
+    b = kb.b
+    lanes = _ivec(list(range(VW)))
+    step = g.k_per_group * NR
+    iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
+    row_ok = kb.splat(b.icmp_unsigned("<", iy, i64(g.h)))
+    row = kb.at(src, b.mul(b.select(b.icmp_unsigned("<", iy, i64(g.h)), iy, i64(0)), i64(g.w)))
+    start = dx
+    masks = [b.and_(kb.inside(b.add(start, i64(part * VW)) if part else start, g.w), row_ok) for part in range(g.stride[1])]
+    values = kb.load_strided(row, start, masks)
+    p0 = b.mul(oy, i64(g.ow))
+    panel, within = b.udiv(p0, i64(NR)), b.urem(p0, i64(NR))
+    inside = b.icmp_unsigned("<", lanes, kb.splat(i64(g.ow)))
+    here = b.icmp_unsigned("<", lanes, kb.splat(b.sub(i64(NR), within)))
+    kb.vstore(values, kb.at(dst, b.add(b.mul(panel, i64(step)), within)), b.and_(inside, here))
+    spill = b.gep(dst, [b.sub(b.mul(b.add(panel, i64(1)), i64(step)), b.sub(i64(NR), within))])
+    kb.vstore(values, spill, b.and_(inside, b.not_(here)))
 
 
 def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> None:  # type: ignore[no-untyped-def]
