@@ -36,6 +36,10 @@ CONV_CASES = [
     ((1, 3, 20), (5, 3, 3), dict(pads_begin=[1], pads_end=[2], strides=[2])),
     ((1, 64, 14, 14), (50, 64, 3, 3), dict(pads_begin=[1, 1], pads_end=[1, 1])),
     ((1, 300, 4, 4), (20, 300, 1, 1), {}),
+    # dilated far past the input (ASPP): bands of output rows with their live kernel rows
+    ((2, 8, 14, 14), (6, 8, 3, 3), dict(dilations=[12, 12], pads_begin=[12, 12], pads_end=[12, 12])),
+    ((1, 8, 14, 13), (6, 8, 3, 3), dict(dilations=[6, 5], pads_begin=[6, 5], pads_end=[6, 5])),
+    ((1, 5, 11, 9), (4, 5, 3, 3), dict(strides=[2, 1], dilations=[5, 4], pads_begin=[5, 4], pads_end=[5, 4])),
     # im2col by output rows (>= 28 of them): rows of 23 and 12 positions start anywhere in a panel
     ((1, 3, 70, 45), (8, 3, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
     ((1, 3, 60, 12), (5, 3, 3, 2), dict(pads_begin=[1, 0], pads_end=[1, 1])),
@@ -319,6 +323,26 @@ def test_dilated_winograd(x_shape, o, props, relu, threads, cache_dir) -> None: 
     np.testing.assert_allclose(got, run(model, feeds)["y"], rtol=1e-4, atol=1e-4)
 
 
+def test_aspp_rates_run_as_row_bands(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """Rates 6 and 12 on a 14x14 map: three bands (im2col + GEMM each) whose GEMMs write their
+    rows of the plane in place, the residual and ReLU fused; rate 2 keeps one window."""
+    from irforge.backends.cpu.ops.segmented import bands, row_bands_pay
+
+    assert bands(ConvGeometry(1, 8, 14, 14, 3, 3, 14, 14, (1, 1), (12, 12), (12, 12))) == [(0, 2, 1, 2), (2, 12, 1, 1), (12, 14, 0, 1)]
+    assert row_bands_pay(ConvGeometry(1, 8, 14, 14, 3, 3, 14, 14, (1, 1), (6, 6), (6, 6)))
+    assert not row_bands_pay(ConvGeometry(1, 8, 14, 14, 3, 3, 14, 14, (1, 1), (2, 2), (2, 2)))
+    assert not row_bands_pay(ConvGeometry(1, 8, 14, 14, 3, 3, 14, 14, (1, 1), (18, 18), (18, 18)))  # one band
+    model, feeds = _residual_model((2, 8, 14, 14), (6, 8, 3, 3), (2, 6, 14, 14), "relu",
+                                   dilations=[12, 12], pads_begin=[12, 12], pads_end=[12, 12])
+    compiled = compile_model(model, threads=2, cache_dir=cache_dir)
+    try:
+        got = compiled(feeds)["y"]
+        assert [p.tag for p in compiled._executable.program.phases] == ["im2col", "conv2x3", "im2col", "conv1x3", "im2col", "conv2x3"]
+    finally:
+        compiled.close()
+    np.testing.assert_allclose(got, run(model, feeds)["y"], rtol=1e-4, atol=1e-4)
+
+
 def test_dilated_with_residual_or_uneven_phases_keeps_im2col() -> None:
     from irforge.backends.cpu.codegen.epilogue import Epilogue
     from irforge.backends.cpu.ops.dilated import dilated_winograd_pays
@@ -336,6 +360,8 @@ def test_dilated_with_residual_or_uneven_phases_keeps_im2col() -> None:
     ((1, 64, 14, 14), (64, 2, 3, 3), dict(group=32, pads_begin=[1, 1], pads_end=[1, 1])),
     ((1, 64, 17, 40), (64, 8, 3, 3), dict(group=8, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),
     ((1, 32, 14, 14), (24, 32, 3, 3), dict(dilations=[2, 2], pads_begin=[2, 2], pads_end=[2, 2])),
+    ((2, 16, 14, 14), (8, 16, 3, 3), dict(dilations=[6, 6], pads_begin=[6, 6], pads_end=[6, 6])),  # row bands
+    ((1, 3, 70, 45), (8, 3, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # im2col, wide rows
 ])
 def test_grouped_and_dilated_with_the_avx512_tile(x_shape, w_shape, props, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The grouped implicit GEMM and the dilated Winograd with AVX-512's 12x32 tile (LLVM

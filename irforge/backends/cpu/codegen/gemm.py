@@ -111,6 +111,9 @@ class GemmSpec:
     split_batches: bool = False
     """threads split the first batch level, each running whole GEMMs: for many small GEMMs
     (Winograd's 16 or 36 of a layer), where splitting each one left threads waiting"""
+    c_offset: int = 0
+    """elements from C's (and the residual's) slot to this GEMM's first element: one band of
+    output rows of a convolution computed in parts (`ops/segmented.py`)"""
 
     def a_steps(self) -> tuple[int, int]:
         """(row step, k step) inside an A micro-panel."""
@@ -343,6 +346,9 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     bias = kb.slot(extra) if spec.bias != "none" else ir.Constant(ir.PointerType(F32), None)
     extra += spec.bias != "none"
     res = kb.slot(extra) if spec.epilogue.residual else ir.Constant(ir.PointerType(F32), None)
+    if spec.c_offset:
+        args[2] = kb.at(args[2], spec.c_offset)
+        res = kb.at(res, spec.c_offset) if spec.epilogue.residual else res
     _batched(kb, spec, variants, list(spec.batches), *args, bias, res, split=spec.split_batches)
     kb.finish()
 

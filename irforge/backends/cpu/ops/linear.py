@@ -16,6 +16,7 @@ from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
+from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
 from irforge.backends.cpu.ops.winograd import winograd_convolution, winograd_pays
 from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul
@@ -66,11 +67,33 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if weights is not None and shifted_pays(g):
         shifted_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
+    if weights is not None and row_bands_pay(g):
+        for band, band_weights, y0 in row_bands(g, weights):
+            im2col_gemm(ctx, band, pack_weights(band, band_weights, o), x, out, bias, tail, epilogue, o, plane=g.p, c_offset=y0 * g.ow)
+        return
     if weights is not None:
-        packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
-        a_buf, a_layout, group_a = ctx.const(packed), dict(a_panel=True), packed.size // g.group
+        a = pack_weights(g, weights, o)
     else:
-        a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg
+        a = (ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg)
+    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o)
+
+
+def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-def]
+    """(A buffer's array, A layout, elements per group) of constant weights [o, c/g, kh, kw]."""
+    og, kg = o // g.group, g.k_per_group
+    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg).ravel() for i in range(g.group)])
+    return packed, dict(a_panel=True), packed.size // g.group
+
+
+def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """im2col (none for a 1x1 stride-1 window) and one GEMM per sample and group; C rows are
+    `plane` apart (the whole output plane, where g's rows are one band of it) from element
+    `c_offset` on."""
+    a_buf, a_layout, group_a = a
+    if isinstance(a_buf, np.ndarray):
+        a_buf = ctx.const(a_buf)
+    og, kg = o // g.group, g.k_per_group
+    plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
     if direct:
         b_buf, b_group, b_batch = x, kg * g.p, g.c * g.p
@@ -82,14 +105,15 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         im2col = ctx.kernel(("im2col", g, by_positions), lambda m, n: im2col_kernel(m, g, n, by_positions))
         ctx.phase(im2col, [x, b_buf], "im2col")
     spec = GemmSpec(
-        m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=g.p,
+        m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=plane,
         bias="row" if bias else "none", epilogue=epilogue,
         batches=tuple(
             level for level in (
-                Batch(g.n, 0, b_batch, o * g.p, 0),
-                Batch(g.group, group_a, b_group, og * g.p, og),
+                Batch(g.n, 0, b_batch, o * plane, 0),
+                Batch(g.group, group_a, b_group, og * plane, og),
             ) if level.count > 1
         ),
+        c_offset=c_offset,
         **a_layout,  # type: ignore[arg-type]
     )
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
