@@ -159,6 +159,8 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
     except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
         raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=source,
                            fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
+    except VerifyException as e:  # an op's declared format checks its types while parsing (`-> i32`)
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E695") from None
     try:
         module.verify()
     except VerifyException as e:

@@ -275,6 +275,7 @@ def mutate_onnx_control_flow(data: bytes, rng: random.Random) -> bytes:
     removed, a loop-carried value added, a condition of another type, a body node reading a
     name not in scope, deep nesting, a huge or negative trip count, an empty body, a cycle."""
     import onnx
+    from google.protobuf.message import DecodeError
     from onnx import TensorProto as T
     from onnx import helper
 
@@ -343,13 +344,18 @@ def mutate_onnx_control_flow(data: bytes, rng: random.Random) -> bytes:
         body.node[0].input.append(body.node[-1].output[0])
         body.node[-1].input.append(body.node[0].output[0])
     elif choice == 9:  # deep nesting: wrap the body in If(true) many times
-        depth = rng.choice([3, 40, 400])
-        inner = onnx.GraphProto()
+        depth = rng.choice([3, 10, 40])  # past ~30 levels protobuf itself refuses the model (its depth limit)
+        inner, flat = onnx.GraphProto(), onnx.GraphProto()
         inner.CopyFrom(body)
-        for level in range(depth):
-            wrapper = helper.make_graph([helper.make_node("If", ["nest_c"], [o.name for o in inner.output], then_branch=inner,
-                                                          else_branch=inner)], f"nest{level}", [], list(inner.output),
-                                        [_t("nest_c", np.bool_(True))])
+        flat.CopyFrom(body)
+        del flat.input[:]
+        for level in range(depth):  # the nest in the then branch only: linear, not 2**depth, in size
+            try:
+                wrapper = helper.make_graph([helper.make_node("If", ["nest_c"], [o.name for o in inner.output], then_branch=inner,
+                                                              else_branch=flat)], f"nest{level}", [], list(inner.output),
+                                            [_t("nest_c", np.bool_(True))])
+            except DecodeError:
+                break
             inner = wrapper
         keep = list(body.input)
         body.CopyFrom(inner)

@@ -69,9 +69,16 @@ def if_(op: If, condition: np.ndarray, *inputs: np.ndarray) -> list[np.ndarray]:
 
 
 def _counted(block: Block) -> bool:
-    """Whether the body yields its condition argument unchanged (a plain counted loop)."""
+    """Whether the body yields its condition argument unchanged or a constant true (a plain
+    counted loop: ONNX's pass-through, OpenVINO IR's body condition Result of a Constant)."""
     last = block.last_op
-    return isinstance(last, Yield) and len(block.args) > 1 and len(last.values) > 0 and last.values[0] is block.args[1]
+    if not isinstance(last, Yield) or len(block.args) < 2 or not last.values:
+        return False
+    condition = last.values[0]
+    if condition is block.args[1]:
+        return True
+    owner = condition.owner
+    return isinstance(owner, Constant) and owner.weight_name is None and bool(np.all(owner.inline_array()))
 
 
 @kernel(Loop)
