@@ -162,3 +162,18 @@ def test_a_counted_loop_read_from_ir_xml_is_refused_before_its_first_iteration(t
     code, err = exit_of(ir_run.main, [str(tmp_path / "m.xml"), "--device", "cpu", "--input", f"n={tmp_path / 'n.npy'}"], capsys)
     assert code == 2 and "E879" in err and f"trip count of {2**62}" in err
     assert time.perf_counter() - started < 60
+
+
+@pytest.mark.parametrize("begin, strides", [([0, 0, 0], [1, 1, 1]), ([0, 0], [1, 0]), ([0], [1, 1])])
+def test_tf_strided_slice_past_the_rank_or_with_a_zero_stride_is_a_clean_error(begin, strides):
+    from irforge.frontends.tf import import_tf
+    from irforge.testing.tf_models import DualBuilder, tf_tensor
+
+    b = DualBuilder()
+    b.placeholder("x", [2, 3])
+    for name, values in (("b", begin), ("e", [1] * len(strides)), ("s", strides)):
+        b.tf_node("Const", [], name, value=tf_tensor(np.array(values, np.int32)), dtype=("type", 3))
+    b.tf_node("StridedSlice", ["x", "b", "e", "s"], "y", T=("type", 1), Index=("type", 3))
+    with pytest.raises(IrforgeError) as info:
+        import_tf(b.graph, outputs=["y"])
+    assert "StridedSlice" in info.value.render() and ("rank 2" in info.value.what or "strides" in info.value.what)
