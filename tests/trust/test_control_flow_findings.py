@@ -177,3 +177,36 @@ def test_tf_strided_slice_past_the_rank_or_with_a_zero_stride_is_a_clean_error(b
     with pytest.raises(IrforgeError) as info:
         import_tf(b.graph, outputs=["y"])
     assert "StridedSlice" in info.value.render() and ("rank 2" in info.value.what or "strides" in info.value.what)
+
+
+def quantized_with(edit) -> onnx.ModelProto:  # type: ignore[no-untyped-def]
+    model = load(fuzz_control_flow.onnx_quantized())
+    edit(model.graph)
+    return model
+
+
+def test_conv_integer_with_a_scalar_weight_is_a_clean_error():
+    def edit(graph):  # type: ignore[no-untyped-def]
+        (ci,) = [n for n in graph.node if n.op_type == "ConvInteger"]
+        graph.initializer.append(numpy_helper.from_array(np.int8(3), "w0"))
+        ci.input[1] = "w0"
+
+    with pytest.raises(IrforgeError) as info:
+        import_onnx(quantized_with(edit))
+    assert "input #1 has rank 0" in info.value.what
+
+
+@pytest.mark.parametrize("shape", [[], [7]])
+def test_a_per_axis_zero_point_on_a_scalar_or_past_the_rank_is_e185(shape):
+    """QLinearAdd's b (a scalar here) with a 3-value zero point: `axis % rank` divided by zero
+    (a scalar) or wrapped silently onto another axis."""
+    def edit(graph):  # type: ignore[no-untyped-def]
+        for init in graph.initializer:
+            if init.name == "b":
+                init.CopyFrom(numpy_helper.from_array(np.zeros(shape, np.uint8), "b"))
+            if init.name == "bz":
+                init.CopyFrom(numpy_helper.from_array(np.array([120, 121, 122], np.uint8), "bz"))
+
+    with pytest.raises(IrforgeError) as info:
+        import_onnx(quantized_with(edit))
+    assert info.value.code in ("E185", "E041", "E172") and "QLinearAdd" in info.value.render()
