@@ -210,3 +210,28 @@ def test_a_per_axis_zero_point_on_a_scalar_or_past_the_rank_is_e185(shape):
     with pytest.raises(IrforgeError) as info:
         import_onnx(quantized_with(edit))
     assert info.value.code in ("E185", "E041", "E172") and "QLinearAdd" in info.value.render()
+
+
+def in_body(text: str, old: str, new: str) -> str:
+    at = text.index("<body>")
+    return text[:at] + text[at:].replace(old, new, 1)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: in_body(t, '<data shape="2,3" element_type="f32" />', '<data shape="2,3" element_type="../x" />'), "element_type '../x'"),
+    (lambda t: t.replace('internal_layer_id="0"', 'internal_layer_id="77"'), "names body layer 77, which is not a body Parameter"),
+    (lambda t: t.replace('<edge from-layer="13" to-layer="1" />', '<edge from-layer="66" to-layer="1" />'), "Result"),
+])  # fmt: skip
+def test_ir_xml_loop_port_maps_and_back_edges_to_nowhere_are_e640(tmp_path, edit, message):
+    from irforge.frontends.ir_xml import read_ir_xml
+
+    (tmp_path / "m.onnx").write_bytes(fuzz_control_flow.onnx_loop())
+    ir_convert.main(["-m", str(tmp_path / "m.onnx"), "-o", str(tmp_path)])
+    xml = tmp_path / "m.xml"
+    text = xml.read_text()
+    edited = edit(text)
+    assert edited != text
+    xml.write_text(edited)
+    with pytest.raises(IrforgeError) as info:
+        read_ir_xml(xml)
+    assert info.value.code == "E640" and message in info.value.what, info.value.what
