@@ -280,7 +280,10 @@ def mutate_onnx_control_flow(data: bytes, rng: random.Random) -> bytes:
     from onnx import helper
 
     model = onnx.ModelProto()
-    model.ParseFromString(data)
+    try:
+        model.ParseFromString(data)
+    except DecodeError:  # an earlier edit nested it past protobuf's depth limit: already bad enough
+        return data
     graph = model.graph
     subs = _subgraph_nodes(graph)
     if not subs:  # quantized / attention / reshape seeds: edit the special nodes' inputs
@@ -386,10 +389,15 @@ def mutate_tf_control_flow(data: bytes, rng: random.Random) -> bytes:
     """An edit of StatelessWhile / StatelessIf and their library functions: a function name
     that does not exist, signatures of another length or type, rets to nowhere, a body that
     calls itself, a loop with one input less, a condition of another type."""
+    from google.protobuf.message import DecodeError
+
     from irforge.frontends.tf.schema import message_classes
 
     graph = message_classes()["GraphDef"]()
-    graph.ParseFromString(data)
+    try:
+        graph.ParseFromString(data)
+    except DecodeError:
+        return data
     ctrl = [n for n in graph.node if n.op in ("StatelessWhile", "While", "StatelessIf", "If")]
     functions = list(graph.library.function)
     choice = rng.randrange(10)
