@@ -235,3 +235,14 @@ def test_ir_xml_loop_port_maps_and_back_edges_to_nowhere_are_e640(tmp_path, edit
     with pytest.raises(IrforgeError) as info:
         read_ir_xml(xml)
     assert info.value.code == "E640" and message in info.value.what, info.value.what
+
+
+def test_mlir_integer_array_of_a_huge_width_is_a_clean_error():
+    from irforge.model import parse_module
+
+    text = ('builtin.module {\n  func.func @main(%0: tensor<2x3xf32>) -> (tensor<2xf32>) {\n'
+            '    %1 = nn.reduce %0 {operation = "max", axes = array<i99999999999999999999: 1>, keep_dims = false, name = "r"}'
+            ' : (tensor<2x3xf32>) -> tensor<2xf32>\n    func.return %1 : tensor<2xf32>\n  }\n}\n')
+    with pytest.raises(IrforgeError) as info:
+        parse_module(text, source="m.mlir")
+    assert info.value.code == "E695"
