@@ -246,3 +246,24 @@ def test_mlir_integer_array_of_a_huge_width_is_a_clean_error():
     with pytest.raises(IrforgeError) as info:
         parse_module(text, source="m.mlir")
     assert info.value.code == "E695"
+
+
+def test_if_on_an_empty_constant_condition_is_a_clean_error():
+    model = load(fuzz_control_flow.onnx_if())
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros([0], np.bool_), "none"))
+    (branch,) = [n for n in model.graph.node if n.op_type == "If"]
+    branch.input[0] = "none"
+    with pytest.raises(IrforgeError) as info:
+        import_onnx(model)
+    assert "the condition has 0 values" in info.value.what
+
+
+def test_matmul_integer_with_a_zero_point_per_column_of_the_wrong_count_is_a_clean_error():
+    def edit(graph):  # type: ignore[no-untyped-def]
+        for init in graph.initializer:
+            if init.name == "mwz":
+                init.CopyFrom(numpy_helper.from_array(np.array([1, 2, 3], np.int8), "mwz"))
+
+    with pytest.raises(IrforgeError) as info:
+        import_onnx(quantized_with(edit))
+    assert "zero point has 3 values" in info.value.what

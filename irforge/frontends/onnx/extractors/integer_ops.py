@@ -34,6 +34,9 @@ def shifted(ctx: NodeContext, index: int, zero_index: int, zero_shape: list[int]
     if constant is not None:
         if not np.any(constant):
             return value
+        if zero_shape is not None and constant.size != int(np.prod(zero_shape)):
+            raise ctx.fail(f"{tag}'s zero point has {constant.size} values, one per tensor or {int(np.prod(zero_shape))} "
+                           f"(one per {'output channel' if len(zero_shape) > 1 else 'column'}) are needed")
         zero = ctx.constant(np.asarray(constant, np.float32).reshape(zero_shape or constant.shape), f"/{tag}_zero_point")
     else:
         zero = ctx.value(Convert, [ctx.input(zero_index)], suffix=f"/{tag}_zero_point", destination_type=f32)
