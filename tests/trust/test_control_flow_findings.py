@@ -267,3 +267,13 @@ def test_matmul_integer_with_a_zero_point_per_column_of_the_wrong_count_is_a_cle
     with pytest.raises(IrforgeError) as info:
         import_onnx(quantized_with(edit))
     assert "zero point has 3 values" in info.value.what
+
+
+@pytest.mark.parametrize("pads", [np.zeros((2, 4), np.int64), np.zeros(5, np.int64)])
+def test_onnx_pad_with_pads_of_another_shape_or_count_is_a_clean_error(pads):
+    """(a 2-D pads reached int() of a row: TypeError)"""
+    graph = helper.make_graph([helper.make_node("Pad", ["x", "p"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(pads, "p")])
+    with pytest.raises(IrforgeError) as info:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert "Pad takes a begin and an end per axis" in info.value.what
