@@ -168,6 +168,12 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
         module.verify()
     except VerifyException as e:
         raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E695") from None
+    for func in module.walk():
+        # func.func may hold several blocks (xDSL verifies it); irforge's models are one block
+        if isinstance(func, FuncOp) and len(func.body.blocks) > 1:
+            raise IrforgeError(f"invalid IR: function @{func.sym_name.data} has {len(func.body.blocks)} blocks", where=source,
+                               fix="irforge's IR has one block per function, ending in func.return; check the .mlir text",
+                               code="E695")
     return module
 
 

@@ -11,7 +11,8 @@ more than one line or without a code). `tests/trust/test_fuzz.py` runs a few hun
 process; `bench/fuzz_campaign.py` runs many more, each in its own process. Seeds and
 structure-aware mutators of MXNet, Kaldi, .pbtxt and model-level ONNX/TF edits live in
 `fuzz_formats.py`; bad flags for every tool (ir-convert, ir-run, ir-opt, ir-extgen,
-ir-conformance) in `fuzz_flags.py`.
+ir-conformance) in `fuzz_flags.py`; If / Loop / While models (ONNX, TF, IR XML, .mlir), run-time
+Reshape, quantized and attention models and their mutators in `fuzz_control_flow.py`.
 """
 
 from __future__ import annotations

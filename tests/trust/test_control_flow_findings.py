@@ -277,3 +277,14 @@ def test_onnx_pad_with_pads_of_another_shape_or_count_is_a_clean_error(pads):
     with pytest.raises(IrforgeError) as info:
         import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
     assert "Pad takes a begin and an end per axis" in info.value.what
+
+
+def test_mlir_function_of_two_blocks_is_a_clean_error():
+    """(a block after func.return verifies in xDSL; the interpreter asked for the one block)"""
+    from irforge.model import parse_module
+
+    text = ('builtin.module {\n  func.func @main(%0: tensor<2x3xf32>) -> (tensor<2x3xf32>) {\n'
+            '    func.return %0 : tensor<2x3xf32>\n  ^bb0(%1: tensor<2x3xf32>):\n  }\n}\n')
+    with pytest.raises(IrforgeError) as info:
+        parse_module(text, source="m.mlir")
+    assert info.value.code == "E695" and "has 2 blocks" in info.value.what
