@@ -20,6 +20,9 @@ from xdsl.ir import Attribute
 from irforge.errors import IrforgeError
 
 DEFAULT_LIMIT_MB = 64
+FOLD_MAX_ITERATIONS = 4096
+"""A constant loop is folded only if it stops within this many iterations (a trip count of
+10**9 or a condition that stays true is left to run, and to be refused, at run time)."""
 
 
 def fold_limit() -> int:
@@ -65,12 +68,20 @@ def within_budget(result_types: Sequence[Attribute]) -> bool:
 
 def fold_within_budget(result_types: Sequence[Attribute], evaluate: Callable[[], list[np.ndarray]]) -> list[np.ndarray] | None:
     """The folded results, or None when they are (or would be) over the budget."""
+    from irforge.backends.reference.kernels.control_flow import iteration_limit
+
     if not within_budget(result_types):
         return None
     try:
-        outputs = evaluate()
+        # overflow to inf is IEEE's answer, not a user-facing warning of the conversion
+        with iteration_limit(FOLD_MAX_ITERATIONS), np.errstate(all="ignore"):
+            outputs = evaluate()
     except MemoryError:
         return None
+    except IrforgeError as e:
+        if e.code == "E879":  # a loop over the folding's iteration budget: it runs when the model runs
+            return None
+        raise
     if any(a.nbytes > fold_limit() for a in outputs):
         return None
     return outputs

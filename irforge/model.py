@@ -159,10 +159,21 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
     except NotImplementedError as e:  # xDSL: a type it cannot hold data of (i4294967296)
         raise IrforgeError(f"unsupported element type: {first_line(str(e))}", where=source,
                            fix="use f16, f32, f64, i8, i32, i64, u8 or i1 tensors", code="E644") from None
+    except VerifyException as e:  # an op's declared format checks its types while parsing (`-> i32`)
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E695") from None
+    except OverflowError as e:  # xDSL computing the bounds of `array<i99999999999999999999: 1>`
+        raise IrforgeError(f"invalid IR: a number or integer width too large to use ({first_line(str(e))})", where=source,
+                           fix="element types are i1 to i64; check the .mlir text", code="E695") from None
     try:
         module.verify()
     except VerifyException as e:
         raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, code="E695") from None
+    for func in module.walk():
+        # func.func may hold several blocks (xDSL verifies it); irforge's models are one block
+        if isinstance(func, FuncOp) and len(func.body.blocks) > 1:
+            raise IrforgeError(f"invalid IR: function @{func.sym_name.data} has {len(func.body.blocks)} blocks", where=source,
+                               fix="irforge's IR has one block per function, ending in func.return; check the .mlir text",
+                               code="E695")
     return module
 
 

@@ -11,7 +11,8 @@ more than one line or without a code). `tests/trust/test_fuzz.py` runs a few hun
 process; `bench/fuzz_campaign.py` runs many more, each in its own process. Seeds and
 structure-aware mutators of MXNet, Kaldi, .pbtxt and model-level ONNX/TF edits live in
 `fuzz_formats.py`; bad flags for every tool (ir-convert, ir-run, ir-opt, ir-extgen,
-ir-conformance) in `fuzz_flags.py`.
+ir-conformance) in `fuzz_flags.py`; If / Loop / While models (ONNX, TF, IR XML, .mlir), run-time
+Reshape, quantized and attention models and their mutators in `fuzz_control_flow.py`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irforge.testing import fuzz_formats
+from irforge.testing import fuzz_control_flow, fuzz_formats
 from irforge.testing.fuzz_flags import Case, flag_case, run_case_argv, tool_case
 
 SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
@@ -67,7 +68,23 @@ def seed_files(folder: Path) -> dict[str, dict[str, bytes]]:
     seeds["pbtxt"] = {"m.pbtxt": fuzz_formats.pbtxt_seed(seeds["tf"]["m.pb"])}
     seeds["mxnet"] = fuzz_formats.mxnet_seed()
     seeds["kaldi"] = fuzz_formats.kaldi_seeds()
+    _control_flow_seeds(folder, seeds)
     return seeds
+
+
+def _control_flow_seeds(folder: Path, seeds: dict[str, dict[str, bytes]]) -> None:
+    """If / Loop, run-time Reshape, quantized and attention models (ONNX), While / If (TF),
+    and the IR XML and .mlir irforge writes of the control-flow ones, beside the first seeds."""
+    for name, data in fuzz_control_flow.onnx_seeds().items():
+        seeds["onnx"][name] = data
+        (folder / name).write_bytes(data)
+    for stem in fuzz_control_flow.IR_SEEDS:
+        for emit, (model, weights) in (("xml", (".xml", ".bin")), ("mlir", (".mlir", ".weights"))):
+            run_tool_in_process("ir-convert", ["-m", str(folder / f"{stem}.onnx"), "-o", str(folder), "--emit", emit])
+            for suffix in (model, weights):
+                if (folder / (stem + suffix)).exists():  # no weights file when every constant is inline
+                    seeds[emit][stem + suffix] = (folder / (stem + suffix)).read_bytes()
+    seeds["tf"].update(fuzz_control_flow.tf_seeds())
 
 
 def _caffe_seed() -> dict[str, bytes]:
@@ -163,6 +180,9 @@ def mutate_text(data: bytes, rng: random.Random) -> bytes:
 
 MAIN_FILE = {"onnx": "m.onnx", "caffe": "m.caffemodel", "tf": "m.pb", "pbtxt": "m.pbtxt", "mxnet": "m-0000.params",
              "xml": "m.xml", "mlir": "m.mlir"}
+COMPANION = {".xml": ".bin", ".mlir": ".weights"}
+CONTROL_FLOW = {"onnx": fuzz_control_flow.mutate_onnx_control_flow, "tf": fuzz_control_flow.mutate_tf_control_flow,
+                "xml": fuzz_control_flow.mutate_ir_control_flow, "mlir": fuzz_control_flow.mutate_mlir_control_flow}
 STRUCTURED = {"m.onnx": fuzz_formats.mutate_onnx, "m.pb": fuzz_formats.mutate_tf, "m-symbol.json": fuzz_formats.mutate_mxnet_symbol}
 TEXTUAL = (".prototxt", ".xml", ".mlir", ".pbtxt", ".json")
 
@@ -189,8 +209,18 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
         shape = ["--input_shape", f"[13,{fuzz_formats.KALDI_FEATURES[main]}]"]
     else:
         main = MAIN_FILE[fmt]
-    target = rng.choice(sorted(files))
-    files[target] = mutate_file(target, files[target], rng)
+    others = sorted(n for n in files if n != main and Path(n).suffix == Path(main).suffix)
+    if others and rng.random() < 0.5:  # a control-flow / quantized / attention seed (fuzz_control_flow)
+        main = rng.choice(others)
+        stem, suffix = Path(main).stem, Path(main).suffix
+        files = {n: files[n] for n in (main, stem + COMPANION.get(suffix, suffix)) if n in files}
+        target = rng.choice(sorted(files))
+        structured = CONTROL_FLOW.get(fmt) if target == main else None
+        files[target] = structured(files[target], rng) if structured and rng.random() < 0.6 else mutate_file(target, files[target], rng)
+    else:
+        files = {n: d for n, d in files.items() if n not in others and not n.startswith(tuple(Path(o).stem + "." for o in others))}
+        target = rng.choice(sorted(files))
+        files[target] = mutate_file(target, files[target], rng)
     tool = rng.choice(["ir-convert", "ir-convert", "ir-run"] + (["ir-opt"] if fmt in ("mlir", "xml") else []))
     if fmt == "kaldi":
         tool = "ir-convert"
@@ -200,6 +230,8 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
         argv = [f"IN/{main}", "-p", "infer-shapes,canonicalize", "-o", "OUT/o.mlir"]
     else:
         argv = [f"IN/{main}", "--output", "OUT/o.npz"]
+        if main != MAIN_FILE.get(fmt) and rng.random() < 0.5:  # host segments of dynamic dims, host steps
+            argv += ["--device", "cpu"]
     return Case(tool, argv, files, f"{fmt}:{target}")
 
 

@@ -138,6 +138,11 @@ RUN_FLAG_VALUES = {
 }
 
 
+def _first(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The first seed model of a format (m.*), without fuzz_control_flow's."""
+    return {n: d for n, d in files.items() if n.startswith("m.")}
+
+
 def _array_for_run(rng: random.Random) -> bytes:
     """The right array 40% of the time (so that the other flags are reached), else a bad one."""
     arrays = bad_arrays()
@@ -145,8 +150,12 @@ def _array_for_run(rng: random.Random) -> bytes:
 
 
 def run_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
+    if rng.random() < 0.3:
+        from irforge.testing.fuzz_control_flow import run_case as control_flow_run_case
+
+        return control_flow_run_case(rng, seeds)
     fmt = rng.choice(["onnx", "xml", "mlir"])
-    files = {**seeds[fmt], **seeds["onnx"], "a.npy": _array_for_run(rng), "ext.py": rng.choice(EXTENSIONS)}
+    files = {**_first(seeds[fmt]), **_first(seeds["onnx"]), "a.npy": _array_for_run(rng), "ext.py": rng.choice(EXTENSIONS)}
     main = {"onnx": "m.onnx", "xml": "m.xml", "mlir": "m.mlir"}[fmt]
     argv = [f"IN/{main}", "--input", "data=IN/a.npy"]
     for flag in rng.sample(sorted(RUN_FLAG_VALUES), rng.randint(0, 2)):

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
+from irforge.backends.reference.kernels.control_flow import DEFAULT_MAX_ITERATIONS, iteration_limit
 from irforge.errors import IrforgeError, one_line, quoted
 from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
@@ -72,6 +73,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="also run an ONNX model in onnxruntime and print the error of each output: "
         "the model itself if it is .onnx, else the ONNX file it was converted from",
     )
+    p.add_argument("--max-iterations", type=iterations, default=DEFAULT_MAX_ITERATIONS, metavar="N",
+                   help="stop a Loop / While that runs more than N iterations in one execution with an error "
+                   f"(default {DEFAULT_MAX_ITERATIONS}; 0: no limit, as OpenVINO)")
     p.add_argument("--extensions", action="append", default=[], metavar="PATH")
     p.add_argument("--verbose", action="store_true", help="with --device cpu: print the compile time, the bytes of the "
                    "weights, packed constants and arena, and the peak RSS (on stderr)")
@@ -293,8 +297,24 @@ def bisect_command(model: Model, inputs: Mapping[str, np.ndarray], args: argpars
     bisect(model, inputs, original, args.device, run_one, args.bisect_tolerance, print)
 
 
+def iterations(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise IrforgeError(f"bad --max-iterations {quoted(text)}", fix="give a whole number of iterations, 0 for no limit",
+                           code="E878")
+    return value
+
+
 def run_command(argv: Sequence[str]) -> None:
     args = parse_args(argv)
+    with iteration_limit(args.max_iterations or None):
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     load_entry_point_extensions()
     for path in args.extensions:
         load_extension(path)

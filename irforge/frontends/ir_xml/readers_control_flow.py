@@ -95,16 +95,29 @@ def ident(ctx: LayerContext, entry: dict[str, str], key: str) -> int:
         raise ctx.fail(f"a port map entry has no integer {key}: {entry}") from None
 
 
-def param_types(net: IrNet, ids: Sequence[int]) -> list[Attribute]:
+def param_types(ctx: LayerContext, net: IrNet, ids: Sequence[int]) -> list[Attribute]:
+    """The types of body Parameters `ids` (a port map or back edge may name any id)."""
     from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES
     from irforge.weights.dtypes import to_xdsl
 
     types: list[Attribute] = []
     for i in ids:
-        layer = net.layers[i]
+        layer = net.layers.get(i)
+        if layer is None or layer.type != "Parameter":
+            raise ctx.fail(f"the port map names body layer {i}, which is not a body Parameter")
+        element = layer.data.get("element_type", "f32")
+        if element not in ELEMENT_DTYPES:
+            raise ctx.fail(f"body Parameter {i} has element_type '{element}', not one of {', '.join(sorted(ELEMENT_DTYPES))}")
         dims = layer.outputs[0].dims if layer.outputs else ()
-        types.append(TensorType(to_xdsl(ELEMENT_DTYPES[layer.data.get("element_type", "f32")]), [d if d >= 0 else DYN for d in dims]))
+        types.append(TensorType(to_xdsl(ELEMENT_DTYPES[element]), [d if d >= 0 else DYN for d in dims]))
     return types
+
+
+def result_value(ctx: LayerContext, values: dict[int, SSAValue], layer_id: int, what: str) -> SSAValue:
+    """The value body Result `layer_id` returns (a port map or back edge may name any id)."""
+    if layer_id not in values:
+        raise ctx.fail(f"the {what} names body layer {layer_id}, which is not a body Result")
+    return values[layer_id]
 
 
 @ir_layer_reader("If")
@@ -177,20 +190,20 @@ def loop(ctx: LayerContext) -> list[SSAValue]:
     arg_of = {external[i]: 2 + k for k, i in enumerate(order)}
     if iteration_param is not None:
         arg_of[iteration_param] = 0
-        t = param_types(net, [iteration_param])[0]
+        t = param_types(ctx, net, [iteration_param])[0]
         if t != INDEX:
             raise ctx.fail(f"the current_iteration Parameter must be i64 of rank 0, got {t}")
     values_in = [ctx.input(i) for i in order]
-    types: list[Attribute] = [INDEX, BOOL, *param_types(net, [external[i] for i in carried]), *(v.type for v in values_in[len(carried) :])]
+    types: list[Attribute] = [INDEX, BOOL, *param_types(ctx, net, [external[i] for i in carried]), *(v.type for v in values_in[len(carried) :])]
     importer = BodyImporter(ctx.importer, net, types, arg_of)
     block, values = importer.body([])
-    condition = values[condition_result] if condition_result is not None else block.args[1]
+    condition = result_value(ctx, values, condition_result, "execution_condition") if condition_result is not None else block.args[1]
     if condition.type != BOOL:
         condition = ctx_in_block(importer, Reshape, [condition], shape=[], special_zero=False, name=f"{ctx.layer.name}/condition")
-    yielded = [condition, *(values[r] for r in results_of_carried)]
+    yielded = [condition, *(result_value(ctx, values, r, "back edge") for r in results_of_carried)]
     scan_order = sorted(scans)
     for index in scan_order:
-        value = values[scans[index]]
+        value = result_value(ctx, values, scans[index], "port map")
         owner = value.owner
         if isinstance(owner, Unsqueeze) and owner.ints("axes") == (0,):  # as irforge writes it: the slice itself
             yielded.append(owner.input)

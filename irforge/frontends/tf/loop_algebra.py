@@ -148,8 +148,13 @@ class Evaluator:
             raise NotACell(f"its body has a {node.op} node ('{name}') no RNN cell has")
         return rule(self, node, port)
 
-    def args(self, node: Any) -> list[Term]:
-        return [self.term(i) for i in self.scope.data_inputs(node)]
+    def args(self, node: Any, count: int | None = None) -> list[Term]:
+        """The terms of `node`'s data inputs; with `count`, a node with another number of them
+        is not a cell (a corrupt graph) rather than a failed unpacking."""
+        refs = self.scope.data_inputs(node)
+        if count is not None and len(refs) != count:
+            raise NotACell(f"{node.op} '{node.name}' has {len(refs)} inputs, not {count}")
+        return [self.term(i) for i in refs]
 
     def width(self, term: Term) -> int | None:
         """The last-axis size of a step or a loop variable, when the graph states it."""
@@ -196,7 +201,10 @@ Rule = Callable[[Evaluator, Any, int], Term]
 
 
 def _pass_through(ev: Evaluator, node: Any, port: int) -> Term:
-    return ev.term(ev.scope.data_inputs(node)[port if node.op == "IdentityN" else 0])
+    refs, k = ev.scope.data_inputs(node), port if node.op == "IdentityN" else 0
+    if k >= len(refs):
+        raise NotACell(f"{node.op} '{node.name}' has no input #{k}")
+    return ev.term(refs[k])
 
 
 def _const(ev: Evaluator, node: Any, port: int) -> Term:
@@ -204,12 +212,12 @@ def _const(ev: Evaluator, node: Any, port: int) -> Term:
 
 
 def _activation(ev: Evaluator, node: Any, port: int) -> Term:
-    (x,) = ev.args(node)
+    (x,) = ev.args(node, 1)
     return Const(NUMPY_ACTIVATIONS[node.op](x.value)) if isinstance(x, Const) else Expr(ACTIVATIONS[node.op], (x,))
 
 
 def _matmul(ev: Evaluator, node: Any, port: int) -> Term:
-    a, b = ev.args(node)
+    a, b = ev.args(node, 2)
     if node.attr["transpose_a"].b or not isinstance(b, Const) or b.value.ndim != 2 or isinstance(a, (Const, Affine)):
         raise NotACell(f"MatMul '{node.name}' is not a term times a constant matrix")
     w = b.value.T if node.attr["transpose_b"].b else b.value
@@ -238,12 +246,12 @@ def _concat(ev: Evaluator, node: Any, port: int) -> Term:
 
 
 def _add(ev: Evaluator, node: Any, port: int) -> Term:
-    a, b = ev.args(node)
+    a, b = ev.args(node, 2)
     return plus(a, b)
 
 
 def _sub(ev: Evaluator, node: Any, port: int) -> Term:
-    a, b = ev.args(node)
+    a, b = ev.args(node, 2)
     if isinstance(a, Const) and isinstance(b, Const):
         return Const(a.value - b.value)
     if isinstance(a, Const) and a.value.size == 1 and float(a.value.reshape(())) == 1.0:
@@ -252,7 +260,7 @@ def _sub(ev: Evaluator, node: Any, port: int) -> Term:
 
 
 def _mul(ev: Evaluator, node: Any, port: int) -> Term:
-    a, b = ev.args(node)
+    a, b = ev.args(node, 2)
     return Const(a.value * b.value) if isinstance(a, Const) and isinstance(b, Const) else Expr("mul", (a, b))
 
 
@@ -321,7 +329,7 @@ def _strided_slice(ev: Evaluator, node: Any, port: int) -> Term:
 
 
 def _squeeze(ev: Evaluator, node: Any, port: int) -> Term:
-    (value,) = ev.args(node)
+    (value,) = ev.args(node, 1)
     axes = [int(a) for a in node.attr["squeeze_dims"].list.i]
     if isinstance(value, Const):
         return Const(np.squeeze(value.value, axis=tuple(axes) or None))
@@ -332,7 +340,7 @@ def _squeeze(ev: Evaluator, node: Any, port: int) -> Term:
 
 def _const_only(fn: Callable[..., np.ndarray]) -> Rule:
     def rule(ev: Evaluator, node: Any, port: int) -> Term:
-        values = ev.args(node)
+        values = ev.args(node, fn.__code__.co_argcount - 1)  # (node, the inputs...)
         if not all(isinstance(v, Const) for v in values):
             raise NotACell(f"{node.op} '{node.name}' works on loop data, which no RNN cell does")
         return Const(fn(node, *(v.value for v in values)))  # type: ignore[union-attr]
@@ -358,7 +366,7 @@ def _list_item(ev: Evaluator, node: Any, port: int) -> Term:
 
 
 def _compare(ev: Evaluator, node: Any, port: int) -> Term:
-    return Expr({"Less": "less", "LogicalAnd": "and"}[node.op], tuple(ev.args(node)))
+    return Expr({"Less": "less", "LogicalAnd": "and"}[node.op], tuple(ev.args(node, 2)))
 
 
 RULES: dict[str, Rule] = {

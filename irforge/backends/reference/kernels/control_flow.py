@@ -3,7 +3,8 @@ or per iteration. Constants in a body read the weight store of the module the op
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from xdsl.ir import Block
@@ -16,8 +17,32 @@ from irforge.model import store_of
 from irforge.weights import WeightStore
 from irforge.weights.dtypes import from_xdsl
 
-MAX_ITERATIONS = 1 << 31
-"""A while-loop that has not stopped after this many iterations is taken as endless."""
+DEFAULT_MAX_ITERATIONS = 100_000
+"""A loop that runs more iterations than this (per execution of the nn.loop) is stopped with
+E879. OpenVINO runs such a loop for as long as it takes; a runner that tests a converted model
+is better served by a loud stop: a loop of 10**5 iterations is far past what inference models
+do (decoders stop after a few thousand steps), and a trip count of 10**9 or a condition that
+never turns false is a broken model, not a long job. `ir-run --max-iterations N` (0: none)
+changes it; `iteration_limit` is the API."""
+
+_limit: list[int | None] = [DEFAULT_MAX_ITERATIONS]
+
+
+@contextmanager
+def iteration_limit(limit: int | None) -> Iterator[None]:
+    """Loops run inside this context stop with E879 after `limit` iterations (None: never)."""
+    previous = _limit[0]
+    _limit[0] = limit
+    try:
+        yield
+    finally:
+        _limit[0] = previous
+
+
+def _too_long(op: Loop, what: str, limit: int) -> IrforgeError:
+    return IrforgeError(f"{op.label} {what}, over the limit of {limit} iterations",
+                        fix="check the trip count and the condition the model computes; if it really loops that long, "
+                        "raise the limit with ir-run --max-iterations N (0: no limit)", code="E879")
 
 
 def run_block(block: Block, args: Sequence[np.ndarray], store: WeightStore) -> list[np.ndarray]:
@@ -43,23 +68,39 @@ def if_(op: If, condition: np.ndarray, *inputs: np.ndarray) -> list[np.ndarray]:
     return run_block(region.blocks[0], inputs, store_of(op))
 
 
+def _counted(block: Block) -> bool:
+    """Whether the body yields its condition argument unchanged or a constant true (a plain
+    counted loop: ONNX's pass-through, OpenVINO IR's body condition Result of a Constant)."""
+    last = block.last_op
+    if not isinstance(last, Yield) or len(block.args) < 2 or not last.values:
+        return False
+    condition = last.values[0]
+    if condition is block.args[1]:
+        return True
+    owner = condition.owner
+    return isinstance(owner, Constant) and owner.weight_name is None and bool(np.all(owner.inline_array()))
+
+
 @kernel(Loop)
 def loop(op: Loop, *operands: np.ndarray) -> list[np.ndarray]:
     given = list(operands)
-    count = int(scalar(given.pop(0))) if op.trip_count is not None else MAX_ITERATIONS
+    count = int(scalar(given.pop(0))) if op.trip_count is not None else None
     condition = bool(scalar(given.pop(0))) if op.initial_condition is not None else True
     n = op.num_carried
     carried, invariants = given[:n], given[n:]
     block, store = op.body.blocks[0], store_of(op)
+    limit = _limit[0]
+    if limit is not None and count is not None and count > limit and condition and _counted(block):
+        raise _too_long(op, f"has a trip count of {count} and no condition that could end it sooner", limit)
     scans: list[list[np.ndarray]] = []
     i = 0
-    while i < count and condition:
+    while (count is None or i < count) and condition:
+        if limit is not None and i == limit:
+            raise _too_long(op, "is still running after " + (f"{i} of its {count} iterations" if count is not None else f"{i} iterations"), limit)
         out = run_block(block, [np.array(i, np.int64), np.array(condition), *carried, *invariants], store)
         condition, carried = bool(scalar(out[0])), out[1 : 1 + n]
         scans.append(out[1 + n :])
         i += 1
-    if i == MAX_ITERATIONS:
-        raise IrforgeError(f"loop '{op.label}' did not stop after {MAX_ITERATIONS} iterations", code="E856")
     stacked = []
     for k, result in enumerate(op.outputs[n:]):
         if scans:

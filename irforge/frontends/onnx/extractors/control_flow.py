@@ -33,6 +33,8 @@ class NotUnrollable(Exception):
 def if_(ctx: NodeContext) -> list[SSAValue]:
     condition = ctx.constant_input(0)
     if condition is not None:
+        if np.asarray(condition).size != 1:
+            raise ctx.fail(f"the condition has {np.asarray(condition).size} values (shape {list(np.shape(condition))}); If takes one boolean")
         branch = ctx.attr("then_branch") if bool(np.asarray(condition).reshape(-1)[0]) else ctx.attr("else_branch")
         return import_body(ctx, branch, {}, "")
     then_block, then_outer = import_region(ctx, ctx.attr("then_branch"), [], [])

@@ -34,6 +34,9 @@ def shifted(ctx: NodeContext, index: int, zero_index: int, zero_shape: list[int]
     if constant is not None:
         if not np.any(constant):
             return value
+        if zero_shape is not None and constant.size != int(np.prod(zero_shape)):
+            raise ctx.fail(f"{tag}'s zero point has {constant.size} values, one per tensor or {int(np.prod(zero_shape))} "
+                           f"(one per {'output channel' if len(zero_shape) > 1 else 'column'}) are needed")
         zero = ctx.constant(np.asarray(constant, np.float32).reshape(zero_shape or constant.shape), f"/{tag}_zero_point")
     else:
         zero = ctx.value(Convert, [ctx.input(zero_index)], suffix=f"/{tag}_zero_point", destination_type=f32)
@@ -56,6 +59,8 @@ def scalar_zero_point(ctx: NodeContext, index: int, what: str) -> None:
 def matmul_integer(ctx: NodeContext) -> SSAValue:
     scalar_zero_point(ctx, 2, "a_zero_point")
     b_shape = ctx.input_shape(1)
+    if not b_shape:
+        raise ctx.fail("input #1 (b) is a scalar, MatMulInteger needs a matrix (or a stack of them)")
     # b's zero point: one value, or one per column (1-D of size N): broadcasts along the last axis
     a = shifted(ctx, 0, 2, [], "a")
     b = shifted(ctx, 1, 3, [b_shape[-1]] if ctx.has_input(3) and int(np.prod(ctx.input_shape(3))) > 1 else None, "b")
@@ -67,8 +72,10 @@ def matmul_integer(ctx: NodeContext) -> SSAValue:
 def conv_integer(ctx: NodeContext) -> SSAValue:
     scalar_zero_point(ctx, 2, "x_zero_point")
     rank = len(ctx.input_shape(0))
+    if rank < 3:
+        raise ctx.fail(f"input #0 has rank {rank}, ConvInteger needs N, C and at least one spatial axis")
     spatial = rank - 2
-    out_channels = ctx.input_shape(1)[0]
+    out_channels = ctx.input_shape(1, rank=rank)[0]  # the weight has the input's rank (the spec)
     per_channel = ctx.has_input(3) and int(np.prod(ctx.input_shape(3))) > 1
     x = shifted(ctx, 0, 2, [], "x")
     w = shifted(ctx, 1, 3, [out_channels] + [1] * (rank - 1) if per_channel else None, "w")

@@ -23,7 +23,7 @@ def gemm(ctx: NodeContext) -> SSAValue:
     trans_a, trans_b = bool(ctx.attr("transA", 0)), bool(ctx.attr("transB", 0))
     b = ctx.constant_input(1)
     c = ctx.constant_input(2) if ctx.has_input(2) else None
-    out_features = ctx.input_shape(1)[0 if trans_b else 1]
+    out_features = ctx.input_shape(1, rank=2)[0 if trans_b else 1]  # B is a matrix (the spec)
     bias_fits = not ctx.has_input(2) or (c is not None and c.size == out_features and c.ndim <= 2 and c.shape[-1] == out_features)
     if not trans_a and b is not None and bias_fits:
         # the common classifier form: y = x W^T + b with constant W and a per-feature bias

@@ -41,6 +41,9 @@ def broadcastable(ctx: NodeContext, value: np.ndarray, rank: int, axis: int) -> 
         raise IrforgeError("blocked quantization (block_size) is not supported", where=ctx.where, fix="quantize per tensor or per axis", code="E171")
     if value.size == 1:
         return value.reshape(())
+    if not -rank <= axis < rank:  # a scalar input, or an axis past the rank: no axis to scale along
+        raise IrforgeError(f"a per-axis scale or zero point ({value.size} values) along axis {axis} of an input of rank {rank}",
+                           where=ctx.where, fix="give one value per tensor, or an axis within the input's rank", code="E185")
     shape = [1] * rank
     shape[axis % rank] = value.size
     return value.reshape(shape)

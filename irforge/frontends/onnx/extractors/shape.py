@@ -154,10 +154,14 @@ def pad(ctx: NodeContext) -> SSAValue:
     if ctx.opset < 11:
         pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
     else:
-        pads = [int(p) for p in ctx.required_constant(1, "pads")]
+        pads = [int(p) for p in ctx.required_constant(1, "pads").reshape(-1)]  # 1-D by the spec; a [1, 2r] one too
         fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
         value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
         axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=18)
+        padded = len(axes) if axes is not None else rank
+        if len(pads) != 2 * padded or (axes is not None and any(not -rank <= a < rank for a in axes)):
+            raise ctx.fail(f"pads has {len(pads)} values for {padded} axes (axes {axes}, input rank {rank}); "
+                           "Pad takes a begin and an end per axis")
         if axes is not None:
             full = [0] * (2 * rank)
             for i, axis in enumerate(axes):

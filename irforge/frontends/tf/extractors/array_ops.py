@@ -129,7 +129,13 @@ def strided_slice(ctx: NodeContext) -> SSAValue:
     if bin(masks["ellipsis_mask"]).count("1") > 1:
         raise ctx.fail("StridedSlice with more than one ellipsis is invalid", fix="the graph is malformed")
     rank = len(ctx.input_shape(0))
+    if not len(begins) == len(ends) == len(steps) or 0 in steps:
+        raise ctx.fail(f"begin, end and strides have {len(begins)}, {len(ends)} and {len(steps)} values (strides {steps})",
+                       fix="the graph is malformed: one begin, end and non-zero stride per sliced axis")
     spec = dense_spec(len(steps), rank, masks)
+    if any(not 0 <= axis < rank for kind, _, axes in spec if kind != "new" for axis in axes):
+        raise ctx.fail(f"the slice spec ({len(steps)} entries, masks {masks}) reaches past the input's rank {rank}",
+                       fix="the graph is malformed")
     dense_b, dense_e, dense_s, shrunk, new_axes = [0] * rank, [END] * rank, [1] * rank, [], []
     out_axis = 0
     for kind, sparse, axes in spec:

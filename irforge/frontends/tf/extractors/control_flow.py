@@ -95,12 +95,21 @@ def _call(ctx: NodeContext, function: str, inputs: list[str], scope: str) -> lis
     return results
 
 
+def _returns(ctx: NodeContext, results: list[str], count: int, function: str) -> list[str]:
+    """`results` if there are `count` of them: a cond returns one value, a body one per loop
+    variable (a corrupt function library says otherwise)."""
+    if len(results) != count:
+        raise ctx.fail(f"function '{function}' returns {len(results)} values, the loop needs {count}",
+                       fix="check the graph's function library (the cond returns one boolean, the body one value per loop variable)")
+    return results
+
+
 @tf_extractor(*WHILE_OPS)
 def while_(ctx: NodeContext) -> list[SSAValue]:
     importer, node = ctx.importer, ctx.node
     cond, body = node.attr["cond"].func.name, node.attr["body"].func.name
     inits = [ctx.input(i) for i in range(ctx.num_inputs)]
-    (start,) = [importer.value(r) for r in _call(ctx, cond, list(ctx.data_inputs), f"{node.name}/cond_init")][:1]
+    (start,) = [importer.value(r) for r in _returns(ctx, _call(ctx, cond, list(ctx.data_inputs), f"{node.name}/cond_init"), 1, cond)]
     types = [v.type for v in inits]
     block = Block()
     for _ in range(4):  # each pass can only make more sizes dynamic
@@ -110,7 +119,7 @@ def while_(ctx: NodeContext) -> list[SSAValue]:
         try:
             args = [f"{node.name}/arg{k}" for k in range(len(inits))]
             importer.values.update(zip(args, block.args[2:]))
-            nexts = _call(ctx, body, args, f"{node.name}/{body}")
+            nexts = _returns(ctx, _call(ctx, body, args, f"{node.name}/{body}"), len(inits), body)
             (more,) = _call(ctx, cond, nexts, f"{node.name}/{cond}")[:1]
             block.add_op(Yield(importer.value(more), *(importer.value(r) for r in nexts)))
         finally:
