@@ -18,7 +18,8 @@ from llvmlite import ir
 from irforge.backends.cpu.cache import ObjectCache
 from irforge.backends.cpu.llvm_worker import compile_objects, init_llvm, target_machine
 
-_DEFINE = re.compile(r'^(define [^\n]*\))\n\{', re.M)
+_DEFINE = re.compile(r"^(define [^\n]*)\n\{", re.M)
+"""A function definition's header (its attributes, such as noinline, included)."""
 
 
 class Jit:
