@@ -178,7 +178,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     executable = Executable(program, arena, jit.address, threads)
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     unplanned = naive_size(program.buffers)
-    if key is not None and not program.host_steps:
+    if key is not None and program_cache.saveable(program):
         try:
             program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
         except OSError:
