@@ -16,7 +16,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from irforge.backends.cpu.cache import ObjectCache
-from irforge.backends.cpu.llvm_worker import compile_objects, init_llvm, target_machine
+from irforge.backends.cpu.llvm_worker import compile_objects, init_llvm, opt_level, target_machine
 
 _DEFINE = re.compile(r"^(define [^\n]*)\n\{", re.M)
 """A function definition's header (its attributes, such as noinline, included)."""
@@ -59,7 +59,7 @@ class Jit:
     def add_all(self, modules: list[ir.Module], workers: int = 1, track=None) -> None:  # type: ignore[no-untyped-def]
         """Add `modules`: cached objects as they are, the others compiled by up to `workers`
         processes (`llvm_worker`); `track(items, what)` yields the modules to compile."""
-        missed: dict[str, str] = {}
+        missed: dict[str, tuple[str, int]] = {}
         names = []
         for module in modules:
             cached = getattr(module, "cached", None)
@@ -73,9 +73,9 @@ class Jit:
             if data is not None:
                 self.cache.loaded[key] = data
             elif key not in self.cache.loaded:
-                missed[key] = text
+                missed[key] = (text, opt_level(module.name))
             names.append(key)
-        items = list(missed.items())
+        items = [(key, text, level) for key, (text, level) in missed.items()]
         ticks = iter(track(items, "compile cpu")) if track is not None else iter(items)
 
         def compiled(name: str, data: bytes) -> None:
