@@ -97,7 +97,7 @@ def instrument() -> None:
         mod = llvm.parse_assembly(text)
         mod.verify()
         t1 = time.process_time()
-        worker.optimise(tm, mod, level)
+        worker.optimise(tm, mod, *([level] if level != 3 else []))
         t2 = time.process_time()
         data = tm.emit_object(mod)
         t3 = time.process_time()

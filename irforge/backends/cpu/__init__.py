@@ -169,11 +169,16 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
             work, lambda op: runs_natively(work, op, cache_dir),
             lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
         )  # fmt: skip
-    program = lower(work, jit.module)
-    arena = plan(program.buffers)
-    driver = jit.module("driver")
-    driver_module(driver, [p.function for p in program.phases])
-    jit.add_all([*program.modules, driver], _compile_workers(), track)
+    jit.start(_compile_workers())
+    try:
+        program = lower(work, jit.module, jit.submit)  # LLVM starts on each kernel as its IR is built
+        arena = plan(program.buffers)
+        driver = jit.module("driver")
+        driver_module(driver, [p.function for p in program.phases])
+        jit.add_all([*program.modules, driver], track=track)
+    except BaseException:
+        jit.abandon()
+        raise
     jit.finalize()
     executable = Executable(program, arena, jit.address, threads)
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
