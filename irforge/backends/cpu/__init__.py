@@ -184,10 +184,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     unplanned = naive_size(program.buffers)
     if key is not None and program_cache.saveable(program):
-        try:
-            program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
-        except OSError:
-            pass  # a full or read-only cache directory costs the next compile its time, nothing else
+        program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),
         jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program), weight_bytes(model),
