@@ -190,6 +190,14 @@ _PENDING: dict[str, Thread] = {}
 _LOCK = Lock()
 
 
+def wait_all() -> None:
+    """Return once every entry this process is writing is on disk."""
+    with _LOCK:
+        writers = list(_PENDING.values())
+    for writer in writers:
+        writer.join()
+
+
 def wait_for(key: str) -> None:
     """Return once the entry `key` this process may be writing is on disk."""
     with _LOCK:
