@@ -4,11 +4,11 @@ llvmlite holds one global lock around every LLVM call, so threads cannot optimis
 parallel; processes can. A `Pool` sends modules one at a time to each of `workers - 1` child
 processes (this file run alone, importing llvmlite only; through its stdin and stdout,
 never the parent's main module as multiprocessing's spawn would import) while modules are
-still being submitted, and compiles what is left itself at the end. Every module, here or there, is
-parsed, verified, optimised (`optimise`, at O3 unless `OPT_LEVELS` names its kind) and emitted as an object file by a target
-machine made by `target_machine`: the JIT loads those objects like cache hits, so a module
-compiles the same way whichever process compiled it. A worker that fails (or cannot start)
-leaves its modules to the parent.
+still being submitted, and compiles what is left itself at the end. Every module, here or
+there, is parsed, verified, optimised (`optimise`, at O3 unless `OPT_LEVELS` names its kind)
+and emitted as an object file by a target machine made by `target_machine`: the JIT loads
+those objects like cache hits, so a module compiles the same way whichever process compiled
+it. A worker that fails (or cannot start) leaves its modules to the parent.
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ class Pool:
     is left in this process meanwhile. The CPU backend submits each kernel's module as soon
     as its IR is built, so the workers optimise while this process lowers the rest of the
     model (pipes and LLVM let go of the GIL). No worker starts before `PARALLEL_BYTES` of
-    IR were submitted, nor another before each `PARALLEL_BYTES` more: a small model compiles in
-this process alone."""
+    IR were submitted, nor another before each `PARALLEL_BYTES` more: a small model compiles
+    in this process alone."""
 
     def __init__(self, target: tuple[str, str, str], workers: int) -> None:
         self.target = target
