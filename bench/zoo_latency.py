@@ -387,12 +387,14 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     ort_missing = ""
     try:
         ort_path = keras_onnx(path) if keras else path
+        for t in threads:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads, options.inter_op_num_threads = t, 1
+            sessions[t] = ort.InferenceSession(str(ort_path), options, providers=["CPUExecutionProvider"])
     except Exception as e:  # noqa: BLE001 (tf2onnx's failure is two columns, not the row's: ConvNeXtTiny)
-        ort_path, ort_missing = None, f"tf2onnx fails: {type(e).__name__}"
-    for t in threads if ort_path is not None else []:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = t, 1
-        sessions[t] = ort.InferenceSession(str(ort_path), options, providers=["CPUExecutionProvider"])
+        if not keras:
+            raise
+        sessions, ort_missing = {}, f"tf2onnx fails: {type(e).__name__}"
     if keras:
         ort_feeds = {sessions[threads[0]].get_inputs()[0].name: feeds["x"]} if sessions else {}
     else:
