@@ -169,20 +169,22 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
             work, lambda op: runs_natively(work, op, cache_dir),
             lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
         )  # fmt: skip
-    program = lower(work, jit.module)
-    arena = plan(program.buffers)
-    driver = jit.module("driver")
-    driver_module(driver, [p.function for p in program.phases])
-    jit.add_all([*program.modules, driver], _compile_workers(), track)
+    jit.start(_compile_workers())
+    try:
+        program = lower(work, jit.module, jit.submit)  # LLVM starts on each kernel as its IR is built
+        arena = plan(program.buffers)
+        driver = jit.module("driver")
+        driver_module(driver, [p.function for p in program.phases])
+        jit.add_all([*program.modules, driver], track=track)
+    except BaseException:
+        jit.abandon()
+        raise
     jit.finalize()
     executable = Executable(program, arena, jit.address, threads)
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     unplanned = naive_size(program.buffers)
-    if key is not None and not program.host_steps:
-        try:
-            program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
-        except OSError:
-            pass  # a full or read-only cache directory costs the next compile its time, nothing else
+    if key is not None and program_cache.saveable(program):
+        program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),
         jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program), weight_bytes(model),

@@ -19,6 +19,12 @@ API:
 - `host_phase(ctx, op, forward, tag)`: append a host step calling `forward(*operands)` for
   `op` (a list or tuple of arrays, or one array, per result); custom layers use it for their
   numpy forward.
+
+A reference-kernel step (`lower_reference`) carries a recipe: its op alone as a module's
+text (operands as the function's arguments), and its symbol is named by a hash of the recipe
+and the step's place in the program, so the driver that calls it is the same object in every
+compile (cached) and a cached program rebuilds the step from its recipe (`rebuild`). A custom
+layer's forward has no recipe: its program is not cached.
 """
 
 from __future__ import annotations
@@ -89,6 +95,10 @@ class HostStep:
     inputs: list[tuple[tuple[int, ...], np.dtype]]
     outputs: list[tuple[tuple[int, ...], np.dtype]]
     errors: list[BaseException] = field(default_factory=list)
+    symbol: str = ""
+    """the JIT symbol the driver calls"""
+    recipe: str | None = None
+    """the op alone as module text, for the program cache (see the module docstring)"""
 
     def __call__(self, slots, tid: int, nthreads: int) -> None:  # type: ignore[no-untyped-def]
         if tid != 0:
@@ -111,7 +121,7 @@ class HostStep:
             raise IrforgeError(f"the forward of {self.op_name} failed: {type(error).__name__}: {error}", code="E843") from error
 
 
-def host_phase(ctx: Lowering, op: Operation, forward: Callable[..., object], tag: str = "host") -> None:
+def host_phase(ctx: Lowering, op: Operation, forward: Callable[..., object], tag: str = "host", recipe: str | None = None) -> None:
     """Append a phase running `forward` on `op`'s operand buffers into fresh result buffers."""
     args = [ctx.input(op, i) for i in range(len(op.operands))] + [ctx.output(op, i) for i in range(len(op.results))]
     step = HostStep(
@@ -119,18 +129,75 @@ def host_phase(ctx: Lowering, op: Operation, forward: Callable[..., object], tag
         forward,
         [(shape_of(v), dtype_of(v)) for v in op.operands],
         [(shape_of(v), dtype_of(v)) for v in op.results],
+        recipe=recipe,
     )
+    if recipe is not None:  # the same name in every compile of this program (see the module docstring)
+        digest = hashlib.sha1(f"{recipe}\0{len(ctx.host_steps)}".encode()).hexdigest()[:16]
+    else:
+        digest = hashlib.sha1(f"{op.name}{next(_SERIAL)}{id(step)}".encode()).hexdigest()[:12]
+    bind(step, f"irforge_host_{digest}")
+    ctx.host_steps.append(step)
+    ctx.phase(step.symbol, args, tag=tag)
+
+
+def bind(step: HostStep, symbol: str) -> None:
+    """Make `step` the JIT's symbol `symbol`. Engines resolve it when they are finalized: one
+    finalized before a later compile binds the same name again keeps the step it had."""
     callback = HOST_STEP(step)
     _KEEP_ALIVE.append(callback)
-    digest = hashlib.sha1(f"{op.name}{next(_SERIAL)}{id(step)}".encode()).hexdigest()[:12]
-    name = f"irforge_host_{digest}"
-    llvm.add_symbol(name, ctypes.cast(callback, ctypes.c_void_p).value)
-    ctx.host_steps.append(step)
-    ctx.phase(name, args, tag=tag)
+    step.symbol = symbol
+    llvm.add_symbol(symbol, ctypes.cast(callback, ctypes.c_void_p).value)
+
+
+def _reference_forward(op: Operation) -> Callable[..., object]:
+    from irforge.backends.reference import evaluate
+
+    return lambda *arrays: evaluate(op, [np.array(a) for a in arrays])
 
 
 def lower_reference(ctx: Lowering, op: Operation) -> None:
     """An op of `HOST_STEP_OPS`: its reference kernel as a host step."""
-    from irforge.backends.reference import evaluate
+    host_phase(ctx, op, _reference_forward(op), tag="host", recipe=recipe_of(op))
 
-    host_phase(ctx, op, lambda *arrays: evaluate(op, [np.array(a) for a in arrays]), tag="host")
+
+def recipe_of(op: Operation) -> str | None:
+    """`op` alone in a function whose arguments are its operands, as module text (None when
+    it has regions or does not print and parse back: its program is then not cached)."""
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.func import FuncOp, ReturnOp
+    from xdsl.ir import Block, Region
+
+    if op.regions:
+        return None
+    try:
+        block = Block(arg_types=[v.type for v in op.operands])
+        clone = op.clone(value_mapper=dict(zip(op.operands, block.args)))
+        block.add_ops([clone, ReturnOp(*clone.results)])
+        func = FuncOp("host_step", ([v.type for v in op.operands], [v.type for v in op.results]), Region(block))
+        text = str(ModuleOp([func]))
+        _op_of(text)  # it must parse back
+    except Exception:  # noqa: BLE001  (an op that cannot stand alone: not cached, nothing else)
+        return None
+    return text
+
+
+def _op_of(recipe: str) -> Operation:
+    from irforge.model import parse_module
+
+    module = parse_module(recipe, source="<host step>")
+    func = next(iter(module.body.block.ops))
+    return next(iter(func.regions[0].block.ops))  # type: ignore[union-attr]
+
+
+def rebuild(symbol: str, recipe: str) -> HostStep:
+    """A cached program's host step: its op parsed from `recipe`, bound to `symbol`."""
+    op = _op_of(recipe)
+    step = HostStep(
+        op.name,
+        _reference_forward(op),
+        [(shape_of(v), dtype_of(v)) for v in op.operands],
+        [(shape_of(v), dtype_of(v)) for v in op.results],
+        recipe=recipe,
+    )
+    bind(step, symbol)
+    return step

@@ -2,9 +2,9 @@
 
 Functions get `"prefer-vector-width"="512"` (without it LLVM's vectoriser keeps to 256-bit
 vectors on AVX-512 CPUs) and the host's CPU name and features. Modules found in the object
-cache skip optimisation and code generation; the others are compiled to object files by
-`llvm_worker.compile_objects` (in parallel processes when there are several), written to the
-cache, and loaded like hits.
+cache skip optimisation and code generation; the others are compiled to object files by an
+`llvm_worker.Pool` (in parallel processes when there are several, from the moment the
+lowering submits each kernel's module), written to the cache, and loaded like hits.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from irforge.backends.cpu.cache import ObjectCache
-from irforge.backends.cpu.llvm_worker import compile_objects, init_llvm, target_machine
+from irforge.backends.cpu.llvm_worker import Pool, init_llvm, opt_level, target_machine
 
-_DEFINE = re.compile(r'^(define [^\n]*\))\n\{', re.M)
+_DEFINE = re.compile(r"^(define [^\n]*)\n\{", re.M)
+"""A function definition's header (its attributes, such as noinline, included)."""
 
 
 class Jit:
@@ -34,6 +35,11 @@ class Jit:
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.engine.set_object_cache(self.cache.notify, self.cache.getbuffer)
         self._modules: list[llvm.ModuleRef] = []
+        self._pool: Pool | None = None
+        self._keys: dict[int, str] = {}
+        """id(module) -> its object's name, for the modules submitted"""
+        self._queued: dict[str, str] = {}
+        """name -> IR text of the modules the pool compiles"""
 
     def module(self, name: str, spec: str | None = None) -> ir.Module:
         """A new module; given the kernel's specification, one whose object may be cached
@@ -55,10 +61,39 @@ class Jit:
         )
         return f"{text}\nattributes #0 = {{ {attrs} }}\n"
 
+    def start(self, workers: int) -> None:
+        """Compile modules with up to `workers` processes from now on: `submit` hands each
+        one to them as soon as its IR is built (see `llvm_worker.Pool`)."""
+        self._pool = Pool((self.triple, self.cpu, self.features), workers)
+
+    def submit(self, module: ir.Module) -> None:
+        """Queue `module` for compiling unless its object is cached (or it is queued)."""
+        if getattr(module, "cached", None) is not None or id(module) in self._keys:
+            return
+        if self._pool is None:
+            self.start(1)
+        text = self.text(module)
+        key = getattr(module, "spec_key", None) or self.cache.key(text)
+        self._keys[id(module)] = key
+        data = None if hasattr(module, "spec_key") else self.cache.lookup(key)
+        if data is not None:
+            self.cache.loaded[key] = data
+        elif key not in self.cache.loaded and key not in self._queued:
+            self._queued[key] = text
+            self._pool.submit((key, text, opt_level(module.name)))  # type: ignore[union-attr]
+
+    def abandon(self) -> None:
+        """Stop compiling what was submitted (the lowering failed)."""
+        if self._pool is not None:
+            self._pool.abandon()
+            self._pool = None
+
     def add_all(self, modules: list[ir.Module], workers: int = 1, track=None) -> None:  # type: ignore[no-untyped-def]
         """Add `modules`: cached objects as they are, the others compiled by up to `workers`
-        processes (`llvm_worker`); `track(items, what)` yields the modules to compile."""
-        missed: dict[str, str] = {}
+        processes (`llvm_worker`; those given to `submit` are on their way already);
+        `track(items, what)` yields the modules to compile."""
+        if self._pool is None:
+            self.start(workers)
         names = []
         for module in modules:
             cached = getattr(module, "cached", None)
@@ -66,15 +101,9 @@ class Jit:
                 names.append(module.spec_key)  # type: ignore[attr-defined]
                 self.cache.loaded[module.spec_key] = cached  # type: ignore[attr-defined]
                 continue
-            text = self.text(module)
-            key = getattr(module, "spec_key", None) or self.cache.key(text)
-            data = None if hasattr(module, "spec_key") else self.cache.lookup(key)
-            if data is not None:
-                self.cache.loaded[key] = data
-            elif key not in self.cache.loaded:
-                missed[key] = text
-            names.append(key)
-        items = list(missed.items())
+            self.submit(module)
+            names.append(self._keys[id(module)])
+        items = list(self._queued.items())
         ticks = iter(track(items, "compile cpu")) if track is not None else iter(items)
 
         def compiled(name: str, data: bytes) -> None:
@@ -82,7 +111,9 @@ class Jit:
             self.cache.loaded[name] = data
             next(ticks, None)  # a progress bar advances as each module compiles
 
-        compile_objects(items, (self.triple, self.cpu, self.features), workers, compiled)
+        pool, self._pool = self._pool, None
+        pool.finish(compiled)  # type: ignore[union-attr]
+        self._queued.clear()
         next(ticks, None)  # lets the bar finish
         for name in names:
             self.add_object(name, self.cache.loaded[name])

@@ -1,30 +1,43 @@
 """LLVM modules to object files, in this process or in worker processes.
 
 llvmlite holds one global lock around every LLVM call, so threads cannot optimise modules in
-parallel; processes can. `compile_objects` sends a share of the modules (balanced by IR size)
-to each of `workers - 1` child processes (`python -m irforge.backends.cpu.llvm_worker`, one
-batch each through its stdin and stdout, never the parent's main module as multiprocessing's
-spawn would import) and compiles the rest itself meanwhile. Every module, here or there, is
-parsed, verified, optimised at O3 (`optimise`) and emitted as an object file by a target
-machine made by `target_machine`: the JIT loads those objects like cache hits, so a module
-compiles the same way whichever process compiled it. A worker that fails (or cannot start)
-leaves its share to the parent.
+parallel; processes can. A `Pool` sends modules one at a time to each of `workers - 1` child
+processes (this file run alone, importing llvmlite only; through its stdin and stdout,
+never the parent's main module as multiprocessing's spawn would import) while modules are
+still being submitted, and compiles what is left itself at the end. Every module, here or
+there, is parsed, verified, optimised (`optimise`, at O3 unless `OPT_LEVELS` names its kind)
+and emitted as an object file by a target machine made by `target_machine`: the JIT loads
+those objects like cache hits, so a module compiles the same way whichever process compiled
+it. A worker that fails (or cannot start) leaves its modules to the parent.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 
 import llvmlite.binding as llvm
 
 
-PARALLEL_BYTES = 2_000_000
-"""IR text per worker process: a process costs ~0.5 s to start (Python, llvmlite, numpy),
+PARALLEL_BYTES = 500_000
+"""IR text per worker process: a process costs ~0.1 s of CPU to start (Python and llvmlite),
 about what LLVM takes to optimise and emit this much IR at O3."""
+
+
+OPT_LEVELS: dict[str, int] = {}
+"""LLVM optimisation level by kernel kind (the lowering's kernel key: gemm, pointwise, ...;
+"driver"); every other module is optimised at O3."""
+
+
+def opt_level(module_name: str) -> int:
+    """The level of the module `module_name` (a kernel's `k<digest>_<kind>`, or "driver")."""
+    kind = module_name.split("_", 1)[1] if module_name.startswith("k") and "_" in module_name else module_name
+    return OPT_LEVELS.get(kind, 3)
 
 
 def init_llvm() -> None:
@@ -37,95 +50,169 @@ def target_machine(triple: str, cpu: str, features: str) -> llvm.TargetMachine:
     return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
 
 
-def optimise(tm: llvm.TargetMachine, mod: llvm.ModuleRef) -> None:
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
+def optimise(tm: llvm.TargetMachine, mod: llvm.ModuleRef, level: int = 3) -> None:
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = level >= 2
+    pto.slp_vectorization = level >= 2
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
 
 
-def compile_one(tm: llvm.TargetMachine, text: str) -> bytes:
+def compile_one(tm: llvm.TargetMachine, text: str, level: int = 3) -> bytes:
     mod = llvm.parse_assembly(text)
     mod.verify()
-    optimise(tm, mod)
+    optimise(tm, mod, level)
     return tm.emit_object(mod)
 
 
-class Worker:
-    """A child process compiling one batch (see the module docstring)."""
+_LOAD_THIS_FILE = (
+    "import importlib.util as u; s = u.spec_from_file_location('llvm_worker', {path!r}); "
+    "m = u.module_from_spec(s); s.loader.exec_module(m); m._main()"
+)
+"""The worker runs this file alone: `-m irforge.backends.cpu.llvm_worker` imported irforge's
+packages first (the CPU backend, the reference kernels, the dialects: 0.7 s of CPU per
+worker, where llvmlite takes 0.1)."""
 
-    def __init__(self) -> None:
+
+Item = tuple[str, str, int]
+"""(module name, IR text, optimisation level)"""
+
+
+class Worker:
+    """A child process compiling the modules sent to it, one at a time (see `Pool`)."""
+
+    def __init__(self, target: tuple[str, str, str]) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "irforge.backends.cpu.llvm_worker"],
+            [sys.executable, "-c", _LOAD_THIS_FILE.format(path=__file__)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},  # finds irforge as we did
         )
+        self.ok = self._write(target)
 
-    def send(self, target: tuple[str, str, str], batch: list[tuple[str, str]]) -> bool:
+    def _write(self, message: object) -> bool:
         try:
             assert self.process.stdin is not None
-            pickle.dump((target, batch), self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            self.process.stdin.close()
+            pickle.dump(message, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.process.stdin.flush()
             return True
         except OSError:
             self.process.kill()
             return False
 
-    def receive(self) -> dict[str, bytes] | None:
+    def send(self, item: Item) -> bool:
+        return self._write(item)
+
+    def receive(self) -> bytes | None:
+        """The object of the item sent last, or None when the worker failed."""
         assert self.process.stdout is not None
         try:
-            objects = pickle.load(self.process.stdout)
+            return pickle.load(self.process.stdout)
         except (OSError, EOFError, pickle.UnpicklingError):
-            objects = None
-        self.process.stdout.close()
-        return objects if self.process.wait() == 0 else None
+            self.process.kill()
+            return None
 
-
-def compile_objects(
-    modules: list[tuple[str, str]], target: tuple[str, str, str], workers: int,
-    done: Callable[[str, bytes], None],
-) -> None:
-    """Compile `(name, IR text)` pairs for `target` (triple, cpu, features) with up to
-    `workers` processes (this one included); `done(name, object)` is called for each, in
-    this process."""
-    total = sum(len(text) for _, text in modules)
-    workers = min(workers, len(modules), 1 + total // PARALLEL_BYTES)
-    shares: list[list[tuple[str, str]]] = [[] for _ in range(max(1, workers))]
-    loads = [0] * len(shares)
-    for item in sorted(modules, key=lambda m: -len(m[1])):  # largest first onto the least loaded
-        least = loads.index(min(loads))
-        shares[least].append(item)
-        loads[least] += len(item[1])
-    children: list[tuple[Worker, list[tuple[str, str]]]] = []
-    own = shares[0]
-    for share in shares[1:]:
-        try:
-            worker = Worker()
-        except OSError:
-            own = own + share
-            continue
-        if worker.send(target, share):
-            children.append((worker, share))
+    def close(self) -> None:
+        if self._write(None):
+            try:
+                self.process.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
         else:
-            own = own + share
-    tm = target_machine(*target)
-    for name, text in own:
-        done(name, compile_one(tm, text))
-    for worker, share in children:
-        objects = worker.receive()
-        for name, text in share:
-            data = objects.get(name) if objects is not None else None
-            done(name, data if data is not None else compile_one(tm, text))
+            self.process.kill()
+        self.process.wait()
+
+
+class Pool:
+    """Modules compiled while more are submitted: a feeder thread per worker process sends
+    it one module at a time (the next when its object is back), and `finish` compiles what
+    is left in this process meanwhile. The CPU backend submits each kernel's module as soon
+    as its IR is built, so the workers optimise while this process lowers the rest of the
+    model (pipes and LLVM let go of the GIL). No worker starts before `PARALLEL_BYTES` of
+    IR were submitted, nor another before each `PARALLEL_BYTES` more: a small model compiles
+    in this process alone."""
+
+    def __init__(self, target: tuple[str, str, str], workers: int) -> None:
+        self.target = target
+        self.workers = max(1, workers)
+        self.queue: collections.deque[Item] = collections.deque()
+        self.cond = threading.Condition()
+        self.closing = False
+        self.waiting = 0
+        self.results: dict[str, bytes] = {}
+        self.feeders: list[threading.Thread] = []
+
+    def submit(self, item: Item) -> None:
+        with self.cond:
+            self.queue.append(item)
+            self.waiting += len(item[1])
+            self.cond.notify()
+        while len(self.feeders) < min(self.workers - 1, self.waiting // PARALLEL_BYTES):
+            feeder = threading.Thread(target=self._feed, name="irforge-llvm-feeder", daemon=True)
+            feeder.start()
+            self.feeders.append(feeder)
+
+    def _next(self) -> Item | None:
+        with self.cond:
+            while not self.queue and not self.closing:
+                self.cond.wait()
+            return self.queue.popleft() if self.queue else None
+
+    def _feed(self) -> None:
+        try:
+            worker = Worker(self.target)
+        except Exception:  # noqa: BLE001  (no worker: this process compiles everything)
+            return
+        item = None
+        try:
+            while worker.ok and (item := self._next()) is not None:
+                data = worker.receive() if worker.send(item) else None
+                if data is None:  # the worker failed: this process compiles the item
+                    break
+                with self.cond:
+                    self.results[item[0]] = data
+                item = None
+        finally:
+            if item is not None:
+                with self.cond:
+                    self.queue.append(item)
+            worker.close()
+
+    def abandon(self) -> None:
+        """Drop what is queued and let the workers go (a compile that failed)."""
+        with self.cond:
+            self.queue.clear()
+            self.closing = True
+            self.cond.notify_all()
+
+    def finish(self, done: Callable[[str, bytes], None]) -> None:
+        """Compile what no worker took; `done(name, object)` for every module, in this thread."""
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+        tm = target_machine(*self.target)
+        while True:
+            with self.cond:
+                item = self.queue.pop() if self.queue else None  # the newest: the feeders take the oldest
+            if item is None:
+                if any(f.is_alive() for f in self.feeders):
+                    for feeder in self.feeders:
+                        feeder.join()
+                    continue  # a failed worker may have put its item back
+                break
+            done(item[0], compile_one(tm, item[1], item[2]))
+        for name, data in self.results.items():
+            done(name, data)
 
 
 def _main() -> None:
-    target, batch = pickle.load(sys.stdin.buffer)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    target = pickle.load(stdin)
     init_llvm()
     tm = target_machine(*target)
-    objects = {name: compile_one(tm, text) for name, text in batch}
-    pickle.dump(objects, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    sys.stdout.buffer.flush()
+    while (item := pickle.load(stdin)) is not None:
+        name, text, level = item
+        pickle.dump(compile_one(tm, text, level), stdout, protocol=pickle.HIGHEST_PROTOCOL)
+        stdout.flush()
 
 
 if __name__ == "__main__":

@@ -86,6 +86,8 @@ class Lowering:
 
     new_module: Callable[[str, str], ir.Module]
     """(function name, kernel specification) -> a module (see `Jit.module`)"""
+    built: Callable[[ir.Module], None] | None = None
+    """called with each kernel's module once its IR is built (`Jit.submit`: LLVM starts on it)"""
     modules: list[ir.Module] = field(default_factory=list)
     phases: list[Phase] = field(default_factory=list)
     buffers: list[Buffer] = field(default_factory=list)
@@ -141,6 +143,8 @@ class Lowering:
             module = self.new_module(name, spec)
             if getattr(module, "cached", None) is None:  # a cached kernel needs no IR
                 build(module, name)
+                if self.built is not None:
+                    self.built(module)
             self.modules.append(module)
         return name
 
@@ -208,8 +212,9 @@ def lowering_of(op: Operation) -> Lowerer | None:
     return found
 
 
-def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
-    """Lower every op of the model's function; unsupported ops are reported together."""
+def lower(model: Model, new_module: Callable[[str], ir.Module], built: Callable[[ir.Module], None] | None = None) -> Program:
+    """Lower every op of the model's function; unsupported ops are reported together.
+    `built(module)` is called as each kernel's IR is complete."""
     import irforge.backends.cpu.ops  # noqa: F401  (registers the lowerings)
 
     func = model.func
@@ -223,7 +228,7 @@ def lower(model: Model, new_module: Callable[[str], ir.Module]) -> Program:
             fix="run the model with --device ref, or add the kernel to irforge/backends/cpu",
             code="E841",
         )
-    ctx = Lowering(new_module)
+    ctx = Lowering(new_module, built)
     for op in body:
         for operand in op.operands:
             ctx.uses[operand] = ctx.uses.get(operand, 0) + 1

@@ -93,6 +93,9 @@ def _phase_function(module: ir.Module) -> ir.Function:
     fn_type = ir.FunctionType(VOID, [ir.PointerType(I64), ir.PointerType(KERNEL_TYPE), table_slot_t, I64, I64, I64])
     kb = KernelBuilder(module, "irforge_phase", fn_type)
     kb.fn.linkage = "internal"
+    # one call per phase costs nothing; inlined into every phase's call site, LLVM optimised
+    # ~90 copies of its loops (ResNet-50's driver: 0.80 s of LLVM at O3, 0.07 s with one copy)
+    kb.fn.attributes.add("noinline")
     record, kernel, slot, tid, nth, epoch = kb.fn.args
     b = kb.b
     pause = kb.intrinsic("llvm.x86.sse2.pause", VOID, [])

@@ -17,8 +17,8 @@ def test_modules_compiled_by_a_worker_process(tmp_path: Path, monkeypatch: pytes
     started = []
     real = llvm_worker.Worker.__init__
 
-    def spy(self) -> None:  # type: ignore[no-untyped-def]
-        real(self)
+    def spy(self, target) -> None:  # type: ignore[no-untyped-def]
+        real(self, target)
         started.append(self)
 
     monkeypatch.setattr(llvm_worker, "PARALLEL_BYTES", 1)  # a worker even for this small model

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irforge.backends.cpu import compile_model
+from irforge.backends.cpu import compile_model, program_cache
 from irforge.frontends.onnx import import_onnx
 from irforge.testing import onnx_models
 from tests.helpers import ort_session_run
@@ -47,6 +47,7 @@ def test_a_missing_object_or_constants_file_compiles_again(tmp_path: Path) -> No
     second = compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path)
     assert not second.stats.program_cached and second.stats.cache_misses == 1
     np.testing.assert_allclose(output(second), want, rtol=1e-4, atol=1e-5)
+    program_cache.wait_all()  # the entry is written in a thread: cut it once it is complete
     for constants in tmp_path.glob("p*.bin"):
         constants.write_bytes(constants.read_bytes()[:-64])  # cut short: not a usable entry
     third = compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path)
@@ -72,3 +73,46 @@ def test_the_key_follows_irforge_sources_and_the_pipeline(tmp_path: Path, monkey
     assert not compile_model(model, threads=1, cache_dir=tmp_path, pipeline=PIPELINE + ",canonicalize").stats.program_cached
     monkeypatch.setattr(program_cache, "sources_version", lambda: "edited")
     assert not compile_model(model, threads=1, cache_dir=tmp_path).stats.program_cached
+
+
+def test_a_program_with_reference_host_steps_is_cached(tmp_path: Path) -> None:
+    """RoBERTa's position ids (an i32 CumSum and an i64 GatherElements run their reference
+    kernels as host steps) made every compile of it a full one: the host steps' symbols were
+    random, so the program was never saved and its driver never hit the object cache."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("CumSum", ["ids", "axis"], ["positions"]),
+        helper.make_node("GatherElements", ["table", "index"], ["picked"], axis=1),
+        helper.make_node("Relu", ["x"], ["y"]),
+    ]
+    inits = [
+        helper.make_tensor("axis", TensorProto.INT64, [], [1]),
+        helper.make_tensor("table", TensorProto.INT64, [1, 32], list(range(100, 132))),
+    ]
+    graph = helper.make_graph(nodes, "host", [
+        helper.make_tensor_value_info("ids", TensorProto.INT32, [1, 16]),
+        helper.make_tensor_value_info("index", TensorProto.INT64, [1, 16]),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64]),
+    ], [helper.make_tensor_value_info(n, t, s) for n, t, s in (
+        ("positions", TensorProto.INT32, [1, 16]), ("picked", TensorProto.INT64, [1, 16]), ("y", TensorProto.FLOAT, [2, 64]))],
+        inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(proto)
+    rng = np.random.default_rng(3)
+    feeds = {"ids": rng.integers(0, 3, (1, 16)).astype(np.int32), "index": rng.integers(0, 32, (1, 16)),
+             "x": rng.standard_normal((2, 64)).astype(np.float32)}
+    want = {"positions": np.cumsum(feeds["ids"], axis=1, dtype=np.int32), "picked": feeds["index"] + 100,
+            "y": np.maximum(feeds["x"], 0)}
+    runs = []
+    for _ in range(2):
+        compiled = compile_model(import_onnx(proto), threads=2, cache_dir=tmp_path)
+        assert len(compiled._executable.program.host_steps) == 2
+        got = compiled(feeds)
+        compiled.close()
+        for name, value in want.items():
+            np.testing.assert_array_equal(got[name], value)
+        runs.append(compiled.stats)
+    assert not runs[0].program_cached
+    assert runs[1].program_cached and runs[1].cache_misses == 0
