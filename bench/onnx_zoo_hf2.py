@@ -345,7 +345,7 @@ TEXT = ("squeezebert", "convbert", "longformer", "bigbird-full", "bigbird-sparse
         "data2vec-text", "esm", "ernie", "megatron-bert", "rembert", "xlnet", "ibert")  # and nystromformer, below
 LMS = ("phi3", "gemma", "gemma2", "gemma3", "stablelm", "codegen", "qwen3", "olmo", "olmo2", "gpt-bigcode", "starcoder2", "mixtral",
        "persimmon", "cohere", "granite", "xglm", "ctrl")
-VISION = {"vitmae": 2, "data2vec-vision": 2, "dpt": 4, "glpn": 4, "levit": 3, "poolformer": 0, "regnet": 0, "resnet": 0, "bit": 0,
+VISION = {"vitmae": 2, "data2vec-vision": 2, "dpt": 4, "glpn": 4, "levit": 5, "poolformer": 0, "regnet": 0, "resnet": 0, "bit": 0,
           "convnext": 0, "mobilenetv2": 0, "efficientnet": 0, "pvt": 4, "pvt-v2": 4, "cvt": 6, "focalnet": 0, "mobilevitv2": 0,
           "swin2sr": 2, "siglip-vision": 2, "owlvit-vision": 2}
 SPEECH = ("wavlm", "unispeech", "unispeech-sat", "data2vec-audio", "sew", "sew-d")
