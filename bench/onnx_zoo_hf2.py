@@ -70,6 +70,8 @@ def encoder(tf: Any, kind: str) -> nn.Module:
         return tf.RemBertModel(tf.RemBertConfig(**lm, input_embedding_size=16, output_embedding_size=16), add_pooling_layer=False)
     if kind == "xlnet":
         return tf.XLNetModel(tf.XLNetConfig(d_model=32, n_layer=2, n_head=2, d_inner=64, vocab_size=100))
+    if kind == "deberta":
+        return tf.DebertaModel(tf.DebertaConfig(**lm, relative_attention=True, max_relative_positions=16, pos_att_type=["p2c", "c2p"]))
     if kind == "ibert":
         return tf.IBertModel(tf.IBertConfig(**SMALL, vocab_size=100, max_position_embeddings=40, pad_token_id=1), add_pooling_layer=False)
     raise ValueError(kind)
@@ -341,8 +343,11 @@ def maybe_scrambled(kind: str, build: Callable[[], nn.Module]) -> Callable[[], n
     return scrambled(build) if kind in SCRAMBLE else build
 
 
+BLOCKS = {"canine": 6}
+"""CANINE: 2 deep layers and 2 character layers, the initial one local attention in 3 chunks
+of 4 characters (one attention each)."""
 TEXT = ("squeezebert", "convbert", "longformer", "bigbird-full", "bigbird-sparse", "canine", "layoutlm", "roformer",
-        "data2vec-text", "esm", "ernie", "megatron-bert", "rembert", "xlnet", "ibert")  # and nystromformer, below
+        "data2vec-text", "esm", "ernie", "megatron-bert", "rembert", "xlnet", "ibert", "deberta")  # and nystromformer, below
 LMS = ("phi3", "gemma", "gemma2", "gemma3", "stablelm", "codegen", "qwen3", "olmo", "olmo2", "gpt-bigcode", "starcoder2", "mixtral",
        "persimmon", "cohere", "granite", "xglm", "ctrl")
 VISION = {"vitmae": 2, "data2vec-vision": 2, "dpt": 4, "glpn": 4, "levit": 5, "poolformer": 0, "regnet": 0, "resnet": 0, "bit": 0,
@@ -353,7 +358,7 @@ VISION_SIZE = {"levit": 64, "poolformer": 64, "regnet": 64, "resnet": 64, "bit":
                "pvt": 64, "pvt-v2": 64, "cvt": 64, "glpn": 64, "mobilevitv2": 64, "swin2sr": 16}
 
 HF2: list[ZooModel] = [
-    *(ZooModel(k, hf(lambda tf, k=k: encoder(tf, k), TOK), long_tokens if k == "bigbird-sparse" else tokens, TOK, 2) for k in TEXT),
+    *(ZooModel(k, hf(lambda tf, k=k: encoder(tf, k), TOK), long_tokens if k == "bigbird-sparse" else tokens, TOK, BLOCKS.get(k, 2)) for k in TEXT),
     # Nystromformer's landmark path adds the [1, 1, 1, S] mask to [1, H, landmarks, S] scores
     # and fails in transformers itself with a padding mask: ids alone
     ZooModel("nystromformer", hf(lambda tf: encoder(tf, "nystromformer"), TOK[:1]), lambda: tokens()[:1], TOK[:1], 2),
@@ -368,7 +373,9 @@ HF2: list[ZooModel] = [
     ZooModel("vitmae", hf(lambda tf: vision(tf, "vitmae"), ("pixel_values", "noise")), vitmae_inputs, ("pixel_values", "noise"), 2),
     *(ZooModel(k, maybe_scrambled(k, hf(lambda tf, k=k: vision(tf, k), PIX, "predicted_depth" if k in ("dpt", "glpn") else "last_hidden_state")),
                pixels(VISION_SIZE.get(k, 32)), PIX, n) for k, n in VISION.items() if k != "vitmae"),
-    *(ZooModel(k, hf(lambda tf, k=k: detr(tf, k), PIX), pixels(64), PIX, 3) for k in ("detr", "table-transformer", "conditional-detr")),
+    # 1 encoder and 1 decoder layer: 3 attentions, but the first decoder self-attention
+    # reads only the learned queries (the decoder's input is zeros): constant, it folds
+    *(ZooModel(k, hf(lambda tf, k=k: detr(tf, k), PIX), pixels(64), PIX, 2) for k in ("detr", "table-transformer", "conditional-detr")),
     ZooModel("perceiver", scrambled(hf(perceiver, ("inputs",))), embeddings, ("inputs",), 3),
     *(ZooModel(k, maybe_scrambled(k, hf(lambda tf, k=k: speech(tf, k), AUD)), audio, AUD, 2) for k in SPEECH),
     ZooModel("ast", hf(ast, AUD), spectrogram, AUD, 2),

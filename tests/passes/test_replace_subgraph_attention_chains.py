@@ -1,7 +1,8 @@
 """replace-subgraph on attention whose scores reach the softmax through a chain of scalings,
 masks, a clamp and head views (`attention_chains.py`): HF CodeGen's (s + mask) / c,
 SqueezeBERT's channel-first keys, XGLM's [B*H, L, S] scores viewed as [B, H, L, S] for the
-mask and the clamp to float32's min. One nn.scaled_dot_product_attention that computes what
+mask and the clamp to float32's min, SEW-D's (DeBERTa's) k^T / c, Where mask and XSoftmax's
+zeroing of the masked probabilities again (a row masked out entirely becomes 0). One nn.scaled_dot_product_attention that computes what
 the graph did (onnxruntime), on ref and cpu."""
 
 from __future__ import annotations
@@ -41,6 +42,17 @@ def chain_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Add", [scores, "mask"])
         inputs = [info("q", [N, H, L, E]), info("keys", [N, H * E, L]), info("mask", [N, 1, 1, L])]
         v = info("v", [N, H, L, E])
+    elif form == "sew-d":  # k^T / c, a disentangled term, Where mask, XSoftmax's Where after the softmax, heads in the batch
+        kt = g.node("Div", [g.node("Transpose", ["k"], perm=[0, 2, 1]), g.tensor(np.array([[[6.9]]], np.float32), "scale")])
+        scores = g.node("Add", [g.node("MatMul", ["q", kt]), "c2p"])
+        scores = g.node("Reshape", [scores, g.tensor(np.array([N, H, L, L], np.int64), "split")])
+        scores = g.node("Where", ["drop", g.tensor(np.array(FMIN, np.float32), "fmin"), scores])
+        probs = g.node("Where", ["drop", g.tensor(np.array(0.0, np.float32), "zero"), g.node("Softmax", [scores], axis=-1)])
+        probs = g.node("Reshape", [probs, g.tensor(np.array([N * H, L, L], np.int64), "join")])
+        g.node("MatMul", [probs, "v"], "attention")
+        inputs = [info("q", [N * H, L, E]), info("k", [N * H, L, E]), info("c2p", [N * H, L, L]), info("drop", [N, 1, L, L], onnx.TensorProto.BOOL)]
+        graph = helper.make_graph(g.nodes, form, [*inputs, info("v", [N * H, L, E])], [helper.make_empty_tensor_value_info(g.nodes[-1].output[0])], g.initializers)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     else:  # xglm: [B*H, L, S] scores, the mask and the clamp on the [B, H, L, S] view
         scores = g.node("MatMul", [g.node("Mul", ["q", g.tensor(np.array(0.35, np.float32), "scale")]), g.node("Transpose", ["k"], perm=[0, 2, 1])])
         scores = g.node("Reshape", [scores, g.tensor(np.array([N, H, L, L], np.int64), "split")])
@@ -56,6 +68,12 @@ def chain_graph(form: str) -> onnx.ModelProto:
 def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(3)
     out = {vi.name: rng.standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim]).astype(np.float32) for vi in proto.graph.input}
+    if "drop" in out:  # padding of the last key, and the first query row masked out entirely
+        drop = np.zeros((N, 1, L, L), bool)
+        drop[..., -1] = True
+        drop[..., 0, :] = True
+        out["drop"] = drop
+        return out
     mask = out["mask"]
     causal = np.broadcast_to(np.triu(np.ones((L, L), bool), 1), (*mask.shape[:-2], L, L)) if mask.shape[-2] == L else np.zeros(mask.shape, bool)
     masked = np.where(causal, FMIN, 0.0).astype(np.float32)
@@ -65,7 +83,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("form", ["codegen", "squeezebert", "xglm"])
+@pytest.mark.parametrize("form", ["codegen", "squeezebert", "xglm", "sew-d"])
 def test_chained_attention_becomes_one_op_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
@@ -78,6 +96,8 @@ def test_chained_attention_becomes_one_op_and_matches_onnxruntime(form):
     assert "nn.softmax" not in names and "nn.matmul" not in names
     (want,) = ort_session_run(proto, x)
     assert np.isfinite(want).all()
+    if form == "sew-d":
+        assert not want[:, 0].any() and want[:, 1].any()  # the row masked out entirely is zeroed by the second Where
     np.testing.assert_allclose(next(iter(run(model, x).values())), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(next(iter(compile_model(model)(x).values())), want, rtol=1e-4, atol=1e-5)
 

@@ -79,3 +79,32 @@ func.func @shared(%q: tensor<1x2x6x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1
 // CHECK-LABEL: func.func @shared
 // CHECK-NOT:     nn.scaled_dot_product_attention
 // CHECK:         nn.softmax
+
+// -----
+
+// HF SEW-D / DeBERTa: k^T / c, the Where mask, XSoftmax's second Where zeroing the masked
+// probabilities, the heads folded back into the batch: the scale joins the op's, the Where
+// becomes the additive mask, the second Where a zeroing of rows with no key kept.
+func.func @xsoftmax(%q: tensor<2x6x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>, %drop: tensor<1x1x6x6xi1>) -> tensor<2x6x8xf32> {
+  %c = nn.constant dense<4.0> : tensor<1x1x1xf32>
+  %fmin = nn.constant dense<-3.40282347e+38> : tensor<f32>
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %kt = nn.permute %k {order = array<i64: 0, 2, 1>} : (tensor<2x6x8xf32>) -> tensor<2x8x6xf32>
+  %ks = nn.eltwise %kt, %c {operation = "div"} : (tensor<2x8x6xf32>, tensor<1x1x1xf32>) -> tensor<2x8x6xf32>
+  %s = nn.matmul %q, %ks : (tensor<2x6x8xf32>, tensor<2x8x6xf32>) -> tensor<2x6x6xf32>
+  %s4 = nn.reshape %s {shape = array<i64: 1, 2, 6, 6>} : (tensor<2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %m = nn.select %drop, %fmin, %s4 : (tensor<1x1x6x6xi1>, tensor<f32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %p = nn.softmax %m {axis = -1 : i64} : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %z = nn.select %drop, %zero, %p : (tensor<1x1x6x6xi1>, tensor<f32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  %p3 = nn.reshape %z {shape = array<i64: 2, 6, 6>} : (tensor<1x2x6x6xf32>) -> tensor<2x6x6xf32>
+  %y = nn.matmul %p3, %v {name = "attn"} : (tensor<2x6x6xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  func.return %y : tensor<2x6x8xf32>
+}
+// CHECK-LABEL: func.func @xsoftmax
+// CHECK:         %[[W:[a-z_0-9]+]] = nn.select %drop, %{{.*}}, %{{.*}} {name = "attn/mask0_where"}
+// CHECK-NEXT:    %[[A:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] {scale = 2.500000e-01 : f32, name = "attn/attention"}
+// CHECK:         %[[K:[a-z_0-9]+]] = nn.select %drop, %{{.*}}, %{{.*}} {name = "attn/kept"}
+// CHECK-NEXT:    %[[R:[a-z_0-9]+]] = nn.reduce %[[K]] {operation = "max", axes = array<i64: -1>, name = "attn/any_kept"}
+// CHECK-NEXT:    %[[Z:[a-z_0-9]+]] = nn.eltwise %[[A]], %[[R]] {operation = "mul", name = "attn/masked_rows"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.reshape %[[Z]] {shape = array<i64: 2, 6, 8>, name = "attn"}
+// CHECK-NEXT:    func.return %[[Y]]

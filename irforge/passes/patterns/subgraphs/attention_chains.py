@@ -6,7 +6,8 @@ tried after them).
 The chain is read procedurally from the softmax back to the scores' MatMul, so the order of
 its steps does not matter:
 
-    s  = q @ k'      k' = permute(k) (any order swapping the last two axes, composed with the
+    s  = q' @ k'     q' = q | q * c | q / c, and k' may be scaled so too (DeBERTa: k^T / c);
+                     k' = permute(k) (any order swapping the last two axes, composed with the
                      head split), k read with transpose_b, or channel-first keys split into
                      heads, reshape([B, H*E, S]) to [B, H, E, S] (SqueezeBERT's 1x1
                      convolutions)
@@ -14,16 +15,24 @@ its steps does not matter:
          x * c | x / c                  (c a finite nonzero one-value constant)
          x + m | x - m                  (m anything that broadcasts to x without growing it)
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
+         Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
+                                        mask Where(keep, 0, fill), as attention_exports.py)
          reshape(x)                     (leading dims only: heads folded into / out of the batch)
-    y  = softmax(x, last axis) @ v
+    p  = softmax(x, last axis), then p | Where(drop, 0, p) | Where(keep, p, 0) (DeBERTa's
+         XSoftmax zeroes the masked probabilities again, with a Where of the chain's), then
+         any leading-dims reshapes (the heads folded back into the batch)
+    y  = p @ v
 
 Written forward, x = K * s + sum_i c_i * m_i with K the product of all factors and c_i the
 product of the factors after m_i (the negated one for a subtraction): CodeGen's
 (s + mask) / sqrt(d) is s / sqrt(d) + mask / sqrt(d). That is one attention with scale K and
 the additive mask sum_i c_i * m_i. A clamp max(x, c) at a point where x = A * s + M is taken
 as A * s + max(M, c): both are c (up to rounding of a value ~1e38) where M is masked, and
-equal where M is finite and small (|A * s + M| far above c). All ops of the chain must be
-used by the chain alone. The attention is computed in the view of highest rank met on the
+equal where M is finite and small (|A * s + M| far above c). XSoftmax's second Where is
+exact as y * max(Where(keep, 1, 0), last axis): masked probabilities are exactly 0 already
+(exp of a fill at or below -1e4 relative to the row's maximum), and a row whose keys are all
+masked, uniform after the softmax, is zeroed. All ops of the chain must be used by the chain
+alone. The attention is computed in the view of highest rank met on the
 chain (q, k, v and the result reshaped along their leading dims: the same row-major
 elements); a mask given in another view must have unit leading dims or exactly that view's
 leading dims.
@@ -53,14 +62,16 @@ from irforge.backends.reference import constant_value
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import build
 from irforge.dialects.nn.constant import Constant
-from irforge.dialects.nn.elementwise import Eltwise
+from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.linear import MatMul
 from irforge.dialects.nn.normalization import SoftMax
+from irforge.dialects.nn.reduce import Reduce
 from irforge.dialects.nn.shape import Permute, Reshape
 from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
+from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
 
@@ -90,6 +101,10 @@ class Term:
     value: SSAValue
     coefficient: float
     view: tuple[int, ...]
+    fill: float | None = None
+    """Where(value, x, fill) (keep) or Where(value, fill, x): the additive mask
+    Where(value, 0, fill) / Where(value, fill, 0); None: value is itself added."""
+    keep: bool = True
 
 
 @dataclass
@@ -132,6 +147,17 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             chain.ops.append(owner)
             x = source
             continue
+        if isinstance(owner, Select):
+            condition, yes, no = owner.operands
+            fill_yes, fill_no = scalar(yes), scalar(no)
+            keep = fill_no is not None and fill_no <= FILL_AT_MOST
+            if not (keep or (fill_yes is not None and fill_yes <= FILL_AT_MOST)) or condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
+                return None
+            # Where(keep, s, fill) is s + Where(keep, 0, fill): s + fill rounds to fill for |s| < 1e31
+            chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep))
+            chain.ops.append(owner)
+            x = yes if keep else no
+            continue
         if not isinstance(owner, Eltwise) or len(owner.operands) != 2:
             return None
         operation = owner.str_prop("operation")
@@ -168,7 +194,7 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
         chain.ops.append(owner)
 
 
-STEPS = ("nn.eltwise", "nn.reshape")
+STEPS = ("nn.eltwise", "nn.reshape", "nn.select")
 
 
 def reaches_matmul(value: SSAValue, depth: int = 12) -> bool:
@@ -187,6 +213,33 @@ def reaches_matmul(value: SSAValue, depth: int = 12) -> bool:
     return False
 
 
+def scaling(value: SSAValue) -> tuple[SSAValue, float] | None:
+    """value = x * c or x / c (c a finite nonzero one-value constant, value read once): x and
+    the factor."""
+    owner = value.owner
+    if not isinstance(owner, Eltwise) or len(owner.operands) != 2 or not value.has_one_use():
+        return None
+    operation = owner.str_prop("operation")
+    a, b = owner.operands
+    if operation == "div" and scalar(b):
+        return a, 1.0 / scalar(b)  # type: ignore[operator]
+    if operation == "mul":
+        for x, c in ((a, b), (b, a)):
+            if scalar(c):
+                return x, scalar(c)  # type: ignore[return-value]
+    return None
+
+
+def same_condition(a: SSAValue, b: SSAValue) -> bool:
+    """The same value, or constants with equal elements."""
+    if a is b:
+        return True
+    if not (isinstance(a.owner, Constant) and isinstance(b.owner, Constant)):
+        return False
+    x, y = constant_value(a.owner, store_of(a.owner)), constant_value(b.owner, store_of(b.owner))
+    return x.shape == y.shape and bool(np.array_equal(x, y))
+
+
 def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
     """mask broadcasts to view without growing it."""
     if len(mask) > len(view):
@@ -201,7 +254,16 @@ class ChainedAttention(RewritePattern):
         if not isinstance(op, MatMul) or op.bool_prop("transpose_a") or op.bool_prop("transpose_b"):
             return
         probs_value, v = op.operands
-        probs = probs_value.owner
+        joins: list[Operation] = []  # views of the probabilities back to v's (heads in the batch)
+        while isinstance(probs_value.owner, Reshape) and probs_value.has_one_use() and leading_only(dims(probs_value.owner.operands[0]), dims(probs_value)):
+            joins.append(probs_value.owner)
+            probs_value = probs_value.owner.operands[0]
+        if joins and not probs_value.has_one_use():
+            return
+        guard = self.guard(probs_value)
+        probs = probs_value.owner if guard is None else guard[1]
+        if guard is not None and not guard[0].results[0].has_one_use():
+            return
         if not isinstance(probs, SoftMax) or probs.bool_prop("log") or not probs.results[0].has_one_use():
             return
         if probs.softmax_axis() != len(dims(probs.input)) - 1:
@@ -210,9 +272,18 @@ class ChainedAttention(RewritePattern):
         if found is None:
             return
         chain, scores = found
+        chain.views.extend(dims(j.results[0]) for j in joins)
         if scores.bool_prop("transpose_a") or not chain.ops:
             return  # a bare q @ k^T -> softmax is attention.py's
         q, kt = scores.operands
+        scalings: list[Operation] = []  # q * c, k^T / c (DeBERTa): their factors join the chain's
+        for _ in range(2):
+            for index, value in enumerate((q, kt)):
+                step = scaling(value)
+                if step is not None:
+                    chain.factor *= step[1]
+                    scalings.append(value.owner)  # type: ignore[arg-type]
+                    q, kt = (step[0], kt) if index == 0 else (q, step[0])
         shapes = [dims(q), dims(kt), dims(v), *chain.views, dims(op.results[0])]
         if any(d < 0 for s in shapes for d in s) or any(len(s) < 3 for s in shapes[:3]):
             return
@@ -230,18 +301,41 @@ class ChainedAttention(RewritePattern):
                 return
         if math.prod(dims(q)[:-2]) != math.prod(lead) or math.prod(dims(v)[:-2]) != math.prod(lead):
             return
+        guard_term = None
+        if guard is not None:
+            # the probabilities of the masked keys zeroed again after the softmax (DeBERTa's
+            # XSoftmax): the same Where as a mask of the chain, in the attention's view
+            guard_term = next((t for t in chain.terms if t.fill is not None and t.keep == guard[3] and t.view == view
+                               and same_condition(t.value, guard[2])), None)
+            if guard_term is None:
+                return
         name = layer_name(op, "matmul")
         key = self.key(scores, kt, name)
         if key is None:
             return
         k, ops, permute = key
-        new_ops = self.build(chain, q, k, v, view, name, op, ops)
+        new_ops = self.build(chain, q, k, v, view, name, op, ops, guard_term)
         if new_ops is None or new_ops[-1].results[0].type != op.results[0].type:
             for new in reversed(new_ops or ops):
                 new.erase()
             return
-        matched = (op, probs, *reversed(chain.ops), scores, *([permute] if permute is not None else []))
+        matched = (op, *joins, *([guard[0]] if guard is not None else []), probs, *reversed(chain.ops), scores, *scalings,
+                   *([permute] if permute is not None else []))
         replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
+
+    @staticmethod
+    def guard(probs: SSAValue) -> tuple[Select, SoftMax, SSAValue, bool] | None:
+        """Where(drop, 0, softmax) or Where(keep, softmax, 0): the Where, the softmax, the
+        condition and whether it keeps; None for anything else."""
+        where = probs.owner
+        if not isinstance(where, Select):
+            return None
+        condition, yes, no = where.operands
+        if scalar(yes) == 0.0 and isinstance(no.owner, SoftMax):
+            return where, no.owner, condition, False
+        if scalar(no) == 0.0 and isinstance(yes.owner, SoftMax):
+            return where, yes.owner, condition, True
+        return None
 
     @staticmethod
     def key(scores: MatMul, kt: SSAValue, name: str) -> tuple[SSAValue, list[Operation], Permute | None] | None:
@@ -265,7 +359,7 @@ class ChainedAttention(RewritePattern):
         return restored.output, [restored], None
 
     def build(self, chain: Chain, q: SSAValue, k: SSAValue, v: SSAValue, view: tuple[int, ...], name: str, root: MatMul,
-              ops: list[Operation]) -> list[Operation] | None:
+              ops: list[Operation], guard: Term | None = None) -> list[Operation] | None:
         ops = list(ops)
         dtype = from_xdsl(q.type.element_type)  # type: ignore[attr-defined]
         lead = list(view[:-2])
@@ -290,15 +384,25 @@ class ChainedAttention(RewritePattern):
             ops.extend([factor, product])
             return product.output
 
+        def additive(term: Term, index: int) -> SSAValue:
+            if term.fill is None:
+                return term.value
+            zero, low = Constant.inline(np.zeros((), dtype)), Constant.inline(np.array(term.fill, dtype))
+            chosen = [zero.output, low.output] if term.keep else [low.output, zero.output]
+            where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_where")
+            ops.extend([zero, low, where])
+            return where.output
+
         def mask_in_view(term: Term, index: int) -> SSAValue:
             shape = dims(term.value)
+            value = additive(term, index)
             if term.view == view:
-                return term.value
+                return value
             if all(d == 1 for d in shape[:-2]):
                 target = [1] * len(lead) + list(shape[-2:])
             else:
                 target = [*lead, *shape[-2:]]
-            reshape = build(Reshape, [term.value], shape=target, name=f"{name}/mask{index}_view")
+            reshape = build(Reshape, [value], shape=target, name=f"{name}/mask{index}_view")
             ops.append(reshape)
             return reshape.output
 
@@ -347,8 +451,18 @@ class ChainedAttention(RewritePattern):
         attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
                           name=f"{name}/attention" if view[:-2] != dims(root.results[0])[:-2] else name)
         ops.append(attention)
+        result = attention.output
+        if guard is not None:
+            # a row whose keys are all masked: uniform probabilities zeroed, so y = 0; any
+            # other row's masked probabilities are exactly 0 already (exp of the fill)
+            one, zero = Constant.inline(np.ones((), dtype)), Constant.inline(np.zeros((), dtype))
+            kept = build(Select, [guard.value, *([one.output, zero.output] if guard.keep else [zero.output, one.output])], name=f"{name}/kept")
+            rows = build(Reduce, [kept.output], operation="max", axes=[-1], keep_dims=True, name=f"{name}/any_kept")
+            zeroed = build(Eltwise, [result, rows.output], operation="mul", name=f"{name}/masked_rows")
+            ops.extend([one, zero, kept, rows, zeroed])
+            result = zeroed.output
         out = dims(root.results[0])
-        if dims(attention.output) != out:
-            back = build(Reshape, [attention.output], shape=list(out), name=name)
+        if dims(result) != out:
+            back = build(Reshape, [result], shape=list(out), name=name)
             ops.append(back)
         return ops
