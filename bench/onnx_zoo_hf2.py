@@ -326,7 +326,106 @@ def scrambled(build: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     return make
 
 
-SCRAMBLE = ("dpt", "levit", "mobilenetv2", "efficientnet", "mobilevitv2", "poolformer", "data2vec-vision", "perceiver", "sew", "sew-d")
+SCRAMBLE = ("swiftformer", "upernet", "sam-vision", "depth-anything", "dpt", "levit", "mobilenetv2", "efficientnet", "mobilevitv2", "poolformer", "data2vec-vision", "perceiver", "sew", "sew-d")
+
+
+# -- a third batch: more families a held-out set may hold ------------------------------------------
+def more_text(tf: Any, kind: str) -> nn.Module:
+    lm = dict(**SMALL, **LM)
+    if kind == "fnet":  # Fourier mixing instead of attention
+        return tf.FNetModel(tf.FNetConfig(hidden_size=32, num_hidden_layers=2, intermediate_size=64, **LM), add_pooling_layer=False)
+    if kind == "modernbert":
+        return tf.ModernBertModel(tf.ModernBertConfig(**lm, global_attn_every_n_layers=2, local_attention=4, pad_token_id=0))
+    if kind == "mt5-encoder":
+        return tf.MT5EncoderModel(tf.MT5Config(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, vocab_size=100))
+    if kind == "umt5-encoder":
+        return tf.UMT5EncoderModel(tf.UMT5Config(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, vocab_size=100))
+    if kind == "longt5-encoder":
+        return tf.LongT5EncoderModel(tf.LongT5Config(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, vocab_size=100, local_radius=4,
+                                                     encoder_attention_type="local"))
+    if kind == "bert-generation":
+        return tf.BertGenerationEncoder(tf.BertGenerationConfig(**lm))
+    if kind == "markuplm":
+        return tf.MarkupLMModel(tf.MarkupLMConfig(**lm, max_depth=8, xpath_unit_hidden_size=8), add_pooling_layer=False)
+    if kind == "mamba":
+        return tf.MambaModel(tf.MambaConfig(hidden_size=32, state_size=4, num_hidden_layers=2, vocab_size=100, expand=2, conv_kernel=4,
+                                            use_mambapy=True))
+    if kind == "qwen2-moe":
+        return tf.Qwen2MoeModel(tf.Qwen2MoeConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                                  num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                                  shared_expert_intermediate_size=32, **LM))
+    if kind == "bitnet":
+        return tf.BitNetModel(tf.BitNetConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                              num_key_value_heads=2, **LM))
+    if kind == "glm4":
+        return tf.Glm4Model(tf.Glm4Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                          num_key_value_heads=2, head_dim=8, pad_token_id=0, **LM))
+    raise ValueError(kind)
+
+
+def more_vision(tf: Any, kind: str) -> nn.Module:
+    vit = dict(**SMALL, image_size=32, patch_size=8)
+    if kind == "vit-msn":
+        return tf.ViTMSNModel(tf.ViTMSNConfig(**vit))
+    if kind == "dinov2-registers":
+        return tf.Dinov2WithRegistersModel(tf.Dinov2WithRegistersConfig(**vit, num_register_tokens=2))
+    if kind == "hiera":
+        return tf.HieraModel(tf.HieraConfig(embed_dim=16, image_size=[64, 64], patch_size=[7, 7], patch_stride=[4, 4], patch_padding=[3, 3],
+                                            depths=[1, 1], num_heads=[1, 2], embed_dim_multiplier=2.0, num_query_pool=1,
+                                            query_stride=[2, 2], masked_unit_size=[8, 8], masked_unit_attention=[True, False]),
+                            add_pooling_layer=False)
+    if kind == "swiftformer":
+        return tf.SwiftFormerModel(tf.SwiftFormerConfig(depths=[1, 1, 1, 1], embed_dims=[8, 16, 24, 32]))
+    if kind == "sam-vision":
+        return tf.SamVisionModel(tf.SamVisionConfig(hidden_size=32, output_channels=16, num_hidden_layers=2, num_attention_heads=2,
+                                                    image_size=64, patch_size=8, mlp_dim=64, window_size=4, global_attn_indexes=[1]))
+    if kind == "vitdet":
+        return tf.VitDetModel(tf.VitDetConfig(**dict(SMALL), image_size=32, patch_size=8, pretrain_image_size=32, window_size=2,
+                                              window_block_indices=[0], use_relative_position_embeddings=True))
+    if kind == "depth-anything":
+        backbone = tf.Dinov2Config(**dict(SMALL, num_hidden_layers=4), image_size=28, patch_size=14, out_features=["stage1", "stage2", "stage3", "stage4"],
+                                   reshape_hidden_states=False)
+        return tf.DepthAnythingForDepthEstimation(tf.DepthAnythingConfig(backbone_config=backbone, neck_hidden_sizes=[8, 16, 32, 32],
+                                                                         fusion_hidden_size=16, head_hidden_size=8, reassemble_hidden_size=32,
+                                                                         patch_size=14))
+    if kind == "upernet":
+        backbone = tf.ConvNextConfig(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1], out_features=["stage1", "stage2", "stage3", "stage4"])
+        return tf.UperNetForSemanticSegmentation(tf.UperNetConfig(backbone_config=backbone, hidden_size=16, auxiliary_in_channels=32,
+                                                                  use_auxiliary_head=False, num_labels=4))
+    raise ValueError(kind)
+
+
+def more_speech(tf: Any, kind: str) -> nn.Module:
+    conv = dict(**SMALL, conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+                num_conv_pos_embedding_groups=2, feat_extract_norm="group", vocab_size=32)
+    if kind == "wav2vec2-conformer":
+        return tf.Wav2Vec2ConformerModel(tf.Wav2Vec2ConformerConfig(**conv, position_embeddings_type="rotary", conv_depthwise_kernel_size=3))
+    if kind == "wav2vec2-conformer-rel":
+        return tf.Wav2Vec2ConformerModel(tf.Wav2Vec2ConformerConfig(**conv, position_embeddings_type="relative", conv_depthwise_kernel_size=3))
+    raise ValueError(kind)
+
+
+def trocr_decoder(tf: Any) -> nn.Module:
+    model = tf.TrOCRForCausalLM(tf.TrOCRConfig(d_model=32, decoder_layers=2, decoder_attention_heads=2, decoder_ffn_dim=64, vocab_size=100,
+                                               max_position_embeddings=32, cross_attention_hidden_size=32))
+    return model.model.decoder
+
+
+def patchtst(tf: Any) -> nn.Module:
+    return tf.PatchTSTModel(tf.PatchTSTConfig(num_input_channels=2, context_length=32, patch_length=8, patch_stride=8, d_model=32,
+                                              num_hidden_layers=2, num_attention_heads=2, ffn_dim=64, do_mask_input=False))
+
+
+def series() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(1, 32, 2, generator=gen()),)
+
+
+MORE_TEXT = {"fnet": 0, "modernbert": 2, "mt5-encoder": 2, "umt5-encoder": 2, "longt5-encoder": 2, "bert-generation": 2, "markuplm": 2,
+             "mamba": 0, "qwen2-moe": 2, "bitnet": 2, "glm4": 2}
+MORE_VISION = {"vit-msn": 2, "dinov2-registers": 2, "hiera": 2, "swiftformer": 0, "sam-vision": 2, "vitdet": 2, "depth-anything": 4,
+               "upernet": 0}
+MORE_SIZE = {"hiera": 64, "swiftformer": 64, "sam-vision": 64, "depth-anything": 28, "upernet": 64}
+MORE_FIELD = {"depth-anything": "predicted_depth", "upernet": "logits"}
 
 
 def vitmae_inputs() -> tuple[torch.Tensor, ...]:
@@ -379,6 +478,13 @@ HF2: list[ZooModel] = [
     ZooModel("perceiver", scrambled(hf(perceiver, ("inputs",))), embeddings, ("inputs",), 3),
     *(ZooModel(k, maybe_scrambled(k, hf(lambda tf, k=k: speech(tf, k), AUD)), audio, AUD, 2) for k in SPEECH),
     ZooModel("ast", hf(ast, AUD), spectrogram, AUD, 2),
+    *(ZooModel(k, hf(lambda tf, k=k: more_text(tf, k), TOK[:1] if k == "mamba" else TOK), (lambda: tokens()[:1]) if k == "mamba" else tokens,
+               TOK[:1] if k == "mamba" else TOK, n) for k, n in MORE_TEXT.items()),
+    *(ZooModel(k, maybe_scrambled(k, hf(lambda tf, k=k: more_vision(tf, k), PIX, MORE_FIELD.get(k, "last_hidden_state"))),
+               pixels(MORE_SIZE.get(k, 32)), PIX, n) for k, n in MORE_VISION.items()),
+    *(ZooModel(k, hf(lambda tf, k=k: more_speech(tf, k), AUD), audio, AUD, 2) for k in ("wav2vec2-conformer", "wav2vec2-conformer-rel")),
+    ZooModel("trocr-decoder", hf(trocr_decoder, DEC[:2]), lambda: decoder_inputs()[:2], DEC[:2], 4),
+    ZooModel("patchtst", hf(patchtst, ("past_values",)), series, ("past_values",), 2),
 ]
 
 if __name__ == "__main__":
