@@ -2,6 +2,7 @@
 
 from irforge.frontends.onnx.extractors import (
     activation,
+    compositions,
     control_flow,
     conv,
     einsum,
@@ -18,4 +19,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, compositions, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
