@@ -5,6 +5,7 @@ from irforge.frontends.onnx.extractors import (
     compositions,
     control_flow,
     conv,
+    dft,
     einsum,
     elementwise,
     indexing,
@@ -19,4 +20,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, compositions, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, compositions, control_flow, conv, dft, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
