@@ -95,3 +95,21 @@ def test_cast_like_size_and_eye_like_match_onnxruntime():
 def test_lp_normalization_with_another_p_is_refused():
     with pytest.raises(IrforgeError, match="p=3"):
         import_onnx(unary("LpNormalization", dict(p=3), 1))
+
+
+@pytest.mark.parametrize("strides, pads, dilations", [([1, 1], [0, 0, 0, 0], [1, 1]), ([2, 2], [1, 0, 1, 0], [1, 1]), ([1, 2], [0, 1, 1, 0], [2, 1])])
+def test_col2im_matches_onnxruntime(strides, pads, dilations):
+    image, block, channels = [6, 7], [2, 3], 3
+    counts = [(image[i] + pads[i] + pads[2 + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(2)]
+    shape = [1, channels * 6, counts[0] * counts[1]]
+    inits = [onnx.numpy_helper.from_array(np.array(image, np.int64), "image"), onnx.numpy_helper.from_array(np.array(block, np.int64), "block")]
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], strides=strides, pads=pads, dilations=dilations)
+    graph = helper.make_graph([node], "col2im", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, *image])], inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.random.default_rng(0).normal(0, 1, shape).astype(np.float32)
+    (want,) = ort_session_run(proto, {"x": x})
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    for got in (run(model, {"x": x}), compile_model(model)({"x": x})):
+        np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-5, atol=1e-5)

@@ -16,6 +16,10 @@ versions ovc targets, or expresses them by the ops used here):
     LpNormalization(x, axis, p)     x / sum(|x|) (p=1), x / sqrt(sum(x^2)) (p=2) along axis
     RMSNormalization(x, scale)      x / sqrt(mean(x^2 over axis..) + eps) * scale (opset 23)
     Swish(x, alpha)                 nn.activation swish (opset 24's x * sigmoid(alpha x))
+    Col2Im(x, image, block)         a transposed convolution, one group per channel, whose
+                                    one-hot kernel puts input channel c*K + k at offset k of
+                                    channel c's block (summing overlaps as Col2Im does; its
+                                    full output cropped by the pads; MobileViTv2's fold)
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import MVN, Activation, Convert, Eltwise, Power, Reduce, Select
+from irforge.dialects.nn import MVN, Activation, Convert, Deconvolution, Eltwise, Power, Reduce, Reshape, Select
 from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
@@ -158,3 +162,37 @@ def rms_normalization(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("Swish")
 def swish(ctx: NodeContext) -> SSAValue:
     return ctx.value(Activation, [ctx.input(0)], kind="swish", alpha=float(ctx.attr("alpha", 1.0)))
+
+
+@onnx_extractor("Col2Im")
+def col2im(ctx: NodeContext) -> SSAValue:
+    image, block = ctx.constant_input(1), ctx.constant_input(2)
+    if image is None or block is None:
+        raise ctx.fail("image_shape or block_shape computed at run time is not supported", fix="give them as constants")
+    image, block = [int(d) for d in image.reshape(-1)], [int(d) for d in block.reshape(-1)]
+    spatial = len(block)
+    n, channels_blocks, length = _static_shape(ctx, "Col2Im")
+    dilations = [int(d) for d in ctx.attr("dilations", [1] * spatial)]
+    strides = [int(d) for d in ctx.attr("strides", [1] * spatial)]
+    pads = [int(d) for d in ctx.attr("pads", [0] * (2 * spatial))]
+    per_channel = math.prod(block)
+    if channels_blocks % per_channel:
+        raise ctx.fail(f"{channels_blocks} input channels are not a multiple of the block size {per_channel}", fix="check block_shape")
+    channels = channels_blocks // per_channel
+    counts = [(image[i] + pads[i] + pads[spatial + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(spatial)]
+    if math.prod(counts) != length:
+        raise ctx.fail(f"{length} blocks do not tile an image of {image} with these pads/strides ({counts})", fix="check image_shape")
+    blocks = ctx.value(Reshape, [ctx.input(0)], suffix="/blocks", shape=[n, channels_blocks, *counts], special_zero=False)
+    weights = np.zeros((channels_blocks, 1, *block), _dtype(ctx))
+    for c in range(channels):
+        for k, offset in enumerate(np.ndindex(*block)):
+            weights[(c * per_channel + k, 0, *offset)] = 1.0
+    # a stride that does not divide the padded image leaves its last rows/columns without
+    # blocks: zeros there (output_padding, below the stride)
+    covered = [strides[i] * (counts[i] - 1) + dilations[i] * (block[i] - 1) + 1 - pads[i] - pads[spatial + i] for i in range(spatial)]
+    extra = [image[i] - covered[i] for i in range(spatial)]
+    props: dict[str, object] = {}
+    if any(extra):
+        props["output_padding"] = extra
+    return ctx.value(Deconvolution, [blocks, ctx.constant(weights, "/one_hot")], strides=strides, dilations=dilations,
+                     pads_begin=pads[:spatial], pads_end=pads[spatial:], group=channels, **props)
