@@ -54,6 +54,8 @@ def check(proto: onnx.ModelProto, x: np.ndarray, atol: float = 1e-5) -> None:
 def test_composed_op_matches_onnxruntime(case):
     op, attrs, opset = CASES[case]
     x = np.random.default_rng(0).uniform(-1.4, 1.4, SHAPE).astype(np.float32)
+    if op == "LpNormalization":
+        x[0, :, 0, :] = 0.0  # zero vectors along both axes tried: they stay 0
     try:
         check(unary(op, attrs, opset), x)
     except Exception as e:  # onnxruntime without the newest opsets

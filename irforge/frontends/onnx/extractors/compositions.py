@@ -14,6 +14,7 @@ versions ovc targets, or expresses them by the ops used here):
     Shrink(x, bias, lambd)          Where(x < -lambd, x + bias, Where(x > lambd, x - bias, 0))
     Sinh / Cosh / Tan               (e^x -/+ e^-x) / 2, sin / cos
     LpNormalization(x, axis, p)     x / sum(|x|) (p=1), x / sqrt(sum(x^2)) (p=2) along axis
+                                    (a zero vector stays 0)
     RMSNormalization(x, scale)      x / sqrt(mean(x^2 over axis..) + eps) * scale (opset 23)
     Swish(x, alpha)                 nn.activation swish (opset 24's x * sigmoid(alpha x))
     Col2Im(x, image, block)         a transposed convolution, one group per channel, whose
@@ -141,7 +142,10 @@ def lp_normalization(ctx: NodeContext) -> SSAValue:
         square = ctx.value(Eltwise, [x, x], suffix="/square", operation="mul")
         total = ctx.value(Reduce, [square], suffix="/sum", operation="sum", axes=[axis], keep_dims=True)
         norm = ctx.value(Activation, [total], suffix="/norm", kind="sqrt")
-    return ctx.value(Eltwise, [x, norm], operation="div")
+    # a zero vector stays zero (ONNX's reference and onnxruntime), not 0 / 0
+    zero = ctx.value(Eltwise, [norm, _scalar(ctx, 0.0, "/zero")], suffix="/is_zero", operation="equal")
+    safe = ctx.value(Select, [zero, _scalar(ctx, 1.0, "/one"), norm], suffix="/safe_norm")
+    return ctx.value(Eltwise, [x, safe], operation="div")
 
 
 @onnx_extractor("RMSNormalization")
