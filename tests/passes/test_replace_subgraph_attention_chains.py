@@ -2,7 +2,8 @@
 masks, a clamp and head views (`attention_chains.py`): HF CodeGen's (s + mask) / c,
 SqueezeBERT's channel-first keys, XGLM's [B*H, L, S] scores viewed as [B, H, L, S] for the
 mask and the clamp to float32's min, SEW-D's (DeBERTa's) k^T / c, Where mask and XSoftmax's
-zeroing of the masked probabilities again (a row masked out entirely becomes 0). One nn.scaled_dot_product_attention that computes what
+zeroing of the masked probabilities again (a row masked out entirely becomes 0), ViTDet's
+decomposed relative positions on a [B*H, qh, qw, kh, kw] view of the scores. One nn.scaled_dot_product_attention that computes what
 the graph did (onnxruntime), on ref and cpu."""
 
 from __future__ import annotations
@@ -53,6 +54,14 @@ def chain_graph(form: str) -> onnx.ModelProto:
         inputs = [info("q", [N * H, L, E]), info("k", [N * H, L, E]), info("c2p", [N * H, L, L]), info("drop", [N, 1, L, L], onnx.TensorProto.BOOL)]
         graph = helper.make_graph(g.nodes, form, [*inputs, info("v", [N * H, L, E])], [helper.make_empty_tensor_value_info(g.nodes[-1].output[0])], g.initializers)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    elif form == "vitdet":  # decomposed relative positions added on a [B*H, qh, qw, kh, kw] view of the scores
+        q = g.node("Mul", ["q", g.tensor(np.array(0.35, np.float32), "scale")])
+        scores = g.node("MatMul", [q, g.node("Transpose", ["k"], perm=[0, 2, 1])])
+        scores = g.node("Reshape", [scores, g.tensor(np.array([N * H, 2, 3, 2, 3], np.int64), "grid")])
+        scores = g.node("Add", [g.node("Add", [scores, "rel_h"]), "rel_w"])
+        scores = g.node("Reshape", [scores, g.tensor(np.array([N * H, L, L], np.int64), "back")])
+        inputs = [info("q", [N * H, L, E]), info("k", [N * H, L, E]), info("rel_h", [N * H, 2, 3, 2, 1]), info("rel_w", [N * H, 2, 3, 1, 3])]
+        v = info("v", [N * H, L, E])
     else:  # xglm: [B*H, L, S] scores, the mask and the clamp on the [B, H, L, S] view
         scores = g.node("MatMul", [g.node("Mul", ["q", g.tensor(np.array(0.35, np.float32), "scale")]), g.node("Transpose", ["k"], perm=[0, 2, 1])])
         scores = g.node("Reshape", [scores, g.tensor(np.array([N, H, L, L], np.int64), "split")])
@@ -74,6 +83,8 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
         drop[..., 0, :] = True
         out["drop"] = drop
         return out
+    if "mask" not in out:
+        return out
     mask = out["mask"]
     causal = np.broadcast_to(np.triu(np.ones((L, L), bool), 1), (*mask.shape[:-2], L, L)) if mask.shape[-2] == L else np.zeros(mask.shape, bool)
     masked = np.where(causal, FMIN, 0.0).astype(np.float32)
@@ -83,7 +94,7 @@ def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("form", ["codegen", "squeezebert", "xglm", "sew-d"])
+@pytest.mark.parametrize("form", ["codegen", "squeezebert", "xglm", "sew-d", "vitdet"])
 def test_chained_attention_becomes_one_op_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 

@@ -108,3 +108,27 @@ func.func @xsoftmax(%q: tensor<2x6x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6
 // CHECK-NEXT:    %[[Z:[a-z_0-9]+]] = nn.eltwise %[[A]], %[[R]] {operation = "mul", name = "attn/masked_rows"}
 // CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.reshape %[[Z]] {shape = array<i64: 2, 6, 8>, name = "attn"}
 // CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// HF ViTDet / SAM: decomposed relative positions added on a [B*H, qh, qw, kh, kw] view of
+// the [B*H, L, S] scores: each term broadcast to the grid and read back as [B*H, L, S].
+func.func @vitdet(%q: tensor<2x6x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>, %rh: tensor<2x2x3x2x1xf32>, %rw: tensor<2x2x3x1x3xf32>) -> tensor<2x6x8xf32> {
+  %kt = nn.permute %k {order = array<i64: 0, 2, 1>} : (tensor<2x6x8xf32>) -> tensor<2x8x6xf32>
+  %s = nn.matmul %q, %kt : (tensor<2x6x8xf32>, tensor<2x8x6xf32>) -> tensor<2x6x6xf32>
+  %g = nn.reshape %s {shape = array<i64: 2, 2, 3, 2, 3>} : (tensor<2x6x6xf32>) -> tensor<2x2x3x2x3xf32>
+  %a = nn.eltwise %g, %rh {operation = "sum"} : (tensor<2x2x3x2x3xf32>, tensor<2x2x3x2x1xf32>) -> tensor<2x2x3x2x3xf32>
+  %b = nn.eltwise %a, %rw {operation = "sum"} : (tensor<2x2x3x2x3xf32>, tensor<2x2x3x1x3xf32>) -> tensor<2x2x3x2x3xf32>
+  %r = nn.reshape %b {shape = array<i64: 2, 6, 6>} : (tensor<2x2x3x2x3xf32>) -> tensor<2x6x6xf32>
+  %p = nn.softmax %r {axis = -1 : i64} : (tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<2x6x6xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  func.return %y : tensor<2x6x8xf32>
+}
+// CHECK-LABEL: func.func @vitdet
+// CHECK:         %[[W:[a-z_0-9]+]] = nn.eltwise %rw, %{{.*}} {operation = "sum", name = "attn/mask0_grid"}
+// CHECK-NEXT:    %[[WV:[a-z_0-9]+]] = nn.reshape %[[W]] {shape = array<i64: 2, 6, 6>, name = "attn/mask0_view"}
+// CHECK:         %[[H:[a-z_0-9]+]] = nn.eltwise %rh, %{{.*}} {operation = "sum", name = "attn/mask1_grid"}
+// CHECK-NEXT:    %[[HV:[a-z_0-9]+]] = nn.reshape %[[H]] {shape = array<i64: 2, 6, 6>, name = "attn/mask1_view"}
+// CHECK-NEXT:    %[[M:[a-z_0-9]+]] = nn.eltwise %[[WV]], %[[HV]] {operation = "sum", name = "attn/mask1_sum"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {scale = 1.000000e+00 : f32, name = "attn"}
+// CHECK-NEXT:    func.return %[[Y]]

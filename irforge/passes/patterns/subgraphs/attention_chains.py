@@ -17,7 +17,10 @@ its steps does not matter:
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
          Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
                                         mask Where(keep, 0, fill), as attention_exports.py)
-         reshape(x)                     (leading dims only: heads folded into / out of the batch)
+         reshape(x)                     (leading dims only: heads folded into / out of the batch;
+                                        or [.., qh*qw, kh*kw] <-> [.., qh, qw, kh, kw]: ViTDet's
+                                        and SAM's decomposed relative positions, whose terms
+                                        are broadcast to that grid and read back as [.., L, S])
     p  = softmax(x, last axis), then p | Where(drop, 0, p) | Where(keep, p, 0) (DeBERTa's
          XSoftmax zeroes the masked probabilities again, with a Where of the chain's), then
          any leading-dims reshapes (the heads folded back into the batch)
@@ -129,6 +132,18 @@ def leading_only(before: tuple[int, ...], after: tuple[int, ...]) -> bool:
     return len(before) >= 3 and len(after) >= 3 and before[-2:] == after[-2:] and math.prod(before) == math.prod(after)
 
 
+def grid_split(scores: tuple[int, ...], grid: tuple[int, ...]) -> bool:
+    """grid is [P.., qh, qw, kh, kw] of scores [P.., qh*qw, kh*kw] (ViTDet's and SAM's
+    decomposed relative positions: the same row-major elements)."""
+    return (len(scores) >= 3 and len(grid) == len(scores) + 2 and grid[:-4] == scores[:-2]
+            and grid[-4] * grid[-3] == scores[-2] and grid[-2] * grid[-1] == scores[-1])
+
+
+def wide(view: tuple[int, ...], scores: tuple[int, ...]) -> bool:
+    """A [.., qh, qw, kh, kw] view of the scores (not one of their [.., L, S] views)."""
+    return view[-2:] != scores[-2:]
+
+
 def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
     """The chain from the scores' MatMul to `x` (the softmax's input), None if a step is not
     one of the module's forms."""
@@ -141,7 +156,8 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             return chain, owner
         if isinstance(owner, Reshape):
             source = owner.operands[0]
-            if not leading_only(dims(source), dims(x)):
+            before, after = dims(source), dims(x)
+            if not (leading_only(before, after) or grid_split(before, after) or grid_split(after, before)):
                 return None
             chain.views.append(dims(source))
             chain.ops.append(owner)
@@ -291,13 +307,17 @@ class ChainedAttention(RewritePattern):
             return
         if from_xdsl(q.type.element_type).kind != "f":  # type: ignore[attr-defined]
             return
-        view = max(chain.views, key=len)
+        scores_dims = dims(scores.results[0])
+        views = [w for w in chain.views if not wide(w, scores_dims)]
+        view = max(views, key=len)
         lead = view[:-2]
-        if any(math.prod(w[:-2]) != math.prod(lead) for w in chain.views):
+        if any(math.prod(w[:-2]) != math.prod(lead) for w in views):
             return
+        if any(wide(w, scores_dims) and not grid_split(view, w) for w in chain.views):
+            return  # a grid view must split the attention's own view
         for t in chain.terms:
             mlead = dims(t.value)[:-2]
-            if t.view != view and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
+            if t.view != view and not wide(t.view, scores_dims) and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
                 return
         if math.prod(dims(q)[:-2]) != math.prod(lead) or math.prod(dims(v)[:-2]) != math.prod(lead):
             return
@@ -398,6 +418,17 @@ class ChainedAttention(RewritePattern):
             value = additive(term, index)
             if term.view == view:
                 return value
+            if len(term.view) == len(view) + 2:
+                # a term of the [.., qh, qw, kh, kw] grid view: broadcast to the whole grid,
+                # then read as [.., L, S] (the same row-major elements)
+                if shape != term.view:
+                    zeros = Constant.inline(np.zeros(term.view, dtype))
+                    full = build(Eltwise, [value, zeros.output], operation="sum", name=f"{name}/mask{index}_grid")
+                    ops.extend([zeros, full])
+                    value = full.output
+                reshape = build(Reshape, [value], shape=list(view), name=f"{name}/mask{index}_view")
+                ops.append(reshape)
+                return reshape.output
             if all(d == 1 for d in shape[:-2]):
                 target = [1] * len(lead) + list(shape[-2:])
             else:
