@@ -259,6 +259,17 @@ def detr(tf: Any, kind: str) -> nn.Module:
     raise ValueError(kind)
 
 
+def deformable(tf: Any, kind: str) -> nn.Module:
+    """Multi-scale deformable attention (grid_sample of the value maps)."""
+    backbone = tf.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1], out_features=["stage2", "stage3", "stage4"])
+    if kind == "deformable-detr":
+        return tf.DeformableDetrModel(tf.DeformableDetrConfig(use_timm_backbone=False, backbone_config=backbone, use_pretrained_backbone=False,
+                                                              d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                                                              decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                                                              num_queries=10, num_feature_levels=3, encoder_n_points=2, decoder_n_points=2))
+    raise ValueError(kind)
+
+
 def perceiver(tf: Any) -> nn.Module:
     return tf.PerceiverModel(tf.PerceiverConfig(num_latents=8, d_latents=32, d_model=16, num_blocks=1, num_self_attends_per_block=2,
                                                 num_self_attention_heads=2, num_cross_attention_heads=1))
@@ -475,6 +486,7 @@ HF2: list[ZooModel] = [
     # 1 encoder and 1 decoder layer: 3 attentions, but the first decoder self-attention
     # reads only the learned queries (the decoder's input is zeros): constant, it folds
     *(ZooModel(k, hf(lambda tf, k=k: detr(tf, k), PIX), pixels(64), PIX, 2) for k in ("detr", "table-transformer", "conditional-detr")),
+    *(ZooModel(k, hf(lambda tf, k=k: deformable(tf, k), PIX), pixels(64), PIX, 2) for k in ("deformable-detr",)),
     ZooModel("perceiver", scrambled(hf(perceiver, ("inputs",))), embeddings, ("inputs",), 3),
     *(ZooModel(k, maybe_scrambled(k, hf(lambda tf, k=k: speech(tf, k), AUD)), audio, AUD, 2) for k in SPEECH),
     ZooModel("ast", hf(ast, AUD), spectrogram, AUD, 2),
