@@ -2,8 +2,10 @@
 
 from irforge.frontends.onnx.extractors import (
     activation,
+    compositions,
     control_flow,
     conv,
+    dft,
     einsum,
     elementwise,
     indexing,
@@ -18,4 +20,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, control_flow, conv, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, compositions, control_flow, conv, dft, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)

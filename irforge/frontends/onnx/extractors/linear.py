@@ -47,10 +47,25 @@ def matmul(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("BatchNormalization")
 def batch_norm(ctx: NodeContext) -> SSAValue:
-    if len([o for o in ctx.node.output if o]) > 1 or ctx.attr("training_mode", 0):
+    if ctx.output_used(1) or ctx.output_used(2):
         raise ctx.fail("training mode (running statistics outputs) is not supported", fix="export the model for inference")
+    if ctx.attr("training_mode", 0):
+        return _batch_statistics_norm(ctx)
     operands = [ctx.input(i) for i in range(5)]
     return ctx.value(BatchNormalization, operands, epsilon=float(ctx.attr("epsilon", 1e-5)))
+
+
+def _batch_statistics_norm(ctx: NodeContext) -> SSAValue:
+    """training_mode=1 with only Y read: normalised by the batch's own mean and (population)
+    variance over every axis but the channels (HF BiT standardises its convolution weights
+    with `F.batch_norm(w, None, None, training=True)`); the running mean and variance inputs
+    and momentum only feed the unread outputs."""
+    rank = len(ctx.input_shape(0))
+    normalized = ctx.value(
+        MVN, [ctx.input(0)], suffix="/mvn", axes=[0, *range(2, rank)],
+        eps=float(ctx.attr("epsilon", 1e-5)), normalize_variance=True, eps_mode="inside_sqrt",
+    )
+    return ctx.value(ScaleShift, [normalized, ctx.input(1), ctx.input(2)])
 
 
 @onnx_extractor("InstanceNormalization")

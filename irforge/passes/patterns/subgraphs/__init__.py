@@ -8,6 +8,7 @@ from xdsl.pattern_rewriter import RewritePattern
 def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.activations import Gelu, GeluErfc, GeluTanh, HSigmoid, HSwish, Swish
     from irforge.passes.patterns.subgraphs.attention import ScaledDotProductAttentionPattern
+    from irforge.passes.patterns.subgraphs.attention_chains import ChainedAttention
     from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
     from irforge.passes.patterns.subgraphs.attention_heads_in_batch import HeadsInBatchAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
@@ -21,6 +22,7 @@ def builtin_replacements() -> list[RewritePattern]:
         ScaledDotProductAttentionPattern(),
         ExportedAttention(),
         HeadsInBatchAttention(),
+        ChainedAttention(),
         MeanVarianceNormalization(),
         KerasLayerNormalization(),
         BatchNormOfMoments(),

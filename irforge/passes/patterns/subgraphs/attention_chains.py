@@ -1,0 +1,499 @@
+"""Attention whose scores reach the softmax through any chain of scalings, added masks,
+a finfo.min clamp and head (un)folding views, back to one `nn.scaled_dot_product_attention`
+(the forms `attention.py`, `attention_exports.py` and `attention_heads_in_batch.py` leave:
+tried after them).
+
+The chain is read procedurally from the softmax back to the scores' MatMul, so the order of
+its steps does not matter:
+
+    s  = q' @ k'     q' = q | q * c | q / c, and k' may be scaled so too (DeBERTa: k^T / c);
+                     k' = permute(k) (any order swapping the last two axes, composed with the
+                     head split), k read with transpose_b, or channel-first keys split into
+                     heads, reshape([B, H*E, S]) to [B, H, E, S] (SqueezeBERT's 1x1
+                     convolutions)
+    x  = s, then any sequence of
+         x * c | x / c                  (c a finite nonzero one-value constant)
+         x + m | x - m                  (m anything that broadcasts to x without growing it)
+         max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
+         Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
+                                        mask Where(keep, 0, fill), as attention_exports.py)
+         reshape(x)                     (leading dims only: heads folded into / out of the batch;
+                                        or [.., qh*qw, kh*kw] <-> [.., qh, qw, kh, kw]: ViTDet's
+                                        and SAM's decomposed relative positions, whose terms
+                                        are broadcast to that grid and read back as [.., L, S])
+    p  = softmax(x, last axis), then p | Where(drop, 0, p) | Where(keep, p, 0) (DeBERTa's
+         XSoftmax zeroes the masked probabilities again, with a Where of the chain's), then
+         any leading-dims reshapes (the heads folded back into the batch)
+    y  = p @ v
+
+Written forward, x = K * s + sum_i c_i * m_i with K the product of all factors and c_i the
+product of the factors after m_i (the negated one for a subtraction): CodeGen's
+(s + mask) / sqrt(d) is s / sqrt(d) + mask / sqrt(d). That is one attention with scale K and
+the additive mask sum_i c_i * m_i. A clamp max(x, c) at a point where x = A * s + M is taken
+as A * s + max(M, c): both are c (up to rounding of a value ~1e38) where M is masked, and
+equal where M is finite and small (|A * s + M| far above c). XSoftmax's second Where is
+exact as y * max(Where(keep, 1, 0), last axis): masked probabilities are exactly 0 already
+(exp of a fill at or below -1e4 relative to the row's maximum), and a row whose keys are all
+masked, uniform after the softmax, is zeroed. All ops of the chain must be used by the chain
+alone. The attention is computed in the view of highest rank met on the
+chain (q, k, v and the result reshaped along their leading dims: the same row-major
+elements); a mask given in another view must have unit leading dims or exactly that view's
+leading dims.
+
+    %s = nn.matmul %q, %kt                      (XGLM: [B*H, L, S] scores)
+    %r = nn.reshape %s {shape = [B, H, L, S]}
+    %a = nn.eltwise %r, %mask {operation = "sum"}
+    %c = nn.eltwise %a, %min {operation = "max"}
+    %b = nn.reshape %c {shape = [B*H, L, S]}
+    %p = nn.softmax %b {axis = -1}
+    %y = nn.matmul %p, %v
+becomes
+    %y4 = nn.scaled_dot_product_attention %q4, %k4, %v4, %clamped {scale = ...}
+    %y = nn.reshape %y4 {shape = [B*H, L, Ev]}
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from irforge.backends.reference import constant_value
+from irforge.dialects.nn.attention import ScaledDotProductAttention
+from irforge.dialects.nn.base import build
+from irforge.dialects.nn.constant import Constant
+from irforge.dialects.nn.elementwise import Eltwise, Select
+from irforge.dialects.nn.linear import MatMul
+from irforge.dialects.nn.normalization import SoftMax
+from irforge.dialects.nn.reduce import Reduce
+from irforge.dialects.nn.shape import Permute, Reshape
+from irforge.model import store_of
+from irforge.passes.patterns.affine import layer_name
+from irforge.passes.patterns.dag import Match
+from irforge.passes.patterns.subgraphs.attention import swapped
+from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST
+from irforge.passes.patterns.subgraphs.base import replace_match
+from irforge.weights.dtypes import from_xdsl
+
+CLAMP_AT_MOST = -1e30
+"""A max() with a constant at or below this only clamps masked scores (HF: float32's min)."""
+
+
+def dims(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
+
+
+def scalar(value: SSAValue) -> float | None:
+    """The finite value of a one-element float constant, else None."""
+    owner = value.owner
+    if not isinstance(owner, Constant):
+        return None
+    array = constant_value(owner, store_of(owner))
+    if array.size != 1 or array.dtype.kind != "f" or not math.isfinite(float(array.reshape(-1)[0])):
+        return None
+    return float(array.reshape(-1)[0])
+
+
+@dataclass
+class Term:
+    """An additive mask: its value, coefficient at the softmax and the view it is added in."""
+
+    value: SSAValue
+    coefficient: float
+    view: tuple[int, ...]
+    fill: float | None = None
+    """Where(value, x, fill) (keep) or Where(value, fill, x): the additive mask
+    Where(value, 0, fill) / Where(value, fill, 0); None: value is itself added."""
+    keep: bool = True
+
+
+@dataclass
+class Chain:
+    """What lies between the scores and the softmax, read backwards."""
+
+    factor: float = 1.0
+    terms: list[Term] = field(default_factory=list)
+    clamps: list[tuple[float, float, int]] = field(default_factory=list)
+    """(c, the cumulative factor after the clamp, how many terms were met before it) each."""
+    views: list[tuple[int, ...]] = field(default_factory=list)
+    ops: list[Operation] = field(default_factory=list)
+
+
+def other(op: Eltwise, value: SSAValue) -> SSAValue:
+    a, b = op.operands
+    return b if a is value else a
+
+
+def leading_only(before: tuple[int, ...], after: tuple[int, ...]) -> bool:
+    """A reshape that only splits or merges leading dims (the last two stay)."""
+    return len(before) >= 3 and len(after) >= 3 and before[-2:] == after[-2:] and math.prod(before) == math.prod(after)
+
+
+def grid_split(scores: tuple[int, ...], grid: tuple[int, ...]) -> bool:
+    """grid is [P.., qh, qw, kh, kw] of scores [P.., qh*qw, kh*kw] (ViTDet's and SAM's
+    decomposed relative positions: the same row-major elements)."""
+    return (len(scores) >= 3 and len(grid) == len(scores) + 2 and grid[:-4] == scores[:-2]
+            and grid[-4] * grid[-3] == scores[-2] and grid[-2] * grid[-1] == scores[-1])
+
+
+def wide(view: tuple[int, ...], scores: tuple[int, ...]) -> bool:
+    """A [.., qh, qw, kh, kw] view of the scores (not one of their [.., L, S] views)."""
+    return view[-2:] != scores[-2:]
+
+
+def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
+    """The chain from the scores' MatMul to `x` (the softmax's input), None if a step is not
+    one of the module's forms."""
+    chain = Chain(views=[dims(x)])
+    while True:
+        owner = x.owner
+        if not isinstance(owner, Operation) or len(owner.results) != 1 or not owner.results[0].has_one_use():
+            return None
+        if isinstance(owner, MatMul):
+            return chain, owner
+        if isinstance(owner, Reshape):
+            source = owner.operands[0]
+            before, after = dims(source), dims(x)
+            if not (leading_only(before, after) or grid_split(before, after) or grid_split(after, before)):
+                return None
+            chain.views.append(dims(source))
+            chain.ops.append(owner)
+            x = source
+            continue
+        if isinstance(owner, Select):
+            condition, yes, no = owner.operands
+            fill_yes, fill_no = scalar(yes), scalar(no)
+            keep = fill_no is not None and fill_no <= FILL_AT_MOST
+            if not (keep or (fill_yes is not None and fill_yes <= FILL_AT_MOST)) or condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
+                return None
+            # Where(keep, s, fill) is s + Where(keep, 0, fill): s + fill rounds to fill for |s| < 1e31
+            chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep))
+            chain.ops.append(owner)
+            x = yes if keep else no
+            continue
+        if not isinstance(owner, Eltwise) or len(owner.operands) != 2:
+            return None
+        operation = owner.str_prop("operation")
+        a, b = owner.operands
+        if operation in ("mul", "div"):
+            # one side a one-value constant; the scores' side is the other
+            side = a if scalar(b) is not None else b if scalar(a) is not None and operation == "mul" else None
+            if side is None:
+                return None
+            c = scalar(other(owner, side))
+            if not c:
+                return None
+            chain.factor *= c if operation == "mul" else 1.0 / c
+            x = side
+        elif operation == "max":
+            side = a if scalar(b) is not None else b if scalar(a) is not None else None
+            if side is None or scalar(other(owner, side)) > CLAMP_AT_MOST:  # type: ignore[operator]
+                return None
+            chain.clamps.append((scalar(other(owner, side)), chain.factor, len(chain.terms)))  # type: ignore[arg-type]
+            x = side
+        elif operation in ("sum", "sub"):
+            # the scores' side leads back to a MatMul through the chain (both sides doing so
+            # is ambiguous: left to the other patterns)
+            reach_a, reach_b = reaches_matmul(a), operation == "sum" and reaches_matmul(b)
+            if reach_a == reach_b:
+                return None
+            side = a if reach_a else b
+            mask = other(owner, side)
+            sign = -1.0 if operation == "sub" else 1.0
+            chain.terms.append(Term(mask, sign * chain.factor, dims(x)))
+            x = side
+        else:
+            return None
+        chain.ops.append(owner)
+
+
+STEPS = ("nn.eltwise", "nn.reshape", "nn.select")
+
+
+def reaches_matmul(value: SSAValue, depth: int = 12) -> bool:
+    """The value is a MatMul's result through at most `depth` single-use chain steps."""
+    while depth > 0:
+        owner = value.owner
+        if isinstance(owner, MatMul):
+            return True
+        if not isinstance(owner, Operation) or owner.name not in STEPS or not owner.results[0].has_one_use():
+            return False
+        candidates = [v for v in owner.operands if not isinstance(v.owner, Constant)]
+        if not candidates:
+            return False
+        value = candidates[0]
+        depth -= 1
+    return False
+
+
+def scaling(value: SSAValue) -> tuple[SSAValue, float] | None:
+    """value = x * c or x / c (c a finite nonzero one-value constant, value read once): x and
+    the factor."""
+    owner = value.owner
+    if not isinstance(owner, Eltwise) or len(owner.operands) != 2 or not value.has_one_use():
+        return None
+    operation = owner.str_prop("operation")
+    a, b = owner.operands
+    if operation == "div" and scalar(b):
+        return a, 1.0 / scalar(b)  # type: ignore[operator]
+    if operation == "mul":
+        for x, c in ((a, b), (b, a)):
+            if scalar(c):
+                return x, scalar(c)  # type: ignore[return-value]
+    return None
+
+
+def same_condition(a: SSAValue, b: SSAValue) -> bool:
+    """The same value, or constants with equal elements."""
+    if a is b:
+        return True
+    if not (isinstance(a.owner, Constant) and isinstance(b.owner, Constant)):
+        return False
+    x, y = constant_value(a.owner, store_of(a.owner)), constant_value(b.owner, store_of(b.owner))
+    return x.shape == y.shape and bool(np.array_equal(x, y))
+
+
+def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
+    """mask broadcasts to view without growing it."""
+    if len(mask) > len(view):
+        return False
+    return all(m in (1, v) for m, v in zip(reversed(mask), reversed(view)))
+
+
+class ChainedAttention(RewritePattern):
+    """softmax(chain(q @ k')) @ v: see the module docstring."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, MatMul) or op.bool_prop("transpose_a") or op.bool_prop("transpose_b"):
+            return
+        probs_value, v = op.operands
+        joins: list[Operation] = []  # views of the probabilities back to v's (heads in the batch)
+        while isinstance(probs_value.owner, Reshape) and probs_value.has_one_use() and leading_only(dims(probs_value.owner.operands[0]), dims(probs_value)):
+            joins.append(probs_value.owner)
+            probs_value = probs_value.owner.operands[0]
+        if joins and not probs_value.has_one_use():
+            return
+        guard = self.guard(probs_value)
+        probs = probs_value.owner if guard is None else guard[1]
+        if guard is not None and not guard[0].results[0].has_one_use():
+            return
+        if not isinstance(probs, SoftMax) or probs.bool_prop("log") or not probs.results[0].has_one_use():
+            return
+        if probs.softmax_axis() != len(dims(probs.input)) - 1:
+            return
+        found = read_chain(probs.input)
+        if found is None:
+            return
+        chain, scores = found
+        chain.views.extend(dims(j.results[0]) for j in joins)
+        if scores.bool_prop("transpose_a") or not chain.ops:
+            return  # a bare q @ k^T -> softmax is attention.py's
+        q, kt = scores.operands
+        scalings: list[Operation] = []  # q * c, k^T / c (DeBERTa): their factors join the chain's
+        for _ in range(2):
+            for index, value in enumerate((q, kt)):
+                step = scaling(value)
+                if step is not None:
+                    chain.factor *= step[1]
+                    scalings.append(value.owner)  # type: ignore[arg-type]
+                    q, kt = (step[0], kt) if index == 0 else (q, step[0])
+        shapes = [dims(q), dims(kt), dims(v), *chain.views, dims(op.results[0])]
+        if any(d < 0 for s in shapes for d in s) or any(len(s) < 3 for s in shapes[:3]):
+            return
+        if any(not fits(dims(t.value), t.view) for t in chain.terms):
+            return
+        if from_xdsl(q.type.element_type).kind != "f":  # type: ignore[attr-defined]
+            return
+        scores_dims = dims(scores.results[0])
+        views = [w for w in chain.views if not wide(w, scores_dims)]
+        view = max(views, key=len)
+        lead = view[:-2]
+        if any(math.prod(w[:-2]) != math.prod(lead) for w in views):
+            return
+        if any(wide(w, scores_dims) and not grid_split(view, w) for w in chain.views):
+            return  # a grid view must split the attention's own view
+        for t in chain.terms:
+            mlead = dims(t.value)[:-2]
+            if t.view != view and not wide(t.view, scores_dims) and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
+                return
+        if math.prod(dims(q)[:-2]) != math.prod(lead) or math.prod(dims(v)[:-2]) != math.prod(lead):
+            return
+        guard_term = None
+        if guard is not None:
+            # the probabilities of the masked keys zeroed again after the softmax (DeBERTa's
+            # XSoftmax): the same Where as a mask of the chain, in the attention's view
+            guard_term = next((t for t in chain.terms if t.fill is not None and t.keep == guard[3] and t.view == view
+                               and same_condition(t.value, guard[2])), None)
+            if guard_term is None:
+                return
+        name = layer_name(op, "matmul")
+        key = self.key(scores, kt, name)
+        if key is None:
+            return
+        k, ops, permute = key
+        new_ops = self.build(chain, q, k, v, view, name, op, ops, guard_term)
+        if new_ops is None or new_ops[-1].results[0].type != op.results[0].type:
+            for new in reversed(new_ops or ops):
+                new.erase()
+            return
+        matched = (op, *joins, *([guard[0]] if guard is not None else []), probs, *reversed(chain.ops), scores, *scalings,
+                   *([permute] if permute is not None else []))
+        replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
+
+    @staticmethod
+    def guard(probs: SSAValue) -> tuple[Select, SoftMax, SSAValue, bool] | None:
+        """Where(drop, 0, softmax) or Where(keep, softmax, 0): the Where, the softmax, the
+        condition and whether it keeps; None for anything else."""
+        where = probs.owner
+        if not isinstance(where, Select):
+            return None
+        condition, yes, no = where.operands
+        if scalar(yes) == 0.0 and isinstance(no.owner, SoftMax):
+            return where, no.owner, condition, False
+        if scalar(no) == 0.0 and isinstance(yes.owner, SoftMax):
+            return where, yes.owner, condition, True
+        return None
+
+    @staticmethod
+    def key(scores: MatMul, kt: SSAValue, name: str) -> tuple[SSAValue, list[Operation], Permute | None] | None:
+        """k in [..., S, E], the ops that make it and the scores' Permute it replaces."""
+        kt_owner = kt.owner
+        if scores.bool_prop("transpose_b"):
+            return kt, [], None
+        if isinstance(kt_owner, Permute) and kt_owner.results[0].has_one_use():
+            order = swapped(tuple(kt_owner.ints("order")))
+            source = kt_owner.operands[0]
+            if order == list(range(len(order))):
+                return source, [], kt_owner
+            restored = build(Permute, [source], order=order, name=f"{name}/key")
+            return restored.output, [restored], kt_owner
+        # channel-first keys split into heads, [B, H*E, S] -> [B, H, E, S] (SqueezeBERT's
+        # from a 1x1 convolution): already k^T; any other value is not an exporter's key
+        if not isinstance(kt_owner, Reshape) or dims(kt_owner.operands[0])[-1] != dims(kt)[-1]:
+            return None
+        rank = len(dims(kt))
+        restored = build(Permute, [kt], order=[*range(rank - 2), rank - 1, rank - 2], name=f"{name}/key")
+        return restored.output, [restored], None
+
+    def build(self, chain: Chain, q: SSAValue, k: SSAValue, v: SSAValue, view: tuple[int, ...], name: str, root: MatMul,
+              ops: list[Operation], guard: Term | None = None) -> list[Operation] | None:
+        ops = list(ops)
+        dtype = from_xdsl(q.type.element_type)  # type: ignore[attr-defined]
+        lead = list(view[:-2])
+
+        def in_view(value: SSAValue, tag: str) -> SSAValue:
+            shape = dims(value)
+            if tuple(shape[:-2]) == tuple(lead):
+                return value
+            reshape = build(Reshape, [value], shape=[*lead, *shape[-2:]], name=f"{name}/{tag}_view")
+            ops.append(reshape)
+            return reshape.output
+
+        if any(math.prod(dims(x)[:-2]) != math.prod(lead) for x in (q, k, v)):
+            return None
+        q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
+
+        def scaled(value: SSAValue, coefficient: float, tag: str) -> SSAValue:
+            if coefficient == 1.0:
+                return value
+            factor = Constant.inline(np.array(coefficient, dtype))
+            product = build(Eltwise, [value, factor.output], operation="mul", name=f"{name}/{tag}_scaled")
+            ops.extend([factor, product])
+            return product.output
+
+        def additive(term: Term, index: int) -> SSAValue:
+            if term.fill is None:
+                return term.value
+            zero, low = Constant.inline(np.zeros((), dtype)), Constant.inline(np.array(term.fill, dtype))
+            chosen = [zero.output, low.output] if term.keep else [low.output, zero.output]
+            where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_where")
+            ops.extend([zero, low, where])
+            return where.output
+
+        def mask_in_view(term: Term, index: int) -> SSAValue:
+            shape = dims(term.value)
+            value = additive(term, index)
+            if term.view == view:
+                return value
+            if len(term.view) == len(view) + 2:
+                # a term of the [.., qh, qw, kh, kw] grid view: broadcast to the whole grid,
+                # then read as [.., L, S] (the same row-major elements)
+                if shape != term.view:
+                    zeros = Constant.inline(np.zeros(term.view, dtype))
+                    full = build(Eltwise, [value, zeros.output], operation="sum", name=f"{name}/mask{index}_grid")
+                    ops.extend([zeros, full])
+                    value = full.output
+                reshape = build(Reshape, [value], shape=list(view), name=f"{name}/mask{index}_view")
+                ops.append(reshape)
+                return reshape.output
+            if all(d == 1 for d in shape[:-2]):
+                target = [1] * len(lead) + list(shape[-2:])
+            else:
+                target = [*lead, *shape[-2:]]
+            reshape = build(Reshape, [value], shape=target, name=f"{name}/mask{index}_view")
+            ops.append(reshape)
+            return reshape.output
+
+        def total(terms: list[tuple[int, Term]], relative_to: float) -> SSAValue | None:
+            """sum of c_i / relative_to * m_i, in the attention's view."""
+            result: SSAValue | None = None
+            for index, term in terms:
+                value = scaled(mask_in_view(term, index), term.coefficient / relative_to, f"mask{index}")
+                if result is None:
+                    result = value
+                else:
+                    both = build(Eltwise, [result, value], operation="sum", name=f"{name}/mask{index}_sum")
+                    ops.append(both)
+                    result = both.output
+            return result
+
+        # walking back, terms[:n] come after a clamp met when n terms had been seen; the
+        # earlier clamps (larger n) apply to the terms before them
+        indexed = list(enumerate(chain.terms))
+        mask: SSAValue | None = None
+        cut = len(indexed)
+        for c, after, seen in sorted(chain.clamps, key=lambda clamp: -clamp[2]):
+            early = total(indexed[seen:cut], after)
+            if early is None:
+                return None  # a clamp of the bare scores is not a mask
+            if mask is not None:
+                both = build(Eltwise, [mask, scaled(early, 1.0, "early")], operation="sum", name=f"{name}/clamp_in")
+                ops.append(both)
+                early = both.output
+            bound = Constant.inline(np.array(c, dtype))
+            clamped = build(Eltwise, [early, bound.output], operation="max", name=f"{name}/clamp")
+            ops.extend([bound, clamped])
+            mask = scaled(clamped.output, after, "clamped")
+            cut = seen
+        rest = total(indexed[:cut], 1.0)
+        if mask is not None and rest is not None:
+            both = build(Eltwise, [mask, rest], operation="sum", name=f"{name}/mask")
+            ops.append(both)
+            mask = both.output
+        elif rest is not None:
+            mask = rest
+        head = dims(q)[-1]
+        scale: float | None = chain.factor
+        if math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
+            scale = None
+        attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
+                          name=f"{name}/attention" if view[:-2] != dims(root.results[0])[:-2] else name)
+        ops.append(attention)
+        result = attention.output
+        if guard is not None:
+            # a row whose keys are all masked: uniform probabilities zeroed, so y = 0; any
+            # other row's masked probabilities are exactly 0 already (exp of the fill)
+            one, zero = Constant.inline(np.ones((), dtype)), Constant.inline(np.zeros((), dtype))
+            kept = build(Select, [guard.value, *([one.output, zero.output] if guard.keep else [zero.output, one.output])], name=f"{name}/kept")
+            rows = build(Reduce, [kept.output], operation="max", axes=[-1], keep_dims=True, name=f"{name}/any_kept")
+            zeroed = build(Eltwise, [result, rows.output], operation="mul", name=f"{name}/masked_rows")
+            ops.extend([one, zero, kept, rows, zeroed])
+            result = zeroed.output
+        out = dims(root.results[0])
+        if dims(result) != out:
+            back = build(Reshape, [result], shape=list(out), name=name)
+            ops.append(back)
+        return ops
