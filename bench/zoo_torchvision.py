@@ -17,6 +17,8 @@ Import it before transformers too: transformers imports torchvision when it is i
 
 from __future__ import annotations
 
+import sys
+
 import torch
 from zoo_detection import greedy_nms  # bench/, next to this script
 
@@ -33,8 +35,9 @@ def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torc
 
 def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
                sampling_ratio: int, aligned: bool) -> torch.Tensor:
-    from torchvision.ops.roi_align import _roi_align as python_roi_align
-
+    # torchvision's pure-Python kernel, without its lazy torch.compile wrapper: compiling
+    # inside torch.jit.trace (the TorchScript exporter runs this kernel) is refused
+    python_roi_align = getattr(_ROI_ALIGN_MODULE._roi_align, "__wrapped__", _ROI_ALIGN_MODULE._roi_align)
     return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
 
 
@@ -51,6 +54,10 @@ import torchvision  # noqa: E402  (after the ops exist)
 import torchvision.extension  # noqa: E402
 import torchvision.ops.roi_align  # noqa: E402
 
+# `torchvision.ops.roi_align` is the function (ops/__init__ imports it over the submodule's
+# name): patch the module itself, or roi_align still sees no C op and takes the torch.compile'd
+# Python path, which torch.jit.trace refuses ("using FX to torch.jit.trace a dynamo-optimized function")
+_ROI_ALIGN_MODULE = sys.modules["torchvision.ops.roi_align"]
 
 
 def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the callers while tracing
@@ -58,6 +65,6 @@ def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the ca
 
 
 torchvision.extension._has_ops = _has_ops  # what _assert_has_ops reads
-torchvision.ops.roi_align._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
+_ROI_ALIGN_MODULE._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
 
 __all__ = ["torchvision"]

@@ -7,7 +7,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
-from irforge.dialects.nn.indexing import BroadcastTo, ReshapeTo, ShapeOf
+from irforge.dialects.nn.indexing import BroadcastTo, ReshapeTo, ShapeOf, SliceTo
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -127,6 +127,8 @@ def slice_(ctx: NodeContext) -> SSAValue:
     if ctx.opset < 10:
         starts, ends, axes = ctx.attr("starts"), ctx.attr("ends"), ctx.attr("axes")
         steps = None
+    elif ctx.constant_input(1) is None or ctx.constant_input(2) is None:
+        return slice_to(ctx)
     else:
         starts = ints_input_or_attr(ctx, 1, "starts", "starts", since=10)
         ends = ints_input_or_attr(ctx, 2, "ends", "ends", since=10)
@@ -140,6 +142,21 @@ def slice_(ctx: NodeContext) -> SSAValue:
     if steps is not None:
         props["steps"] = list(steps)
     return ctx.value(Slice, [ctx.input(0)], **props)
+
+
+def slice_to(ctx: NodeContext) -> SSAValue:
+    """nn.slice_to: starts or ends computed at run time (torchvision's RoI heads slice the
+    first Shape(boxes)[0] rows of a tensor of data-dependent size); axes and steps must be
+    constant."""
+    count = ctx.input_shape(1)
+    if len(count) != 1 or count[0] == DYN:
+        raise ctx.fail(f"starts must be a 1-D tensor of known length, got shape {list(count)}")
+    axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=10)
+    steps = ints_input_or_attr(ctx, 4, "steps", "steps", since=10)
+    props: dict[str, object] = {"axes": list(range(count[0])) if axes is None else list(axes)}
+    if steps is not None:
+        props["steps"] = list(steps)
+    return ctx.value(SliceTo, [ctx.input(0), ctx.input(1), ctx.input(2)], **props)
 
 
 @onnx_extractor("Gather")
