@@ -238,15 +238,15 @@ class Segment(nn.Module):
 
 
 class Detect(nn.Module):
-    """A detector on one image: its boxes, scores and labels."""
+    """A detector on one image: its boxes, scores and labels (and masks or keypoints)."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, *extra: str) -> None:
         super().__init__()
-        self.model = model
+        self.model, self.extra = model, extra
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         out = self.model([x[0]])[0]
-        return out["boxes"], out["scores"], out["labels"]
+        return (out["boxes"], out["scores"], out["labels"], *(out[k] for k in self.extra))
 
 
 def swin_t(m: Any) -> nn.Module:
@@ -300,7 +300,10 @@ TV: list[ZooModel] = [
     ZooModel("tv-ssdlite", tv(lambda m: Detect(m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
     ZooModel("tv-fasterrcnn", tv(lambda m: Detect(m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**DET))), pixels(64), ("x",)),
     ZooModel("tv-retinanet", tv(lambda m: Detect(m.detection.retinanet_resnet50_fpn(**DET))), pixels(64), ("x",)),
-    ZooModel("tv-maskrcnn", tv(lambda m: Detect(m.detection.maskrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-maskrcnn", tv(lambda m: Detect(m.detection.maskrcnn_resnet50_fpn(**DET), "masks")), pixels(64), ("x",)),
+    ZooModel("tv-keypointrcnn", tv(lambda m: Detect(m.detection.keypointrcnn_resnet50_fpn(**DET, num_keypoints=5), "keypoints")), pixels(64), ("x",)),
+    ZooModel("tv-fcos", tv(lambda m: Detect(m.detection.fcos_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-ssd300", tv(lambda m: Detect(m.detection.ssd300_vgg16(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
 ]
 
 

@@ -65,3 +65,17 @@ def test_slice_to_runs_in_openvino(tmp_path, index_type):
     got = run_openvino(tmp_path / "m.xml", inputs)
     for output, w in zip(proto.graph.output, want):
         np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)
+
+
+def test_slice_to_reads_back_from_ir_xml(tmp_path):
+    from irforge.backends.ir_xml import write_ir_xml
+    from irforge.backends.reference import run
+    from irforge.frontends.ir_xml import read_ir_xml
+
+    proto, inputs = run_time_slice_model(), feeds(3)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    model = read_ir_xml(tmp_path / "m.xml")
+    assert [op.name for op in model.func.body.block.ops].count("nn.slice_to") == 3
+    got = run(model, inputs)
+    for output, w in zip(proto.graph.output, ort_session_run(proto, inputs)):
+        np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)

@@ -14,7 +14,7 @@ from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.resample import Resample, ResampleTo
 from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.errors import IrforgeError
 
@@ -203,3 +203,21 @@ def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
     }
     axes = ctx.ints(range(x.type.rank), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, target, axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
+
+
+@ir_xml_emitter(ResampleTo)
+def resample_to(ctx: EmitContext, op: ResampleTo, inputs: list[Port]) -> list[Port]:
+    """Interpolate-11 by sizes, the sizes input computed at run time."""
+    x = inputs[0]
+    data = {
+        "mode": RESAMPLE_MODES[op.str_prop("mode")],
+        "shape_calculation_mode": "sizes",
+        "coordinate_transformation_mode": op.str_prop("coordinate_transformation_mode"),
+        "nearest_mode": op.str_prop("nearest_mode"),
+        "antialias": "false",
+        "pads_begin": fmt_ints((0,) * x.type.rank),
+        "pads_end": fmt_ints((0,) * x.type.rank),
+        "cube_coeff": fmt_float(op.float_prop("cubic_coeff_a")),
+    }
+    axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
+    return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
