@@ -224,7 +224,7 @@ def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
                 if p.dim() > 1 and not p.any():
                     p.normal_(0, 0.02)
         if isinstance(model, Detect) and model.calm:
-            calm_detector(model, pixels(64)()[0])
+            calm_detector(model, pixels(model.calm)()[0])  # on the image the row runs
         return model
 
     return build
@@ -242,7 +242,7 @@ class Segment(nn.Module):
 class Detect(nn.Module):
     """A detector on one image: its boxes, scores and labels (and masks or keypoints)."""
 
-    def __init__(self, model: nn.Module, *extra: str, calm: bool = False) -> None:
+    def __init__(self, model: nn.Module, *extra: str, calm: int = 0) -> None:
         super().__init__()
         self.model, self.extra, self.calm = model, extra, calm
 
@@ -305,9 +305,10 @@ def calm_detector(model: nn.Module, image: torch.Tensor, spread: float = 1.0, st
     return model
 
 
-def detector(make: Callable[[Any], nn.Module], *extra: str) -> Callable[[Any], nn.Module]:
-    """A Detect of the model, its heads calmed by `tv` once its statistics are drawn."""
-    return lambda m: Detect(make(m), *extra, calm=True)
+def detector(make: Callable[[Any], nn.Module], *extra: str, size: int = 64) -> Callable[[Any], nn.Module]:
+    """A Detect of the model, its heads calmed by `tv` (on the row's `size` image) once its
+    statistics are drawn."""
+    return lambda m: Detect(make(m), *extra, calm=size)
 
 
 def swin_t(m: Any) -> nn.Module:
@@ -359,7 +360,10 @@ TV: list[ZooModel] = [
     ZooModel("tv-deeplabv3", tv(lambda m: Segment(m.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
     ZooModel("tv-fcn", tv(lambda m: Segment(m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
     ZooModel("tv-ssdlite", tv(detector(lambda m: m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
-    ZooModel("tv-fasterrcnn", tv(detector(lambda m: m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**DET))), pixels(64), ("x",)),
+    # at 64 pixels its stride-32 maps are 2x2: RoIs share features and three scores tie to
+    # 1e-7, so any rounding reorders them; at 160 the closest two scores are 2e-5 apart
+    ZooModel("tv-fasterrcnn", tv(detector(lambda m: m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**{**DET, "min_size": 160, "max_size": 160}), size=160)),
+             pixels(160), ("x",)),
     ZooModel("tv-fasterrcnn-r50", tv(detector(lambda m: m.detection.fasterrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
     ZooModel("tv-retinanet", tv(detector(lambda m: m.detection.retinanet_resnet50_fpn(**DET))), pixels(64), ("x",)),
     ZooModel("tv-maskrcnn", tv(detector(lambda m: m.detection.maskrcnn_resnet50_fpn(**DET), "masks")), pixels(64), ("x",)),
