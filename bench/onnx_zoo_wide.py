@@ -224,6 +224,8 @@ def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
                 if p.dim() > 1 and not p.any():
                     p.normal_(0, 0.02)
         if isinstance(model, Detect) and model.calm:
+            if model.recalibrate:
+                recalibrate_batch_norm(model, pixels(model.calm)()[0])
             calm_detector(model, pixels(model.calm)()[0])  # on the image the row runs
         return model
 
@@ -242,9 +244,9 @@ class Segment(nn.Module):
 class Detect(nn.Module):
     """A detector on one image: its boxes, scores and labels (and masks or keypoints)."""
 
-    def __init__(self, model: nn.Module, *extra: str, calm: int = 0) -> None:
+    def __init__(self, model: nn.Module, *extra: str, calm: int = 0, recalibrate: bool = False) -> None:
         super().__init__()
-        self.model, self.extra, self.calm = model, extra, calm
+        self.model, self.extra, self.calm, self.recalibrate = model, extra, calm, recalibrate
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         out = self.model([x[0]])[0]
@@ -267,6 +269,23 @@ def head_layers(model: nn.Module) -> list[tuple[str, nn.Module, nn.Module]]:
             layers = [x for x in m.modules() if isinstance(x, (nn.Conv2d, nn.Linear))]
             heads.append((name, m, layers[-1]))
     return heads
+
+
+def recalibrate_batch_norm(model: nn.Module, image: torch.Tensor) -> None:
+    """Each BatchNorm's running statistics set to those of its input on `image` (one pass,
+    in the order the layers run): SSDlite's random backbone otherwise saturates its ReLU6s,
+    its small maps come out constant over space and 92 of its detections share one score
+    exactly, so any NMS's tie order decides which survive."""
+    def calibrate(m: nn.Module, inputs: tuple[torch.Tensor, ...]) -> None:
+        x = inputs[0]
+        m.running_mean.copy_(x.mean(dim=(0, 2, 3)))
+        m.running_var.copy_(x.var(dim=(0, 2, 3), unbiased=False) + 0.1)
+
+    hooks = [m.register_forward_pre_hook(calibrate) for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    with torch.no_grad():
+        model(image)
+    for h in hooks:
+        h.remove()
 
 
 def calm_detector(model: nn.Module, image: torch.Tensor, spread: float = 1.0, step: float = 0.1) -> nn.Module:
@@ -305,10 +324,10 @@ def calm_detector(model: nn.Module, image: torch.Tensor, spread: float = 1.0, st
     return model
 
 
-def detector(make: Callable[[Any], nn.Module], *extra: str, size: int = 64) -> Callable[[Any], nn.Module]:
+def detector(make: Callable[[Any], nn.Module], *extra: str, size: int = 64, recalibrate: bool = False) -> Callable[[Any], nn.Module]:
     """A Detect of the model, its heads calmed by `tv` (on the row's `size` image) once its
-    statistics are drawn."""
-    return lambda m: Detect(make(m), *extra, calm=size)
+    statistics are drawn (and its BatchNorms recalibrated on that image first)."""
+    return lambda m: Detect(make(m), *extra, calm=size, recalibrate=recalibrate)
 
 
 def swin_t(m: Any) -> nn.Module:
@@ -359,7 +378,7 @@ TV: list[ZooModel] = [
     ZooModel("tv-lraspp", tv(lambda m: Segment(m.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4))), pixels(64), ("x",)),
     ZooModel("tv-deeplabv3", tv(lambda m: Segment(m.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
     ZooModel("tv-fcn", tv(lambda m: Segment(m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
-    ZooModel("tv-ssdlite", tv(detector(lambda m: m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
+    ZooModel("tv-ssdlite", tv(detector(lambda m: m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3), recalibrate=True)), pixels(64), ("x",)),
     # at 64 pixels its stride-32 maps are 2x2: RoIs share features and three scores tie to
     # 1e-7, so any rounding reorders them; at 160 the closest two scores are 2e-5 apart
     ZooModel("tv-fasterrcnn", tv(detector(lambda m: m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**{**DET, "min_size": 160, "max_size": 160}), size=160)),
