@@ -1,4 +1,4 @@
-"""ONNX Slice whose starts or ends are computed at run time (torchvision's Faster R-CNN
+"""ONNX Slice (and Split) whose starts or ends (lengths) are computed at run time (torchvision's Faster R-CNN
 slices the first Shape(boxes)[0] rows of its class scores, a data-dependent count):
 nn.slice_to, run on ref and cpu (a host step in the segmented model) and in OpenVINO (Slice-8
 with non-constant start/stop inputs); constant bounds stay nn.slice."""
@@ -78,4 +78,40 @@ def test_slice_to_reads_back_from_ir_xml(tmp_path):
     assert [op.name for op in model.func.body.block.ops].count("nn.slice_to") == 3
     got = run(model, inputs)
     for output, w in zip(proto.graph.output, ort_session_run(proto, inputs)):
+        np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)
+
+
+def run_time_split_model(outputs: int):  # type: ignore[no-untyped-def]
+    """Split of a [8, 3] table along axis 0 by lengths computed at run time: [count, 8 - count]
+    (count = kept scores, NonZero) or [8] for one output."""
+    nodes = [
+        helper.make_node("Greater", ["s", "zero_f"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),
+        helper.make_node("Shape", ["nz"], ["nz_dims"]),
+        helper.make_node("Gather", ["nz_dims", "one"], ["count"], axis=0),
+        helper.make_node("Sub", ["eight", "count"], ["rest"]),
+        helper.make_node("Concat", ["count", "rest"], ["both"], axis=0),
+    ]
+    if outputs == 1:
+        nodes.append(helper.make_node("ReduceSum", ["both"], ["total"], keepdims=1))
+    nodes.append(helper.make_node("Split", ["table", "both" if outputs == 2 else "total"], [f"part{i}" for i in range(outputs)], axis=0))
+    initializers = [("zero_f", np.float32(0.0)), ("one", np.array([1], np.int64)), ("eight", np.array([8], np.int64))]
+    inputs = [("s", FLOAT, [8]), ("table", FLOAT, [8, 3])]
+    return make(nodes, inputs, [(f"part{i}", FLOAT) for i in range(outputs)], initializers, opset=17)
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_split_by_run_time_lengths_runs_on_ref_and_cpu(outputs):
+    check(run_time_split_model(outputs), feeds(7))
+
+
+def test_split_by_run_time_lengths_runs_in_openvino(tmp_path):
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    proto, inputs = run_time_split_model(2), feeds(8)
+    want = ort_session_run(proto, inputs)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    got = run_openvino(tmp_path / "m.xml", inputs)
+    for output, w in zip(proto.graph.output, want):
         np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)

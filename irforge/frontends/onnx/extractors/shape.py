@@ -7,7 +7,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
-from irforge.dialects.nn.indexing import BroadcastTo, ReshapeTo, ShapeOf, SliceTo
+from irforge.dialects.nn.indexing import BroadcastTo, CumSum, ReshapeTo, ShapeOf, SliceTo
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -112,6 +112,8 @@ def split(ctx: NodeContext) -> list[SSAValue]:
     shape = ctx.input_shape(0)
     axis = int(ctx.attr("axis", 0)) % len(shape)
     outputs = len(ctx.node.output)
+    if ctx.opset >= 13 and ctx.has_input(1) and ctx.constant_input(1) is None:
+        return split_run_time(ctx, axis, outputs)
     lengths = ints_input_or_attr(ctx, 1, "split", "split lengths", since=13)
     if lengths is None:
         size = shape[axis]
@@ -120,6 +122,26 @@ def split(ctx: NodeContext) -> list[SSAValue]:
         chunk = -(-size // outputs)
         lengths = [min(chunk, size - i * chunk) for i in range(outputs)]
     return ctx.add(Split, [ctx.input(0)], num_results=len(lengths), axis=axis, split_lengths=lengths)
+
+
+def split_run_time(ctx: NodeContext, axis: int, outputs: int) -> list[SSAValue]:
+    """Split lengths computed at run time (torchvision's `boxes.split(boxes_per_image)`
+    through the dynamo exporter): one output is the input itself (ONNX requires the lengths
+    to sum to the axis); more are nn.slice_to between the running sums of the lengths."""
+    count = ctx.input_shape(1)
+    if count != (outputs,) and list(count) != [outputs]:
+        raise ctx.fail(f"split lengths must be a 1-D tensor of {outputs} values (one per output), got shape {list(count)}")
+    if outputs == 1:
+        return [ctx.input(0)]
+    lengths = ctx.input(1)
+    ends = ctx.value(CumSum, [lengths], suffix="/ends", axis=0)
+    begins = ctx.value(CumSum, [lengths], suffix="/begins", axis=0, exclusive=True)
+    results = []
+    for i in range(outputs):
+        index = ctx.constant(np.array([i], np.int64), f"/index{i}")
+        bounds = [ctx.value(Gather, [v, index], suffix=f"/{what}{i}", axis=0) for what, v in (("begin", begins), ("end", ends))]
+        results.append(ctx.value(SliceTo, [ctx.input(0), *bounds], suffix=f"/{i}", axes=[axis]))
+    return results
 
 
 @onnx_extractor("Slice")
