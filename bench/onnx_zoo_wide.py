@@ -253,8 +253,9 @@ class Detect(nn.Module):
         return (out["boxes"], out["scores"], out["labels"], *(out[k] for k in self.extra))
 
 
-HEAD_OUTPUTS = ("cls_score", "bbox_pred", "cls_logits", "bbox_reg", "bbox_ctrness")
-"""The last layers of torchvision's detection heads (RPN, RoI box predictor, RetinaNet/FCOS);
+HEAD_OUTPUTS = ("cls_score", "bbox_pred", "cls_logits", "bbox_reg", "bbox_ctrness", "mask_fcn_logits")
+"""The last layers of torchvision's detection heads (RPN, RoI box predictor, RetinaNet/FCOS,
+Mask R-CNN's mask logits: ~1e3 otherwise, so float32 rounding moved its sigmoids by 1e-3);
 SSD's heads are `classification_head.module_list.N` / `regression_head.module_list.N`."""
 
 
@@ -311,7 +312,7 @@ def calm_detector(model: nn.Module, image: torch.Tensor, spread: float = 1.0, st
         if not todo:
             break
         name, layer, std = todo[0]
-        is_class = any(k in name for k in ("cls", "classification"))
+        is_class = any(k in name for k in ("cls", "classification", "mask"))
         with torch.no_grad():
             if is_class and layer.bias is not None:
                 layer.bias.zero_()
