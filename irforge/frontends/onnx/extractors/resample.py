@@ -32,8 +32,8 @@ def resize(ctx: NodeContext) -> SSAValue:
         "cubic_coeff_a": float(ctx.attr("cubic_coeff_a", -0.75)),
     }
     scales_index, sizes_index = (1, None) if ctx.opset < 11 else (2, 3)
-    if sizes_index is not None and ctx.has_input(sizes_index) and ctx.constant_input(sizes_index) is None:
-        return resize_to(ctx, props, policy)
+    if sizes_index is not None and ctx.has_input(sizes_index) and ctx.constant_input(sizes_index) is None and policy == "stretch":
+        return resize_to(ctx, props)  # (other policies need the sizes constant: required below)
     if sizes_index is not None and ctx.has_input(sizes_index):
         props["sizes"] = _full(ctx, [int(s) for s in ctx.required_constant(sizes_index, "sizes")], None)
         if policy != "stretch":
@@ -45,11 +45,9 @@ def resize(ctx: NodeContext) -> SSAValue:
     return ctx.value(Resample, [ctx.input(0)], **props)
 
 
-def resize_to(ctx: NodeContext, props: dict[str, object], policy: str) -> SSAValue:
+def resize_to(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
     """nn.resample_to: sizes computed at run time (torchvision's mask paste and keypoint
     decoding resize each box's map to the box's size, inside a Loop)."""
-    if policy != "stretch":
-        raise ctx.fail(f"keep_aspect_ratio_policy '{policy}' with sizes computed at run time is not supported", fix="use stretch, or constant sizes")
     rank, count = len(ctx.input_shape(0)), ctx.input_shape(3)
     axes = [int(a) for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(rank))
     if len(count) != 1 or count[0] != len(axes):
