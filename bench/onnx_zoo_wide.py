@@ -223,6 +223,10 @@ def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
             for p in model.parameters():  # zero-initialised heads (ViT) would output zeros
                 if p.dim() > 1 and not p.any():
                     p.normal_(0, 0.02)
+        if isinstance(model, Detect) and model.calm:
+            if model.recalibrate:
+                recalibrate_batch_norm(model, pixels(model.calm)()[0])
+            calm_detector(model, pixels(model.calm)()[0])  # on the image the row runs
         return model
 
     return build
@@ -238,15 +242,93 @@ class Segment(nn.Module):
 
 
 class Detect(nn.Module):
-    """A detector on one image: its boxes, scores and labels."""
+    """A detector on one image: its boxes, scores and labels (and masks or keypoints)."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, *extra: str, calm: int = 0, recalibrate: bool = False) -> None:
         super().__init__()
-        self.model = model
+        self.model, self.extra, self.calm, self.recalibrate = model, extra, calm, recalibrate
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         out = self.model([x[0]])[0]
-        return out["boxes"], out["scores"], out["labels"]
+        return (out["boxes"], out["scores"], out["labels"], *(out[k] for k in self.extra))
+
+
+HEAD_OUTPUTS = ("cls_score", "bbox_pred", "cls_logits", "bbox_reg", "bbox_ctrness", "mask_fcn_logits")
+"""The last layers of torchvision's detection heads (RPN, RoI box predictor, RetinaNet/FCOS,
+Mask R-CNN's mask logits: ~1e3 otherwise, so float32 rounding moved its sigmoids by 1e-3);
+SSD's heads are `classification_head.module_list.N` / `regression_head.module_list.N`."""
+
+
+def head_layers(model: nn.Module) -> list[tuple[str, nn.Module, nn.Module]]:
+    """(name, module whose output is a head's, its last layer with weights) of every head."""
+    heads = []
+    for name, m in model.named_modules():
+        parts = name.split(".")
+        if parts[-1] in HEAD_OUTPUTS and hasattr(m, "weight"):
+            heads.append((name, m, m))
+        elif len(parts) >= 2 and parts[-2] == "module_list" and parts[-3:-2] in (["classification_head"], ["regression_head"]):
+            layers = [x for x in m.modules() if isinstance(x, (nn.Conv2d, nn.Linear))]
+            heads.append((name, m, layers[-1]))
+    return heads
+
+
+def recalibrate_batch_norm(model: nn.Module, image: torch.Tensor) -> None:
+    """Each BatchNorm's running statistics set to those of its input on `image` (one pass,
+    in the order the layers run): SSDlite's random backbone otherwise saturates its ReLU6s,
+    its small maps come out constant over space and 92 of its detections share one score
+    exactly, so any NMS's tie order decides which survive."""
+    def calibrate(m: nn.Module, inputs: tuple[torch.Tensor, ...]) -> None:
+        x = inputs[0]
+        m.running_mean.copy_(x.mean(dim=(0, 2, 3)))
+        m.running_var.copy_(x.var(dim=(0, 2, 3), unbiased=False) + 0.1)
+
+    hooks = [m.register_forward_pre_hook(calibrate) for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    with torch.no_grad():
+        model(image)
+    for h in hooks:
+        h.remove()
+
+
+def calm_detector(model: nn.Module, image: torch.Tensor, spread: float = 1.0, step: float = 0.1) -> nn.Module:
+    """Random backbones (deep ResNets and VGG with random BatchNorm statistics) give
+    features of magnitude ~1e3: every class logit and box delta saturates, so the background
+    class wins every RoI (no detections), SSD's scores are all 1.0 (ties everywhere) or the
+    boxes collapse to the image border. Scale each head's last layer, in the order the model
+    runs them, so its outputs have a standard deviation of `spread` (class logits; their bias
+    zeroed, so FCOS/RetinaNet's prior of 0.01 does not hide every score under the threshold)
+    or `step` (box deltas): detections with distinct scores, boxes near their anchors.
+    Deterministic (no random draw); documented in docs/STATUS.md ("The wide zoo")."""
+    heads = head_layers(model)
+    done: set[str] = set()
+    for _ in heads:
+        seen: list[tuple[str, nn.Module, float]] = []
+        hooks = [m.register_forward_hook(lambda m, i, o, name=name, layer=layer: seen.append((name, layer, float(o.std()))))
+                 for name, m, layer in heads]
+        with torch.no_grad():
+            model(image)
+        for h in hooks:
+            h.remove()
+        todo = [(n, layer, std) for n, layer, std in seen if n not in done and std > 0]
+        if not todo:
+            break
+        name, layer, std = todo[0]
+        is_class = any(k in name for k in ("cls", "classification", "mask"))
+        with torch.no_grad():
+            if is_class and layer.bias is not None:
+                layer.bias.zero_()
+                std = max(std, 1e-12)
+            factor = (spread if is_class else step) / std
+            layer.weight.mul_(factor)
+            if layer.bias is not None:
+                layer.bias.mul_(factor)
+        done.add(name)
+    return model
+
+
+def detector(make: Callable[[Any], nn.Module], *extra: str, size: int = 64, recalibrate: bool = False) -> Callable[[Any], nn.Module]:
+    """A Detect of the model, its heads calmed by `tv` (on the row's `size` image) once its
+    statistics are drawn (and its BatchNorms recalibrated on that image first)."""
+    return lambda m: Detect(make(m), *extra, calm=size, recalibrate=recalibrate)
 
 
 def swin_t(m: Any) -> nn.Module:
@@ -297,10 +379,19 @@ TV: list[ZooModel] = [
     ZooModel("tv-lraspp", tv(lambda m: Segment(m.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4))), pixels(64), ("x",)),
     ZooModel("tv-deeplabv3", tv(lambda m: Segment(m.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
     ZooModel("tv-fcn", tv(lambda m: Segment(m.segmentation.fcn_resnet50(weights=None, weights_backbone=None, num_classes=4, aux_loss=False))), pixels(64), ("x",)),
-    ZooModel("tv-ssdlite", tv(lambda m: Detect(m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
-    ZooModel("tv-fasterrcnn", tv(lambda m: Detect(m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**DET))), pixels(64), ("x",)),
-    ZooModel("tv-retinanet", tv(lambda m: Detect(m.detection.retinanet_resnet50_fpn(**DET))), pixels(64), ("x",)),
-    ZooModel("tv-maskrcnn", tv(lambda m: Detect(m.detection.maskrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-ssdlite", tv(detector(lambda m: m.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3), recalibrate=True)), pixels(64), ("x",)),
+    # at 64 pixels its stride-32 maps are 2x2: RoIs share features and three scores tie to
+    # 1e-7, so any rounding reorders them; at 160 the closest two scores are 2e-5 apart
+    ZooModel("tv-fasterrcnn", tv(detector(lambda m: m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**{**DET, "min_size": 160, "max_size": 160}), size=160)),
+             pixels(160), ("x",)),
+    ZooModel("tv-fasterrcnn-r50", tv(detector(lambda m: m.detection.fasterrcnn_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-retinanet", tv(detector(lambda m: m.detection.retinanet_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-maskrcnn", tv(detector(lambda m: m.detection.maskrcnn_resnet50_fpn(**DET), "masks")), pixels(64), ("x",)),
+    ZooModel("tv-keypointrcnn", tv(detector(lambda m: m.detection.keypointrcnn_resnet50_fpn(**DET, num_keypoints=5), "keypoints")), pixels(64), ("x",)),
+    ZooModel("tv-fcos", tv(detector(lambda m: m.detection.fcos_resnet50_fpn(**DET))), pixels(64), ("x",)),
+    ZooModel("tv-ssd300", tv(detector(lambda m: m.detection.ssd300_vgg16(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
+    # no detection survives the score threshold: empty outputs (dims of 0) everywhere
+    ZooModel("tv-maskrcnn-empty", tv(detector(lambda m: m.detection.maskrcnn_resnet50_fpn(**DET, box_score_thresh=0.999), "masks")), pixels(64), ("x",)),
 ]
 
 

@@ -17,6 +17,8 @@ Import it before transformers too: transformers imports torchvision when it is i
 
 from __future__ import annotations
 
+import sys
+
 import torch
 from zoo_detection import greedy_nms  # bench/, next to this script
 
@@ -33,8 +35,9 @@ def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torc
 
 def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
                sampling_ratio: int, aligned: bool) -> torch.Tensor:
-    from torchvision.ops.roi_align import _roi_align as python_roi_align
-
+    # torchvision's pure-Python kernel, without its lazy torch.compile wrapper: compiling
+    # inside torch.jit.trace (the TorchScript exporter runs this kernel) is refused
+    python_roi_align = getattr(_ROI_ALIGN_MODULE._roi_align, "__wrapped__", _ROI_ALIGN_MODULE._roi_align)
     return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
 
 
@@ -47,10 +50,20 @@ def _(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, a
     return input.new_empty((rois.shape[0], input.shape[1], pooled_height, pooled_width))
 
 
+@torch.library.register_fake("torchvision::nms")
+def _(dets, scores, iou_threshold):  # type: ignore[no-untyped-def]
+    # how many boxes survive depends on the data: a dynamic size for torch.export
+    return dets.new_empty((torch.library.get_ctx().new_dynamic_size(),), dtype=torch.int64)
+
+
 import torchvision  # noqa: E402  (after the ops exist)
 import torchvision.extension  # noqa: E402
 import torchvision.ops.roi_align  # noqa: E402
 
+# `torchvision.ops.roi_align` is the function (ops/__init__ imports it over the submodule's
+# name): patch the module itself, or roi_align still sees no C op and takes the torch.compile'd
+# Python path, which torch.jit.trace refuses ("using FX to torch.jit.trace a dynamo-optimized function")
+_ROI_ALIGN_MODULE = sys.modules["torchvision.ops.roi_align"]
 
 
 def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the callers while tracing
@@ -58,6 +71,31 @@ def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the ca
 
 
 torchvision.extension._has_ops = _has_ops  # what _assert_has_ops reads
-torchvision.ops.roi_align._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
+_ROI_ALIGN_MODULE._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
+
+
+
+# torch.export (the dynamo exporter): batched_nms first compares boxes.numel() with 4000 to
+# choose between a per-class loop and the coordinate trick; under torch.export the box count
+# is data-dependent and that guard fails ("Could not guard on data-dependent expression");
+# the coordinate trick (one NMS, boxes offset per class) is what the TorchScript export
+# writes too, so take it whenever torch is compiling (eager runs keep torchvision's own)
+_BOXES_MODULE = sys.modules["torchvision.ops.boxes"]
+_batched_nms = _BOXES_MODULE.batched_nms
+
+
+def _export_friendly_batched_nms(boxes: torch.Tensor, scores: torch.Tensor, idxs: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+    if not torch.compiler.is_compiling():
+        return _batched_nms(boxes, scores, idxs, iou_threshold)
+    # torchvision's _batched_nms_coordinate_trick without its `if boxes.numel() == 0` (a
+    # guard on a data-dependent size too): a 0 joins the max so that it exists for no box
+    # (the same offset where boxes are clipped to the image, as every detector's are)
+    max_coordinate = torch.cat([boxes.reshape(-1), boxes.new_zeros(1)]).max()
+    offsets = idxs.to(boxes) * (max_coordinate + torch.tensor(1).to(boxes))
+    return torch.ops.torchvision.nms(boxes + offsets[:, None], scores, iou_threshold)
+
+
+_BOXES_MODULE.batched_nms = _export_friendly_batched_nms
+torchvision.ops.batched_nms = _export_friendly_batched_nms
 
 __all__ = ["torchvision"]

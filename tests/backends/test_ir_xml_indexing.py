@@ -44,6 +44,8 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     yield case(nn.BroadcastTo, [X], [np.array([4, 1], np.int64)], id="broadcast_to-both-ways")
     yield case(nn.ReshapeTo, [X, np.array([0, -1, 2], np.int64)], id="reshape_to")
     yield case(nn.ReshapeTo, [X, np.array([-1, 5], np.int64)], special_zero=False, id="reshape_to-no-special-zero")
+    yield case(nn.SliceTo, [X, np.array([1, -4], np.int64), np.array([3, 100], np.int64)], axes=[0, 2], id="slice_to")
+    yield case(nn.SliceTo, [X, np.array([3], np.int32), np.array([-5], np.int32)], axes=[-2], steps=[-2], id="slice_to-i32-backwards")
     yield case(nn.IsNaN, [SPECIAL], id="is_nan")
     yield case(nn.IsInf, [SPECIAL], id="is_inf")
     yield case(nn.IsInf, [SPECIAL], detect_negative=False, id="is_inf-positive")

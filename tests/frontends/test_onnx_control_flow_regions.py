@@ -168,8 +168,8 @@ def test_if_whose_branches_differ_in_rank_is_refused():
     assert info.value.code == "E191" and "ONNX node 'odd'" in str(info.value)
 
 
-def test_loop_whose_body_needs_a_per_iteration_constant_names_the_trip_count():
-    """Slice's starts must be known at conversion: at the iteration number only when unrolled."""
+def slice_rows_loop():  # type: ignore[no-untyped-def]
+    """A Loop summing rows x[i:i+1] (Slice at the iteration number), trip count an input."""
     body = helper.make_graph(
         [
             helper.make_node("Unsqueeze", ["i", "axes"], ["start"]),
@@ -184,7 +184,37 @@ def test_loop_whose_body_needs_a_per_iteration_constant_names_the_trip_count():
         [numpy_helper.from_array(np.array([0], np.int64), "axes"), numpy_helper.from_array(np.array([1], np.int64), "one")],
     )  # fmt: skip
     nodes = [helper.make_node("Loop", ["n", "", "a0"], ["y"], name="rows", body=body)]
-    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3]), vi("n", TensorProto.INT64, [])], [vi("y", TensorProto.FLOAT, [1, 3])], [numpy_helper.from_array(np.zeros([1, 3], np.float32), "a0")])
+    return model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3]), vi("n", TensorProto.INT64, [])], [vi("y", TensorProto.FLOAT, [1, 3])], [numpy_helper.from_array(np.zeros([1, 3], np.float32), "a0")])
+
+
+def test_loop_slicing_at_the_iteration_number_runs_as_a_region():
+    """Slice's starts at the iteration number are nn.slice_to in the body (run-time bounds)."""
+    model = slice_rows_loop()
+    imported = import_onnx(model)
+    assert "nn.loop" in [op.name for op in imported.func.body.block.ops]
+    feeds = {"x": rand(2, 3, seed=6), "n": np.array(2, np.int64)}
+    np.testing.assert_allclose(run(imported, feeds)["y"], ort_session_run(model, feeds)[0], rtol=1e-6)
+    model.graph.initializer.append(numpy_helper.from_array(np.array(2, np.int64), "n"))
+    del model.graph.input[1]
+    feeds = {"x": rand(2, 3, seed=6)}
+    np.testing.assert_allclose(run(import_onnx(model), feeds)["y"], ort_session_run(model, feeds)[0], rtol=1e-6)
+
+
+def test_loop_whose_body_needs_a_per_iteration_constant_names_the_trip_count():
+    """Trilu's k must be known at conversion: at the iteration number only when unrolled."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Trilu", ["x", "i"], ["band"], upper=1),
+            helper.make_node("Add", ["acc", "band"], ["acc2"]),
+            helper.make_node("Identity", ["cond"], ["cond2"]),
+        ],
+        "body",
+        [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []), vi("acc", TensorProto.FLOAT, [2, 3])],
+        [vi("cond2", TensorProto.BOOL, []), vi("acc2", TensorProto.FLOAT, [2, 3])],
+    )  # fmt: skip
+    nodes = [helper.make_node("Loop", ["n", "", "a0"], ["y"], name="rows", body=body)]
+    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3]), vi("n", TensorProto.INT64, [])], [vi("y", TensorProto.FLOAT, [2, 3])], [numpy_helper.from_array(np.zeros([2, 3], np.float32), "a0")])
+    model.opset_import[0].version = 14  # Trilu
     with pytest.raises(IrforgeError, match="this Loop must be unrolled") as info:
         import_onnx(model)
     assert info.value.code == "E193" and info.value.tensor == "n"  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
 """Indexing ops: gathers and scatters by index tensors, OneHot, NonZero, TopK, and ShapeOf,
-BroadcastTo and ReshapeTo for shapes computed at run time.
+BroadcastTo, ReshapeTo and SliceTo for shapes computed at run time.
 
 They read or write elements at positions given by an integer tensor (i32 or i64; negative
 indices count from the end of their axis). NonZero's output size depends on the data: its
@@ -12,9 +12,9 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, StringAttr, TensorType, i1, i32, i64
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 
-from irforge.dialects.nn.base import DYN, NNOp, known, normalize_axis, product, tensor
+from irforge.dialects.nn.base import DYN, IntArrayAttr, NNOp, known, normalize_axis, product, tensor
 
 SCATTER_REDUCTIONS = frozenset({"none", "add", "mul", "max", "min"})
 """How a scatter combines an update with the element it lands on (ONNX's names)."""
@@ -371,3 +371,47 @@ def known_elements(value: SSAValue) -> list[int]:
         if data and index and all(known(i) and -len(data) <= i < len(data) for i in index) and len(index) == len(unknown):
             return [data[i] for i in index]
     return unknown
+
+
+@irdl_op_definition
+class SliceTo(NNOp):
+    """nn.slice with begins and ends computed at run time: `begins` and `ends` are 1-D i32
+    or i64 tensors of one value per entry of `axes` (OpenVINO's Slice-8 with non-constant
+    start/stop inputs; ONNX Slice whose bounds come from data-dependent sizes, as
+    torchvision's RoI heads slice the first `num_boxes` rows). `axes` and `steps` are
+    constant; the values follow nn.slice's rules (negative counts from the end, then
+    clamped). A constant begin/end pair is nn.slice at import. Sliced dims are dynamic."""
+
+    name = "nn.slice_to"
+    input = operand_def(TensorType)
+    begins = operand_def(TensorType)
+    ends = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = prop_def(IntArrayAttr)
+    steps = opt_prop_def(IntArrayAttr)
+
+    def verify_attributes(self) -> None:
+        n = len(self.ints("axes"))
+        if self.steps is not None and len(self.ints("steps")) != n:
+            raise self.error(f"steps needs {n} values (one per axis), got {len(self.ints('steps'))}")
+        if 0 in self.ints("steps"):
+            raise self.error(f"steps must not be 0, got {list(self.ints('steps'))}")
+
+    def sliced_axes(self) -> tuple[int, ...]:
+        from irforge.dialects.nn.shape import unique_axes
+
+        return unique_axes(self, self.ints("axes"), len(self.operand_shape(0)))
+
+    def step_values(self) -> tuple[int, ...]:
+        return self.ints("steps") or (1,) * len(self.ints("axes"))
+
+    def infer_shapes(self) -> list[TensorType]:
+        n = len(self.ints("axes"))
+        for index, what in ((1, "begins"), (2, "ends")):
+            shape = self.operand_shape(index)
+            if len(shape) != 1 or shape[0] != n or self.operand_type(index).element_type not in (i32, i64):
+                raise self.error(f"{what} must be a 1-D i32 or i64 tensor of {n} values (one per axis), got {self.operand_type(index)}")
+        out = list(self.operand_shape(0))
+        for axis in self.sliced_axes():
+            out[axis] = DYN
+        return [tensor(out, self.operand_type(0).element_type)]

@@ -1,4 +1,4 @@
-"""Resample: ONNX Resize semantics (nearest, N-linear and cubic interpolation)."""
+"""Resample: ONNX Resize semantics (nearest, N-linear and cubic interpolation); ResampleTo to sizes computed at run time."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, f32
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
 from irforge.dialects.nn.base import DYN, FloatArrayAttr, IntArrayAttr, NNOp, Shape, known, tensor
 
@@ -81,4 +81,46 @@ class Resample(NNOp):
         out = self.output_dims(x)
         if any(known(d) and d < 1 for d in out):
             raise self.error(f"output size {list(out)} is empty")
+        return [tensor(out, self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class ResampleTo(NNOp):
+    """nn.resample to output sizes computed at run time: `sizes` is a 1-D i32 or i64 tensor
+    with one size per entry of `axes` (the other axes keep their size; OpenVINO's
+    Interpolate-11 with shape_calculation_mode "sizes" and a non-constant sizes input; ONNX
+    Resize whose sizes come from data, as torchvision's mask and keypoint heads resize each
+    box's map to the box). Interpolation as nn.resample's with scale sizes[i] / in_i.
+    Constant sizes are nn.resample at import. The resized dims are dynamic."""
+
+    name = "nn.resample_to"
+    input = operand_def(TensorType)
+    sizes = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = prop_def(IntArrayAttr)
+    mode = opt_prop_def(StringAttr, default_value=StringAttr("nearest"))
+    coordinate_transformation_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
+    nearest_mode = opt_prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
+    cubic_coeff_a = opt_prop_def(FloatAttr, default_value=FloatAttr(-0.75, f32))
+
+    STRING_CHOICES: ClassVar = Resample.STRING_CHOICES
+
+    def resized_axes(self) -> tuple[int, ...]:
+        from irforge.dialects.nn.shape import unique_axes
+
+        return unique_axes(self, self.ints("axes"), len(self.operand_shape(0)))
+
+    def infer_shapes(self) -> list[TensorType]:
+        from xdsl.dialects.builtin import i32, i64
+
+        n, sizes = len(self.ints("axes")), self.operand_type(1)
+        if sizes.get_shape() != (n,) or sizes.element_type not in (i32, i64):
+            raise self.error(f"sizes must be a 1-D i32 or i64 tensor of {n} values (one per axis), got {sizes}")
+        from irforge.dialects.nn.indexing import known_elements
+
+        # the sizes known before it runs (torch writes Concat(Shape(x)[:2], computed h, w)):
+        # those dims stay static, as OpenVINO's partial values keep them
+        out = list(self.operand_shape(0))
+        for axis, size in zip(self.resized_axes(), known_elements(self.sizes)):
+            out[axis] = size if known(size) and size >= 0 else DYN
         return [tensor(out, self.operand_type(0).element_type)]

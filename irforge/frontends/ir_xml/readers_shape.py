@@ -19,7 +19,7 @@ from irforge.dialects.nn.elementwise import Convert, Eltwise
 from irforge.dialects.nn.indexing import ReshapeTo, ShapeOf
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.resample import Resample, ResampleTo
 from irforge.dialects.nn.unpool import MaxPoolIndices
 from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
@@ -220,10 +220,8 @@ def interpolate(ctx: LayerContext) -> SSAValue:
         raise ctx.fail(f"Interpolate mode '{mode}' with antialias {ctx.attr('antialias', 'false')} is not supported", fix="nn.resample has nearest, linear_onnx and cubic, without antialias")
     x, dims = interpolate_padded(ctx)
     by_scales = ctx.attr("shape_calculation_mode") == "scales"
-    if ctx.layer.version == "opset4":
-        target, axes_index = ctx.const(2 if by_scales else 1, "scales" if by_scales else "sizes"), 3
-    else:
-        target, axes_index = ctx.const(1, "scales_or_sizes"), 2
+    target_index = (2 if by_scales else 1) if ctx.layer.version == "opset4" else 1
+    axes_index = 3 if ctx.layer.version == "opset4" else 2
     axes = ctx.const_ints(axes_index, "axes") if ctx.num_inputs > axes_index else list(range(rank))
     props: dict[str, object] = {
         "mode": INTERPOLATE_MODES[mode],
@@ -231,6 +229,11 @@ def interpolate(ctx: LayerContext) -> SSAValue:
         "nearest_mode": ctx.attr("nearest_mode", "round_prefer_floor"),
         "cubic_coeff_a": ctx.float("cube_coeff", "-0.75"),
     }
+    if not by_scales and ctx.importer.constant_at(ctx.source(target_index)) is None:  # sizes computed at run time
+        if x is not ctx.input(0):
+            raise ctx.fail("Interpolate with pads and sizes computed at run time is not supported", fix="pad with a Pad layer first")
+        return ctx.value(ResampleTo, [x, ctx.input(target_index)], axes=axes, **props)
+    target = ctx.const(target_index, ("scales" if by_scales else "sizes") if ctx.layer.version == "opset4" else "scales_or_sizes")
     full: list[float | int] = [1.0] * rank if by_scales else list(dims)
     for axis, v in zip(axes, np.asarray(target).reshape(-1)):
         full[axis % rank] = float(v) if by_scales else int(v)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
+from irforge.dialects.nn.indexing import SliceTo
 from irforge.dialects.nn.shape import Pad, Slice, Squeeze, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 
@@ -23,6 +24,9 @@ INT64_MAX, INT64_MIN = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
 
 @ir_layer_reader("Slice")
 def slice_(ctx: LayerContext) -> SSAValue:
+    if any(ctx.importer.constant_at(ctx.source(i)) is None for i in (1, 2)):  # bounds computed at run time
+        axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else list(range(ctx.shape(1)[0]))
+        return ctx.value(SliceTo, [ctx.input(0), ctx.input(1), ctx.input(2)], axes=axes, steps=ctx.const_ints(3, "step"))
     begins, ends, steps = (ctx.const_ints(i, what) for i, what in ((1, "start"), (2, "stop"), (3, "step")))
     axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else None
     return ctx.value(Slice, [ctx.input(0)], begins=begins, ends=ends, steps=steps, axes=axes)

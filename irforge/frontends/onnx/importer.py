@@ -185,7 +185,11 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
     deps: dict[int, list[int]] = {}
     for i, node in enumerate(graph.node):
         deps[i] = []
-        for name in {n for n in node.input if n and n not in available}:
+        # a subgraph (If branch, Loop body) may read this graph's values by name: they must
+        # be imported before the node too (torchvision's mask paste Loop reads a Cast that
+        # an order by explicit inputs alone put after it)
+        outer = {n for n in subgraph_reads(node) if n in producers and producers[n] != i}
+        for name in {n for n in node.input if n and n not in available} | outer:
             if name not in producers:
                 raise IrforgeError(
                     f"ONNX node '{node.name or node.op_type}' reads '{name}', which nothing produces",
@@ -202,6 +206,19 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
             code="E197",
         )
     return [graph.node[i] for i in order]
+
+
+def subgraph_reads(node: onnx.NodeProto) -> set[str]:
+    """The names the node's subgraphs (at any depth) read; ONNX names are unique across a
+    graph and its subgraphs, so those that this graph produces are outer-scope reads."""
+    names: set[str] = set()
+    for attr in node.attribute:
+        graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+        for graph in graphs:
+            for inner in graph.node:
+                names.update(n for n in inner.input if n)
+                names |= subgraph_reads(inner)
+    return names
 
 
 def model_inputs(model: onnx.ModelProto) -> list[str]:

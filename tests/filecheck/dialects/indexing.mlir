@@ -76,3 +76,12 @@ func.func @reshape_to_run_time_shape(%x: tensor<2x?xf32>, %s: tensor<3xi64>) -> 
 }
 // CHECK:      nn.reshape_to %x, %s : (tensor<2x?xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
 // CHECK-NEXT: nn.reshape_to %x, %s {special_zero = false} : (tensor<2x?xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+
+// -----
+func.func @slice_to_run_time_bounds(%x: tensor<8x3xf32>, %b: tensor<1xi64>, %e: tensor<1xi64>, %b2: tensor<2xi32>, %e2: tensor<2xi32>) -> (tensor<?x3xf32>, tensor<?x?xf32>) {
+  %r = nn.slice_to %x, %b, %e {axes = array<i64: 0>} : (tensor<8x3xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3xf32>
+  %s = nn.slice_to %x, %b2, %e2 {axes = array<i64: -1, 0>, steps = array<i64: 1, -2>} : (tensor<8x3xf32>, tensor<2xi32>, tensor<2xi32>) -> tensor<?x?xf32>
+  func.return %r, %s : tensor<?x3xf32>, tensor<?x?xf32>
+}
+// CHECK:      nn.slice_to %x, %b, %e {axes = array<i64: 0>} : (tensor<8x3xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3xf32>
+// CHECK-NEXT: nn.slice_to %x, %b2, %e2 {axes = array<i64: -1, 0>, steps = array<i64: 1, -2>} : (tensor<8x3xf32>, tensor<2xi32>, tensor<2xi32>) -> tensor<?x?xf32>

@@ -75,3 +75,17 @@ func.func @reshape_to_float_shape(%x: tensor<6xf32>, %s: tensor<2xf32>) -> tenso
   func.return %r : tensor<?x?xf32>
 }
 // CHECK: nn.reshape_to: target_shape must be a 1-D i32 or i64 tensor of known length, got tensor<2xf32>
+
+// -----
+func.func @slice_to_bounds_per_axis(%x: tensor<8x3xf32>, %b: tensor<2xi64>) -> tensor<?x3xf32> {
+  %r = nn.slice_to %x, %b, %b {axes = array<i64: 0>} : (tensor<8x3xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<?x3xf32>
+  func.return %r : tensor<?x3xf32>
+}
+// CHECK: nn.slice_to: begins must be a 1-D i32 or i64 tensor of 1 values (one per axis), got tensor<2xi64>
+
+// -----
+func.func @slice_to_zero_step(%x: tensor<8x3xf32>, %b: tensor<1xi64>) -> tensor<?x3xf32> {
+  %r = nn.slice_to %x, %b, %b {axes = array<i64: 0>, steps = array<i64: 0>} : (tensor<8x3xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3xf32>
+  func.return %r : tensor<?x3xf32>
+}
+// CHECK: nn.slice_to: steps must not be 0, got [0]

@@ -19,3 +19,10 @@ func.func @cubic(%x: tensor<4x6xf32>) -> tensor<8x3xf32> {
   func.return %y : tensor<8x3xf32>
 }
 // CHECK: nn.resample %x {mode = "cubic", scales = array<f32: 2.000000e+00, 5.000000e-01>, cubic_coeff_a = -5.000000e-01 : f32} : (tensor<4x6xf32>) -> tensor<8x3xf32>
+
+// -----
+func.func @resample_to_run_time_sizes(%x: tensor<1x2x5x7xf32>, %s: tensor<2xi64>) -> tensor<1x2x?x?xf32> {
+  %y = nn.resample_to %x, %s {axes = array<i64: 2, 3>, mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x2x5x7xf32>, tensor<2xi64>) -> tensor<1x2x?x?xf32>
+  func.return %y : tensor<1x2x?x?xf32>
+}
+// CHECK: nn.resample_to %x, %s {axes = array<i64: 2, 3>, mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x2x5x7xf32>, tensor<2xi64>) -> tensor<1x2x?x?xf32>

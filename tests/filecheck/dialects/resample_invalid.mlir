@@ -61,3 +61,10 @@ func.func @bad_result(%x: tensor<1x3x10x10xf32>) -> tensor<1x3x6x10xf32> {
   func.return %y : tensor<1x3x6x10xf32>
 }
 // CHECK: nn.resample: result #0 has type tensor<1x3x6x10xf32> but the operands imply tensor<1x3x7x10xf32>
+
+// -----
+func.func @resample_to_sizes_per_axis(%x: tensor<1x2x5x7xf32>, %s: tensor<4xi64>) -> tensor<1x2x?x?xf32> {
+  %y = nn.resample_to %x, %s {axes = array<i64: 2, 3>} : (tensor<1x2x5x7xf32>, tensor<4xi64>) -> tensor<1x2x?x?xf32>
+  func.return %y : tensor<1x2x?x?xf32>
+}
+// CHECK: nn.resample_to: sizes must be a 1-D i32 or i64 tensor of 2 values (one per axis), got tensor<4xi64>

@@ -24,6 +24,7 @@ from irforge.dialects.nn.indexing import (
     ScatterElements,
     ScatterND,
     ShapeOf,
+    SliceTo,
     TopK,
 )
 
@@ -159,3 +160,12 @@ def broadcast_to(ctx: EmitContext, op: BroadcastTo, inputs: list[Port]) -> list[
 def reshape_to(ctx: EmitContext, op: ReshapeTo, inputs: list[Port]) -> list[Port]:
     special_zero = "true" if op.bool_prop("special_zero") else "false"
     return [ctx.single("Reshape", inputs, out_type(op), name=ctx.name(op), data={"special_zero": special_zero}, version="opset1")]
+
+
+@ir_xml_emitter(SliceTo)
+def slice_to(ctx: EmitContext, op: SliceTo, inputs: list[Port]) -> list[Port]:
+    """Slice-8 with the run-time start and stop inputs (both of one integer type, as
+    OpenVINO requires of Slice's bounds)."""
+    step = ctx.const(np.asarray(op.step_values(), dtype=inputs[1].dtype), ctx.name(op, "step"))
+    axes = ctx.ints(list(op.sliced_axes()), ctx.name(op, "axes"))
+    return [ctx.single("Slice", [*inputs, step, axes], out_type(op), name=ctx.name(op), version="opset8")]

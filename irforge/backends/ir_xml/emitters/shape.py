@@ -14,7 +14,7 @@ from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.resample import Resample, ResampleTo
 from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.errors import IrforgeError
 
@@ -56,13 +56,25 @@ def flatten(ctx: EmitContext, op: Flatten, inputs: list[Port]) -> list[Port]:
         spec, zero = (0, -1), True  # special_zero copies the dynamic batch size
     elif all(d >= 0 for d in after):
         spec, zero = (-1, math.prod(after)), False
-    else:
-        raise IrforgeError(
-            f"{op.name} '{ctx.name(op)}': both sides of axis {axis} of {list(dims)} are dynamic",
-            fix="give static input shapes",
-            code="E850",
-        )
+    else:  # both sides dynamic (Mask R-CNN's per-box masks): the two products at run time
+        return [flatten_run_time(ctx, op, inputs[0], axis)]
     return [reshape_layer(ctx, inputs[0], spec, out_type(op), zero, ctx.name(op))]
+
+
+def flatten_run_time(ctx: EmitContext, op: Flatten, x: Port, axis: int) -> Port:
+    """Reshape to [prod(dims[:axis]), prod(dims[axis:])], both read from ShapeOf(x)."""
+    name, rank = ctx.name(op), x.type.rank
+    dims = ctx.single("ShapeOf", [x], PortType(np.dtype(np.int64), (rank,)), name=f"{name}/dims", data={"output_type": "i64"}, version="opset3")
+    parts = []
+    for side, (begin, end) in (("outer", (0, axis)), ("inner", (axis, rank))):
+        index = ctx.ints(range(begin, end), f"{name}/{side}_index")
+        gather_axis = ctx.const(np.array(0, np.int64), f"{name}/{side}_gather_axis")
+        picked = ctx.single("Gather", [dims, index, gather_axis], PortType(np.dtype(np.int64), (end - begin,)),
+                            name=f"{name}/{side}_dims", data={"batch_dims": "0"}, version="opset8")
+        reduce_axis = ctx.ints([0], f"{name}/{side}_reduce_axis")
+        parts.append(ctx.single("ReduceProd", [picked, reduce_axis], PortType(np.dtype(np.int64), (1,)), name=f"{name}/{side}", data={"keep_dims": "true"}))
+    target = ctx.single("Concat", parts, PortType(np.dtype(np.int64), (2,)), name=f"{name}/shape", data={"axis": "0"})
+    return ctx.single("Reshape", [x, target], out_type(op), name=name, data={"special_zero": "false"})
 
 
 @ir_xml_emitter(Permute)
@@ -203,3 +215,21 @@ def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
     }
     axes = ctx.ints(range(x.type.rank), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, target, axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
+
+
+@ir_xml_emitter(ResampleTo)
+def resample_to(ctx: EmitContext, op: ResampleTo, inputs: list[Port]) -> list[Port]:
+    """Interpolate-11 by sizes, the sizes input computed at run time."""
+    x = inputs[0]
+    data = {
+        "mode": RESAMPLE_MODES[op.str_prop("mode")],
+        "shape_calculation_mode": "sizes",
+        "coordinate_transformation_mode": op.str_prop("coordinate_transformation_mode"),
+        "nearest_mode": op.str_prop("nearest_mode"),
+        "antialias": "false",
+        "pads_begin": fmt_ints((0,) * x.type.rank),
+        "pads_end": fmt_ints((0,) * x.type.rank),
+        "cube_coeff": fmt_float(op.float_prop("cubic_coeff_a")),
+    }
+    axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
+    return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]

@@ -20,6 +20,7 @@ from irforge.dialects.nn.indexing import (
     ScatterElements,
     ScatterND,
     ShapeOf,
+    SliceTo,
     TopK,
 )
 from irforge.errors import IrforgeError
@@ -197,3 +198,15 @@ def reshape_to(op: ReshapeTo, x: np.ndarray, target: np.ndarray) -> np.ndarray:
     if int(np.prod(dims, dtype=np.int64)) != x.size:
         raise refuse("cannot hold the elements")
     return x.reshape(dims)
+
+
+@kernel(SliceTo)
+def slice_to(op: SliceTo, x: np.ndarray, begins: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    from irforge.dialects.nn.shape import slice_bounds
+
+    index = [slice(None)] * x.ndim
+    for axis, begin, end, step in zip(op.sliced_axes(), begins.reshape(-1), ends.reshape(-1), op.step_values()):
+        start, stop = slice_bounds(x.shape[axis], int(begin), int(end), step)
+        # a stop of -1 (negative step) means "past the first element", which Python spells None
+        index[axis] = slice(start, None if stop < 0 else stop, step)
+    return x[tuple(index)]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 
 from irforge.backends.reference.registry import kernel
-from irforge.dialects.nn.resample import Resample
+from irforge.dialects.nn.resample import Resample, ResampleTo
+from irforge.errors import IrforgeError
 
 Taps = tuple[np.ndarray, np.ndarray]
 """Source indices and weights, both [out, taps], of one axis."""
@@ -73,9 +74,27 @@ def resample_axis(x: np.ndarray, axis: int, taps: Taps) -> np.ndarray:
 
 @kernel(Resample)
 def resample(op: Resample, x: np.ndarray) -> np.ndarray:
+    return resample_to_dims(op, x, op.output_dims(x.shape), op.axis_scales(x.shape))
+
+
+@kernel(ResampleTo)
+def resample_to(op: ResampleTo, x: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    out_dims = list(x.shape)
+    for axis, size in zip(op.resized_axes(), sizes.reshape(-1)):
+        if size < 0:
+            raise IrforgeError(f"{op.label}: sizes {sizes.tolist()} holds a negative size", fix="check the sizes the model computes", code="E884")
+        out_dims[axis] = int(size)
+    # scale out / in in float32, as nn.resample's sizes (onnxruntime); an empty axis has none
+    scales = [float(np.float32(o) / np.float32(i)) if i else 1.0 for o, i in zip(out_dims, x.shape)]
+    return resample_to_dims(op, x, out_dims, scales)
+
+
+def resample_to_dims(op: Resample | ResampleTo, x: np.ndarray, out_dims, scales) -> np.ndarray:  # type: ignore[no-untyped-def]
     mode = op.str_prop("mode")
-    out_dims = op.output_dims(x.shape)
-    for axis, (n_in, n_out, scale) in enumerate(zip(x.shape, out_dims, op.axis_scales(x.shape))):
+    for axis, (n_in, n_out, scale) in enumerate(zip(x.shape, out_dims, scales)):
+        if n_in == 0 or n_out == 0:
+            x = np.zeros(x.shape[:axis] + (n_out,) + x.shape[axis + 1 :], x.dtype)
+            continue
         if n_in == n_out and scale == 1:
             continue
         coords = source_coordinates(op.str_prop("coordinate_transformation_mode"), scale, n_in, n_out)

@@ -6,7 +6,8 @@ import numpy as np
 
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Resample
+from irforge.dialects.nn import Gather, Resample, ResampleTo
+from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -31,6 +32,8 @@ def resize(ctx: NodeContext) -> SSAValue:
         "cubic_coeff_a": float(ctx.attr("cubic_coeff_a", -0.75)),
     }
     scales_index, sizes_index = (1, None) if ctx.opset < 11 else (2, 3)
+    if sizes_index is not None and ctx.has_input(sizes_index) and ctx.constant_input(sizes_index) is None and policy == "stretch":
+        return resize_to(ctx, props)  # (other policies need the sizes constant: required below)
     if sizes_index is not None and ctx.has_input(sizes_index):
         props["sizes"] = _full(ctx, [int(s) for s in ctx.required_constant(sizes_index, "sizes")], None)
         if policy != "stretch":
@@ -40,6 +43,25 @@ def resize(ctx: NodeContext) -> SSAValue:
     if not props.get("sizes") and not props.get("scales"):
         raise ctx.fail("Resize needs non-empty scales or sizes")
     return ctx.value(Resample, [ctx.input(0)], **props)
+
+
+def resize_to(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
+    """nn.resample_to: sizes computed at run time (torchvision's mask paste and keypoint
+    decoding resize each box's map to the box's size, inside a Loop)."""
+    rank, count = len(ctx.input_shape(0)), ctx.input_shape(3)
+    axes = [int(a) for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(rank))
+    if len(count) != 1 or count[0] != len(axes):
+        raise ctx.fail(f"sizes must be a 1-D tensor of {len(axes)} values (one per axis), got shape {list(count)}")
+    # axes whose size is known to be the input's (torch's Concat(Shape(x)[:2], h, w)) are
+    # not resized: leave them out, so their dims stay static here and in OpenVINO
+    shape, known = ctx.input_shape(0), known_elements(ctx.input(3))
+    kept = [i for i, a in enumerate(axes) if not (known and known[i] != DYN and known[i] == shape[a] != DYN)]
+    sizes = ctx.input(3)
+    if len(kept) < len(axes) and kept:
+        index = ctx.constant(np.array(kept, np.int64), "/sizes_index")
+        sizes = ctx.value(Gather, [sizes, index], suffix="/sizes", axis=0)
+        axes = [axes[i] for i in kept]
+    return ctx.value(ResampleTo, [ctx.input(0), sizes], axes=axes, **props)
 
 
 def _keep_aspect_ratio(ctx: NodeContext, sizes: list[int], policy: str) -> list[float]:

@@ -7,7 +7,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
-from irforge.dialects.nn.indexing import BroadcastTo, ReshapeTo, ShapeOf
+from irforge.dialects.nn.indexing import BroadcastTo, CumSum, ReshapeTo, ShapeOf, SliceTo
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -112,6 +112,8 @@ def split(ctx: NodeContext) -> list[SSAValue]:
     shape = ctx.input_shape(0)
     axis = int(ctx.attr("axis", 0)) % len(shape)
     outputs = len(ctx.node.output)
+    if ctx.opset >= 13 and ctx.has_input(1) and ctx.constant_input(1) is None:
+        return split_run_time(ctx, axis, outputs)
     lengths = ints_input_or_attr(ctx, 1, "split", "split lengths", since=13)
     if lengths is None:
         size = shape[axis]
@@ -122,11 +124,33 @@ def split(ctx: NodeContext) -> list[SSAValue]:
     return ctx.add(Split, [ctx.input(0)], num_results=len(lengths), axis=axis, split_lengths=lengths)
 
 
+def split_run_time(ctx: NodeContext, axis: int, outputs: int) -> list[SSAValue]:
+    """Split lengths computed at run time (torchvision's `boxes.split(boxes_per_image)`
+    through the dynamo exporter): one output is the input itself (ONNX requires the lengths
+    to sum to the axis); more are nn.slice_to between the running sums of the lengths."""
+    count = ctx.input_shape(1)
+    if count != (outputs,) and list(count) != [outputs]:
+        raise ctx.fail(f"split lengths must be a 1-D tensor of {outputs} values (one per output), got shape {list(count)}")
+    if outputs == 1:
+        return [ctx.input(0)]
+    lengths = ctx.input(1)
+    ends = ctx.value(CumSum, [lengths], suffix="/ends", axis=0)
+    begins = ctx.value(CumSum, [lengths], suffix="/begins", axis=0, exclusive=True)
+    results = []
+    for i in range(outputs):
+        index = ctx.constant(np.array([i], np.int64), f"/index{i}")
+        bounds = [ctx.value(Gather, [v, index], suffix=f"/{what}{i}", axis=0) for what, v in (("begin", begins), ("end", ends))]
+        results.append(ctx.value(SliceTo, [ctx.input(0), *bounds], suffix=f"/{i}", axes=[axis]))
+    return results
+
+
 @onnx_extractor("Slice")
 def slice_(ctx: NodeContext) -> SSAValue:
     if ctx.opset < 10:
         starts, ends, axes = ctx.attr("starts"), ctx.attr("ends"), ctx.attr("axes")
         steps = None
+    elif ctx.constant_input(1) is None or ctx.constant_input(2) is None:
+        return slice_to(ctx)
     else:
         starts = ints_input_or_attr(ctx, 1, "starts", "starts", since=10)
         ends = ints_input_or_attr(ctx, 2, "ends", "ends", since=10)
@@ -140,6 +164,21 @@ def slice_(ctx: NodeContext) -> SSAValue:
     if steps is not None:
         props["steps"] = list(steps)
     return ctx.value(Slice, [ctx.input(0)], **props)
+
+
+def slice_to(ctx: NodeContext) -> SSAValue:
+    """nn.slice_to: starts or ends computed at run time (torchvision's RoI heads slice the
+    first Shape(boxes)[0] rows of a tensor of data-dependent size); axes and steps must be
+    constant."""
+    count = ctx.input_shape(1)
+    if len(count) != 1 or count[0] == DYN:
+        raise ctx.fail(f"starts must be a 1-D tensor of known length, got shape {list(count)}")
+    axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=10)
+    steps = ints_input_or_attr(ctx, 4, "steps", "steps", since=10)
+    props: dict[str, object] = {"axes": list(range(count[0])) if axes is None else list(axes)}
+    if steps is not None:
+        props["steps"] = list(steps)
+    return ctx.value(SliceTo, [ctx.input(0), ctx.input(1), ctx.input(2)], **props)
 
 
 @onnx_extractor("Gather")
