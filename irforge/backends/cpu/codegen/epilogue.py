@@ -4,7 +4,8 @@ Fusion folds `conv -> [add residual] -> [activation]` into the producer: the res
 added first, then the activation, exactly the order of the unfused graph. Activations:
 ReLU, Clamp, and the smooth ones of mobile networks (`act.<kind>` for the Activation kinds
 in FUSED_KINDS: Swish/SiLU, HardSwish, HardSigmoid, Sigmoid), whose separate phase read and
-wrote the whole tensor once more (EfficientNet-B0's Swish layers: 5.5 of ~30 ms).
+wrote the whole tensor once more (EfficientNet-B0's Swish layers: 5.5 of ~30 ms), and the
+transformer MLP's GELU (erf and tanh forms) after its first FullyConnected/MatMul + bias.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from llvmlite import ir
 from irforge.backends.cpu.codegen.irutil import KernelBuilder
 
 
-FUSED_KINDS = frozenset({"swish", "hswish", "hsigmoid", "sigmoid"})
+FUSED_KINDS = frozenset({"swish", "hswish", "hsigmoid", "sigmoid", "gelu", "gelu_tanh"})
 """Activation kinds a producer applies in its epilogue (their expressions in `mathfn.UNARY`)."""
 
 
