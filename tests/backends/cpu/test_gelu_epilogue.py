@@ -57,6 +57,16 @@ def test_bias_and_gelu_fused_into_matmul(kind, bias_shape, bias_first, cache_dir
     assert _phases(model, cache_dir) == 1  # the GEMM alone: bias and GELU in its epilogue
 
 
+@pytest.mark.parametrize("kind", GELUS + ["swish"])
+def test_epilogue_only_after_the_last_k_block(kind, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """K = 2.1 x KC: the blocks before the last store raw partial sums (a branch), the last
+    one adds the bias and applies the activation once."""
+    k = int(gemm.KC * 2.1)
+    model, feeds = _mlp(kind, (37,), k=k, m=9)
+    feeds["x"] = feeds["x"] / np.sqrt(k / 20)
+    np.testing.assert_allclose(run_cpu(model, feeds, cache_dir)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("kind", GELUS)
 def test_residual_after_the_bias_and_fully_connected(kind, cache_dir) -> None:  # type: ignore[no-untyped-def]
     model, feeds = _mlp(kind, (37,), residual=True)
