@@ -55,15 +55,19 @@ def test_transformer_with_fused_attention_runs_it_on_the_cpu_backend():
 
 
 @pytest.mark.parametrize("producer,kind", [("conv", "swish"), ("conv", "hswish"), ("matmul", "gelu"), ("matmul", "gelu_tanh")])
-def test_smooth_activations_fused_into_the_producer(producer: str, kind: str):
-    """The CPU's `absorb_epilogue` (shared) folds Swish/HardSwish/GELU into the producing
-    kernel: the OpenCL epilogue applies them (it once absorbed and dropped them)."""
+def test_smooth_activations_fused_into_the_producer(producer: str, kind: str, monkeypatch):  # type: ignore[no-untyped-def]
+    """The CPU's `absorb_epilogue` (shared) folds Swish/HardSwish (and GELU when switched on)
+    into the producing kernel: the OpenCL epilogue applies them (it once absorbed and dropped
+    them)."""
+    from irforge.backends.cpu.codegen.epilogue import GELU_KINDS
+    from irforge.backends.cpu.ops import fusion
     from irforge.backends.opencl import compile_model
     from irforge.backends.reference import run
     from irforge.builder import ModelBuilder
     from irforge.dialects.nn import Activation, Convolution, MatMul
     from tests.helpers import rand
 
+    monkeypatch.setattr(fusion, "FUSED_KINDS", fusion.FUSED_KINDS | GELU_KINDS)
     b = ModelBuilder()
     if producer == "conv":
         x = b.input("x", (1, 6, 9, 11))

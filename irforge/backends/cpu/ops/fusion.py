@@ -1,12 +1,13 @@
 """Epilogue fusion: which following ops a producer kernel absorbs.
 
 `conv|fc|matmul -> Add(same shape, other operand already computed) -> ReLU|Clamp|Swish|
-HardSwish|HardSigmoid|Sigmoid|GELU` becomes
+HardSwish|HardSigmoid|Sigmoid` becomes
 one kernel whose epilogue adds the residual and applies the activation as each output tile
 is stored. An intermediate value is absorbed only if its single use is the next fused op
 (a value that is also a model output or feeds another op stays materialised). A MatMul with
 constant weights first absorbs the Linear's bias Add (`absorb_bias`): exporters write
-`MatMul -> Add(bias) -> Gelu` for a transformer MLP, which then runs as one GEMM.
+`MatMul -> Add(bias) -> Gelu` for a transformer MLP (GELU itself stays a phase: see
+`epilogue.GELU_KINDS`).
 """
 
 from __future__ import annotations
