@@ -52,3 +52,34 @@ def test_transformer_with_fused_attention_runs_it_on_the_cpu_backend():
     feeds = feeds_for(proto)
     (got,), (want,) = compiled(feeds).values(), ort_session_run(proto, feeds)
     assert float(np.abs(got - want).max()) / max(float(np.abs(want).max()), 1e-6) <= 1e-4
+
+
+@pytest.mark.parametrize("producer,kind", [("conv", "swish"), ("conv", "hswish"), ("matmul", "gelu"), ("matmul", "gelu_tanh")])
+def test_smooth_activations_fused_into_the_producer(producer: str, kind: str, monkeypatch):  # type: ignore[no-untyped-def]
+    """The CPU's `absorb_epilogue` (shared) folds Swish/HardSwish (and GELU when switched on)
+    into the producing kernel: the OpenCL epilogue applies them (it once absorbed and dropped
+    them)."""
+    from irforge.backends.cpu.codegen.epilogue import GELU_KINDS
+    from irforge.backends.cpu.ops import fusion
+    from irforge.backends.opencl import compile_model
+    from irforge.backends.reference import run
+    from irforge.builder import ModelBuilder
+    from irforge.dialects.nn import Activation, Convolution, MatMul
+    from tests.helpers import rand
+
+    monkeypatch.setattr(fusion, "FUSED_KINDS", fusion.FUSED_KINDS | GELU_KINDS)
+    b = ModelBuilder()
+    if producer == "conv":
+        x = b.input("x", (1, 6, 9, 11))
+        feeds = {"x": rand(1, 6, 9, 11) * 3}
+        y = b.add(Convolution, [x, b.constant(rand(10, 6, 1, 1, seed=1)), b.constant(rand(10, seed=2))]).output
+    else:
+        x = b.input("x", (1, 13, 20))
+        feeds = {"x": rand(1, 13, 20) * 2}
+        y = b.add(MatMul, [x, b.constant(rand(20, 37, seed=1))]).output
+    b.output(b.add(Activation, [y], kind=kind).output, "y")
+    model = b.finish()
+    compiled = compile_model(model)
+    tags = [step.tag for step in compiled._executable.program.steps]
+    assert "nn.activation" not in tags, tags
+    np.testing.assert_allclose(compiled(feeds)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)

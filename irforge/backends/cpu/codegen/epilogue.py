@@ -4,7 +4,8 @@ Fusion folds `conv -> [add residual] -> [activation]` into the producer: the res
 added first, then the activation, exactly the order of the unfused graph. Activations:
 ReLU, Clamp, and the smooth ones of mobile networks (`act.<kind>` for the Activation kinds
 in FUSED_KINDS: Swish/SiLU, HardSwish, HardSigmoid, Sigmoid), whose separate phase read and
-wrote the whole tensor once more (EfficientNet-B0's Swish layers: 5.5 of ~30 ms).
+wrote the whole tensor once more (EfficientNet-B0's Swish layers: 5.5 of ~30 ms). GELU
+(GELU_KINDS) can be applied but is not fused by default (measured: it does not pay).
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from irforge.backends.cpu.codegen.irutil import KernelBuilder
 
 FUSED_KINDS = frozenset({"swish", "hswish", "hsigmoid", "sigmoid"})
 """Activation kinds a producer applies in its epilogue (their expressions in `mathfn.UNARY`)."""
+GELU_KINDS = frozenset({"gelu", "gelu_tanh"})
+"""The epilogue applies these too (tested), but they are not in FUSED_KINDS: fused into
+BERT/ViT/Whisper's MLP GEMM they measured no faster than their own phase (min of 60
+alternating calls 0.99-1.05x, `bench/cpu_gelu_ab.py`): the phase is compute-bound (erf's
+polynomial and division), not memory-bound, and 12 tile vectors at once spill."""
 
 
 @dataclass(frozen=True)

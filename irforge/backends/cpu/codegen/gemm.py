@@ -218,13 +218,47 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     kk.add_incoming(bld.add(kk, i64(1)), bld.block)
     bld.branch(head)
     bld.position_at_end(done)
+    if spec.epilogue.activation.startswith("act."):
+        # a smooth activation (GELU's erf polynomial and division, Swish's exp) costs tens of
+        # instructions per vector: branch on `last` so K blocks before the last store the
+        # accumulators as they are (a select computed it for every K block: BERT's
+        # 768 -> 3072 GEMM has two)
+        blocks = [bld.append_basic_block(s) for s in ("ep.last", "ep.partial", "ep.done")]
+        bld.cbranch(last, blocks[0], blocks[1])
+        bld.position_at_end(blocks[1])
+        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, None, offsets, lanes)
+        bld.branch(blocks[2])
+        bld.position_at_end(blocks[0])
+        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, True, offsets, lanes)
+        bld.branch(blocks[2])
+        bld.position_at_end(blocks[2])
+    else:
+        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, last, offsets, lanes)
+    kb.finish()
+    return kb.fn
+
+
+def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: int, nv: int, columns: int, c, r, bias, last,  # type: ignore[no-untyped-def]
+                offsets, lanes) -> None:
+    """Store the tile's accumulators: with the epilogue where `last` (an i1 value, selected
+    per vector), with it always (True) or never (None)."""
+    bld = kb.b
+
+    def pick(out, acc):  # type: ignore[no-untyped-def]
+        return out if last is True else bld.select(last, out, acc)
+
     for i in range(rows):
         for j in range(nv):
             acc = accs[i * nv + j]
-            out = _epilogue(kb, spec, tile, acc, i, j, r, bias)
-            tile.store(bld.select(last, out, acc), c, i, j)
+            if last is None:
+                tile.store(acc, c, i, j)
+                continue
+            tile.store(pick(_epilogue(kb, spec, tile, acc, i, j, r, bias), acc), c, i, j)
     for e in range(columns):
         acc, col = accs[rows * nv + e], nv * VW + e
+        if last is None:
+            kb.scatter(acc, kb.at(c, col), offsets, lanes)
+            continue
         if spec.bias == "row":
             out = bld.fadd(acc, kb.vload(bias, mask=lanes))
         elif spec.bias == "col":
@@ -233,9 +267,7 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             out = acc
         residual = kb.gather(kb.at(r, col), offsets, lanes) if spec.epilogue.residual else None
         out = apply_epilogue(kb, spec.epilogue, out, residual)
-        kb.scatter(bld.select(last, out, acc), kb.at(c, col), offsets, lanes)
-    kb.finish()
-    return kb.fn
+        kb.scatter(pick(out, acc), kb.at(c, col), offsets, lanes)
 
 
 def column_tail(spec: GemmSpec) -> int:

@@ -126,10 +126,15 @@ def _gelu(kb: KernelBuilder, x: ir.Value) -> ir.Value:
 
 
 def _gelu_tanh(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    """0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): one exp in
+    registers and one division (LLVM's vector tanh is one libm call per lane, and a fused
+    GEMM epilogue runs this on every output). The limits match the tanh form: x -> -inf
+    gives -inf / inf = NaN as -inf * 0 does, x -> +inf gives inf."""
     b = kb.b
     cube = b.fmul(b.fmul(x, x), x)
     inner = b.fmul(_c(kb, math.sqrt(2 / math.pi), x), b.fadd(x, b.fmul(_c(kb, 0.044715, x), cube)))
-    return b.fmul(b.fmul(_c(kb, 0.5, x), x), b.fadd(_c(kb, 1.0, x), kb.call_unary("tanh", inner)))
+    e = vector_exp(kb, b.fmul(inner, _c(kb, -2.0, x)))
+    return b.fdiv(x, b.fadd(_c(kb, 1.0, x), e))
 
 
 def _elu(kb: KernelBuilder, x: ir.Value, alpha: float) -> ir.Value:

@@ -4,11 +4,15 @@
 HardSwish|HardSigmoid|Sigmoid` becomes
 one kernel whose epilogue adds the residual and applies the activation as each output tile
 is stored. An intermediate value is absorbed only if its single use is the next fused op
-(a value that is also a model output or feeds another op stays materialised).
+(a value that is also a model output or feeds another op stays materialised). A MatMul with
+constant weights first absorbs the Linear's bias Add (`absorb_bias`): exporters write
+`MatMul -> Add(bias) -> Gelu` for a transformer MLP (GELU itself stays a phase: see
+`epilogue.GELU_KINDS`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.epilogue import FUSED_KINDS, Epilogue
@@ -42,9 +46,26 @@ def activation_of(op: Operation | None) -> tuple[str, tuple[float, ...]] | None:
     return None
 
 
-def absorb_epilogue(ctx: Lowering, op: Operation) -> tuple[Epilogue, Buffer | None, SSAValue]:
-    """The epilogue, residual buffer and final value of `op` with what follows it absorbed."""
-    value = op.results[0]
+def absorb_bias(ctx: Lowering, value: SSAValue, n: int) -> tuple[Buffer | None, SSAValue]:
+    """A Linear's bias after its MatMul: the single user `Add(value, c)` with a constant c of n
+    values along the last axis (shape (n,) or (1, .., 1, n)) and the Add's shape unchanged.
+    Returns c's buffer (the GEMM adds it per column) and the Add's result, or (None, value)."""
+    user = ctx.single_use(value)
+    if not (isinstance(user, Eltwise) and user.str_prop("operation") == "sum"):
+        return None, value
+    other = user.rhs if user.lhs is value else user.lhs
+    c = ctx.constant_of(other) if other is not value else None
+    if (c is None or c.dtype != np.float32 or c.ndim == 0 or c.shape[-1] != n or c.size != n
+            or c.ndim > len(shape_of(value)) or shape_of(user.output) != shape_of(value)):
+        return None, value
+    ctx.absorbed.add(user)
+    return ctx.const(c.reshape(n)), user.output
+
+
+def absorb_epilogue(ctx: Lowering, op: Operation, start: SSAValue | None = None) -> tuple[Epilogue, Buffer | None, SSAValue]:
+    """The epilogue, residual buffer and final value of `op` with what follows it absorbed
+    (after `start`, a value already absorbed, e.g. by `absorb_bias`; else op's result)."""
+    value = op.results[0] if start is None else start
     residual: Buffer | None = None
     user = ctx.single_use(value)
     if isinstance(user, Eltwise) and user.str_prop("operation") == "sum" and _same(user, value):

@@ -14,7 +14,7 @@ from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
-from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
+from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
@@ -206,9 +206,11 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     a_batch = a_shape[:-2] if len(a_shape) > 2 else ()
     if batch and not ta and all(d == 1 for d in b_batch) and tuple(a_batch) == tuple(batch):
         m, batch, b_batch = m * int(np.prod(batch)), (), ()  # rows of every batch entry are one matrix
-    epilogue, residual, final = absorb_epilogue(ctx, op)
-    out = ctx.result(final)
     b_const = ctx.constant_of(op.b)
+    # a Linear's bias Add (one matrix of constant weights): added per column by the GEMM
+    bias, start = absorb_bias(ctx, op.output, n) if b_const is not None and not batch else (None, op.output)
+    epilogue, residual, final = absorb_epilogue(ctx, op, start)
+    out = ctx.result(final)
     if b_const is not None:
         mats = b_const.reshape(-1, *b_mat)
         mats = mats.transpose(0, 2, 1) if tb else mats
@@ -226,6 +228,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
-                    epilogue=epilogue, batches=levels)
+                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
-    ctx.phase(name, [ctx.input(op, 0), b_buf, out] + ([residual] if residual is not None else []))
+    tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
+    ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail)

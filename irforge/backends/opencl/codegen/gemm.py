@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.opencl.codegen.common import Param, flit, round_up
+from irforge.backends.opencl.codegen.pointwise import UNARY
 from irforge.backends.opencl.device import DeviceInfo
 
 
@@ -107,6 +108,11 @@ def activation_code(kind: str, params: tuple[float, ...], v: str = "v") -> str:
     if kind == "clamp":
         low, high = flit(params[0]), flit(params[1])
         return f"{v} = {v} < {low} ? {low} : ({v} > {high} ? {high} : {v});"
+    if kind.startswith("act."):
+        # the CPU's shared `absorb_epilogue` folds FUSED_KINDS activations into the producer:
+        # the same expressions as the pointwise kernels, x/A/B bound to v and the op's params
+        alpha, beta = (tuple(params) + (0.0, 0.0))[:2]
+        return f"{{ const float x = {v}, A = {flit(alpha)}, B = {flit(beta)}; {v} = {UNARY[kind[4:]]}; }}"
     return ""
 
 
