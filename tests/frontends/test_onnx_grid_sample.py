@@ -83,3 +83,13 @@ def test_grid_sample_volumetric_input_is_refused():
     with pytest.raises(IrforgeError) as err:
         import_onnx(proto)
     assert err.value.code == "E189" and "rank-5" in err.value.what
+
+
+def test_grid_sample_runs_on_opencl_through_the_hetero_fallback():
+    from irforge.backends.opencl import compile_model as compile_opencl
+
+    proto = grid_sample_model(mode="bilinear", padding_mode="border", align_corners=0)
+    (want,) = ort_session_run(proto, FEEDS)
+    compiled = compile_opencl(import_onnx(proto))
+    assert [f.op.split()[0] for f in compiled.fallbacks] == ["nn.grid_sample"]
+    np.testing.assert_allclose(compiled(FEEDS)["y"], want, rtol=1e-5, atol=1e-5)
