@@ -1,5 +1,5 @@
 """ONNX GridSample (opset 16 and 20 names) against onnxruntime on ref and cpu, and through our
-IR on OpenVINO's GridSample-9: every mode x padding_mode x align_corners, with grids reaching
+IR on OpenVINO's GridSample-9 (and OpenVINO-written IR read back): every mode x padding_mode x align_corners, with grids reaching
 outside [-1, 1]; the extractor's refusals of unsupported attributes and of 5-D inputs."""
 
 import numpy as np
@@ -93,3 +93,20 @@ def test_grid_sample_runs_on_opencl_through_the_hetero_fallback():
     compiled = compile_opencl(import_onnx(proto))
     assert [f.op.split()[0] for f in compiled.fallbacks] == ["nn.grid_sample"]
     np.testing.assert_allclose(compiled(FEEDS)["y"], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("mode", "padding", "align"), [("bicubic", "reflection", 1), ("nearest", "border", 0), ("bilinear", "zeros", 0)])
+def test_grid_sample_in_ir_written_by_openvino_reads_back(tmp_path, mode, padding, align):
+    """OpenVINO's own ONNX conversion, saved as IR, read by irforge's GridSample reader."""
+    import openvino as ov
+
+    from irforge.frontends.ir_xml import read_ir_xml
+
+    proto = grid_sample_model(mode=mode, padding_mode=padding, align_corners=align)
+    (want,) = ort_session_run(proto, FEEDS)
+    onnx_path, xml = tmp_path / "m.onnx", tmp_path / "m.xml"
+    onnx_path.write_bytes(proto.SerializeToString())
+    ov.save_model(ov.convert_model(str(onnx_path)), str(xml), compress_to_fp16=False)
+    assert 'type="GridSample"' in xml.read_text()
+    (got,) = run(read_ir_xml(xml), FEEDS).values()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
