@@ -19,7 +19,7 @@ from irforge.dialects.nn.elementwise import Convert, Eltwise
 from irforge.dialects.nn.indexing import ReshapeTo, ShapeOf
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import GRID_PADDING_MODES, GRID_SAMPLE_MODES, GridSample, Resample
+from irforge.dialects.nn.resample import Resample
 from irforge.dialects.nn.unpool import MaxPoolIndices
 from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
@@ -320,11 +320,3 @@ def shape_of(ctx: LayerContext) -> SSAValue:
         found = ctx.value(ShapeOf, [ctx.input(0)])
         return found if dtype == np.int64 else ctx.value(Convert, [found], suffix="/i32", destination_type=to_xdsl(np.dtype(dtype)))
     return ctx.constant(np.asarray(dims, dtype), "")
-
-
-@ir_layer_reader("GridSample")
-def grid_sample(ctx: LayerContext) -> SSAValue:
-    mode, padding = ctx.attr("mode", "bilinear"), ctx.attr("padding_mode", "zeros")
-    if mode not in GRID_SAMPLE_MODES or padding not in GRID_PADDING_MODES:
-        raise ctx.fail(f"GridSample mode '{mode}' with padding_mode '{padding}' is not supported", fix="nn.grid_sample has modes bilinear, bicubic and nearest, paddings zeros, border and reflection")
-    return ctx.value(GridSample, [ctx.input(0), ctx.input(1)], mode=mode, padding_mode=padding, align_corners=ctx.bool("align_corners", "false"))

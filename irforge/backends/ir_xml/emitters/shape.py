@@ -1,4 +1,4 @@
-"""Emitters of the data movement ops, the reductions, Resample and GridSample.
+"""Emitters of the data movement ops, the reductions and Resample.
 
 `nn` keeps shape-like parameters as properties; the opset takes them as i64 Const inputs,
 so each emitter turns its properties into those constants.
@@ -14,7 +14,7 @@ from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import GridSample, Resample
+from irforge.dialects.nn.resample import Resample
 from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.errors import IrforgeError
 
@@ -203,10 +203,3 @@ def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
     }
     axes = ctx.ints(range(x.type.rank), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, target, axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
-
-
-@ir_xml_emitter(GridSample)
-def grid_sample(ctx: EmitContext, op: GridSample, inputs: list[Port]) -> list[Port]:
-    # GridSample-9 names nn.grid_sample's modes and paddings alike
-    data = {"align_corners": fmt_bool(op.bool_prop("align_corners")), "mode": op.str_prop("mode"), "padding_mode": op.str_prop("padding_mode")}
-    return [ctx.single("GridSample", inputs, out_type(op), name=ctx.name(op), data=data, version="opset9")]

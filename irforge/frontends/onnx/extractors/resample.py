@@ -1,4 +1,4 @@
-"""ONNX Resize and Upsample -> nn.resample; GridSample -> nn.grid_sample."""
+"""ONNX Resize and Upsample -> nn.resample."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import numpy as np
 
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import GridSample, Resample
+from irforge.dialects.nn import Resample
 from irforge.dialects.nn.base import DYN
-from irforge.errors import IrforgeError
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"}
@@ -94,28 +93,3 @@ def upsample(ctx: NodeContext) -> SSAValue:
         coordinate_transformation_mode="asymmetric",
         nearest_mode="floor",
     )
-
-
-# GridSample-16 names the modes bilinear/bicubic, GridSample-20 linear/cubic
-GRID_SAMPLE_MODES = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "nearest", "bicubic": "bicubic", "cubic": "bicubic"}
-
-
-@onnx_extractor("GridSample")
-def grid_sample(ctx: NodeContext) -> SSAValue:
-    mode = ctx.attr("mode", "bilinear" if ctx.opset < 20 else "linear")
-    if mode not in GRID_SAMPLE_MODES:
-        raise IrforgeError(f"GridSample attribute mode='{mode}' is not supported", where=ctx.where, code="E189",
-                           fix="use bilinear/linear, nearest or bicubic/cubic")
-    padding = ctx.attr("padding_mode", "zeros")
-    if padding not in ("zeros", "border", "reflection"):
-        raise IrforgeError(f"GridSample attribute padding_mode='{padding}' is not supported", where=ctx.where, code="E189",
-                           fix="use zeros, border or reflection")
-    align = ctx.attr("align_corners", 0)
-    if align not in (0, 1):
-        raise IrforgeError(f"GridSample attribute align_corners={align} is not supported", where=ctx.where, code="E189", fix="use 0 or 1")
-    rank = len(ctx.input_type(0).get_shape())
-    if rank != 4:
-        # GridSample-20's volumetric (5-D) form has no OpenVINO GridSample equivalent
-        raise IrforgeError(f"GridSample of a rank-{rank} input (attribute-free N-D form) is not supported, only 4-D [N, C, H, W]",
-                           where=ctx.where, code="E189", fix="nn.grid_sample samples 2-D images; export a 4-D input with a [N, H_out, W_out, 2] grid")
-    return ctx.value(GridSample, [ctx.input(0), ctx.input(1)], mode=GRID_SAMPLE_MODES[mode], padding_mode=padding, align_corners=bool(align))
