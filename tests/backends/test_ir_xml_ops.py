@@ -120,6 +120,10 @@ def resample_cases():  # type: ignore[no-untyped-def]
                coordinate_transformation_mode="asymmetric", nearest_mode="floor", id="resample_to-nearest")
     yield case(nn.Resample, [X4], scales=[1.0, 1.0, 1.5, 0.5], mode="cubic", cubic_coeff_a=-0.5, coordinate_transformation_mode="asymmetric", id="resample-cubic")
     yield case(nn.Resample, [X4], sizes=[2, 3, 9, 9], nearest_mode="floor", coordinate_transformation_mode="tf_half_pixel_for_nn", id="resample-nearest-floor")
+    grid = rand(2, 4, 3, 2, seed=5, low=-1.4, high=1.4)  # reaches outside [-1, 1]
+    yield case(nn.GridSample, [X4, grid], id="grid_sample-bilinear")
+    yield case(nn.GridSample, [X4, grid], mode="bicubic", padding_mode="reflection", align_corners=True, id="grid_sample-bicubic-reflection")
+    yield case(nn.GridSample, [X4, grid], mode="nearest", padding_mode="border", id="grid_sample-nearest-border")
 
 
 def shape_cases():  # type: ignore[no-untyped-def]

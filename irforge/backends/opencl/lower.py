@@ -267,6 +267,7 @@ CPU_ONLY_REASONS = {
     "nn.is_nan": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.is_inf": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.roi_align": "per-box pooling of detection post-processing",
+    "nn.grid_sample": "gather at data-dependent grid coordinates without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.non_max_suppression": "sequential non-maximum suppression; output size known only at run time",
     "nn.lstm_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",
     "nn.gru_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",

@@ -8,6 +8,7 @@ from irforge.frontends.onnx.extractors import (
     dft,
     einsum,
     elementwise,
+    grid_sample,
     indexing,
     integer_ops,
     linear,
@@ -20,4 +21,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, compositions, control_flow, conv, dft, einsum, elementwise, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
