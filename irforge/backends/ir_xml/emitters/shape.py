@@ -196,6 +196,20 @@ def argmax(ctx: EmitContext, op: ArgMax, inputs: list[Port]) -> list[Port]:
 RESAMPLE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
 
 
+def _interpolate_data(op: Resample | ResampleTo, rank: int, shape_calculation_mode: str) -> dict[str, str]:
+    """Interpolate-11's attributes for a resample of `rank` dims (no padding, no antialias)."""
+    return {
+        "mode": RESAMPLE_MODES[op.str_prop("mode")],
+        "shape_calculation_mode": shape_calculation_mode,
+        "coordinate_transformation_mode": op.str_prop("coordinate_transformation_mode"),
+        "nearest_mode": op.str_prop("nearest_mode"),
+        "antialias": "false",
+        "pads_begin": fmt_ints((0,) * rank),
+        "pads_end": fmt_ints((0,) * rank),
+        "cube_coeff": fmt_float(op.float_prop("cubic_coeff_a")),
+    }
+
+
 @ir_xml_emitter(Resample)
 def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
     x = inputs[0]
@@ -203,16 +217,7 @@ def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
         target, mode = ctx.const(np.asarray(op.floats("scales"), np.float32), ctx.name(op, "scales")), "scales"
     else:
         target, mode = ctx.ints(op.ints("sizes"), ctx.name(op, "sizes")), "sizes"
-    data = {
-        "mode": RESAMPLE_MODES[op.str_prop("mode")],
-        "shape_calculation_mode": mode,
-        "coordinate_transformation_mode": op.str_prop("coordinate_transformation_mode"),
-        "nearest_mode": op.str_prop("nearest_mode"),
-        "antialias": "false",
-        "pads_begin": fmt_ints((0,) * x.type.rank),
-        "pads_end": fmt_ints((0,) * x.type.rank),
-        "cube_coeff": fmt_float(op.float_prop("cubic_coeff_a")),
-    }
+    data = _interpolate_data(op, x.type.rank, mode)
     axes = ctx.ints(range(x.type.rank), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, target, axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
 
@@ -221,15 +226,6 @@ def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
 def resample_to(ctx: EmitContext, op: ResampleTo, inputs: list[Port]) -> list[Port]:
     """Interpolate-11 by sizes, the sizes input computed at run time."""
     x = inputs[0]
-    data = {
-        "mode": RESAMPLE_MODES[op.str_prop("mode")],
-        "shape_calculation_mode": "sizes",
-        "coordinate_transformation_mode": op.str_prop("coordinate_transformation_mode"),
-        "nearest_mode": op.str_prop("nearest_mode"),
-        "antialias": "false",
-        "pads_begin": fmt_ints((0,) * x.type.rank),
-        "pads_end": fmt_ints((0,) * x.type.rank),
-        "cube_coeff": fmt_float(op.float_prop("cubic_coeff_a")),
-    }
+    data = _interpolate_data(op, x.type.rank, "sizes")
     axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
