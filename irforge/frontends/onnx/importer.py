@@ -209,15 +209,20 @@ def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.
 
 
 def subgraph_reads(node: onnx.NodeProto) -> set[str]:
-    """The names the node's subgraphs (at any depth) read; ONNX names are unique across a
-    graph and its subgraphs, so those that this graph produces are outer-scope reads."""
+    """The outer-scope names the node's subgraphs (at any depth) read: what a subgraph's
+    nodes read minus what it defines itself (its inputs, initializers and node outputs),
+    since a subgraph may reuse an outer name for a value of its own."""
     names: set[str] = set()
     for attr in node.attribute:
         graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
         for graph in graphs:
+            local = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+            local |= {n for inner in graph.node for n in inner.output if n}
+            reads: set[str] = set()
             for inner in graph.node:
-                names.update(n for n in inner.input if n)
-                names |= subgraph_reads(inner)
+                reads.update(n for n in inner.input if n)
+                reads |= subgraph_reads(inner)
+            names |= reads - local
     return names
 
 
