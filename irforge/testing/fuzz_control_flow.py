@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from irforge.testing.tf_models import function_node, library_function
+
 # -- ONNX seeds -------------------------------------------------------------------------------
 
 
@@ -163,29 +165,6 @@ def onnx_seeds() -> dict[str, bytes]:
 FLOAT, INT32, BOOL = 1, 3, 10
 
 
-def _fnode(f: Any, op: str, name: str, inputs: list[str], **attrs: Any) -> None:
-    n = f.node_def.add(name=name, op=op)
-    n.input.extend(inputs)
-    for key, value in attrs.items():
-        if isinstance(value, tuple):
-            n.attr[key].type = value[1]
-        elif isinstance(value, bool):
-            n.attr[key].b = value
-        else:
-            n.attr[key].tensor.CopyFrom(value)
-
-
-def _function(graph: Any, name: str, inputs: list[tuple[str, int]], outputs: list[tuple[str, str, int]], nodes: Any) -> None:
-    f = graph.library.function.add()
-    f.signature.name = name
-    for arg, dtype in inputs:
-        f.signature.input_arg.add(name=arg, type=dtype)
-    for arg, tensor, dtype in outputs:
-        f.signature.output_arg.add(name=arg, type=dtype)
-        f.ret[arg] = tensor
-    nodes(f)
-
-
 def tf_while() -> bytes:
     """i = 0, acc = x; while i < n and sum(acc) < 100: i += 1, acc = acc * 2 + 1."""
     from irforge.testing.tf_models import DualBuilder, tf_tensor
@@ -197,23 +176,23 @@ def tf_while() -> bytes:
     b.tf_node("Const", [], "zero", value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
 
     def cond(f: Any) -> None:
-        _fnode(f, "Const", "axis", [], value=tf_tensor(np.array([0], np.int32)), dtype=("type", INT32))
-        _fnode(f, "Const", "hundred", [], value=tf_tensor(np.array(100, np.float32)), dtype=("type", FLOAT))
-        _fnode(f, "Less", "counting", ["i", "limit"])
-        _fnode(f, "Sum", "total", ["acc", "axis:output:0"], keep_dims=False)
-        _fnode(f, "Less", "small", ["total:output:0", "hundred:output:0"])
-        _fnode(f, "LogicalAnd", "both", ["counting:z:0", "small:z:0"])
+        function_node(f, "Const", "axis", [], value=tf_tensor(np.array([0], np.int32)), dtype=("type", INT32))
+        function_node(f, "Const", "hundred", [], value=tf_tensor(np.array(100, np.float32)), dtype=("type", FLOAT))
+        function_node(f, "Less", "counting", ["i", "limit"])
+        function_node(f, "Sum", "total", ["acc", "axis:output:0"], keep_dims=False)
+        function_node(f, "Less", "small", ["total:output:0", "hundred:output:0"])
+        function_node(f, "LogicalAnd", "both", ["counting:z:0", "small:z:0"])
 
     def body(f: Any) -> None:
-        _fnode(f, "Const", "one", [], value=tf_tensor(np.array(1, np.int32)), dtype=("type", INT32))
-        _fnode(f, "Const", "onef", [], value=tf_tensor(np.array(1, np.float32)), dtype=("type", FLOAT))
-        _fnode(f, "AddV2", "next_i", ["i", "one:output:0"])
-        _fnode(f, "AddV2", "twice", ["acc", "acc"])
-        _fnode(f, "AddV2", "next_acc", ["twice:z:0", "onef:output:0"])
+        function_node(f, "Const", "one", [], value=tf_tensor(np.array(1, np.int32)), dtype=("type", INT32))
+        function_node(f, "Const", "onef", [], value=tf_tensor(np.array(1, np.float32)), dtype=("type", FLOAT))
+        function_node(f, "AddV2", "next_i", ["i", "one:output:0"])
+        function_node(f, "AddV2", "twice", ["acc", "acc"])
+        function_node(f, "AddV2", "next_acc", ["twice:z:0", "onef:output:0"])
 
     args = [("i", INT32), ("limit", INT32), ("acc", FLOAT)]
-    _function(b.graph, "cond_fn", args, [("keep", "both:z:0", BOOL)], cond)
-    _function(b.graph, "body_fn", args, [("i_out", "next_i:z:0", INT32), ("limit_out", "limit", INT32), ("acc_out", "next_acc:z:0", FLOAT)], body)
+    library_function(b.graph, "cond_fn", args, [("keep", "both:z:0", BOOL)], cond)
+    library_function(b.graph, "body_fn", args, [("i_out", "next_i:z:0", INT32), ("limit_out", "limit", INT32), ("acc_out", "next_acc:z:0", FLOAT)], body)
     b.tf_node("StatelessWhile", ["zero", "n", "x"], "loop")
     b.graph.node[-1].attr["cond"].func.name = "cond_fn"
     b.graph.node[-1].attr["body"].func.name = "body_fn"
@@ -233,15 +212,15 @@ def tf_if() -> bytes:
     b.tf_node("Greater", ["total", "zero"], "positive")
 
     def then(f: Any) -> None:
-        _fnode(f, "AddV2", "twice", ["v", "v"])
+        function_node(f, "AddV2", "twice", ["v", "v"])
 
     def other(f: Any) -> None:
-        _fnode(f, "Neg", "neg", ["v"])
-        _fnode(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
-        _fnode(f, "ConcatV2", "both", ["v", "neg:y:0", "cat_axis:output:0"])
+        function_node(f, "Neg", "neg", ["v"])
+        function_node(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
+        function_node(f, "ConcatV2", "both", ["v", "neg:y:0", "cat_axis:output:0"])
 
-    _function(b.graph, "then_fn", [("v", FLOAT)], [("out", "twice:z:0", FLOAT)], then)
-    _function(b.graph, "else_fn", [("v", FLOAT)], [("out", "both:output:0", FLOAT)], other)
+    library_function(b.graph, "then_fn", [("v", FLOAT)], [("out", "twice:z:0", FLOAT)], then)
+    library_function(b.graph, "else_fn", [("v", FLOAT)], [("out", "both:output:0", FLOAT)], other)
     b.tf_node("StatelessIf", ["positive", "x"], "cond")
     b.graph.node[-1].attr["then_branch"].func.name = "then_fn"
     b.graph.node[-1].attr["else_branch"].func.name = "else_fn"

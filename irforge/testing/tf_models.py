@@ -19,6 +19,36 @@ from irforge.frontends.tf.schema import DT_FLOAT, DT_INT32, message_classes
 TO_NCHW, TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
 
 
+def function_node(f: Any, op: str, name: str, inputs: list[str], **attrs: Any) -> Any:
+    """A node of a library function `f`; an attribute given as a tuple is a type (its second
+    item), a float or bool is itself, anything else a TensorProto."""
+    n = f.node_def.add(name=name, op=op)
+    n.input.extend(inputs)
+    for key, value in attrs.items():
+        if isinstance(value, tuple):
+            n.attr[key].type = value[1]
+        elif isinstance(value, float):
+            n.attr[key].f = value
+        elif isinstance(value, bool):
+            n.attr[key].b = value
+        else:
+            n.attr[key].tensor.CopyFrom(value)
+    return n
+
+
+def library_function(graph: Any, name: str, inputs: list[tuple[str, int]], outputs: list[tuple[str, str, int]], body: Any) -> None:
+    """Add function `name` to `graph`'s library: typed input args, output args returning the
+    given tensors, nodes written by `body(f)`."""
+    f = graph.library.function.add()
+    f.signature.name = name
+    for arg, dtype in inputs:
+        f.signature.input_arg.add(name=arg, type=dtype)
+    for arg, tensor, dtype in outputs:
+        f.signature.output_arg.add(name=arg, type=dtype)
+        f.ret[arg] = tensor
+    body(f)
+
+
 def tf_tensor(array: np.ndarray) -> Any:
     tensor = message_classes()["TensorProto"]()
     array = np.asarray(array)

@@ -13,22 +13,10 @@ from irforge.backends.reference import run
 from irforge.dialects.nn.control_flow import Loop
 from irforge.errors import IrforgeError
 from irforge.frontends.tf import import_tf
-from irforge.testing.tf_models import DualBuilder, tf_tensor
+from irforge.testing.tf_models import DualBuilder, function_node, library_function, tf_tensor
 from tests.backends.ir_xml_support import run_openvino
-from tests.frontends.test_tf_forms import node
 
 FLOAT, INT32 = 1, 3
-
-
-def function(graph, name: str, inputs: list[tuple[str, int]], outputs: list[tuple[str, str, int]], body) -> None:  # type: ignore[no-untyped-def]
-    f = graph.library.function.add()
-    f.signature.name = name
-    for arg, dtype in inputs:
-        f.signature.input_arg.add(name=arg, type=dtype)
-    for arg, tensor, dtype in outputs:
-        f.signature.output_arg.add(name=arg, type=dtype)
-        f.ret[arg] = tensor
-    body(f)
 
 
 def while_graph(body_op: str = "AddV2", grow: bool = False):  # type: ignore[no-untyped-def]
@@ -40,27 +28,27 @@ def while_graph(body_op: str = "AddV2", grow: bool = False):  # type: ignore[no-
     b.tf_node("Const", [], "zero", value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
 
     def cond(f):  # type: ignore[no-untyped-def]
-        node(f, "Const", "axis", [], value=tf_tensor(np.array([0], np.int32)), dtype=("type", INT32))
-        node(f, "Const", "hundred", [], value=tf_tensor(np.array(100, np.float32)), dtype=("type", FLOAT))
-        node(f, "Less", "counting", ["i", "limit"])
-        node(f, "Sum", "total", ["acc", "axis:output:0"], keep_dims=False)
-        node(f, "Less", "small", ["total:output:0", "hundred:output:0"])
-        node(f, "LogicalAnd", "both", ["counting:z:0", "small:z:0"])
+        function_node(f, "Const", "axis", [], value=tf_tensor(np.array([0], np.int32)), dtype=("type", INT32))
+        function_node(f, "Const", "hundred", [], value=tf_tensor(np.array(100, np.float32)), dtype=("type", FLOAT))
+        function_node(f, "Less", "counting", ["i", "limit"])
+        function_node(f, "Sum", "total", ["acc", "axis:output:0"], keep_dims=False)
+        function_node(f, "Less", "small", ["total:output:0", "hundred:output:0"])
+        function_node(f, "LogicalAnd", "both", ["counting:z:0", "small:z:0"])
 
     def body(f):  # type: ignore[no-untyped-def]
-        node(f, "Const", "one", [], value=tf_tensor(np.array(1, np.int32)), dtype=("type", INT32))
-        node(f, "Const", "onef", [], value=tf_tensor(np.array(1, np.float32)), dtype=("type", FLOAT))
-        node(f, "AddV2", "next_i", ["i", "one:output:0"])
+        function_node(f, "Const", "one", [], value=tf_tensor(np.array(1, np.int32)), dtype=("type", INT32))
+        function_node(f, "Const", "onef", [], value=tf_tensor(np.array(1, np.float32)), dtype=("type", FLOAT))
+        function_node(f, "AddV2", "next_i", ["i", "one:output:0"])
         if grow:
-            node(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
-            node(f, "ConcatV2", "next_acc", ["acc", "acc", "cat_axis:output:0"])
+            function_node(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
+            function_node(f, "ConcatV2", "next_acc", ["acc", "acc", "cat_axis:output:0"])
         else:
-            node(f, body_op, "twice", ["acc", "acc"])
-            node(f, "AddV2", "next_acc", ["twice:z:0", "onef:output:0"])
+            function_node(f, body_op, "twice", ["acc", "acc"])
+            function_node(f, "AddV2", "next_acc", ["twice:z:0", "onef:output:0"])
 
     args = [("i", INT32), ("limit", INT32), ("acc", FLOAT)]
-    function(b.graph, "cond_fn", args, [("keep", "both:z:0", 10)], cond)
-    function(b.graph, "body_fn", args, [("i_out", "next_i:z:0", INT32), ("limit_out", "limit", INT32), ("acc_out", "next_acc:" + ("output:0" if grow else "z:0"), FLOAT)], body)
+    library_function(b.graph, "cond_fn", args, [("keep", "both:z:0", 10)], cond)
+    library_function(b.graph, "body_fn", args, [("i_out", "next_i:z:0", INT32), ("limit_out", "limit", INT32), ("acc_out", "next_acc:" + ("output:0" if grow else "z:0"), FLOAT)], body)
     b.tf_node("StatelessWhile", ["zero", "n", "x"], "loop")
     b.graph.node[-1].attr["cond"].func.name = "cond_fn"
     b.graph.node[-1].attr["body"].func.name = "body_fn"
@@ -122,15 +110,15 @@ def if_graph(branch_op: str = "Neg"):  # type: ignore[no-untyped-def]
     b.tf_node("Greater", ["total", "zero"], "positive")
 
     def then(f):  # type: ignore[no-untyped-def]
-        node(f, "AddV2", "twice", ["v", "v"])
+        function_node(f, "AddV2", "twice", ["v", "v"])
 
     def other(f):  # type: ignore[no-untyped-def]
-        node(f, branch_op, "neg", ["v"])
-        node(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
-        node(f, "ConcatV2", "both", ["v", "neg:y:0", "cat_axis:output:0"])
+        function_node(f, branch_op, "neg", ["v"])
+        function_node(f, "Const", "cat_axis", [], value=tf_tensor(np.array(0, np.int32)), dtype=("type", INT32))
+        function_node(f, "ConcatV2", "both", ["v", "neg:y:0", "cat_axis:output:0"])
 
-    function(b.graph, "then_fn", [("v", FLOAT)], [("out", "twice:z:0", FLOAT)], then)
-    function(b.graph, "else_fn", [("v", FLOAT)], [("out", "both:output:0", FLOAT)], other)
+    library_function(b.graph, "then_fn", [("v", FLOAT)], [("out", "twice:z:0", FLOAT)], then)
+    library_function(b.graph, "else_fn", [("v", FLOAT)], [("out", "both:output:0", FLOAT)], other)
     b.tf_node("StatelessIf", ["positive", "x"], "cond")
     b.graph.node[-1].attr["then_branch"].func.name = "then_fn"
     b.graph.node[-1].attr["else_branch"].func.name = "else_fn"

@@ -9,7 +9,7 @@ import pytest
 from irforge.backends.reference import run
 from irforge.frontends.tf import import_tf
 from irforge.passes import apply_pipeline
-from irforge.testing.tf_models import DualBuilder, tf_tensor
+from irforge.testing.tf_models import DualBuilder, function_node, tf_tensor
 from tests.frontends.test_tf_import import i32, ops, single_op
 
 X = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) - 50
@@ -73,19 +73,6 @@ def add_function(graph, name: str, inputs: list[str], outputs: dict[str, str], b
     body(f)
 
 
-def node(f, op: str, name: str, inputs: list[str], **attrs):
-    n = f.node_def.add(name=name, op=op)
-    n.input.extend(inputs)
-    for key, value in attrs.items():
-        if isinstance(value, tuple):
-            n.attr[key].type = value[1]
-        elif isinstance(value, float):
-            n.attr[key].f = value
-        elif isinstance(value, bool):
-            n.attr[key].b = value
-        else:
-            n.attr[key].tensor.CopyFrom(value)
-    return n
 
 
 def test_stateful_partitioned_calls_are_inlined_nested_and_by_output_arg():
@@ -96,15 +83,15 @@ def test_stateful_partitioned_calls_are_inlined_nested_and_by_output_arg():
 
     def inner(f):  # a FusedBatchNormV3 read through its output arg name, and Relu
         for n_, v in (("gamma", scale), ("beta", shift), ("mean", np.zeros(3, np.float32)), ("var", np.ones(3, np.float32))):
-            node(f, "Const", n_, [], value=tf_tensor(v), dtype=("type", 1))
-        node(f, "FusedBatchNormV3", "bn", ["t", "gamma:output:0", "beta:output:0", "mean:output:0", "var:output:0"], epsilon=1e-3, is_training=False)
-        node(f, "Relu", "relu", ["bn:y:0"])
-        node(f, "Neg", "neg", ["t"])
+            function_node(f, "Const", n_, [], value=tf_tensor(v), dtype=("type", 1))
+        function_node(f, "FusedBatchNormV3", "bn", ["t", "gamma:output:0", "beta:output:0", "mean:output:0", "var:output:0"], epsilon=1e-3, is_training=False)
+        function_node(f, "Relu", "relu", ["bn:y:0"])
+        function_node(f, "Neg", "neg", ["t"])
 
     def outer(f):  # calls `inner`, returns its two results swapped, plus one of its own
-        call = node(f, "StatefulPartitionedCall", "call", ["u"])
+        call = function_node(f, "StatefulPartitionedCall", "call", ["u"])
         call.attr["f"].func.name = "inner"
-        node(f, "Mul", "prod", ["call:output:1", "u"])
+        function_node(f, "Mul", "prod", ["call:output:1", "u"])
 
     add_function(b.graph, "inner", ["t"], {"relu_out": "relu:activations:0", "neg_out": "neg:y:0"}, inner)
     add_function(b.graph, "outer", ["u"], {"a": "call:output:1", "b": "call:output:0", "c": "prod:z:0"}, outer)
