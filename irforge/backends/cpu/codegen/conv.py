@@ -52,11 +52,16 @@ class ConvGeometry:
         return -(-self.p // NR)
 
 
-def _live_taps(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int) -> tuple[int, int]:
+def live_taps(size: int, outputs: range, kernel: int, stride: int, dilation: int, pad: int) -> tuple[int, int] | None:
     """The first and last kernel index along one axis that reads the input at some output
-    position (the others read only padding)."""
-    live = [k for k in range(kernel) if any(0 <= o * stride + k * dilation - pad < size for o in range(out))]
-    return (live[0], live[-1]) if live else (0, kernel - 1)
+    position of `outputs` (the others read only padding; the live ones are consecutive);
+    None where every tap reads padding."""
+    live = [k for k in range(kernel) if any(0 <= o * stride + k * dilation - pad < size for o in outputs)]
+    return (live[0], live[-1]) if live else None
+
+
+def _live_taps(size: int, out: int, kernel: int, stride: int, dilation: int, pad: int) -> tuple[int, int]:
+    return live_taps(size, range(out), kernel, stride, dilation, pad) or (0, kernel - 1)
 
 
 def crop_dead_taps(g: ConvGeometry, weights):  # type: ignore[no-untyped-def]

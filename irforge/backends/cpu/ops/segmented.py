@@ -13,7 +13,7 @@ Rate 12 at 14x14: 18 of 42 (output row, kernel row) pairs; rate 6: 30 of 42.
 
 from __future__ import annotations
 
-from irforge.backends.cpu.codegen.conv import ConvGeometry
+from irforge.backends.cpu.codegen.conv import ConvGeometry, live_taps
 
 MAX_SHARE = 0.8
 """Bands pay when their (output row, kernel row) pairs are at most this share of the whole
@@ -22,10 +22,8 @@ columns at 14x14) runs its panels half empty."""
 
 
 def _live_rows(g: ConvGeometry, y: int) -> tuple[int, int] | None:
-    """The first and last kernel row that reads an input row at output row y (the live rows
-    of one output row are consecutive)."""
-    live = [k for k in range(g.kh) if 0 <= y * g.stride[0] + k * g.dilation[0] - g.pad[0] < g.h]
-    return (live[0], live[-1]) if live else None
+    """The first and last kernel row that reads an input row at output row y."""
+    return live_taps(g.h, range(y, y + 1), g.kh, g.stride[0], g.dilation[0], g.pad[0])
 
 
 def bands(g: ConvGeometry) -> list[tuple[int, int, int, int]] | None:
