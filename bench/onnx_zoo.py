@@ -255,9 +255,10 @@ def export(entry: ZooModel, exporter: str, path: Path) -> dict[str, np.ndarray]:
     model = entry.build()
     inputs = entry.inputs()
     with torch.no_grad():
-        extra = {"custom_translation_table": custom_translations()} if exporter == "dynamo" else {}
-        torch.onnx.export(model, inputs, str(path), input_names=list(entry.input_names), dynamo=exporter == "dynamo",
-                          opset_version=17 if exporter == "torchscript" else 18, **extra)
+        dynamo = exporter.startswith("dynamo")  # "dynamo23": opset 23, where SDPA is one Attention node
+        extra = {"custom_translation_table": custom_translations()} if dynamo else {}
+        opset = {"torchscript": 17, "dynamo": 18, "dynamo23": 23}[exporter]
+        torch.onnx.export(model, inputs, str(path), input_names=list(entry.input_names), dynamo=dynamo, opset_version=opset, **extra)
     feeds = {n: t.numpy() for n, t in zip(entry.input_names, inputs)}
     if entry.post is not None:
         entry.post(path, feeds)

@@ -2,6 +2,7 @@
 
 from irforge.frontends.onnx.extractors import (
     activation,
+    attention,
     compositions,
     control_flow,
     conv,
@@ -21,4 +22,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
