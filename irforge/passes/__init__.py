@@ -115,6 +115,12 @@ def _unflatten_matmul() -> type[ModulePass]:
     return UnflattenMatMulPass
 
 
+def _widen_f16() -> type[ModulePass]:
+    from irforge.passes.widen_f16 import WidenF16Pass
+
+    return WidenF16Pass
+
+
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "compress-fp16": _compress_fp16,
@@ -133,6 +139,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "replace-subgraph": _replace_subgraph,
     "set-shapes": _set_shapes,
     "unflatten-matmul": _unflatten_matmul,
+    "widen-f16": _widen_f16,
 }
 
 

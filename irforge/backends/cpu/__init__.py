@@ -33,7 +33,8 @@ from xdsl.ir import Operation
 from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
 
-PIPELINE = "infer-shapes,canonicalize,fuse-linear-ops"
+PIPELINE = "widen-f16,infer-shapes,canonicalize,fuse-linear-ops"
+"""widen-f16 first: the kernels compute in f32, and so does a half-precision model here."""
 
 
 @dataclass

@@ -46,12 +46,15 @@ def test_f64_eltwise_without_a_native_kernel_runs_numpys(cache_dir) -> None:  # 
     np.testing.assert_array_equal(got, feed**feed)
 
 
-def test_f16_without_a_kernel_is_named(cache_dir) -> None:  # type: ignore[no-untyped-def]
+def test_f16_model_computes_in_f32(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """widen-f16: an f16 op without an f16 kernel runs in f32; f16 in and out."""
     b = ModelBuilder()
     x = b.input("x", [4], np.float16)
     b.output(b.add(Eltwise, [x, x], operation="pow").results[0], "y")
-    with pytest.raises(IrforgeError, match="operation 'pow' on f16 has no CPU kernel"):
-        compile_model(b.finish(), cache_dir=cache_dir)
+    feed = np.array([0.5, 1.5, 2.5, 3.0], np.float16)
+    got = compile_model(b.finish(), cache_dir=cache_dir)({"x": feed})["y"]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, (feed.astype(np.float32) ** feed.astype(np.float32)).astype(np.float16))
 
 
 def test_f64_activations_softmax_and_matmul_run_in_f64(cache_dir) -> None:  # type: ignore[no-untyped-def]
