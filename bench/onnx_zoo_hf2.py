@@ -467,6 +467,23 @@ SPEECH = ("wavlm", "unispeech", "unispeech-sat", "data2vec-audio", "sew", "sew-d
 VISION_SIZE = {"levit": 64, "poolformer": 64, "regnet": 64, "resnet": 64, "bit": 64, "convnext": 64, "mobilenetv2": 64, "efficientnet": 64,
                "pvt": 64, "pvt-v2": 64, "cvt": 64, "glpn": 64, "mobilevitv2": 64, "swin2sr": 16}
 
+def video(tf: Any, kind: str) -> nn.Module:
+    """Video transformers on 4 frames of 32x32: tubelet (Conv3d) or per-frame patch embeddings."""
+    common = dict(image_size=32, num_frames=4, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    if kind == "videomae":
+        return tf.VideoMAEModel(tf.VideoMAEConfig(**common, patch_size=8, tubelet_size=2))
+    if kind == "timesformer":
+        return tf.TimesformerModel(tf.TimesformerConfig(**common, patch_size=8))
+    return tf.VivitModel(tf.VivitConfig(**common, tubelet_size=[2, 8, 8]))
+
+
+def clip_frames() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(1, 4, 3, 32, 32, generator=gen()),)
+
+
+VIDEO = {"videomae": 2, "timesformer": 4, "vivit": 2}
+"""TimeSformer's divided space-time attention: a time and a space attention per layer."""
+
 HF2: list[ZooModel] = [
     *(ZooModel(k, hf(lambda tf, k=k: encoder(tf, k), TOK), long_tokens if k == "bigbird-sparse" else tokens, TOK, BLOCKS.get(k, 2)) for k in TEXT),
     # Nystromformer's landmark path adds the [1, 1, 1, S] mask to [1, H, landmarks, S] scores
@@ -497,6 +514,7 @@ HF2: list[ZooModel] = [
     *(ZooModel(k, hf(lambda tf, k=k: more_speech(tf, k), AUD), audio, AUD, 2) for k in ("wav2vec2-conformer", "wav2vec2-conformer-rel")),
     ZooModel("trocr-decoder", hf(trocr_decoder, DEC[:2]), lambda: decoder_inputs()[:2], DEC[:2], 4),
     ZooModel("patchtst", hf(patchtst, ("past_values",)), series, ("past_values",), 2),
+    *(ZooModel(k, hf(lambda tf, k=k: video(tf, k), PIX), clip_frames, PIX, n) for k, n in VIDEO.items()),
 ]
 
 if __name__ == "__main__":
