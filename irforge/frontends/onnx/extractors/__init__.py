@@ -14,6 +14,7 @@ from irforge.frontends.onnx.extractors import (
     integer_ops,
     linear,
     normalization,
+    ort_contrib,
     quantize,
     quantize_contrib,
     recurrent,
@@ -22,4 +23,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_contrib, quantize, quantize_contrib, recurrent, reduce, resample, shape)
