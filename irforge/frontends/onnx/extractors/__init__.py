@@ -14,6 +14,7 @@ from irforge.frontends.onnx.extractors import (
     integer_ops,
     linear,
     normalization,
+    ort_attention,
     ort_contrib,
     quantize,
     quantize_contrib,
@@ -23,4 +24,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_contrib, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_attention, ort_contrib, quantize, quantize_contrib, recurrent, reduce, resample, shape)

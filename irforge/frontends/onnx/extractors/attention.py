@@ -35,6 +35,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Activation, Concat, Eltwise, MatMul, Pad, Permute, Reshape, Select, SoftMax, Unsqueeze
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import DYN
+from irforge.dialects.nn.linear import show
 from irforge.dialects.nn.indexing import IsNaN
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
@@ -78,7 +79,7 @@ class _Attention:
         if ctx.has_input(4):
             self.past = _shape(ctx.input(4))[2] if len(_shape(ctx.input(4))) == 4 else DYN
             if self.past == DYN:
-                raise ctx.fail(f"past_key must be 4-D [B, kv_heads, P, E] with P known at conversion, got {list(_shape(ctx.input(4)))}",
+                raise ctx.fail(f"past_key must be 4-D [B, kv_heads, P, E] with P known at conversion, got {show(_shape(ctx.input(4)))}",
                                fix="give static input shapes (--input_shape)")
             k = ctx.value(Concat, [ctx.input(4), k], suffix="/present_key", axis=2)
             v = ctx.value(Concat, [ctx.input(5), v], suffix="/present_value", axis=2)
@@ -100,7 +101,7 @@ class _Attention:
             if given is not None and actual != DYN and int(given) != actual:
                 raise ctx.fail(f"{what}={given} disagrees with the input's {actual} heads (axis 1)")
         if DYN in (shape_q[1], shape_k[1]):
-            raise ctx.fail(f"the head counts of Q and K must be known at conversion, got {list(shape_q)} and {list(shape_k)}",
+            raise ctx.fail(f"the head counts of Q and K must be known at conversion, got {show(shape_q)} and {show(shape_k)}",
                            fix="give static input shapes (--input_shape)")
         return shape_q[1], shape_k[1]
 
@@ -242,7 +243,7 @@ class _Attention:
         if mask is not None:
             shape = _shape(mask)
             if len(shape) > 4 or DYN in shape[1:]:
-                raise ctx.fail(f"attn_mask of shape {list(shape)} must have rank <= 4 and known dims after the first for grouped-query attention",
+                raise ctx.fail(f"attn_mask of shape {show(shape)} must have rank <= 4 and known dims after the first for grouped-query attention",
                                fix="give static input shapes (--input_shape)")
             if len(shape) < 4:
                 mask = ctx.value(Unsqueeze, [mask], suffix="/mask_rank4", axes=list(range(4 - len(shape))))
