@@ -27,6 +27,10 @@ def activation_cases():  # type: ignore[no-untyped-def]
     params = {"elu": {"alpha": 0.7}, "selu": {"alpha": 1.67, "beta": 1.05}, "swish": {"alpha": 1.3}, "hsigmoid": {"alpha": 0.2, "beta": 0.5}}
     for kind in sorted(ACTIVATION_KINDS):
         x = BOOLS if kind == "not" else POSITIVE if kind in ("log", "sqrt") else X4 * 2.5
+        if kind in ("asin", "acos", "atanh"):
+            x = X4 * 0.45  # inside (-1, 1)
+        if kind == "acosh":
+            x = np.abs(X4) + 1
         if kind == "round":
             x = np.round(X4 * 4) / 2  # halves, where the rounding rule shows
         yield case(nn.Activation, [x], kind=kind, id=f"activation-{kind}", **params.get(kind, {}))

@@ -21,6 +21,16 @@ def positive(x: np.ndarray) -> np.ndarray:
     return np.abs(x) + np.asarray(0.01, x.dtype)
 
 
+def unit(x: np.ndarray) -> np.ndarray:
+    """Inside (-1, 1): the domain of asin, acos and atanh."""
+    return (np.tanh(x / 3) * 0.99).astype(x.dtype)
+
+
+def above_one(x: np.ndarray) -> np.ndarray:
+    """At least 1: the domain of acosh."""
+    return np.abs(x) + np.asarray(1.0, x.dtype)
+
+
 def halves(x: np.ndarray) -> np.ndarray:
     """Values on a half grid, so that Round meets its ties (to even, in ONNX and numpy)."""
     return np.round(x * 2) / 2
@@ -55,6 +65,12 @@ ONNX_ACTIVATIONS = [
     ("sign", {}, "Sign", {}, halves),
     ("sin", {}, "Sin", {}, None),
     ("cos", {}, "Cos", {}, None),
+    ("asin", {}, "Asin", {}, unit),
+    ("acos", {}, "Acos", {}, unit),
+    ("atan", {}, "Atan", {}, None),
+    ("asinh", {}, "Asinh", {}, None),
+    ("acosh", {}, "Acosh", {}, above_one),
+    ("atanh", {}, "Atanh", {}, unit),
 ]
 
 
@@ -265,7 +281,7 @@ def test_activation_default_properties():
 @pytest.mark.parametrize(
     "cls, element_type, props, message",
     [
-        (Activation, f32, {"kind": "silu"}, "nn.activation 'a1': kind must be one of abs, ceil, .*, got 'silu'"),
+        (Activation, f32, {"kind": "silu"}, "nn.activation 'a1': kind must be one of abs, acos, .*, got 'silu'"),
         (Activation, f32, {"kind": "not"}, "kind 'not' needs an i1 input, got f32"),
         (Activation, i1, {"kind": "sigmoid"}, "kind 'sigmoid' needs a numeric input, got i1"),
         (Clamp, f32, {"min": 1.0, "max": 0.5}, "nn.clamp 'a1': min must not exceed max, got min 1.0 and max 0.5"),

@@ -18,6 +18,7 @@ ACTIVATION_KINDS = frozenset(
         "sigmoid", "tanh", "elu", "selu", "exp", "log", "abs", "sqrt", "erf", "gelu",
         "gelu_tanh", "swish", "hswish", "hsigmoid", "softplus", "softsign", "mish", "relu6",
         "neg", "reciprocal", "floor", "ceil", "round", "sign", "sin", "cos", "not",
+        "asin", "acos", "atan", "asinh", "acosh", "atanh",
     }
 )  # fmt: skip
 """`nn.activation` kinds; `alpha`/`beta` parameterise elu (alpha), selu (alpha, beta=gamma),

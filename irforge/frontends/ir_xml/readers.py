@@ -37,6 +37,7 @@ UNARY = {
     "Sqrt": "sqrt", "Erf": "erf", "HSwish": "hswish", "SoftPlus": "softplus",
     "SoftSign": "softsign", "Mish": "mish", "Negative": "neg", "Floor": "floor",
     "Ceiling": "ceil", "Sign": "sign", "Sin": "sin", "Cos": "cos", "LogicalNot": "not",
+    "Asin": "asin", "Acos": "acos", "Atan": "atan", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh",
 }  # fmt: skip
 
 

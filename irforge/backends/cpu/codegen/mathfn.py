@@ -150,6 +150,18 @@ def _power(kb: KernelBuilder, x: ir.Value, p: tuple[float, ...]) -> ir.Value:
     return b.fadd(b.fmul(y, _c(kb, scale, x)), _c(kb, shift, x))
 
 
+def _libm(kb: KernelBuilder, name: str, x: ir.Value) -> ir.Value:
+    """The C library's float function `name` on each lane of x (or on the scalar x)."""
+    fn = kb.intrinsic(name, F32, [F32])
+    if not isinstance(x.type, ir.VectorType):
+        return kb.b.call(fn, [x])
+    out = x
+    for lane in range(x.type.count):
+        index = ir.Constant(I32, lane)
+        out = kb.b.insert_element(out, kb.b.call(fn, [kb.b.extract_element(x, index)]), index)
+    return out
+
+
 UNARY: dict[str, Callable[[KernelBuilder, ir.Value, float, float], ir.Value]] = {
     "sigmoid": lambda kb, x, a, c: _sigmoid(kb, x),
     "tanh": lambda kb, x, a, c: kb.call_unary("tanh", x),
@@ -178,6 +190,13 @@ UNARY: dict[str, Callable[[KernelBuilder, ir.Value, float, float], ir.Value]] = 
     "sign": lambda kb, x, a, c: _sign(kb, x),
     "sin": lambda kb, x, a, c: kb.call_unary("sin", x),
     "cos": lambda kb, x, a, c: kb.call_unary("cos", x),
+    "asin": lambda kb, x, a, c: kb.call_unary("asin", x),
+    "acos": lambda kb, x, a, c: kb.call_unary("acos", x),
+    "atan": lambda kb, x, a, c: kb.call_unary("atan", x),
+    # no LLVM intrinsics: the C library's, lane by lane (exact near 0, where log forms are not)
+    "asinh": lambda kb, x, a, c: _libm(kb, "asinhf", x),
+    "acosh": lambda kb, x, a, c: _libm(kb, "acoshf", x),
+    "atanh": lambda kb, x, a, c: _libm(kb, "atanhf", x),
 }
 
 

@@ -24,6 +24,8 @@ UNARY: dict[str, tuple[str, str]] = {
     "softsign": ("SoftSign", "opset9"), "mish": ("Mish", "opset4"), "neg": ("Negative", "opset1"),
     "floor": ("Floor", "opset1"), "ceil": ("Ceiling", "opset1"), "sign": ("Sign", "opset1"),
     "sin": ("Sin", "opset1"), "cos": ("Cos", "opset1"), "not": ("LogicalNot", "opset1"),
+    "asin": ("Asin", "opset1"), "acos": ("Acos", "opset1"), "atan": ("Atan", "opset1"),
+    "asinh": ("Asinh", "opset4"), "acosh": ("Acosh", "opset4"), "atanh": ("Atanh", "opset4"),
 }  # fmt: skip
 """Activation kinds that are one parameterless opset operation: kind -> (type, version)."""
 

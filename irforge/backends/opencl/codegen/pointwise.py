@@ -38,6 +38,12 @@ UNARY: dict[str, str] = {
     "sign": "(isnan(x) ? x : sign(x))",
     "sin": "sin(x)",
     "cos": "cos(x)",
+    "asin": "asin(x)",
+    "acos": "acos(x)",
+    "atan": "atan(x)",
+    "asinh": "asinh(x)",
+    "acosh": "acosh(x)",
+    "atanh": "atanh(x)",
 }
 """Activation kind -> f32 expression of x with the op's alpha (A) and beta (B)."""
 

@@ -54,6 +54,12 @@ _FUNCTIONS: dict[str, Callable[[np.ndarray, float, float], np.ndarray]] = {
     "sign": lambda x, a, b: np.sign(x),
     "sin": lambda x, a, b: np.sin(x),
     "cos": lambda x, a, b: np.cos(x),
+    "asin": lambda x, a, b: np.arcsin(x),
+    "acos": lambda x, a, b: np.arccos(x),
+    "atan": lambda x, a, b: np.arctan(x),
+    "asinh": lambda x, a, b: np.arcsinh(x),
+    "acosh": lambda x, a, b: np.arccosh(x),
+    "atanh": lambda x, a, b: np.arctanh(x),
     "not": lambda x, a, b: np.logical_not(x),
 }
 

@@ -34,6 +34,12 @@ ACTIVATIONS: dict[str, tuple[str, tuple[str, float] | None, tuple[str, float] | 
     "Sign": ("sign", None, None),
     "Sin": ("sin", None, None),
     "Cos": ("cos", None, None),
+    "Asin": ("asin", None, None),
+    "Acos": ("acos", None, None),
+    "Atan": ("atan", None, None),
+    "Asinh": ("asinh", None, None),
+    "Acosh": ("acosh", None, None),
+    "Atanh": ("atanh", None, None),
     "Not": ("not", None, None),
 }
 
