@@ -33,7 +33,7 @@ def test_gemm_generic_in_k_serves_layers_of_any_k(cache_dir) -> None:  # type: i
         compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
         try:
             got = compiled(feeds)
-            assert compiled.stats.kernels == 4  # one GEMM per B layout (rows, panels), two im2col
+            assert compiled.stats.kernels == 6  # per B layout (rows, panels) one GEMM of one K block and one of more; two im2col
         finally:
             compiled.close()
         for name in want:
@@ -45,7 +45,8 @@ def test_runtime_k_keeps_k_where_the_code_depends_on_it() -> None:
     rows are K apart), batch levels, a shifted B."""
     panel = gemm.GemmSpec(m=16, n=49, k=300, a_panel=True, ldb=49, ldc=49)
     spec, sizes = gemm.runtime_k(panel)
-    assert (spec.k, spec.k_arg, sizes) == (0, True, [300])
+    assert (spec.k, spec.k_arg, spec.one_k_block, sizes) == (0, True, True, [300])
+    assert gemm.runtime_k(gemm.GemmSpec(m=16, n=49, k=385, a_panel=True, ldb=49, ldc=49))[0].one_k_block is False
     for fixed in (
         gemm.GemmSpec(m=1, n=1000, k=2048, a_panel=False, a_rs=2048, a_cs=1, b_panel=True),
         gemm.GemmSpec(m=16, n=49, k=300, a_panel=True, ldb=49, ldc=49, batches=(gemm.Batch(2, 0, 300 * 49, 16 * 49),)),
