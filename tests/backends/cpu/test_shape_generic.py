@@ -4,6 +4,7 @@ differ in that size only (`gemm.runtime_k`, `pointwise.runtime_leading`)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import gemm
@@ -14,10 +15,22 @@ from irforge.dialects.nn import Concat, Convolution, Eltwise, ReLU
 from tests.helpers import rand
 
 
-def test_gemm_generic_in_k_serves_layers_of_any_k(cache_dir) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("tile", ["host", "avx512"])
+def test_gemm_generic_in_k_serves_layers_of_any_k(tile, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """1x1 layers that differ in their input channels only share one GEMM kernel taking K at
     run time (`gemm.runtime_k`): 1, 2 and 3 K blocks (KC = 384), and a stride-2 layer whose
-    im2col panels are K rows deep (B's panel stride is K * NR)."""
+    im2col panels are K rows deep (B's panel stride is K * NR). Also with AVX-512's 12x32
+    tile (LLVM legalises its 32-lane vectors on an AVX2 host; no object cache: a kernel's
+    key does not hold the tile)."""
+    if tile == "avx512":
+        from irforge.backends.cpu.codegen import conv as conv_codegen
+        from irforge.backends.cpu.ops import linear, shifted
+
+        for module in (gemm, shifted, linear, conv_codegen):
+            monkeypatch.setattr(module, "NR", 32)
+        monkeypatch.setattr(gemm, "MR", 12)
+        monkeypatch.setattr(gemm, "NV", 2)
+        cache_dir = False
     b = ModelBuilder()
     feeds = {}
     for index, (c, stride) in enumerate([(8, 1), (400, 1), (800, 1), (24, 1), (400, 2), (40, 2)]):
