@@ -26,7 +26,7 @@ in software a fixed number of k rows ahead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from llvmlite import ir
 
@@ -114,6 +114,14 @@ class GemmSpec:
     c_offset: int = 0
     """elements from C's (and the residual's) slot to this GEMM's first element: one band of
     output rows of a convolution computed in parts (`ops/segmented.py`)"""
+    k_arg: bool = False
+    """K is read at run time from the kernel's last slot (one i64, see `runtime_k`) and `k`
+    is 0: one kernel serves GEMMs that differ in K only (DenseNet's 1x1 layers over a dense
+    block's growing channel count)"""
+    one_k_block: bool = False
+    """with `k_arg`: K <= `kc`, so every tile is stored once, from zero and with the epilogue
+    (`first` and `last` are constants, as they were for a constant K of one block: a run-time
+    `first` made the tiles load C before the first K block, 1-2% on ResNet's 1x1 layers)"""
 
     def a_steps(self) -> tuple[int, int]:
         """(row step, k step) inside an A micro-panel."""
@@ -128,12 +136,24 @@ class GemmSpec:
             return kbld.add(kbld.mul(kb, -(-self.m // MR) * MR), kbld.mul(mb, kbld.mul(kc, MR)))
         return kbld.add(kbld.mul(mb, MR * self.a_rs), kbld.mul(kb, self.a_cs))
 
-    def b_block(self, pn: ir.Value, kb: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
+    def b_block(self, pn: ir.Value, kb: ir.Value, kbld: KernelBuilder, k: ir.Value | int) -> ir.Value | int:
         if self.shifted is not None:
             return kbld.add(kbld.mul(pn, NR), kbld.mul(kbld.b.udiv(kb, i64(self.shifted.taps)), self.shifted.plane))
         if self.b_panel:
-            return kbld.add(kbld.mul(pn, NR * self.k), kbld.mul(kb, NR))
+            return kbld.add(kbld.mul(pn, kbld.mul(k, NR)), kbld.mul(kb, NR))
         return kbld.add(kbld.mul(pn, NR), kbld.mul(kb, self.ldb))
+
+
+def runtime_k(spec: GemmSpec) -> tuple[GemmSpec, list[int]]:
+    """`spec` with K taken at run time where the kernel's code does not depend on it, and the
+    values of its extra slot (an i64 constant buffer appended to the phase's arguments; empty:
+    K stays a constant). K is free when A is a packed panel (its K blocks are `kc` rows each,
+    whatever K) and there are no batch levels (their strides hold K) and no shifted B (whose
+    K is channels times taps); the per-K-block `first`/`last` flags and the K loop's bound
+    become run-time values, the micro-kernels are unchanged."""
+    if not spec.a_panel or spec.batches or spec.shifted is not None or spec.k_arg:
+        return spec, []
+    return replace(spec, k=0, k_arg=True, one_k_block=spec.k <= spec.kc), [spec.k]
 
 
 def pack_a(weights, rows: int, k: int, kc: int = KC):  # type: ignore[no-untyped-def]
@@ -363,7 +383,7 @@ def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: 
 
 
 def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
-    """The threaded kernel: args A, B, C, [bias], [residual]."""
+    """The threaded kernel: args A, B, C, [bias], [residual], [K (`k_arg`, see `runtime_k`)]."""
     m_full, m_tail = divmod(spec.m, MR)
     n_full, n_tail = divmod(spec.n, NR)
     variants = {}
@@ -378,17 +398,20 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     bias = kb.slot(extra) if spec.bias != "none" else ir.Constant(ir.PointerType(F32), None)
     extra += spec.bias != "none"
     res = kb.slot(extra) if spec.epilogue.residual else ir.Constant(ir.PointerType(F32), None)
+    extra += spec.epilogue.residual
+    k = kb.b.load(kb.slot(extra, I64)) if spec.k_arg else spec.k
     if spec.c_offset:
         args[2] = kb.at(args[2], spec.c_offset)
         res = kb.at(res, spec.c_offset) if spec.epilogue.residual else res
-    _batched(kb, spec, variants, list(spec.batches), *args, bias, res, split=spec.split_batches)
+    _batched(kb, spec, variants, list(spec.batches), *args, bias, res, k, split=spec.split_batches)
     kb.finish()
 
 
-def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias, res, split: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """The batch loops around the tiles; `split`: threads take whole GEMMs of this level."""
+def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias, res, k, split: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """The batch loops around the tiles; `split`: threads take whole GEMMs of this level.
+    `k`: K, an int or (`GemmSpec.k_arg`) the run-time value."""
     if not levels:
-        _tiles(kb, spec, variants, a, b, c, bias, res)
+        _tiles(kb, spec, variants, a, b, c, bias, res, k)
         return
     level, rest = levels[0], levels[1:]
     start, stop = kb.partition(level.count) if split else (0, level.count)
@@ -400,7 +423,7 @@ def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias,
             return kb.at(ptr, kb.mul(i, stride)) if stride else ptr
         _batched(kb, spec, variants, rest, off(a, level.a), off(b, level.b), off(c, level.c),
                  off(bias, level.bias) if spec.bias != "none" else bias,
-                 off(res, level.c) if spec.epilogue.residual else res)
+                 off(res, level.c) if spec.epilogue.residual else res, k)
     kb.tid, kb.nth = tid, nth
 
 
@@ -423,20 +446,34 @@ def splits_columns(m: int, n: int) -> bool:
     return largest_share(n, NR) < largest_share(m, MR)
 
 
-def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
+def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res, k) -> None:  # type: ignore[no-untyped-def]
     """This thread's share of one GEMM: M blocks, or a run of (panel, M block) tiles."""
     m_blocks, n_panels = -(-spec.m // MR), -(-spec.n // NR)
     if not splits_columns(spec.m, spec.n):
-        _rect(kb, spec, variants, (i64(0), i64(n_panels)), kb.partition(m_blocks), a, b, c, bias, res)
+        _rect(kb, spec, variants, (i64(0), i64(n_panels)), kb.partition(m_blocks), a, b, c, bias, res, k)
         return
     bld = kb.b
     (pa, ma), (pb, mb) = (_column_cut(kb, spec, t) for t in (kb.tid, bld.add(kb.tid, i64(1))))
     one_panel = bld.icmp_signed("==", pa, pb)
     head = bld.zext(bld.or_(bld.icmp_signed(">", ma, i64(0)), one_panel), I64)
-    _rect(kb, spec, variants, (pa, bld.add(pa, head)), (ma, bld.select(one_panel, mb, i64(m_blocks))), a, b, c, bias, res)
-    _rect(kb, spec, variants, (bld.add(pa, head), pb), (i64(0), i64(m_blocks)), a, b, c, bias, res)
     tail = bld.zext(bld.and_(bld.icmp_signed(">", mb, i64(0)), bld.not_(one_panel)), I64)
-    _rect(kb, spec, variants, (pb, bld.add(pb, tail)), (i64(0), mb), a, b, c, bias, res)
+    # the three runs (the head panel's last M blocks, whole panels, the tail panel's first
+    # M blocks) are one loop around one `_rect`: each of its micro-kernel calls is inlined
+    # once, not three times (a third of the GEMM modules' LLVM time)
+    full = i64(m_blocks)
+    runs = [
+        ((pa, bld.add(pa, head)), (ma, bld.select(one_panel, mb, full))),
+        ((bld.add(pa, head), pb), (i64(0), full)),
+        ((pb, bld.add(pb, tail)), (i64(0), mb)),
+    ]
+    with kb.loop(0, len(runs), name="run") as run:
+        def pick(values):  # type: ignore[no-untyped-def]
+            out = values[-1]
+            for index in range(len(values) - 2, -1, -1):
+                out = bld.select(bld.icmp_signed("==", run, i64(index)), values[index], out)
+            return out
+        bounds = [pick([r[side][end] for r in runs]) for side in (0, 1) for end in (0, 1)]
+        _rect(kb, spec, variants, (bounds[0], bounds[1]), (bounds[2], bounds[3]), a, b, c, bias, res, k)
 
 
 def _column_cut(kb: KernelBuilder, spec: GemmSpec, t):  # type: ignore[no-untyped-def]
@@ -461,25 +498,29 @@ def _column_cut(kb: KernelBuilder, spec: GemmSpec, t):  # type: ignore[no-untype
     return panel, block
 
 
-def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
+def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, bias, res, k) -> None:  # type: ignore[no-untyped-def]
     """The tiles of panels [p0, p1) x M blocks [m0, m1): NC blocks of panels, K blocks, M blocks, panels."""
     (p0, p1), (m0, m1) = panels, blocks
     bld = kb.b
     with kb.loop(p0, p1, NC_PANELS, name="nc") as nc0:
         nc1 = kb.min(bld.add(nc0, i64(NC_PANELS)), p1)
-        with kb.loop(0, spec.k, spec.kc, name="kb") as k0:
-            kc = kb.min(i64(spec.kc), bld.sub(i64(spec.k), k0))
-            first = bld.icmp_signed("==", k0, i64(0))
-            last = bld.icmp_signed(">=", bld.add(k0, i64(spec.kc)), i64(spec.k))
+        k_value = k if isinstance(k, ir.Value) else i64(k)
+        with kb.loop(0, k_value, spec.kc, name="kb") as k0:
+            kc = kb.min(i64(spec.kc), bld.sub(k_value, k0))
+            if spec.one_k_block:
+                first = last = ir.Constant(I1, 1)
+            else:
+                first = bld.icmp_signed("==", k0, i64(0))
+                last = bld.icmp_signed(">=", bld.add(k0, i64(spec.kc)), k_value)
             with kb.loop(m0, m1, name="mb") as mb:
                 full_rows = bld.icmp_signed("<", mb, i64(spec.m // MR))
                 for rows in sorted({r for r, _ in variants}, reverse=True):
                     cond = full_rows if rows == MR else bld.not_(full_rows)
                     with kb.if_(cond):
-                        _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res)
+                        _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k)
 
 
-def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res) -> None:  # type: ignore[no-untyped-def]
+def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k) -> None:  # type: ignore[no-untyped-def]
     bld = kb.b
     a_tile = kb.at(a, spec.a_block(mb, k0, kc, kb))
     row0 = bld.mul(mb, i64(MR))
@@ -493,7 +534,7 @@ def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c
         ncount = bld.sub(i64(spec.n), n0)
         args = [
             a_tile,
-            kb.at(b, spec.b_block(pn, k0, kb)),
+            kb.at(b, spec.b_block(pn, k0, kb, k)),
             kb.at(c, c_off),
             kb.at(res, c_off) if spec.epilogue.residual else res,
             kb.at(bias, n0) if spec.bias == "col" else bias_row,

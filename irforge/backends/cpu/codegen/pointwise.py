@@ -30,6 +30,19 @@ class PointwiseSpec:
     params: tuple[float, ...] = ()
     types: tuple[str, ...] = ()
     """element types of the inputs and then the output (see `typedfn`); empty: all f32."""
+    leading_arg: bool = False
+    """`shape` and `strides` are collapsed already and the first axis's size (0 here) is
+    read at run time from the kernel's last slot (one i64, see `runtime_leading`)."""
+
+
+def runtime_leading(spec: PointwiseSpec) -> tuple[PointwiseSpec, list[int]]:
+    """`spec` collapsed, with the size of its first axis taken at run time, and the values of
+    the kernel's extra slot (an i64 constant buffer appended to the phase's arguments): one
+    kernel serves the shapes that differ in that size only (DenseNet's BatchNorm and ReLU
+    over a dense block's growing channel count, one kernel per channel count before). The
+    first axis's size enters only the threads' split and (a single axis) the chunk count."""
+    shape, strides = collapse(spec.shape, spec.strides)
+    return PointwiseSpec((0, *shape[1:]), strides, spec.expr, spec.params, spec.types, True), [shape[0]]
 
 
 def broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, ...]:
@@ -61,26 +74,26 @@ def collapse(shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]) -> tu
 
 def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
     """args: inputs..., out."""
-    shape, strides = collapse(spec.shape, spec.strides)
-    inner = shape[-1]
-    outer_dims = shape[:-1]
-    outer = 1
-    for d in outer_dims:
-        outer *= d
-    chunk = min(inner, CHUNK)
-    chunks = -(-inner // chunk)
+    shape, strides = (spec.shape, spec.strides) if spec.leading_arg else collapse(spec.shape, spec.strides)
     kb = KernelBuilder(module, name)
     b = kb.b
     types = spec.types or ("f32",) * (len(strides) + 1)
     ins = [kb.slot(i, ELEMENT[t]) for i, t in enumerate(types[:-1])]
     out = kb.slot(len(strides), ELEMENT[types[-1]])
-    u0, u1 = kb.partition(outer * chunks)
+    # the first axis's size: a constant, or (leading_arg) the run-time value
+    leading = b.load(kb.slot(len(strides) + 1, I64)) if spec.leading_arg else shape[0]
+    inner = leading if len(shape) == 1 else shape[-1]
+    outer_dims = shape[:-1]
+    outer = kb.mul(leading, _product(outer_dims[1:])) if outer_dims else 1
+    chunk = CHUNK if isinstance(inner, ir.Value) else min(inner, CHUNK)
+    chunks = b.udiv(b.add(inner, i64(chunk - 1)), i64(chunk)) if isinstance(inner, ir.Value) else -(-inner // chunk)
+    u0, u1 = _partition(kb, kb.mul(outer, chunks))
     with kb.loop(u0, u1, name="unit") as u:
-        o, j0 = b.udiv(u, i64(chunks)), b.mul(b.urem(u, i64(chunks)), i64(chunk))
+        o, j0 = b.udiv(u, kb._v(chunks)), b.mul(b.urem(u, kb._v(chunks)), i64(chunk))
         j1 = kb.min(b.add(j0, i64(chunk)), inner)
         offsets = _outer_offsets(kb, o, outer_dims, strides)
         bases = [kb.at(p, off) for p, off in zip(ins, offsets)]
-        dst = kb.at(out, b.add(b.mul(o, i64(inner)), j0))
+        dst = kb.at(out, b.add(kb.mul(o, inner), j0))
         full_end = b.sub(j1, b.urem(b.sub(j1, j0), i64(VW)))
         for lo, hi, masked in ((j0, full_end, False), (full_end, j1, True)):
             with kb.loop(lo, hi, VW, name="j") as j:
@@ -94,6 +107,21 @@ def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
                     value = b.zext(value, vec(VW, I8))
                 kb.vstore(value, kb.at(dst, b.sub(j, j0)), mask)
     kb.finish()
+
+
+def _product(dims) -> int:  # type: ignore[no-untyped-def]
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def _partition(kb: KernelBuilder, total):  # type: ignore[no-untyped-def]
+    """`KernelBuilder.partition` of a count that may be a run-time value."""
+    if isinstance(total, int):
+        return kb.partition(total)
+    b = kb.b
+    return b.sdiv(b.mul(total, kb.tid), kb.nth), b.sdiv(b.mul(total, b.add(kb.tid, i64(1))), kb.nth)
 
 
 def _operand(kb: KernelBuilder, base, j, stride: int, mask, boolean: bool):  # type: ignore[no-untyped-def]
@@ -117,6 +145,7 @@ def _outer_offsets(kb: KernelBuilder, o, dims, strides):  # type: ignore[no-unty
     rest = o
     for axis in range(len(dims) - 1, -1, -1):
         index = b.urem(rest, i64(dims[axis])) if axis else rest
-        rest = b.udiv(rest, i64(dims[axis]))
+        if axis:  # the first axis's size may be 0 (a run-time size, `leading_arg`)
+            rest = b.udiv(rest, i64(dims[axis]))
         offsets = [b.add(off, b.mul(index, i64(s[axis]))) for off, s in zip(offsets, strides)]
     return offsets

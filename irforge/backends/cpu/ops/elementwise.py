@@ -9,10 +9,11 @@ operations (pow, ...) run numpy's as a host step, as do f64 activations (`f64_ho
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.mathfn import BINARY
-from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_strides, pointwise_kernel
+from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_strides, pointwise_kernel, runtime_leading
 from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, FLOAT_BINARY, INT_BINARY
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.fusion import require_f32
@@ -35,8 +36,9 @@ def pointwise_phase(ctx: Lowering, out_shape: tuple[int, ...], inputs: list[Buff
                     params: tuple[float, ...], out: Buffer, types: tuple[str, ...] = ()) -> None:
     """A phase computing `expr` of `inputs` (broadcast from `shapes`) into `out`."""
     spec = PointwiseSpec(out_shape, tuple(broadcast_strides(s, out_shape) for s in shapes), expr, params, types)
+    spec, sizes = runtime_leading(spec)  # one kernel for the shapes that differ in their first axis only
     name = ctx.kernel(("pointwise", spec), lambda m, n: pointwise_kernel(m, spec, n))
-    ctx.phase(name, [*inputs, out])
+    ctx.phase(name, [*inputs, out, ctx.const(np.array(sizes, np.int64))])
 
 
 def emit_pointwise(ctx: Lowering, op: Operation, inputs: list[Buffer], shapes: list[tuple[int, ...]], expr: str,

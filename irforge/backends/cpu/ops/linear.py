@@ -11,7 +11,7 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, splits_columns
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
@@ -116,9 +116,11 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         c_offset=c_offset,
         **a_layout,  # type: ignore[arg-type]
     )
+    spec, sizes = runtime_k(spec)  # one kernel for the layers that differ in K only
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
     tag = "conv1x1" if g.kh == g.kw == 1 else f"conv{g.kh}x{g.kw}"
-    ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * g.n * o * g.p * kg)
+    extra = [ctx.const(np.array(sizes, np.int64))] if sizes else []
+    ctx.phase(name, [a_buf, b_buf, out, *tail, *extra], tag, 2 * g.n * o * g.p * kg)
 
 
 @lowering(Deconvolution)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation
 
+from irforge.backends.cpu.codegen.blocks import block_table, blocks_kernel
 from irforge.backends.cpu.codegen.copy import FILL, CopySpec, GatherSpec, Move, contiguous_strides, copy_kernel, gather_kernel, simplify
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.dialects.nn import Concat, Gather, Pad, Permute, Slice, Split, Tile
@@ -21,6 +22,11 @@ def emit_moves(ctx: Lowering, op: Operation, args: list[Buffer], moves: list[Mov
     with np.errstate(all="ignore"):
         bits = int(np.array(fill).astype(dtype).view(f"u{dtype.itemsize}"))
     spec = CopySpec(dtype.itemsize, tuple(simplify(m) for m in moves), bits)
+    table = block_table(list(spec.moves))
+    if table is not None:  # contiguous blocks: one kernel per element size (`codegen.blocks`)
+        name = ctx.kernel(("blocks", dtype.itemsize), lambda m, n: blocks_kernel(m, dtype.itemsize, n))
+        ctx.phase(name, [ctx.const(table), *args])
+        return
     name = ctx.kernel(("copy", spec), lambda m, n: copy_kernel(m, spec, n))
     ctx.phase(name, args)
 
