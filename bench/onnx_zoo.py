@@ -332,7 +332,8 @@ def run_one(entry: ZooModel, exporter: str, workdir: Path) -> dict[str, str]:
     row["convert"] = "yes" + note
     names = [op.name for op in model.func.body.block.ops]
     fused = names.count("nn.scaled_dot_product_attention")
-    row["attention"] = f"{fused}/{entry.attention_blocks}" if entry.attention_blocks else "-"
+    # attention_blocks < 0: the count alone (zoos that do not know the model's blocks)
+    row["attention"] = f"{fused}/{entry.attention_blocks}" if entry.attention_blocks > 0 else str(fused) if entry.attention_blocks < 0 else "-"
     stages: dict[str, Callable[[], object]] = {
         "openvino": lambda: run_openvino(model, workdir / f"{entry.name}-{exporter}.xml", feeds, write_ir_xml, ov),
         "ref": lambda: run(model, feeds),

@@ -1,0 +1,142 @@
+"""The timm zoo: one model per architecture family of PyTorch Image Models, random weights.
+
+Outside CI (the zoo venv, `pip install timm`). timm is where many real image models users
+export come from; its families cover convolutions, attention and MLP designs that
+torchvision and transformers do not (TF-"same" padding, mixed depthwise kernels, reparam
+blocks, halo / lambda / outlook / cross-covariance attention, axial and window attention,
+recurrent mixers, weight-standardised convolutions). Same harness and columns as
+`onnx_zoo.py`; the attention column is the count of fused `nn.scaled_dot_product_attention`
+ops (blocks per model differ by family; linear, outlook or halo attention do not fuse into
+it by design).
+
+    PYTHONPATH=$PWD:$PWD/bench /work/zoo-venv/bin/python bench/onnx_zoo_timm.py [--models a,b] [--exporters torchscript,dynamo] [--out table.md]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from onnx_zoo import ZooModel, main  # bench/, next to this script
+from onnx_zoo_wide import gen
+from torch import nn
+
+SMALL_VIT = dict(depth=2)
+"""Transformers cut to 2 blocks: the block is what is tested, not the depth."""
+
+# name -> (input size, extra create_model kwargs)
+FAMILIES: dict[str, tuple[int, dict[str, Any]]] = {
+    "tf_efficientnet_b0": (64, {}),  # TF "same" padding: asymmetric pads
+    "mixnet_s": (64, {}),
+    "ghostnet_100": (64, {}),
+    "rexnet_100": (64, {}),
+    "lcnet_050": (64, {}),
+    "tinynet_e": (64, {}),
+    "hardcorenas_a": (64, {}),
+    "fbnetc_100": (64, {}),
+    "regnetx_002": (64, {}),
+    "resnest14d": (64, {}),
+    "skresnet18": (64, {}),
+    "res2net50_14w_8s": (64, {}),
+    "dla34": (64, {}),
+    "dpn48b": (64, {}),
+    "hrnet_w18_small": (64, {}),
+    "cspresnet50": (64, {}),
+    "ese_vovnet19b_dw": (64, {}),
+    "selecsls42b": (64, {}),
+    "tresnet_m": (64, {}),
+    "gernet_s": (64, {}),
+    "repvgg_a0": (64, {}),
+    "mobileone_s0": (64, {}),
+    "nf_resnet26": (64, {}),
+    "dm_nfnet_f0": (64, {}),
+    "inception_v4": (96, {}),
+    "xception41": (71, {}),
+    "convnext_atto": (64, {}),
+    "convnextv2_atto": (64, {}),
+    "inception_next_atto": (64, {}),
+    "edgenext_xx_small": (64, {}),
+    "poolformer_s12": (64, {}),
+    "caformer_s18": (64, {}),
+    "efficientformer_l1": (224, {}),
+    "efficientformerv2_s0": (224, {}),
+    "fastvit_t8": (64, {}),
+    "repvit_m0_9": (64, {}),
+    "starnet_s1": (64, {}),
+    "mambaout_femto": (64, {}),
+    "efficientvit_b0": (64, {}),
+    "efficientvit_m0": (224, {}),
+    "levit_128s": (224, {}),
+    "mobilevit_xxs": (64, {}),
+    "mobilevitv2_050": (64, {}),
+    "tiny_vit_5m_224": (224, {}),
+    "vit_tiny_patch16_224": (64, {"img_size": 64, **SMALL_VIT}),
+    "deit3_small_patch16_224": (64, {"img_size": 64, **SMALL_VIT}),
+    "eva02_tiny_patch14_224": (56, {"img_size": 56, **SMALL_VIT}),
+    "cait_xxs24_224": (64, {"img_size": 64, **SMALL_VIT}),
+    "xcit_nano_12_p16_224": (64, {"img_size": 64, **SMALL_VIT}),
+    "pit_ti_224": (224, {}),
+    "crossvit_tiny_240": (240, {}),
+    "twins_pcpvt_small": (64, {}),
+    "pvt_v2_b0": (64, {}),
+    "coat_lite_tiny": (64, {}),
+    "coatnet_nano_rw_224": (224, {}),
+    "maxvit_nano_rw_256": (256, {}),
+    "swin_tiny_patch4_window7_224": (224, {}),
+    "swinv2_cr_tiny_ns_224": (224, {}),
+    "gcvit_xxtiny": (224, {}),
+    "davit_tiny": (64, {}),
+    "focalnet_tiny_srf": (64, {}),
+    "nest_tiny": (224, {}),
+    "hiera_tiny_224": (224, {}),
+    "volo_d1_224": (224, {}),
+    "halonet26t": (256, {}),
+    "botnet26t_256": (256, {}),
+    "lambda_resnet26t": (256, {}),
+    "mixer_s16_224": (224, {}),
+    "resmlp_12_224": (224, {}),
+    "gmlp_ti16_224": (224, {}),
+    "sequencer2d_s": (64, {}),
+}
+
+
+class Classifier(nn.Module):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x)
+
+
+def timm_model(name: str, kwargs: dict[str, Any]) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        from zoo_torchvision import torchvision  # noqa: F401  (timm imports torchvision)
+
+        import timm
+
+        torch.manual_seed(0)
+        model = timm.create_model(name, pretrained=False, num_classes=10, **kwargs).eval()
+        if hasattr(model, "reparameterize"):  # deploy form of the reparameterisable families
+            model.reparameterize()
+        with torch.no_grad():  # random BatchNorm statistics, or the outputs are all bias
+            for m in model.modules():
+                if isinstance(m, nn.BatchNorm2d) and m.running_mean is not None:
+                    m.running_mean.uniform_(-0.2, 0.2)
+                    m.running_var.uniform_(0.5, 1.5)
+        return Classifier(model)
+
+    return build
+
+
+def pixels(size: int) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randn(1, 3, size, size, generator=gen()),)
+
+
+def rows() -> list[ZooModel]:
+    return [ZooModel(name, timm_model(name, kwargs), pixels(size), ("x",), -1) for name, (size, kwargs) in FAMILIES.items()]
+
+
+if __name__ == "__main__":
+    main(rows())
