@@ -86,3 +86,15 @@ POOL3D_CASES = [
 @pytest.mark.parametrize("x_shape,props", POOL3D_CASES)
 def test_pooling_3d(x_shape, props, method, exclude_pad, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(Pooling, [rand(*x_shape)], [], cache_dir, method=method, exclude_pad=exclude_pad, **props)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,props", [
+    ((2, 3, 5, 6, 7), (4, 3, 3, 3, 3), dict(strides=[2, 1, 1], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),
+    ((2, 4, 5, 5, 6), (6, 2, 2, 1, 1), dict(group=2, pads_begin=[1, 0, 0], pads_end=[0, 0, 0])),
+])
+def test_convolution_3d_in_chunks(x_shape, w_shape, props, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Scratch bounded: one output depth slice per unfold / im2col / GEMM round (c_offset)."""
+    from irforge.backends.cpu.ops import volumetric
+
+    monkeypatch.setattr(volumetric, "SCRATCH_BYTES", 1)
+    check_op(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], cache_dir, **props)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -37,19 +38,27 @@ from irforge.backends.cpu.ops.movement import emit_moves
 from irforge.dialects.nn import Convolution, Deconvolution, Pooling
 
 
-def _unfold_moves(x: tuple[int, ...], out_lead: tuple[int, ...], k_lead: tuple[int, ...], strides, dilations, pads) -> list[Move]:  # type: ignore[no-untyped-def]
-    """Moves filling X'[n, od.., c, kd.., H*W] from x [N, C, D.., H, W], one per leading tap."""
+SCRATCH_BYTES = 48 << 20
+"""Unfolded input + im2col panels of one chunk of output depth slices at most (one slice
+at least): a 3-D UNet layer at 128^3 would otherwise unfold gigabytes at once."""
+
+
+def _unfold_moves(x: tuple[int, ...], out_lead: tuple[int, ...], k_lead: tuple[int, ...], strides, dilations, pads, first: range) -> list[Move]:  # type: ignore[no-untyped-def]
+    """Moves filling X'[n, od.., c, kd.., H*W] from x [N, C, D.., H, W], one per leading tap,
+    for the output indices `first` along the first leading axis."""
     n, c, lead, plane = x[0], x[1], x[2:-2], x[-2] * x[-1]
     x_strides = contiguous_strides(x)
-    taps, outs = math.prod(k_lead), math.prod(out_lead)
-    shape = (n, *out_lead, c, plane)
-    out_strides = contiguous_strides(out_lead)
-    dst_strides = (outs * c * taps * plane, *(s * c * taps * plane for s in out_strides), taps * plane, 1)
+    taps = math.prod(k_lead)
+    chunk = (len(first), *out_lead[1:])
+    shape = (n, *chunk, c, plane)
+    out_strides = contiguous_strides(chunk)
+    dst_strides = (math.prod(chunk) * c * taps * plane, *(s * c * taps * plane for s in out_strides), taps * plane, 1)
     moves = []
     for flat, tap in enumerate(itertools.product(*(range(k) for k in k_lead))):
         maps: list[int | tuple[int, ...]] = [x_strides[0]]
         for j, (size, i) in enumerate(zip(lead, tap)):
-            src = [o * strides[j] + i * dilations[j] - pads[j] for o in range(out_lead[j])]
+            outs = first if j == 0 else range(out_lead[j])
+            src = [o * strides[j] + i * dilations[j] - pads[j] for o in outs]
             maps.append(tuple(s * x_strides[2 + j] if 0 <= s < size else FILL for s in src))
         maps += [x_strides[1], 1]
         moves.append(Move(0, 1, shape, tuple(maps), dst_strides, 0, flat * plane))
@@ -57,7 +66,8 @@ def _unfold_moves(x: tuple[int, ...], out_lead: tuple[int, ...], k_lead: tuple[i
 
 
 def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
-    """Convolution with 3+ spatial axes: leading axes unfolded, then 2-D im2col + GEMM."""
+    """Convolution with 3+ spatial axes: leading axes unfolded, then 2-D im2col + GEMM, in
+    chunks of output slices along the first leading axis (bounded scratch)."""
     require_f32(op)
     x, w, y = shape_of(op.input), shape_of(op.weights), shape_of(op.output)
     lead = len(x) - 4
@@ -67,7 +77,8 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
     group, o = op.int_prop("group"), w[0]
     k_lead, out_lead = kernel[:lead], y[2:2 + lead]
     taps, outs = math.prod(k_lead), math.prod(out_lead)
-    g = ConvGeometry(x[0] * outs, x[1] * taps, x[-2], x[-1], kernel[-2], kernel[-1], y[-2], y[-1],
+    per_slice = math.prod(out_lead[1:])  # images per output index along the first leading axis
+    g = ConvGeometry(x[0] * per_slice, x[1] * taps, x[-2], x[-1], kernel[-2], kernel[-1], y[-2], y[-1],
                      tuple(strides[-2:]), tuple(dilations[-2:]), tuple(begin[-2:]), group)  # type: ignore[arg-type]
     og, kg = o // group, g.k_per_group
     epilogue, residual, final = absorb_epilogue(ctx, op)
@@ -83,30 +94,41 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
         a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg
     pointwise = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
     plane_in = g.h * g.w
+    channel = outs * g.p  # elements between output channels
+    tag = "conv" + "x".join(map(str, kernel))
+
+    def gemm(b_buf: Buffer, b_panel: bool, ldb: int, b_group: int, b_image: int, b_sample: int, slices: int, first: int) -> None:
+        images = slices * per_slice
+        levels = (Batch(x[0], 0, b_sample, o * channel, 0), Batch(images, 0, b_image, g.p, 0), Batch(group, group_a, b_group, og * channel, og))
+        spec = GemmSpec(m=og, n=g.p, k=kg, b_panel=b_panel, ldb=ldb, ldc=channel, bias="row" if bias else "none",
+                        epilogue=epilogue, batches=tuple(lv for lv in levels if lv.count > 1), c_offset=first * per_slice * g.p,
+                        **a_layout)  # type: ignore[arg-type]
+        name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
+        ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * x[0] * o * images * g.p * kg)
+
     if pointwise and lead == 1 and taps == 1 and begin[0] == 0 and (out_lead[0] - 1) * strides[0] < x[2]:
         # B read in place: image (n, od) is the depth slice od * stride; rows c are D planes apart
         depth = x[2]
-        b_buf, ldb, b_panel = ctx.input(op, 0), depth * plane_in, False
-        b_group, b_image, b_sample = (x[1] // group) * depth * plane_in, strides[0] * plane_in, x[1] * depth * plane_in
-    else:
-        unfolded = ctx.scratch(4 * g.n * g.c * plane_in)
-        emit_moves(ctx, op, [ctx.input(op, 0), unfolded], _unfold_moves(x, out_lead, k_lead, strides, dilations, begin))
+        gemm(ctx.input(op, 0), False, depth * plane_in, (x[1] // group) * depth * plane_in, strides[0] * plane_in,
+             x[1] * depth * plane_in, out_lead[0], 0)
+        return
+    unfolded_slice = x[0] * per_slice * g.c * plane_in  # elements of X' per output slice
+    b_image = g.c * g.p if pointwise else group * g.panels * kg * NR
+    per_slice_bytes = 4 * (unfolded_slice + (0 if pointwise else x[0] * per_slice * b_image))
+    chunk = max(1, min(out_lead[0], SCRATCH_BYTES // per_slice_bytes))
+    unfolded = ctx.scratch(4 * unfolded_slice * chunk)
+    panels = None if pointwise else ctx.scratch(4 * x[0] * per_slice * b_image * chunk)
+    for first in range(0, out_lead[0], chunk):
+        slices = min(chunk, out_lead[0] - first)
+        emit_moves(ctx, op, [ctx.input(op, 0), unfolded],
+                   _unfold_moves(x, out_lead, k_lead, strides, dilations, begin, range(first, first + slices)))
         if pointwise:
-            b_buf, ldb, b_panel = unfolded, g.p, False
-            b_group, b_image = kg * g.p, g.c * g.p
-        else:
-            b_group = g.panels * kg * NR
-            b_image = group * b_group
-            b_buf, ldb, b_panel = ctx.scratch(4 * g.n * b_image), g.p, True
-            im2col = ctx.kernel(("im2col", g, False), lambda m, n: im2col_kernel(m, g, n, False))
-            ctx.phase(im2col, [unfolded, b_buf], "im2col")
-        b_sample = outs * b_image
-    channel = outs * g.p  # elements between output channels
-    levels = (Batch(x[0], 0, b_sample, o * channel, 0), Batch(outs, 0, b_image, g.p, 0), Batch(group, group_a, b_group, og * channel, og))
-    spec = GemmSpec(m=og, n=g.p, k=kg, b_panel=b_panel, ldb=ldb, ldc=channel, bias="row" if bias else "none",
-                    epilogue=epilogue, batches=tuple(lv for lv in levels if lv.count > 1), **a_layout)  # type: ignore[arg-type]
-    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
-    ctx.phase(name, [a_buf, b_buf, out, *tail], "conv" + "x".join(map(str, kernel)), 2 * x[0] * o * outs * g.p * kg)
+            gemm(unfolded, False, g.p, kg * g.p, b_image, slices * per_slice * b_image, slices, first)
+            continue
+        cg = replace(g, n=x[0] * per_slice * slices)
+        im2col = ctx.kernel(("im2col", cg, False), lambda m, n: im2col_kernel(m, cg, n, False))
+        ctx.phase(im2col, [unfolded, panels], "im2col")
+        gemm(panels, True, g.p, g.panels * kg * NR, b_image, slices * per_slice * b_image, slices, first)
 
 
 def volumetric_deconvolution(ctx: Lowering, op: Deconvolution) -> None:
