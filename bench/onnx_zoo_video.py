@@ -100,6 +100,43 @@ def unet3d() -> nn.Module:
     return model
 
 
+class VNet3d(nn.Module):
+    """A medical-imaging style 3-D network: strided-conv downsampling, dilated 3-D
+    convolutions (MedicalNet), InstanceNorm3d and GroupNorm, PReLU / LeakyReLU / ELU, a
+    ceil-mode MaxPool3d, a global-pool gate and nearest upsampling (MaxUnpool3d does
+    not export in torch 2.13)."""
+
+    def __init__(self, c: int = 8) -> None:
+        super().__init__()
+        self.inp = nn.Sequential(nn.Conv3d(2, c, 5, padding=2), nn.InstanceNorm3d(c, affine=True), nn.PReLU(c))
+        self.down = nn.Sequential(nn.Conv3d(c, 2 * c, 2, stride=2), nn.GroupNorm(4, 2 * c), nn.LeakyReLU(0.1))
+        self.dilated = nn.Sequential(nn.Conv3d(2 * c, 2 * c, 3, padding=2, dilation=2), nn.BatchNorm3d(2 * c), nn.ReLU(),
+                                     nn.Conv3d(2 * c, 2 * c, (3, 3, 3), padding=(4, 2, 2), dilation=(4, 2, 2)))
+        self.pool = nn.MaxPool3d(3, stride=2, padding=1, ceil_mode=True)
+        self.context = nn.Sequential(nn.AdaptiveAvgPool3d(1), nn.Conv3d(2 * c, 2 * c, 1), nn.Sigmoid())
+        self.up = nn.Sequential(nn.ConvTranspose3d(2 * c, c, 3, stride=2, padding=1, output_padding=1), nn.ELU())
+        self.out = nn.Conv3d(2 * c, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.inp(x)
+        b = self.down(a)
+        b = b + self.dilated(b)
+        b = nn.functional.interpolate(self.pool(b), size=b.shape[2:], mode="nearest") + b
+        gate = nn.functional.interpolate(self.context(b), size=b.shape[2:], mode="nearest")
+        return torch.softmax(self.out(torch.cat([self.up(b * gate), a], 1)), 1)
+
+
+def vnet3d() -> nn.Module:
+    torch.manual_seed(0)
+    model = VNet3d().eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm3d):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+    return model
+
+
 ZOO = [
     ZooModel("tv-r3d_18", video(lambda m: m.video.r3d_18(num_classes=10)), clip(8, 64), ("x",)),
     ZooModel("tv-mc3_18", video(lambda m: m.video.mc3_18(num_classes=10)), clip(8, 64), ("x",)),
@@ -109,6 +146,7 @@ ZOO = [
     ZooModel("tv-raft_large", video(lambda m: Flow(m.optical_flow.raft_large())), frames(128), ("a", "b")),
     ZooModel("tv-alexnet", tv(lambda m: m.alexnet(num_classes=10)), lambda: (torch.randn(1, 3, 224, 224, generator=gen()),), ("x",)),
     ZooModel("unet3d", unet3d, lambda: (torch.randn(1, 1, 16, 24, 24, generator=gen()),), ("x",)),
+    ZooModel("vnet3d", vnet3d, lambda: (torch.randn(1, 2, 16, 20, 24, generator=gen()),), ("x",)),
     # 16 x 224 x 224 clips: s3d's last AvgPool3d is a fixed (2, 7, 7) window; the MViTs'
     # position embeddings are fixed to 8 x 56 x 56 patches
     ZooModel("tv-s3d", video(lambda m: m.video.s3d(num_classes=10)), clip(16, 224), ("x",)),
