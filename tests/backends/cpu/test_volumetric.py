@@ -26,6 +26,7 @@ CONV3D_CASES = [
     ((1, 4, 7, 6, 9), (4, 2, 3, 2, 3), dict(group=2, dilations=[2, 1, 2], pads_begin=[2, 0, 1], pads_end=[1, 1, 2])),
     ((1, 6, 5, 7, 7), (6, 1, 3, 3, 3), dict(group=6, strides=[1, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),  # depthwise
     ((1, 3, 5, 6, 6), (4, 3, 2, 3, 2), dict(strides=[3, 1, 2], pads_begin=[0, 2, 0], pads_end=[1, 0, 1])),  # asymmetric
+    ((2, 6, 4, 5, 6), (8, 3, 2, 3, 3), dict(group=2, strides=[2, 1, 2], pads_begin=[1, 1, 1], pads_end=[0, 1, 1])),  # 3 batch levels
     ((1, 2, 3, 4, 5, 6), (3, 2, 2, 2, 3, 3), dict(pads_begin=[1, 0, 1, 1], pads_end=[0, 1, 1, 1])),  # 4 spatial axes
 ]
 
