@@ -25,6 +25,10 @@ CONV3D_CASES = [
     ((1, 6, 6, 5, 5), (4, 6, 3, 1, 1), dict(strides=[2, 1, 1], pads_begin=[1, 0, 0], pads_end=[1, 0, 0])),  # temporal half
     ((1, 4, 7, 6, 9), (4, 2, 3, 2, 3), dict(group=2, dilations=[2, 1, 2], pads_begin=[2, 0, 1], pads_end=[1, 1, 2])),
     ((1, 6, 5, 7, 7), (6, 1, 3, 3, 3), dict(group=6, strides=[1, 2, 2], pads_begin=[1, 1, 1], pads_end=[1, 1, 1])),  # depthwise
+    ((2, 5, 6, 6, 7), (5, 1, 3, 3, 3), dict(group=5, strides=[2, 1, 1], dilations=[1, 2, 1], pads_begin=[1, 2, 0], pads_end=[1, 1, 2])),
+    ((1, 4, 3, 8, 9), (4, 1, 1, 3, 3), dict(group=4, pads_begin=[0, 1, 1], pads_end=[0, 1, 1])),  # (1,k,k) depthwise
+    ((1, 4, 4, 1, 1), (4, 1, 3, 1, 1), dict(group=4, pads_begin=[1, 0, 0], pads_end=[1, 0, 0])),  # one output plane per slice
+    ((1, 3, 1, 5, 6), (3, 1, 1, 3, 3), dict(group=3, pads_begin=[0, 1, 1], pads_end=[0, 1, 1])),  # one output slice: written in place
     ((1, 3, 5, 6, 6), (4, 3, 2, 3, 2), dict(strides=[3, 1, 2], pads_begin=[0, 2, 0], pads_end=[1, 0, 1])),  # asymmetric
     ((2, 6, 4, 5, 6), (8, 3, 2, 3, 3), dict(group=2, strides=[2, 1, 2], pads_begin=[1, 1, 1], pads_end=[0, 1, 1])),  # 3 batch levels
     ((1, 2, 3, 4, 5, 6), (3, 2, 2, 2, 3, 3), dict(pads_begin=[1, 0, 1, 1], pads_end=[0, 1, 1, 1])),  # 4 spatial axes
@@ -42,6 +46,18 @@ def test_convolution_3d_runtime_weights(cache_dir) -> None:  # type: ignore[no-u
     """Weights fed at run time are read in place as the GEMM's A (not packed)."""
     check_op(Convolution, [rand(1, 4, 4, 6, 6), rand(6, 2, 3, 3, 3, seed=3)], [], cache_dir,
              group=2, pads_begin=[1, 1, 1], pads_end=[1, 1, 1])
+
+
+def test_depthwise_3d_then_relu(cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """The depthwise path sums its taps before a following ReLU (not fused into the taps)."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 6, 5, 6, 6), np.float32)
+    conv = b.add(Convolution, [x, b.constant(rand(6, 1, 3, 3, 3, seed=4), "w"), b.constant(rand(6, seed=5), "b")],
+                 group=6, pads_begin=[1, 1, 1], pads_end=[1, 1, 1])
+    b.output(b.add(ReLU, [conv.results[0]]).results[0], "y")
+    model = b.finish()
+    feeds = {"x": rand(1, 6, 5, 6, 6, seed=6)}
+    np.testing.assert_allclose(run_cpu(model, feeds, cache_dir)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
 
 
 def test_convolution_3d_fused_add_relu(cache_dir) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,9 @@ Everything runs on the 2-D machinery, through compiled kernels (no host steps):
   a fused bias / ReLU / residual Add stays in its epilogue. A (1, k, k) window costs a
   transpose of the input plus the 2-D convolution of N * T images; a (k, 1, 1) window
   (R(2+1)D's temporal half) needs no im2col: the GEMM reads X' itself. A 1x1x1 window
-  with no leading padding reads the input in place (no copy).
+  with no leading padding reads the input in place (no copy). Depthwise (constant weights):
+  X' through the direct 2-D depthwise kernel (C * KD.. channels), then a rows reduction over
+  the leading taps and a transpose into place (MViT's pooling convolutions, X3D).
 - Deconvolution: the GEMM (col = W^T x per sample and group) is the 2-D one over the
   flattened spatial positions; `codegen.col2im_nd` sums the columns into the output.
 - Pooling: a box window is separable, max and average alike (the average's divisor, a
@@ -30,11 +32,14 @@ import numpy as np
 from irforge.backends.cpu.codegen.col2im_nd import Col2imNdSpec, col2im_nd_kernel
 from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
 from irforge.backends.cpu.codegen.copy import FILL, Move, contiguous_strides
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
+from irforge.backends.cpu.codegen.epilogue import Epilogue
+from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
-from irforge.backends.cpu.ops.movement import emit_moves
+from irforge.backends.cpu.ops.movement import emit_moves, relayout
 from irforge.dialects.nn import Convolution, Deconvolution, Pooling
 
 
@@ -77,6 +82,11 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
     group, o = op.int_prop("group"), w[0]
     k_lead, out_lead = kernel[:lead], y[2:2 + lead]
     taps, outs = math.prod(k_lead), math.prod(out_lead)
+    weights = ctx.constant_of(op.weights)
+    bias_const = ctx.constant_of(op.bias) if op.bias is not None else None
+    if group == x[1] == o > 1 and weights is not None and (op.bias is None or bias_const is not None):
+        _depthwise(ctx, op, x, y, weights, bias_const, lead, k_lead, out_lead, strides, dilations, begin)
+        return
     per_slice = math.prod(out_lead[1:])  # images per output index along the first leading axis
     g = ConvGeometry(x[0] * per_slice, x[1] * taps, x[-2], x[-1], kernel[-2], kernel[-1], y[-2], y[-1],
                      tuple(strides[-2:]), tuple(dilations[-2:]), tuple(begin[-2:]), group)  # type: ignore[arg-type]
@@ -85,7 +95,6 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
     out = ctx.result(final)
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     tail = bias + ([residual] if residual is not None else [])
-    weights = ctx.constant_of(op.weights)
     if weights is not None:
         flat = weights.reshape(o, kg)
         a_buf = ctx.const(np.concatenate([pack_a(flat[i * og:(i + 1) * og], og, kg).ravel() for i in range(group)]))
@@ -129,6 +138,37 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
         im2col = ctx.kernel(("im2col", cg, False), lambda m, n: im2col_kernel(m, cg, n, False))
         ctx.phase(im2col, [unfolded, panels], "im2col")
         gemm(panels, True, g.p, g.panels * kg * NR, b_image, slices * per_slice * b_image, slices, first)
+
+
+def _depthwise(ctx: Lowering, op: Convolution, x, y, weights, bias, lead, k_lead, out_lead, strides, dilations, begin) -> None:  # type: ignore[no-untyped-def]
+    """Depthwise (one input channel per group): X' [n, od.., c, kd.., H, W] (unfolded as
+    above) is a 2-D depthwise convolution of C * KD.. channels, run by the direct depthwise
+    kernel ((c, kd..) channel's weights w[c, 0, kd..]; the bias on each channel's first
+    tap); then the sum over the leading taps (a rows reduction) and the transpose of
+    [n, od.., c] to [n, c, od..]. A following activation is not fused (it follows the sum)."""
+    c, taps, outs = x[1], math.prod(k_lead), math.prod(out_lead)
+    kernel = weights.shape[2:]
+    g = ConvGeometry(x[0] * outs, c * taps, x[-2], x[-1], kernel[-2], kernel[-1], y[-2], y[-1],
+                     tuple(strides[-2:]), tuple(dilations[-2:]), tuple(begin[-2:]), c * taps)  # type: ignore[arg-type]
+    unfolded = ctx.scratch(4 * g.n * g.c * g.h * g.w)
+    emit_moves(ctx, op, [ctx.input(op, 0), unfolded], _unfold_moves(x, out_lead, k_lead, strides, dilations, begin, range(out_lead[0])))
+    extra = []
+    if bias is not None:
+        per_tap = np.zeros((c, taps), np.float32)
+        per_tap[:, 0] = bias
+        extra = [ctx.const(per_tap.ravel())]
+    spec = DepthwiseSpec(g, bias is not None, Epilogue(), host_lanes())
+    direct = outs == 1  # [n, od.., c] is [n, c, od..] already
+    per_channel = ctx.output(op) if direct and taps == 1 else ctx.scratch(4 * g.n * g.c * g.p)
+    name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
+    ctx.phase(name, [unfolded, ctx.const(weights.reshape(c * taps, -1)), per_channel, *extra], "depthwise", 2 * g.n * g.c * g.p * g.kh * g.kw)
+    summed = per_channel
+    if taps > 1:
+        summed = ctx.output(op) if direct else ctx.scratch(4 * g.n * c * g.p)
+        rows = RowSpec(g.n * c, taps, g.p, "reduce.sum")
+        ctx.phase(ctx.kernel(("rows", rows), lambda m, n: row_kernel(m, rows, n)), [per_channel, summed])
+    if not direct:
+        relayout(ctx, op, summed, (x[0], outs, c, g.p), (0, 2, 1, 3), ctx.output(op))
 
 
 def volumetric_deconvolution(ctx: Lowering, op: Deconvolution) -> None:
