@@ -163,14 +163,14 @@ ZOO = [
     ZooModel("tv-r3d_18", video(lambda m: m.video.r3d_18(num_classes=10)), clip(8, 64), ("x",)),
     ZooModel("tv-mc3_18", video(lambda m: m.video.mc3_18(num_classes=10)), clip(8, 64), ("x",)),
     ZooModel("tv-r2plus1d_18", video(lambda m: m.video.r2plus1d_18(num_classes=10)), clip(8, 64), ("x",)),
-    ZooModel("tv-swin3d_t", video(lambda m: m.video.swin3d_t(num_classes=10)), clip(8, 64), ("x",)),
+    ZooModel("tv-swin3d_t", video(lambda m: m.video.swin3d_t(num_classes=10)), clip(8, 64), ("x",), 12),
     ZooModel("tv-raft_small", video(lambda m: Flow(m.optical_flow.raft_small())), frames(128), ("a", "b")),
     ZooModel("tv-raft_large", video(lambda m: Flow(m.optical_flow.raft_large())), frames(128), ("a", "b")),
     ZooModel("tv-alexnet", tv(lambda m: m.alexnet(num_classes=10)), lambda: (torch.randn(1, 3, 224, 224, generator=gen()),), ("x",)),
     ZooModel("unet3d", unet3d, lambda: (torch.randn(1, 1, 16, 24, 24, generator=gen()),), ("x",)),
     ZooModel("vnet3d", vnet3d, lambda: (torch.randn(1, 2, 16, 20, 24, generator=gen()),), ("x",)),
-    ZooModel("tv-mvit_v2_s", video(mvit("mvit_v2_s", 8, 96)), clip(8, 96), ("x",)),
-    ZooModel("tv-mvit_v1_b", video(mvit("mvit_v1_b", 8, 96)), clip(8, 96), ("x",)),
+    ZooModel("tv-mvit_v2_s", video(mvit("mvit_v2_s", 8, 96)), clip(8, 96), ("x",), 16),
+    ZooModel("tv-mvit_v1_b", video(mvit("mvit_v1_b", 8, 96)), clip(8, 96), ("x",), 16),
     # a 16 x 224 x 224 clip: s3d's last AvgPool3d is a fixed (2, 7, 7) window
     ZooModel("tv-s3d", video(lambda m: m.video.s3d(num_classes=10)), clip(16, 224), ("x",)),
 ]
