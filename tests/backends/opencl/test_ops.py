@@ -172,3 +172,22 @@ def test_resample():
         case(Resample, [x], mode="cubic", scales=[1.0, 1.0, 2.0, 2.0]),
     ]
     check_cases(cases)
+
+
+def test_volumetric_windows():
+    """3-D pooling (ceil mode, both divisors, dilations), a 3-D transposed convolution (the
+    3-D UNet's up-convolution) and grouped / depthwise / (k,1,1) 3-D convolutions."""
+    x = rand(1, 3, 7, 8, 6)
+    cases = [
+        case(Pooling, [x], method="max", kernel=[3, 2, 3], strides=[2, 2, 2], pads_begin=[1, 0, 1], pads_end=[1, 0, 1], rounding_type="ceil"),
+        case(Pooling, [x], method="avg", kernel=[2, 3, 3], strides=[1, 2, 2], dilations=[2, 1, 1], pads_begin=[1, 1, 1], pads_end=[0, 1, 1]),
+        case(Pooling, [x], method="avg", kernel=[3, 3, 2], strides=[2, 2, 1], pads_begin=[1, 1, 0], pads_end=[1, 1, 1], exclude_pad=False),
+        case(Deconvolution, [rand(1, 4, 3, 4, 5, seed=2)], [rand(4, 3, 2, 2, 2, seed=3), rand(3, seed=4)], strides=[2, 2, 2]),
+        case(Deconvolution, [rand(2, 4, 3, 3, 4, seed=5)], [rand(4, 2, 3, 3, 3, seed=6)], group=2, strides=[2, 1, 2],
+             pads_begin=[1, 1, 0], pads_end=[1, 0, 1], output_padding=[1, 0, 0]),
+        case(Convolution, [rand(1, 6, 5, 7, 7, seed=7)], [rand(6, 1, 3, 3, 3, seed=8)], group=6, strides=[1, 2, 2],
+             pads_begin=[1, 1, 1], pads_end=[1, 1, 1]),
+        case(Convolution, [rand(1, 6, 6, 5, 5, seed=9)], [rand(4, 6, 3, 1, 1, seed=10), rand(4, seed=11)], strides=[2, 1, 1],
+             pads_begin=[1, 0, 0], pads_end=[1, 0, 0]),
+    ]
+    check_cases(cases)

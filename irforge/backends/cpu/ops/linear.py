@@ -17,6 +17,7 @@ from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilat
 from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
+from irforge.backends.cpu.ops.volumetric import volumetric_convolution, volumetric_deconvolution
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
 from irforge.backends.cpu.ops.winograd import winograd_convolution, winograd_pays
 from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul
@@ -40,6 +41,9 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     """Depthwise kernel, Winograd (3x3 stride 1), implicit GEMM on a padded copy (other wide
     windows), or GEMM on im2col panels (1x1 stride 1: on the input itself).
     Constant weights are packed into A panels once; others are read in place (strided A)."""
+    if len(shape_of(op.input)) > 4:  # 3+ spatial axes: onto the 2-D kernels (ops/volumetric.py)
+        volumetric_convolution(ctx, op)
+        return
     require_f32(op)
     g = geometry(op)
     weights = ctx.constant_of(op.weights)
@@ -126,6 +130,9 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
 @lowering(Deconvolution)
 def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
     """GEMM (col = W^T x per sample and group, x read in place as B rows) then col2im."""
+    if len(shape_of(op.input)) > 4:
+        volumetric_deconvolution(ctx, op)
+        return
     require_f32(op)
     x, w, y = shape_of(op.input), shape_of(op.weights), shape_of(op.output)
     if len(x) not in (3, 4):

@@ -14,6 +14,7 @@ from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.elementwise import pointwise_phase
 from irforge.backends.cpu.ops.fusion import require_f32
 from irforge.backends.cpu.ops.movement import relayout
+from irforge.backends.cpu.ops.volumetric import volumetric_pooling
 from irforge.dialects.nn import GRN, MVN, ArgMax, Normalize, Pooling, Reduce, SoftMax
 from irforge.dialects.nn.base import NNOp
 from irforge.errors import IrforgeError
@@ -61,8 +62,9 @@ def pooling(ctx: Lowering, op: Pooling) -> None:
     if op.bool_prop("global_pool"):
         emit_rows(ctx, op, x, tuple(range(2, len(x))), f"reduce.{'max' if method == 'max' else 'mean'}")
         return
-    if len(x) not in (3, 4):
-        raise IrforgeError(f"'{op.name}' with {len(x) - 2} spatial axes has no CPU kernel", where=op.label, code="E847")
+    if len(x) > 4:  # 3+ spatial axes: separable passes of the 2-D kernel (ops/volumetric.py)
+        volumetric_pooling(ctx, op)
+        return
     kernel = op.ints("kernel")
     begin, end = op.explicit_pads(kernel)
     (h, w), (oh, ow), (kh, kw) = as_2d(x[2:], 1), as_2d(y[2:], 1), as_2d(kernel, 1)

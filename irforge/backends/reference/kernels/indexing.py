@@ -3,6 +3,8 @@ Range, IsNaN and IsInf."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from irforge.backends.reference.registry import kernel
@@ -65,14 +67,15 @@ def nd_rows(op, data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple
 @kernel(GatherND)
 def gather_nd(op: GatherND, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
     rows, rest = nd_rows(op, data, indices, op.int_prop("batch_dims"))
-    return data.reshape((-1, *rest))[rows]
+    # the row count spelled out: -1 is ambiguous when a dim of `rest` is 0
+    return data.reshape((math.prod(data.shape[: data.ndim - len(rest)]), *rest))[rows]
 
 
 @kernel(ScatterND)
 def scatter_nd(op: ScatterND, data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
     rows, rest = nd_rows(op, data, indices, 0)
-    out = data.copy().reshape((-1, *rest))
-    updates = updates.reshape((-1, *rest))
+    out = data.copy().reshape((math.prod(data.shape[: data.ndim - len(rest)]), *rest))  # not -1: a dim of rest may be 0
+    updates = updates.reshape((math.prod(updates.shape[: updates.ndim - len(rest)]), *rest))
     reduction = op.str_prop("reduction")
     for row, update in zip(rows.reshape(-1), updates):  # in order: later updates win, as ONNX says
         out[row] = update if reduction == "none" else REDUCE[reduction](out[row], update)
