@@ -80,7 +80,7 @@ FAMILIES: dict[str, tuple[int, dict[str, Any]]] = {
     "crossvit_tiny_240": (240, {}),
     "twins_pcpvt_small": (64, {}),
     "pvt_v2_b0": (64, {}),
-    "coat_lite_tiny": (64, {}),
+    "coat_lite_tiny": (224, {}),
     "coatnet_nano_rw_224": (224, {}),
     "maxvit_nano_rw_256": (256, {}),
     "swin_tiny_patch4_window7_224": (224, {}),
