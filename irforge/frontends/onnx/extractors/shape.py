@@ -8,6 +8,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import BroadcastTo, CumSum, ReshapeTo, ShapeOf, SliceTo
+from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -18,7 +19,7 @@ def ints_input_or_attr(ctx: NodeContext, index: int, attr: str, what: str, since
         return None if value is None else [int(v) for v in value]
     if not ctx.has_input(index):
         return None
-    return [int(v) for v in ctx.required_constant(index, what).reshape(-1)]
+    return int_list(ctx, ctx.required_constant(index, what), what)
 
 
 @onnx_extractor("Constant")
