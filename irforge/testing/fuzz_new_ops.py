@@ -153,7 +153,8 @@ def batchnorm_training() -> bytes:
     from onnx import TensorProto as T
     from onnx import helper
 
-    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], training_mode=1, momentum=0.8, epsilon=1e-5)
+    # running mean / var named (onnxruntime's shape inference wants 3 outputs in training mode), not read
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], training_mode=1, momentum=0.8, epsilon=1e-5)
     inits = [_t("s", np.linspace(0.5, 1.5, 3, dtype=np.float32)), _t("b", np.float32([0.1, -0.2, 0.3])),
              _t("m", np.zeros(3, np.float32)), _t("v", np.ones(3, np.float32))]
     return _model([node], [_vi("x", T.FLOAT, [2, 3, 4, 4])], [_vi("y", T.FLOAT, None)], inits, opset=15)
@@ -363,6 +364,75 @@ def mutate_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
     return model.SerializeToString()
 
 
+# attribute values each op defines: variants of a seed that onnxruntime runs, for the
+# numerical check (bench/fuzz_numbers.py): irforge must agree with it, or refuse
+VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
+    "GridSample": [("mode", "nearest"), ("mode", "bicubic"), ("mode", "bilinear"), ("padding_mode", "zeros"), ("padding_mode", "reflection"),
+                   ("padding_mode", "border"), ("align_corners", 1), ("align_corners", 0)],
+    "Resize": [("mode", "nearest"), ("mode", "cubic"), ("coordinate_transformation_mode", "align_corners"),
+               ("coordinate_transformation_mode", "asymmetric"), ("coordinate_transformation_mode", "pytorch_half_pixel"),
+               ("nearest_mode", "floor"), ("nearest_mode", "ceil"), ("nearest_mode", "round_prefer_ceil"), ("cubic_coeff_a", -0.5)],
+    "Split": [("axis", 1), ("axis", -1)],
+    "Flatten": [("axis", 0), ("axis", 1), ("axis", 3), ("axis", 4), ("axis", -1)],
+    "DFT": [("onesided", 1), ("inverse", 1), ("inverse", 0), ("axis", 0), ("axis", -2)],
+    "Col2Im": [("strides", [2, 2]), ("dilations", [2, 2]), ("pads", [1, 1, 1, 1]), ("pads", [0, 1, 0, 1]), ("strides", [1, 2])],
+    "Celu": [("alpha", 2.0), ("alpha", 0.1)],
+    "ThresholdedRelu": [("alpha", -0.5), ("alpha", 2.0)],
+    "Shrink": [("lambd", 0.0), ("bias", -0.4), ("lambd", 1.5)],
+    "MeanVarianceNormalization": [("axes", [1]), ("axes", [2]), ("axes", [0, 1, 2]), ("axes", [-1]), ("axes", [1, 2])],
+    "LpNormalization": [("p", 1), ("axis", 0), ("axis", 1), ("axis", -2)],
+    "RMSNormalization": [("axis", 1), ("axis", 2), ("axis", -2), ("epsilon", 1.0)],
+    "Swish": [("alpha", -1.0), ("alpha", 0.5)],
+    "EyeLike": [("k", -2), ("k", 7), ("dtype", 7), ("dtype", 6), ("dtype", 11), ("k", 0)],
+    "BatchNormalization": [("epsilon", 0.5), ("momentum", 0.1)],
+    "TopK": [("largest", 0), ("axis", 0), ("axis", 2)],  # not sorted=0: its order is undefined
+    "NonMaxSuppression": [("center_point_box", 1)],
+    "RoiAlign": [("mode", "max"), ("sampling_ratio", 0), ("sampling_ratio", 1), ("output_height", 3), ("spatial_scale", 1.0),
+                 ("coordinate_transformation_mode", "output_half_pixel")],
+    "Softmax": [("axis", -1), ("axis", 1), ("axis", 2), ("axis", 0)],
+    "Transpose": [("perm", [0, 2, 1, 3]), ("perm", [0, 1, 3, 2]), ("perm", [0, 2, 3, 1])],
+    "Mul": [], "Add": [], "Div": [], "MatMul": [],
+}
+
+
+def vary_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
+    """One to three edits that keep a seed valid most of the time: an attribute set to another
+    value its op defines, a constant given other values of its shape and type (attention's
+    scale and mask, NMS's thresholds, Col2Im's and DFT's sizes), two inputs of an elementwise
+    node swapped."""
+    import onnx
+    from onnx import helper
+
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    for _ in range(rng.randint(1, 3)):
+        graph = rng.choice(_all_graphs(model.graph))
+        if not graph.node:
+            continue
+        node = rng.choice(list(graph.node))
+        choice = rng.randrange(3)
+        if choice == 0 and VALID_ATTRIBUTES.get(node.op_type):
+            name, value = rng.choice(VALID_ATTRIBUTES[node.op_type])
+            for attr in list(node.attribute):
+                if attr.name == name:
+                    node.attribute.remove(attr)
+            node.attribute.append(helper.make_attribute(name, value))
+        elif choice == 1 and model.graph.initializer:
+            init = rng.choice(list(model.graph.initializer))
+            old = onnx.numpy_helper.to_array(init)
+            if old.dtype.kind == "f":
+                new = rng.choice([np.full(old.shape, rng.choice([-1e4, 0.0, 3.0, -0.25, float("inf"), -float("inf")])),
+                                  np.asarray(old) * rng.choice([-1.0, 2.0, 1e-3])]).astype(old.dtype)
+            elif old.dtype.kind in "iu":
+                new = (np.asarray(old) + rng.choice([-1, 1, 2])).astype(old.dtype)
+            else:
+                continue
+            init.CopyFrom(onnx.numpy_helper.from_array(np.asarray(new), init.name))
+        elif node.op_type in ("Add", "Mul", "Sub", "Div", "MatMul") and len(node.input) == 2:
+            node.input[0], node.input[1] = node.input[1], node.input[0]
+    return model.SerializeToString()
+
+
 # -- IR XML seeds written by OpenVINO: DFT / IDFT / RDFT / Col2Im ----------------------------------
 
 
@@ -498,4 +568,4 @@ def _stem(name: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
-__all__ = ["IR_SEEDS", "ONNX_SEEDS", "mutate_ir_new_ops", "mutate_onnx_new_ops", "onnx_seeds", "openvino_ir_seeds", "run_case"]
+__all__ = ["IR_SEEDS", "ONNX_SEEDS", "mutate_ir_new_ops", "mutate_onnx_new_ops", "onnx_seeds", "openvino_ir_seeds", "run_case", "vary_onnx_new_ops"]

@@ -48,8 +48,12 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
         if not half_pixel:
             roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
         bin_h, bin_w = roi_h / ph, roi_w / pw
-        sy = ratio if ratio > 0 else max(math.ceil(roi_h / ph), 1)
-        sx = ratio if ratio > 0 else max(math.ceil(roi_w / pw), 1)
+        sy = ratio if ratio > 0 else math.ceil(roi_h / ph)
+        sx = ratio if ratio > 0 else math.ceil(roi_w / pw)
+        if sy <= 0 or sx <= 0:
+            # an adaptive grid of no samples (a box of height or width <= 0 in half_pixel mode):
+            # onnxruntime and ONNX's reference give 0 (they average over max(count, 1)), OpenVINO NaN
+            continue
         check_output_size(op.label, (4, x.shape[1], ph * sy, pw * sx), np.float64, "set of samples of one box")
         # sample centres of every bin: rows ph*sy, columns pw*sx
         ys = y1 + (np.arange(ph * sy) + 0.5) * bin_h / sy
