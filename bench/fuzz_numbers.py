@@ -93,10 +93,12 @@ def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
         bad = np.asarray(got != want)
         return f"{int(bad.sum())} of {want.size} values differ" if bad.any() else ""
     g, w = got.astype(np.float64), want.astype(np.float64)
-    close = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    # inf and NaN agree: an infinite constant gives either, by the order of the arithmetic
+    close = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True) | (~np.isfinite(g) & ~np.isfinite(w))
     if close.all():
         return ""
-    worst = float(np.nanmax(np.where(close, 0, np.abs(g - w)))) if not np.isnan(g[~close]).any() else float("nan")
+    with np.errstate(invalid="ignore"):
+        worst = float(np.nanmax(np.where(close, 0, np.abs(g - w))))
     return f"{int((~close).sum())} of {want.size} values differ (max abs error {worst:.3g})"
 
 
