@@ -41,7 +41,10 @@ def _dtype(ctx: NodeContext, index: int = 0) -> np.dtype:
 
 
 def _scalar(ctx: NodeContext, value: float, suffix: str, index: int = 0) -> SSAValue:
-    return ctx.constant(np.array(value, _dtype(ctx, index)), suffix)
+    dtype = _dtype(ctx, index)
+    if dtype.kind in "iub" and not math.isfinite(value):  # numpy's cast raised on NaN / inf
+        raise ctx.fail(f"attribute value {value} has no {dtype} equivalent (the input's element type)", fix="give a finite value")
+    return ctx.constant(np.array(value, dtype), suffix)
 
 
 def _static_shape(ctx: NodeContext, what: str, rank: int | None = None) -> tuple[int, ...]:

@@ -111,7 +111,10 @@ def concat(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("Split")
 def split(ctx: NodeContext) -> list[SSAValue]:
     shape = ctx.input_shape(0)
-    axis = int(ctx.attr("axis", 0)) % len(shape)
+    axis = int(ctx.attr("axis", 0))
+    if not -len(shape) <= axis < len(shape):  # `% rank` split along another axis (or divided by zero on a scalar)
+        raise ctx.fail(f"axis {axis} is out of range for an input of rank {len(shape)}", fix=f"use an axis in [{-len(shape)}, {len(shape) - 1}]")
+    axis %= len(shape)
     outputs = len(ctx.node.output)
     if ctx.opset >= 13 and ctx.has_input(1) and ctx.constant_input(1) is None:
         return split_run_time(ctx, axis, outputs)
