@@ -26,7 +26,7 @@ import numpy as np
 
 # inputs that make the seeds' run-time values meaningful (else random ints in [0, 4))
 GOOD_INPUTS = {"starts": np.array([1]), "ends": np.array([5]), "lengths": np.array([3, 4]), "sizes": np.array([1, 1, 6, 7]),
-               "k": np.array([3]), "n": np.array(3)}
+               "k": np.array([3]), "n": np.array(3), "batch": np.array([0, 0])}
 
 
 def model_inputs(model: Any, rng: np.random.Generator) -> dict[str, np.ndarray] | None:

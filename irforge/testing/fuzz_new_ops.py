@@ -13,6 +13,7 @@ schema's enumerations or ranges, drop inputs, feed empty / NaN / huge constants.
 
 from __future__ import annotations
 
+import io
 import random
 import re
 from typing import Any
@@ -172,7 +173,7 @@ def integer_matmul() -> bytes:
 
 def detection() -> bytes:
     """TopK with k an input, NonMaxSuppression with a score threshold no box passes (an
-    empty selection), RoiAlign of the rois given."""
+    empty selection), RoiAlign of the rois and batch indices given (any number of boxes)."""
     from onnx import TensorProto as T
     from onnx import helper
 
@@ -187,9 +188,10 @@ def detection() -> bytes:
                          spatial_scale=0.5, mode="avg"),
     ]
     inits = [_t("boxes", boxes), _t("max_out", np.array([3], np.int64)), _t("iou", np.array([0.5], np.float32)),
-             _t("thresh", np.array([0.99], np.float32)), _t("flat", np.array([-1], np.int64)),
-             _t("batch", np.array([0, 0], np.int64))]
-    inputs = [_vi("scores", T.FLOAT, [1, 1, 6]), _vi("k", T.INT64, [1]), _vi("feat", T.FLOAT, [1, 2, 8, 8]), _vi("rois", T.FLOAT, [2, 4])]
+             _t("thresh", np.array([0.99], np.float32)), _t("flat", np.array([-1], np.int64))]
+    # the box count is a named dim: ir-run may give 0 boxes
+    inputs = [_vi("scores", T.FLOAT, [1, 1, 6]), _vi("k", T.INT64, [1]), _vi("feat", T.FLOAT, [1, 2, 8, 8]), _vi("rois", T.FLOAT, ["r", 4]),
+              _vi("batch", T.INT64, ["r"])]
     outputs = [_vi("top", T.FLOAT, None), _vi("top_i", T.INT64, None), _vi("selected", T.INT64, None), _vi("pooled", T.FLOAT, None)]
     return _model(nodes, inputs, outputs, inits, opset=16)
 
@@ -531,7 +533,8 @@ RUN_ARRAYS: dict[str, list[tuple[str, Any]]] = {
     "col2im": [("x", np.full((1, 8, 9), np.nan, np.float32)), ("x", np.ones((1, 8, 8), np.float32))],
     "detect": [("k", np.array([0], np.int64)), ("k", np.array([7], np.int64)), ("k", np.array([-1], np.int64)), ("k", np.array([2, 3], np.int64)),
                ("rois", np.zeros((0, 4), np.float32)), ("rois", np.full((2, 4), np.nan, np.float32)), ("rois", np.full((2, 4), 1e20, np.float32)),
-               ("scores", np.full((1, 1, 6), np.nan, np.float32)), ("k", np.array([2**40], np.int64)), ("rois", np.zeros((2, 5), np.float32))],
+               ("scores", np.full((1, 1, 6), np.nan, np.float32)), ("k", np.array([2**40], np.int64)), ("rois", np.zeros((2, 5), np.float32)),
+               ("batch", np.array([0, 3], np.int64)), ("batch", np.array([-1, 0], np.int64)), ("batch", np.zeros(0, np.int64))],
     "intmm": [("a", np.full((2, 3), 2**31 - 1, np.int32)), ("b", np.full((2, 3), 2**62, np.int64)), ("a", np.zeros((2, 3), np.float32))],
     "outer": [("x", np.full((2, 3), -1, np.float32)), ("x", np.full((2, 3), np.nan, np.float32))],
     "bntrain": [("x", np.full((2, 3, 4, 4), np.nan, np.float32)), ("x", np.zeros((2, 3, 4, 4), np.float32))],
@@ -556,9 +559,15 @@ def run_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Any:
         name, array = rng.choice(RUN_ARRAYS[stem])
         files[f"{name}.npy"] = npy_bytes(array)
         argv += ["--input", f"{name}=IN/{name}.npy"]
-    if stem == "flatten" and not any(a.startswith("x=") for a in argv):
-        files["x.npy"] = npy_bytes(np.ones((2, 3, 5, 2), np.float32))
-        argv += ["--input", "x=IN/x.npy"]
+    given = {a.split("=")[0] for a in argv if "=IN/" in a}
+    rois = np.load(io.BytesIO(files["rois.npy"])) if "rois.npy" in files else None
+    defaults = {"flatten": {"x": np.ones((2, 3, 5, 2), np.float32)},  # inputs of named dims: ir-run needs them
+                "detect": {"rois": np.array([[0, 0, 4, 4], [1, 2, 6, 7]], np.float32),
+                           "batch": np.zeros(2 if rois is None or rois.ndim != 2 else len(rois), np.int64)}}
+    for name, array in defaults.get(stem, {}).items():
+        if name not in given and fmt == "onnx":
+            files[f"{name}.npy"] = npy_bytes(array)
+            argv += ["--input", f"{name}=IN/{name}.npy"]
     if rng.random() < 0.3:
         argv += ["--seed", str(rng.randrange(100))]
     return Case("ir-run", argv, files, f"run:{stem}{suffix[0]}")

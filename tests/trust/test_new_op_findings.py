@@ -149,6 +149,15 @@ def test_loop_trip_count_of_a_float(tmp_path, capsys):
     assert "the trip count M must be one int64 value, got float32" in convert_error(tmp_path, capsys, model)
 
 
+def static_detection() -> bytes:
+    """The detection seed with 2 boxes (the CPU backend compiles static shapes only)."""
+    model = load(fuzz_new_ops.detection())
+    for vi in model.graph.input:
+        if vi.name in ("rois", "batch"):
+            vi.type.tensor_type.shape.dim[0].dim_value = 2
+    return model.SerializeToString()
+
+
 def run_error(tmp_path, capsys, model: bytes, arrays: dict[str, np.ndarray], device: str = "ref") -> str:  # type: ignore[no-untyped-def]
     (tmp_path / "m.onnx").write_bytes(model)
     argv = [str(tmp_path / "m.onnx"), "--device", device, "--output", str(tmp_path / "o.npz")]
@@ -170,7 +179,8 @@ def test_run_time_resize_sizes_past_the_machines_memory(tmp_path, capsys):
 
 @pytest.mark.parametrize("device", ["ref", "cpu"])
 def test_roi_align_of_nan_boxes(tmp_path, capsys, device):
-    err = run_error(tmp_path, capsys, fuzz_new_ops.detection(), {"rois": np.full((2, 4), np.nan, np.float32)}, device)
+    arrays = {"rois": np.full((2, 4), np.nan, np.float32), "batch": np.zeros(2, np.int64)}
+    err = run_error(tmp_path, capsys, static_detection(), arrays, device)
     assert "error[E876]: nn.roi_align 'RoiAlign_pooled': rois hold NaN or infinite values" in err  # was IndexError at -2**63
 
 
@@ -188,13 +198,13 @@ def test_roi_align_adaptive_grid_of_a_box_of_negative_height_is_zero_as_onnxrunt
     onnxruntime (and ONNX's reference) average over max(count, 1) samples: 0. irforge took one
     sample (a number onnxruntime does not give)."""
     ort = pytest.importorskip("onnxruntime")
-    model = load(fuzz_new_ops.detection())
+    model = load(static_detection())
     (roi,) = [n for n in model.graph.node if n.op_type == "RoiAlign"]
     set_attribute(roi, "sampling_ratio", 0)
     (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
     rng = np.random.default_rng(0)
     feeds = {"scores": rng.random((1, 1, 6), np.float32), "k": np.array([2], np.int64), "feat": rng.standard_normal((1, 2, 8, 8)).astype(np.float32),
-             "rois": np.array([[0.0, 3.0, 5.0, 1.0], [1.0, 1.0, 6.0, 5.0]], np.float32)}
+             "rois": np.array([[0.0, 3.0, 5.0, 1.0], [1.0, 1.0, 6.0, 5.0]], np.float32), "batch": np.zeros(2, np.int64)}
     argv = [str(tmp_path / "m.onnx"), "--device", device, "--output", str(tmp_path / "o.npz")]
     for name, array in feeds.items():
         np.save(tmp_path / f"{name}.npy", array)
@@ -264,3 +274,11 @@ def test_ir_xml_result_without_its_input(tmp_path, capsys):
         ir_opt.main([str(tmp_path / "m.xml"), "-p", "infer-shapes", "-o", str(tmp_path / "o.mlir")])
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and "Result) must have one input" in err and "error[E641]" in err, err  # was IndexError
+
+
+@pytest.mark.parametrize("batch", [[0, 3], [-1, 0]])
+def test_roi_align_batch_index_outside_the_batch(tmp_path, capsys, batch):
+    # [0, 3] was an IndexError, [-1, 0] silently pooled the last image (onnxruntime refuses both)
+    arrays = {"rois": np.array([[0, 0, 4, 4], [1, 2, 6, 7]], np.float32), "batch": np.array(batch, np.int64)}
+    err = run_error(tmp_path, capsys, fuzz_new_ops.detection(), arrays)
+    assert f"error[E875]: nn.roi_align 'RoiAlign_pooled': batch indices {batch} name an image outside the batch of 1" in err

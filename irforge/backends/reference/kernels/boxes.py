@@ -41,6 +41,9 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
     use_max = op.str_prop("mode") == "max"
     if not np.isfinite(rois).all():  # onnxruntime refuses them too; a NaN box indexed the map at -2**63
         raise IrforgeError(f"{op.label}: rois hold NaN or infinite values", fix="check the boxes the model computes", code="E876")
+    if batch.size and not (0 <= batch.min() and batch.max() < x.shape[0]):  # numpy would wrap -1 to the last image
+        raise IrforgeError(f"{op.label}: batch indices {batch.reshape(-1)[:8].tolist()} name an image outside the batch of {x.shape[0]}",
+                           fix="check the batch indices the model computes", code="E875")
     out = np.zeros((rois.shape[0], x.shape[1], ph, pw), np.float64)
     for r, (roi, image) in enumerate(zip(rois.astype(np.float64), batch)):
         x1, y1, x2, y2 = roi * scale - (0.5 if half_pixel else 0.0)
