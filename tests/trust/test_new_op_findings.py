@@ -282,3 +282,31 @@ def test_roi_align_batch_index_outside_the_batch(tmp_path, capsys, batch):
     arrays = {"rois": np.array([[0, 0, 4, 4], [1, 2, 6, 7]], np.float32), "batch": np.array(batch, np.int64)}
     err = run_error(tmp_path, capsys, fuzz_new_ops.detection(), arrays)
     assert f"error[E875]: nn.roi_align 'RoiAlign_pooled': batch indices {batch} name an image outside the batch of 1" in err
+
+
+@pytest.mark.parametrize("edit", ["axis past the rank", "sizes of floats"])
+def test_ir_xml_interpolate_sizes_that_do_not_fit_its_axes(tmp_path, capsys, edit):
+    """Interpolate-11 by constant sizes: an axis past the rank resized axis % rank, a NaN size
+    raised ValueError in int()."""
+    from irforge.tools import ir_opt
+
+    model = resize_with_constant("sizes", np.array([1, 1, 8, 8], np.int64))
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    ir_convert.main(["-m", str(tmp_path / "m.onnx"), "-o", str(tmp_path)])
+    text, weights = (tmp_path / "m.xml").read_text(), bytearray((tmp_path / "m.bin").read_bytes())
+    assert 'name="Resize_y/sizes" type="Const" version="opset1">\n\t\t\t<data element_type="i64" shape="4" offset="0"' in text
+    assert 'name="Resize_y/axes" type="Const" version="opset1">\n\t\t\t<data element_type="i64" shape="4" offset="32"' in text
+    if edit == "axis past the rank":
+        weights[32:64] = np.array([0, 1, 2, 7], np.int64).tobytes()
+    else:
+        weights[0:32] = np.array([1, 1, np.nan, 8], np.float64).tobytes()
+        text = text.replace('name="Resize_y/sizes" type="Const" version="opset1">\n\t\t\t<data element_type="i64"',
+                            'name="Resize_y/sizes" type="Const" version="opset1">\n\t\t\t<data element_type="f64"')
+        text = text.replace('<port id="0" precision="I64">\n\t\t\t\t\t<dim>4</dim>', '<port id="0" precision="FP64">\n\t\t\t\t\t<dim>4</dim>', 1)
+    (tmp_path / "m.xml").write_text(text)
+    (tmp_path / "m.bin").write_bytes(bytes(weights))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        ir_opt.main([str(tmp_path / "m.xml"), "-p", "infer-shapes", "-o", str(tmp_path / "o.mlir")])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1 and "do not fit axes" in err, err
