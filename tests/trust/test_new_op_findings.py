@@ -310,3 +310,17 @@ def test_ir_xml_interpolate_sizes_that_do_not_fit_its_axes(tmp_path, capsys, edi
         ir_opt.main([str(tmp_path / "m.xml"), "-p", "infer-shapes", "-o", str(tmp_path / "o.mlir")])
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and len(err.splitlines()) == 1 and "do not fit axes" in err, err
+
+
+def test_flatten_of_an_empty_batch_writes_an_ir_openvino_reads(tmp_path):
+    """Flatten of a [0, 4, 1, 1] tensor was Reshape [0, -1]: OpenVINO resolves the -1 of an
+    empty tensor to 1 ([0, 1]) and refused the MatMul after it."""
+    ov = pytest.importorskip("openvino")
+    from irforge.testing.onnx_models import resnet
+
+    model = resnet(blocks=(1,), width=4, size=8)
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 0
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    ir_convert.main(["-m", str(tmp_path / "m.onnx"), "-o", str(tmp_path)])
+    read = ov.Core().read_model(str(tmp_path / "m.xml"))
+    assert [list(o.get_partial_shape().to_shape()) for o in read.outputs] == [[0, 10]]
