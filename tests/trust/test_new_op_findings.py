@@ -324,3 +324,22 @@ def test_flatten_of_an_empty_batch_writes_an_ir_openvino_reads(tmp_path):
     ir_convert.main(["-m", str(tmp_path / "m.onnx"), "-o", str(tmp_path)])
     read = ov.Core().read_model(str(tmp_path / "m.xml"))
     assert [list(o.get_partial_shape().to_shape()) for o in read.outputs] == [[0, 10]]
+
+
+def test_ctrl_c_inside_a_cpu_host_step_is_not_a_failed_step():
+    """A KeyboardInterrupt raised in a host step (Ctrl-C during a long loop on --device cpu)
+    came back as E843 'the forward of nn.loop failed'; it stays a KeyboardInterrupt (E002)."""
+    from irforge.backends.cpu.host_steps import HostStep
+    from irforge.errors import IrforgeError
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    step = HostStep("nn.loop", interrupted, [], [])
+    step(None, 0, 1)
+    with pytest.raises(KeyboardInterrupt):
+        step.raise_pending()
+    failing = HostStep("nn.loop", lambda: 1 / 0, [], [])
+    failing(None, 0, 1)
+    with pytest.raises(IrforgeError, match="the forward of nn.loop failed: ZeroDivisionError"):
+        failing.raise_pending()
