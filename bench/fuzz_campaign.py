@@ -1,6 +1,6 @@
 """A longer fuzz campaign than `make test` runs, each case in its own process (10 s limit).
 
-    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,pbtxt,mxnet,kaldi,xml,mlir,flags,run,tools]
+    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,pbtxt,mxnet,kaldi,xml,mlir,flags,run,tools] [--focus new-ops]
 
 Prints, per input format and in total, the issue-19 table: cases, clean errors, internal
 errors, tracebacks, hangs over the limit, partial files, outside access, multi-line or uncoded
@@ -26,6 +26,8 @@ def main() -> None:
     p.add_argument("--formats", default=",".join(FORMATS))
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per case (a longer run is a hang)")
     p.add_argument("--in-process", action="store_true", help="faster, but a crash would end the campaign")
+    p.add_argument("--focus", default="", choices=["", "new-ops"],
+                   help="new-ops: only the seeds of irforge.testing.fuzz_new_ops (onnx, xml, mlir, run)")
     p.add_argument("--show", type=int, default=5, help="findings shown per kind (distinct messages)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="irforge-fuzz-") as tmp:
@@ -36,7 +38,7 @@ def main() -> None:
         for fmt in args.formats.split(","):
             started = time.perf_counter()
             counts = dict.fromkeys(COLUMNS, 0)
-            for i, case in enumerate(make_cases(fmt, args.cases, args.seed, seeds)):
+            for i, case in enumerate(make_cases(fmt, args.cases, args.seed, seeds, args.focus)):
                 case_root = root / fmt / str(i)
                 outcome = run_case(case, case_root, in_process=args.in_process, timeout=args.timeout)
                 counts["cases"] += 1

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irforge.testing import fuzz_control_flow, fuzz_formats
+from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops
 from irforge.testing.fuzz_flags import Case, flag_case, run_case_argv, tool_case
 
 SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
@@ -85,6 +85,23 @@ def _control_flow_seeds(folder: Path, seeds: dict[str, dict[str, bytes]]) -> Non
                 if (folder / (stem + suffix)).exists():  # no weights file when every constant is inline
                     seeds[emit][stem + suffix] = (folder / (stem + suffix)).read_bytes()
     seeds["tf"].update(fuzz_control_flow.tf_seeds())
+    _new_op_seeds(folder, seeds)
+
+
+def _new_op_seeds(folder: Path, seeds: dict[str, dict[str, bytes]]) -> None:
+    """GridSample, run-time Slice / Split / Resize, DFT, Col2Im, compositions, detection heads,
+    near-attention and outer-read models (ONNX), their IR XML and .mlir, and OpenVINO's IR of
+    DFT / IDFT / RDFT / Col2Im (`fuzz_new_ops`)."""
+    for name, data in fuzz_new_ops.onnx_seeds().items():
+        seeds["onnx"][name] = data
+        (folder / name).write_bytes(data)
+    for stem in fuzz_new_ops.IR_SEEDS:
+        for emit, (model, weights) in (("xml", (".xml", ".bin")), ("mlir", (".mlir", ".weights"))):
+            run_tool_in_process("ir-convert", ["-m", str(folder / f"{stem}.onnx"), "-o", str(folder), "--emit", emit])
+            for suffix in (model, weights):
+                if (folder / (stem + suffix)).exists():
+                    seeds[emit][stem + suffix] = (folder / (stem + suffix)).read_bytes()
+    seeds["xml"].update(fuzz_new_ops.openvino_ir_seeds())
 
 
 def _caffe_seed() -> dict[str, bytes]:
@@ -200,7 +217,14 @@ def mutate_file(name: str, data: bytes, rng: random.Random) -> bytes:
     return mutate_bytes(data, rng)
 
 
-def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
+def _new_op_seed(fmt: str, name: str) -> bool:
+    stem = Path(name).stem
+    return name in fuzz_new_ops.ONNX_SEEDS if fmt == "onnx" else stem in fuzz_new_ops.IR_SEEDS or (fmt == "xml" and stem == "spec")
+
+
+def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]], focus: str = "") -> Case:
+    """A mutated input of `fmt`; focus "new-ops" picks only fuzz_new_ops's seeds, edited by
+    its structured mutators 80% of the time."""
     files = dict(seeds[fmt])
     shape: list[str] = []
     if fmt == "kaldi":
@@ -210,13 +234,18 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
     else:
         main = MAIN_FILE[fmt]
     others = sorted(n for n in files if n != main and Path(n).suffix == Path(main).suffix)
-    if others and rng.random() < 0.5:  # a control-flow / quantized / attention seed (fuzz_control_flow)
+    if focus == "new-ops" and fmt in ("onnx", "xml", "mlir"):
+        others = [n for n in others if _new_op_seed(fmt, n)]
+    if others and (focus == "new-ops" or rng.random() < 0.5):  # a control-flow / quantized / attention seed (fuzz_control_flow)
         main = rng.choice(others)
         stem, suffix = Path(main).stem, Path(main).suffix
         files = {n: files[n] for n in (main, stem + COMPANION.get(suffix, suffix)) if n in files}
         target = rng.choice(sorted(files))
         structured = CONTROL_FLOW.get(fmt) if target == main else None
-        files[target] = structured(files[target], rng) if structured and rng.random() < 0.6 else mutate_file(target, files[target], rng)
+        if target == main and fmt in ("onnx", "xml") and _new_op_seed(fmt, main):
+            structured = fuzz_new_ops.mutate_onnx_new_ops if fmt == "onnx" else fuzz_new_ops.mutate_ir_new_ops
+        share = 0.8 if focus else 0.6
+        files[target] = structured(files[target], rng) if structured and rng.random() < share else mutate_file(target, files[target], rng)
     else:
         files = {n: d for n, d in files.items() if n not in others and not n.startswith(tuple(Path(o).stem + "." for o in others))}
         target = rng.choice(sorted(files))
@@ -235,13 +264,15 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
     return Case(tool, argv, files, f"{fmt}:{target}")
 
 
-def make_cases(fmt: str, count: int, seed: int, seeds: dict[str, dict[str, bytes]]) -> list[Case]:
+def make_cases(fmt: str, count: int, seed: int, seeds: dict[str, dict[str, bytes]], focus: str = "") -> list[Case]:
     rng = random.Random(f"{fmt}-{seed}")
     if fmt == "flags":
         return [flag_case(rng, seeds) for _ in range(count)]
+    if fmt == "run" and focus == "new-ops":
+        return [fuzz_new_ops.run_case(rng, seeds) for _ in range(count)]
     if fmt in ("run", "tools"):
         return [tool_case(fmt, rng, seeds) for _ in range(count)]
-    return [file_case(fmt, rng, seeds) for _ in range(count)]
+    return [file_case(fmt, rng, seeds, focus) for _ in range(count)]
 
 
 # -- running and judging ---------------------------------------------------------------------

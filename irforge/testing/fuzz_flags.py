@@ -150,10 +150,15 @@ def _array_for_run(rng: random.Random) -> bytes:
 
 
 def run_case(rng: random.Random, seeds: dict[str, dict[str, bytes]]) -> Case:
-    if rng.random() < 0.3:
+    draw = rng.random()
+    if draw < 0.3:
         from irforge.testing.fuzz_control_flow import run_case as control_flow_run_case
 
         return control_flow_run_case(rng, seeds)
+    if draw < 0.6:
+        from irforge.testing.fuzz_new_ops import run_case as new_ops_run_case
+
+        return new_ops_run_case(rng, seeds)
     fmt = rng.choice(["onnx", "xml", "mlir"])
     files = {**_first(seeds[fmt]), **_first(seeds["onnx"]), "a.npy": _array_for_run(rng), "ext.py": rng.choice(EXTENSIONS)}
     main = {"onnx": "m.onnx", "xml": "m.xml", "mlir": "m.mlir"}[fmt]

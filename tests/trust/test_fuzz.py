@@ -24,3 +24,15 @@ def test_mutated_inputs_are_handled_cleanly(tmp_path, seeds, fmt):
         if outcome.kind not in ("ok", "clean"):
             findings.append(f"{outcome.kind}: {case.tool} {case.label} {case.argv}: {outcome.stderr[:300]}")
     assert findings == [], "\n".join(findings)
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "xml", "mlir", "run"])
+def test_mutated_new_op_inputs_are_handled_cleanly(tmp_path, seeds, fmt):
+    """fuzz_new_ops's seeds only (GridSample, run-time Slice/Split/Resize, DFT, Col2Im,
+    compositions, detection heads, attention, outer reads), as `--focus new-ops` runs them."""
+    findings = []
+    for i, case in enumerate(make_cases(fmt, 8, seed=23, seeds=seeds, focus="new-ops")):
+        outcome = run_case(case, tmp_path / str(i), in_process=True, timeout=20)
+        if outcome.kind not in ("ok", "clean"):
+            findings.append(f"{outcome.kind}: {case.tool} {case.label} {case.argv}: {outcome.stderr[:300]}")
+    assert findings == [], "\n".join(findings)

@@ -116,7 +116,7 @@ class HostStep:
         if self.errors:
             error = self.errors.pop()
             self.errors.clear()
-            if isinstance(error, IrforgeError):
+            if isinstance(error, IrforgeError | KeyboardInterrupt):  # Ctrl-C stays Ctrl-C (E002), not a failed step
                 raise error
             raise IrforgeError(f"the forward of {self.op_name} failed: {type(error).__name__}: {error}", code="E843") from error
 

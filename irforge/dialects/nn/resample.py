@@ -60,7 +60,7 @@ class Resample(NNOp):
         rank = len(self.operand_shape(0))
         if len(values) != rank:
             raise self.error(f"{prop} needs {rank} values (one per axis), got {len(values)}")
-        if prop == "scales" and any(v <= 0 for v in values):
+        if prop == "scales" and not all(0 < v < float("inf") for v in values):  # NaN too
             raise self.error(f"scales values must be > 0, got [{', '.join(f'{v:g}' for v in values)}]")
         if prop == "sizes" and any(v < 1 for v in values):
             raise self.error(f"sizes values must be >= 1, got {list(values)}")
@@ -81,6 +81,8 @@ class Resample(NNOp):
         out = self.output_dims(x)
         if any(known(d) and d < 1 for d in out):
             raise self.error(f"output size {list(out)} is empty")
+        if np.prod([float(d) for d in out if known(d)]) > 2.0**50:  # a scale of 1e30: dims past int64 in the IR
+            raise self.error(f"output size {list(out)} holds more than 2**50 elements")
         return [tensor(out, self.operand_type(0).element_type)]
 
 

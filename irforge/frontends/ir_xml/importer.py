@@ -98,7 +98,8 @@ class IrImporter:
         check_supported(self.net)
         for layer in self.order():
             if layer.type == "Result":
-                self.builder.output(self.value_at(self.input_keys(layer)[0]), self.result_name(layer))
+                name = self.result_name(layer)  # first: it checks the Result has its one input
+                self.builder.output(self.value_at(self.input_keys(layer)[0]), name)
             else:
                 self.read_layer(layer)
         model = self.builder.finish(self.net.name if self.net.name.isidentifier() else "main")

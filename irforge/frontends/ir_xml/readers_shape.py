@@ -235,7 +235,12 @@ def interpolate(ctx: LayerContext) -> SSAValue:
         return ctx.value(ResampleTo, [x, ctx.input(target_index)], axes=axes, **props)
     target = ctx.const(target_index, ("scales" if by_scales else "sizes") if ctx.layer.version == "opset4" else "scales_or_sizes")
     full: list[float | int] = [1.0] * rank if by_scales else list(dims)
-    for axis, v in zip(axes, np.asarray(target).reshape(-1)):
+    values = np.asarray(target).reshape(-1)
+    if len(values) != len(axes) or any(not -rank <= a < rank for a in axes) or (not by_scales and values.dtype.kind not in "iu"):
+        # zip cut the longer list, `% rank` resized another axis, int() of a NaN size raised
+        raise ctx.fail(f"Interpolate {'scales' if by_scales else 'sizes'} {values[:8].tolist()} ({values.dtype}) do not fit axes {axes} of a rank-{rank} input",
+                       fix="give one integer size (or scale) per axis, axes within the rank")
+    for axis, v in zip(axes, values):
         full[axis % rank] = float(v) if by_scales else int(v)
     props["scales" if by_scales else "sizes"] = full
     return ctx.value(Resample, [x], **props)

@@ -25,7 +25,10 @@ INT64_MAX, INT64_MIN = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
 @ir_layer_reader("Slice")
 def slice_(ctx: LayerContext) -> SSAValue:
     if any(ctx.importer.constant_at(ctx.source(i)) is None for i in (1, 2)):  # bounds computed at run time
-        axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else list(range(ctx.shape(1)[0]))
+        count = ctx.shape(1)
+        if ctx.num_inputs <= 4 and (len(count) != 1 or count[0] < 0):  # one bound per axis, the axes 0..n-1
+            raise ctx.fail(f"Slice without axes needs a start of known length, got shape {list(count)}", fix="give the axes input")
+        axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else list(range(count[0]))
         return ctx.value(SliceTo, [ctx.input(0), ctx.input(1), ctx.input(2)], axes=axes, steps=ctx.const_ints(3, "step"))
     begins, ends, steps = (ctx.const_ints(i, what) for i, what in ((1, "start"), (2, "stop"), (3, "step")))
     axes = ctx.const_ints(4, "axes") if ctx.num_inputs > 4 else None

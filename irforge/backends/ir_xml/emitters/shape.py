@@ -50,7 +50,9 @@ def reshape(ctx: EmitContext, op: Reshape, inputs: list[Port]) -> list[Port]:
 def flatten(ctx: EmitContext, op: Flatten, inputs: list[Port]) -> list[Port]:
     dims, axis = inputs[0].dims, op.flatten_axis()
     before, after = dims[:axis], dims[axis:]
-    if all(d >= 0 for d in before):
+    if all(d >= 0 for d in dims):  # both products: a -1 is ambiguous for an empty tensor (OpenVINO made [0, 4] of [0, -1] [0, 1])
+        spec, zero = (math.prod(before), math.prod(after)), False
+    elif all(d >= 0 for d in before):
         spec, zero = (math.prod(before), -1), False
     elif axis == 1:
         spec, zero = (0, -1), True  # special_zero copies the dynamic batch size

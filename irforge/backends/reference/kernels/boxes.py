@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from irforge.backends.reference.registry import kernel
+from irforge.backends.reference.run_time_sizes import check_output_size
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
+from irforge.errors import IrforgeError
 
 
 def bilinear_terms(plane: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -37,6 +39,11 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
     scale, ratio = op.float_prop("spatial_scale"), op.int_prop("sampling_ratio")
     half_pixel = op.str_prop("aligned_mode") == "half_pixel"
     use_max = op.str_prop("mode") == "max"
+    if not np.isfinite(rois).all():  # onnxruntime refuses them too; a NaN box indexed the map at -2**63
+        raise IrforgeError(f"{op.label}: rois hold NaN or infinite values", fix="check the boxes the model computes", code="E876")
+    if batch.size and not (0 <= batch.min() and batch.max() < x.shape[0]):  # numpy would wrap -1 to the last image
+        raise IrforgeError(f"{op.label}: batch indices {batch.reshape(-1)[:8].tolist()} name an image outside the batch of {x.shape[0]}",
+                           fix="check the batch indices the model computes", code="E875")
     out = np.zeros((rois.shape[0], x.shape[1], ph, pw), np.float64)
     for r, (roi, image) in enumerate(zip(rois.astype(np.float64), batch)):
         x1, y1, x2, y2 = roi * scale - (0.5 if half_pixel else 0.0)
@@ -44,8 +51,13 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
         if not half_pixel:
             roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
         bin_h, bin_w = roi_h / ph, roi_w / pw
-        sy = ratio if ratio > 0 else max(math.ceil(roi_h / ph), 1)
-        sx = ratio if ratio > 0 else max(math.ceil(roi_w / pw), 1)
+        sy = ratio if ratio > 0 else math.ceil(roi_h / ph)
+        sx = ratio if ratio > 0 else math.ceil(roi_w / pw)
+        if sy <= 0 or sx <= 0:
+            # an adaptive grid of no samples (a box of height or width <= 0 in half_pixel mode):
+            # onnxruntime and ONNX's reference give 0 (they average over max(count, 1)), OpenVINO NaN
+            continue
+        check_output_size(op.label, (4, x.shape[1], ph * sy, pw * sx), np.float64, "set of samples of one box")
         # sample centres of every bin: rows ph*sy, columns pw*sx
         ys = y1 + (np.arange(ph * sy) + 0.5) * bin_h / sy
         xs = x1 + (np.arange(pw * sx) + 0.5) * bin_w / sx

@@ -26,6 +26,7 @@ from irforge.dialects.nn.indexing import (
     TopK,
 )
 from irforge.errors import IrforgeError
+from irforge.backends.reference.run_time_sizes import check_output_size
 
 REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
@@ -176,6 +177,7 @@ def broadcast_to(op: BroadcastTo, x: np.ndarray, target: np.ndarray) -> np.ndarr
     except ValueError:
         raise IrforgeError(f"{op.label}: shape {list(x.shape)} does not broadcast to {list(dims)}",
                            fix="check the shape the model computes", code="E887") from None
+    check_output_size(op.label, shape, x.dtype)
     return np.ascontiguousarray(np.broadcast_to(x, shape))
 
 

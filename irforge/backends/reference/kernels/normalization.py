@@ -19,6 +19,8 @@ def scalar(op: SoftMax | Norm | MVN | Normalize | GRN, prop: str, x: np.ndarray)
 @kernel(SoftMax)
 def softmax(op: SoftMax, x: np.ndarray) -> np.ndarray:
     axis = op.softmax_axis()
+    if x.size == 0:  # an empty tensor (a run-time dim of 0): nothing to normalise, np.max has no identity
+        return x.copy()
     # shift by the max so exp neither overflows nor underflows to all zeros
     shift = np.max(x, axis=axis, keepdims=True)
     z = x - np.where(np.isfinite(shift), shift, 0)

@@ -9,6 +9,7 @@ import numpy as np
 from irforge.backends.reference.registry import kernel
 from irforge.dialects.nn.resample import Resample, ResampleTo
 from irforge.errors import IrforgeError
+from irforge.backends.reference.run_time_sizes import check_output_size
 
 Taps = tuple[np.ndarray, np.ndarray]
 """Source indices and weights, both [out, taps], of one axis."""
@@ -84,6 +85,7 @@ def resample_to(op: ResampleTo, x: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         if size < 0:
             raise IrforgeError(f"{op.label}: sizes {sizes.tolist()} holds a negative size", fix="check the sizes the model computes", code="E884")
         out_dims[axis] = int(size)
+    check_output_size(op.label, out_dims, x.dtype)
     # scale out / in in float32, as nn.resample's sizes (onnxruntime); an empty axis has none
     scales = [float(np.float32(o) / np.float32(i)) if i else 1.0 for o, i in zip(out_dims, x.shape)]
     return resample_to_dims(op, x, out_dims, scales)

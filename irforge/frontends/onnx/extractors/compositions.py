@@ -41,14 +41,35 @@ def _dtype(ctx: NodeContext, index: int = 0) -> np.dtype:
 
 
 def _scalar(ctx: NodeContext, value: float, suffix: str, index: int = 0) -> SSAValue:
-    return ctx.constant(np.array(value, _dtype(ctx, index)), suffix)
+    dtype = _dtype(ctx, index)
+    if dtype.kind in "iub" and not math.isfinite(value):  # numpy's cast raised on NaN / inf
+        raise ctx.fail(f"attribute value {value} has no {dtype} equivalent (the input's element type)", fix="give a finite value")
+    return ctx.constant(np.array(value, dtype), suffix)
 
 
-def _static_shape(ctx: NodeContext, what: str) -> tuple[int, ...]:
-    shape = ctx.input_shape(0)
+def _static_shape(ctx: NodeContext, what: str, rank: int | None = None) -> tuple[int, ...]:
+    shape = ctx.input_shape(0, rank)
     if DYN in shape:
         raise ctx.fail(f"{what} of a tensor with dims unknown at conversion ({list(shape)})", fix="give the input shapes (--input_shape)")
     return shape
+
+
+def _axis(ctx: NodeContext, axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` in [-rank, rank), made non-negative; outside it a one-line error (a `% rank`
+    would silently pick another axis, or divide by zero on a scalar)."""
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"{what} {axis} is out of range for an input of rank {rank}", fix=f"use an axis in [{-rank}, {rank - 1}]")
+    return axis % rank
+
+
+def _ints(ctx: NodeContext, values: np.ndarray, what: str, low: int) -> list[int]:
+    """A constant input of integers, each >= `low` (Col2Im's image/block shapes)."""
+    if values.dtype.kind not in "iu":
+        raise ctx.fail(f"{what} must be int64, got {values.dtype}", fix=f"give {what} as an int64 tensor")
+    ints = [int(v) for v in values.reshape(-1)]
+    if any(v < low for v in ints):
+        raise ctx.fail(f"{what} {ints} has a value below {low}", fix=f"give {what} values >= {low}")
+    return ints
 
 
 @onnx_extractor("CastLike")
@@ -65,16 +86,23 @@ def size(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("EyeLike")
 def eye_like(ctx: NodeContext) -> SSAValue:
-    shape = _static_shape(ctx, "EyeLike")
+    shape = _static_shape(ctx, "EyeLike", rank=2)
     dtype = ctx.attr("dtype")
-    np_dtype = _dtype(ctx) if dtype is None else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(dtype)))
+    try:
+        np_dtype = _dtype(ctx) if dtype is None else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(dtype)))
+    except (KeyError, ValueError):
+        np_dtype = np.dtype(object)
+    if np_dtype.kind not in "biuf":
+        raise ctx.fail(f"dtype={dtype} is not a numeric ONNX element type", fix="use a float, integer or bool dtype (e.g. 1 for float32)")
     return ctx.constant(np.eye(shape[0], shape[1], int(ctx.attr("k", 0)), dtype=np_dtype), "")
 
 
 @onnx_extractor("MeanVarianceNormalization")
 def mean_variance_normalization(ctx: NodeContext) -> SSAValue:
     rank = len(ctx.input_shape(0))
-    axes = sorted(int(a) % rank for a in ctx.attr("axes", [0, 2, 3]))
+    axes = sorted({_axis(ctx, int(a), rank, "axes value") for a in ctx.attr("axes", [0, 2, 3])})
+    if not axes:
+        raise ctx.fail("axes is empty", fix="name the axes to normalise over (default [0, 2, 3])")
     return ctx.value(MVN, [ctx.input(0)], axes=axes, eps=1e-9, normalize_variance=True, eps_mode="outside_sqrt")
 
 
@@ -134,7 +162,7 @@ def lp_normalization(ctx: NodeContext) -> SSAValue:
     if p not in (1, 2):
         raise ctx.fail(f"p={p} is not a norm LpNormalization defines", fix="use p=1 or p=2")
     x = ctx.input(0)
-    axis = int(ctx.attr("axis", -1)) % len(ctx.input_shape(0))
+    axis = _axis(ctx, int(ctx.attr("axis", -1)), len(ctx.input_shape(0)))
     if p == 1:
         magnitude = ctx.value(Activation, [x], suffix="/abs", kind="abs")
         norm = ctx.value(Reduce, [magnitude], suffix="/norm", operation="sum", axes=[axis], keep_dims=True)
@@ -154,7 +182,7 @@ def rms_normalization(ctx: NodeContext) -> SSAValue:
         raise ctx.fail("stash_type other than float32 is not supported", fix="export with stash_type=1 (float32)")
     x = ctx.input(0)
     rank = len(ctx.input_shape(0))
-    axes = list(range(int(ctx.attr("axis", -1)) % rank, rank))
+    axes = list(range(_axis(ctx, int(ctx.attr("axis", -1)), rank), rank))
     square = ctx.value(Eltwise, [x, x], suffix="/square", operation="mul")
     mean = ctx.value(Reduce, [square], suffix="/mean", operation="mean", axes=axes, keep_dims=True)
     shifted = ctx.value(Power, [mean], suffix="/mean_eps", shift=float(ctx.attr("epsilon", 1e-5)))
@@ -173,18 +201,26 @@ def col2im(ctx: NodeContext) -> SSAValue:
     image, block = ctx.constant_input(1), ctx.constant_input(2)
     if image is None or block is None:
         raise ctx.fail("image_shape or block_shape computed at run time is not supported", fix="give them as constants")
-    image, block = [int(d) for d in image.reshape(-1)], [int(d) for d in block.reshape(-1)]
+    image, block = _ints(ctx, image, "image_shape", 1), _ints(ctx, block, "block_shape", 1)
     spatial = len(block)
-    n, channels_blocks, length = _static_shape(ctx, "Col2Im")
+    if spatial == 0 or len(image) != spatial:
+        raise ctx.fail(f"image_shape {image} and block_shape {block} must name the same number (>= 1) of spatial dims",
+                       fix="give one image and one block size per spatial dim")
+    n, channels_blocks, length = _static_shape(ctx, "Col2Im", rank=3)
     dilations = [int(d) for d in ctx.attr("dilations", [1] * spatial)]
     strides = [int(d) for d in ctx.attr("strides", [1] * spatial)]
     pads = [int(d) for d in ctx.attr("pads", [0] * (2 * spatial))]
+    if len(dilations) != spatial or len(strides) != spatial or len(pads) != 2 * spatial:
+        raise ctx.fail(f"dilations {dilations}, strides {strides} and pads {pads} must hold {spatial}, {spatial} and {2 * spatial} values",
+                       fix="give one dilation and stride per spatial dim and a begin and end pad for each")
+    if min(dilations + strides) < 1 or min(pads) < 0:
+        raise ctx.fail(f"dilations {dilations} and strides {strides} must be >= 1 and pads {pads} >= 0", fix="check the attributes")
     per_channel = math.prod(block)
     if channels_blocks % per_channel:
         raise ctx.fail(f"{channels_blocks} input channels are not a multiple of the block size {per_channel}", fix="check block_shape")
     channels = channels_blocks // per_channel
     counts = [(image[i] + pads[i] + pads[spatial + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(spatial)]
-    if math.prod(counts) != length:
+    if min(counts) < 1 or math.prod(counts) != length:
         raise ctx.fail(f"{length} blocks do not tile an image of {image} with these pads/strides ({counts})", fix="check image_shape")
     blocks = ctx.value(Reshape, [ctx.input(0)], suffix="/blocks", shape=[n, channels_blocks, *counts], special_zero=False)
     weights = np.zeros((channels_blocks, 1, *block), _dtype(ctx))

@@ -65,8 +65,13 @@ def constant_trip_count(ctx: NodeContext) -> int | None:
     count = ctx.constant_input(0)
     if count is None:
         return None
-    count = int(np.asarray(count).reshape(-1)[0])
-    return count if count <= MAX_UNROLL else None
+    count = np.asarray(count)
+    if count.dtype.kind not in "iu" or count.size != 1:
+        # ONNX's M is an int64 scalar: a float (NaN, inf) or a list has no trip count to read
+        raise ctx.fail(f"the trip count M must be one int64 value, got {count.dtype} of shape {list(count.shape)}",
+                       fix="give Loop's first input as an int64 scalar")
+    value = int(count.reshape(-1)[0])
+    return value if value <= MAX_UNROLL else None
 
 
 def known_condition(ctx: NodeContext, value: SSAValue | None) -> bool:

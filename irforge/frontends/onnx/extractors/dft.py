@@ -28,6 +28,10 @@ from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
 
 
+# the cosine/sine matrices are model constants: 2**27 elements are 512 MiB each in float32
+MAX_MATRIX = 1 << 27
+
+
 def _axis(ctx: NodeContext, rank: int) -> int:
     if ctx.opset < 20:
         axis = int(ctx.attr("axis", 1))
@@ -35,9 +39,14 @@ def _axis(ctx: NodeContext, rank: int) -> int:
         given = ctx.constant_input(2)
         if given is None:
             raise ctx.fail("an axis computed at run time is not supported", fix="give DFT's axis as a constant")
+        if given.dtype.kind not in "iu" or given.size != 1:
+            raise ctx.fail(f"axis must be one int64 value, got {given.dtype} of shape {list(given.shape)}", fix="give DFT's axis as an int64 scalar")
         axis = int(given.reshape(-1)[0])
     else:
         axis = -2
+    if not -rank <= axis < rank:
+        # a `% rank` would silently transform another axis
+        raise ctx.fail(f"axis {axis} is out of range for an input of rank {rank}", fix=f"use an axis in [{-rank}, {rank - 2}]")
     axis %= rank
     if axis == rank - 1:
         raise ctx.fail("axis is the last axis (the real/imaginary one)", fix="transform another axis")
@@ -59,12 +68,18 @@ def dft(ctx: NodeContext) -> SSAValue:
         given = ctx.constant_input(1)
         if given is None:
             raise ctx.fail("a dft_length computed at run time is not supported", fix="give dft_length as a constant")
+        if given.dtype.kind not in "iu" or given.size != 1 or int(given.reshape(-1)[0]) < 1:
+            raise ctx.fail(f"dft_length must be one int64 value >= 1, got {given.reshape(-1)[:4].tolist()} ({given.dtype})",
+                           fix="give dft_length as a positive int64 scalar")
         length = int(given.reshape(-1)[0])
     inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
     if onesided and (inverse or shape[-1] == 2):
         raise ctx.fail("onesided on a complex input or with inverse", fix="onesided applies to forward DFTs of real signals")
     used = min(size, length)
     bins = length // 2 + 1 if onesided else length
+    if used * bins > MAX_MATRIX:
+        raise ctx.fail(f"dft_length {length} needs [{used}, {bins}] cosine/sine matrices, over {MAX_MATRIX} elements",
+                       fix="use a shorter dft_length (the matrices are constants of the model)")
     dtype = from_xdsl(ctx.input_type(0).element_type)
     n, k = np.arange(used)[:, None], np.arange(bins)[None, :]
     angle = 2.0 * np.pi * ((n * k) % length) / length

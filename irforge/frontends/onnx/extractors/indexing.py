@@ -11,6 +11,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import MVN, Convert, Eltwise, Gather, Reshape, Select, Slice
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
+from irforge.frontends.onnx.checked_constants import one_float, one_int
 from irforge.dialects.nn.indexing import (
     CumSum,
     GatherElements,
@@ -110,7 +111,7 @@ def top_k(ctx: NodeContext) -> list[SSAValue]:
     if ctx.opset < 10:
         k = int(ctx.attr("k"))
     elif (constant := ctx.constant_input(1)) is not None:
-        k = int(constant.reshape(-1)[0])
+        k = one_int(ctx, constant, "TopK's k")
     elif ctx.input_shape(1) not in ((), (1,)):
         raise refuse(ctx, f"TopK's k must hold one value, got shape {list(ctx.input_shape(1))}", "E182", fix="give k as a 1-element tensor")
     else:
@@ -124,7 +125,7 @@ def top_k(ctx: NodeContext) -> list[SSAValue]:
 
 @onnx_extractor("CumSum")
 def cum_sum(ctx: NodeContext) -> SSAValue:
-    axis = int(ctx.required_constant(1, "CumSum's axis").reshape(-1)[0])
+    axis = one_int(ctx, ctx.required_constant(1, "CumSum's axis"), "CumSum's axis")
     exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
     return ctx.value(CumSum, [ctx.input(0)], axis=axis, exclusive=exclusive, reverse=reverse)
 
@@ -152,7 +153,7 @@ def trilu(ctx: NodeContext) -> SSAValue:
     shape = ctx.input_shape(0)
     if len(shape) < 2 or DYN in shape[-2:]:
         raise refuse(ctx, f"Trilu needs the last two dims known, got {[d if d != DYN else '?' for d in shape]}", "E181", fix="give static input shapes")
-    k = int(ctx.required_constant(1, "Trilu's k").reshape(-1)[0]) if ctx.has_input(1) else 0
+    k = one_int(ctx, ctx.required_constant(1, "Trilu's k"), "Trilu's k") if ctx.has_input(1) else 0
     rows, cols = np.indices(shape[-2:])
     mask = cols - rows >= k if int(ctx.attr("upper", 1)) else cols - rows <= k
     zero = ctx.constant(np.zeros((), from_xdsl(ctx.input_type(0).element_type)), "/zero")
@@ -203,10 +204,10 @@ def non_max_suppression(ctx: NodeContext) -> SSAValue:
     irforge writes as Consts)."""
 
     def scalar(index: int, what: str, default: float) -> float:
-        return float(ctx.required_constant(index, what).reshape(-1)[0]) if ctx.has_input(index) else default
+        return one_float(ctx, ctx.required_constant(index, what), what) if ctx.has_input(index) else default
 
     # an integer, read as one: torchvision writes sys.maxsize, which a float rounds past i64
-    limit = int(ctx.required_constant(2, "max_output_boxes_per_class").reshape(-1)[0]) if ctx.has_input(2) else 0
+    limit = one_int(ctx, ctx.required_constant(2, "max_output_boxes_per_class"), "max_output_boxes_per_class") if ctx.has_input(2) else 0
     return ctx.value(
         NonMaxSuppression, [ctx.input(0), ctx.input(1)],
         max_output_boxes_per_class=limit,

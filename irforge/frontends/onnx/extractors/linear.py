@@ -81,7 +81,10 @@ def instance_norm(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("LayerNormalization")
 def layer_norm(ctx: NodeContext) -> list[SSAValue]:
     rank = len(ctx.input_shape(0))
-    axis = int(ctx.attr("axis", -1)) % rank
+    axis = int(ctx.attr("axis", -1))
+    if not -rank <= axis < rank:  # `% rank` normalised over other axes (or divided by zero on a scalar)
+        raise ctx.fail(f"axis {axis} is out of range for an input of rank {rank}", fix=f"use an axis in [{-rank}, {rank - 1}]")
+    axis %= rank
     axes, eps = list(range(axis, rank)), float(ctx.attr("epsilon", 1e-5))
     y = ctx.value(MVN, [ctx.input(0)], suffix="/mvn", axes=axes, eps=eps, normalize_variance=True, eps_mode="inside_sqrt")
     last = not ctx.has_input(2)

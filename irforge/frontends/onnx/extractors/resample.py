@@ -9,6 +9,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Gather, Resample, ResampleTo
 from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
+from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"}
@@ -35,11 +36,11 @@ def resize(ctx: NodeContext) -> SSAValue:
     if sizes_index is not None and ctx.has_input(sizes_index) and ctx.constant_input(sizes_index) is None and policy == "stretch":
         return resize_to(ctx, props)  # (other policies need the sizes constant: required below)
     if sizes_index is not None and ctx.has_input(sizes_index):
-        props["sizes"] = _full(ctx, [int(s) for s in ctx.required_constant(sizes_index, "sizes")], None)
+        props["sizes"] = _full(ctx, int_list(ctx, ctx.required_constant(sizes_index, "sizes"), "sizes"), None)
         if policy != "stretch":
             props["scales"] = _keep_aspect_ratio(ctx, props.pop("sizes"), policy)  # type: ignore[arg-type]
     elif ctx.has_input(scales_index):
-        props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales")], 1.0)
+        props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales").reshape(-1)], 1.0)
     if not props.get("sizes") and not props.get("scales"):
         raise ctx.fail("Resize needs non-empty scales or sizes")
     return ctx.value(Resample, [ctx.input(0)], **props)
@@ -73,6 +74,8 @@ def _keep_aspect_ratio(ctx: NodeContext, sizes: list[int], policy: str) -> list[
     if DYN in shape:
         raise ctx.fail("keep_aspect_ratio_policy needs static input dims", fix="give static input shapes")
     axes = [a % len(shape) for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(len(shape)))
+    if ctx.attr("axes") is not None:
+        _full(ctx, sizes[: len(ctx.attr("axes"))], 0.0)  # axes out of range: the error, not another axis
     ratios = [sizes[a] / shape[a] for a in axes]
     scale = min(ratios) if policy == "not_larger" else max(ratios)
     rounded = [int(scale * shape[a] + 0.5) for a in axes]
@@ -99,6 +102,8 @@ def _full(ctx: NodeContext, values: list, fill: float | None) -> list:  # type: 
     if fill is None and DYN in shape:
         raise ctx.fail("sizes for some axes of a tensor with dynamic dims", fix="give static input shapes")
     for axis, value in zip(axes, values):
+        if not -len(shape) <= axis < len(shape):  # `% rank` resized another axis
+            raise ctx.fail(f"axes value {axis} is out of range for an input of rank {len(shape)}", fix=f"use axes in [{-len(shape)}, {len(shape) - 1}]")
         full[axis % len(shape)] = value
     return full
 

@@ -8,6 +8,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import BroadcastTo, CumSum, ReshapeTo, ShapeOf, SliceTo
+from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -18,7 +19,7 @@ def ints_input_or_attr(ctx: NodeContext, index: int, attr: str, what: str, since
         return None if value is None else [int(v) for v in value]
     if not ctx.has_input(index):
         return None
-    return [int(v) for v in ctx.required_constant(index, what).reshape(-1)]
+    return int_list(ctx, ctx.required_constant(index, what), what)
 
 
 @onnx_extractor("Constant")
@@ -110,7 +111,10 @@ def concat(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("Split")
 def split(ctx: NodeContext) -> list[SSAValue]:
     shape = ctx.input_shape(0)
-    axis = int(ctx.attr("axis", 0)) % len(shape)
+    axis = int(ctx.attr("axis", 0))
+    if not -len(shape) <= axis < len(shape):  # `% rank` split along another axis (or divided by zero on a scalar)
+        raise ctx.fail(f"axis {axis} is out of range for an input of rank {len(shape)}", fix=f"use an axis in [{-len(shape)}, {len(shape) - 1}]")
+    axis %= len(shape)
     outputs = len(ctx.node.output)
     if ctx.opset >= 13 and ctx.has_input(1) and ctx.constant_input(1) is None:
         return split_run_time(ctx, axis, outputs)

@@ -1,0 +1,189 @@
+"""Numbers of fuzzed models: for each variant or mutant of `irforge.testing.fuzz_new_ops`'s ONNX seeds
+(and fuzz_control_flow's) that both onnxruntime and irforge accept, do irforge's outputs
+(ir-run --device ref, and cpu with --cpu) agree with onnxruntime's on the same inputs?
+
+    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--show 10]
+
+A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses with a
+clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
+outputs differ in shape or by more than --rtol/--atol (NaN matching NaN) is a finding: a
+silently wrong number. Prints a table and the first findings, with the mutant kept under
+--keep for a rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# inputs that make the seeds' run-time values meaningful (else random ints in [0, 4))
+GOOD_INPUTS = {"starts": np.array([1]), "ends": np.array([5]), "lengths": np.array([3, 4]), "sizes": np.array([1, 1, 6, 7]),
+               "k": np.array([3]), "n": np.array(3), "batch": np.array([0, 0])}
+
+
+def model_inputs(model: Any, rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+    """Inputs for every graph input (2 for a named dim), or None for a type numpy lacks."""
+    from onnx import helper
+
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in initializers:
+            continue
+        t = vi.type.tensor_type
+        if not t.HasField("shape") or not t.elem_type:
+            return None
+        dims = [d.dim_value if d.HasField("dim_value") else 2 for d in t.shape.dim]  # a named dim: 2
+        try:
+            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+        except (KeyError, TypeError):
+            return None
+        if vi.name in GOOD_INPUTS and list(GOOD_INPUTS[vi.name].shape) == dims and dtype.kind in "iu":
+            feeds[vi.name] = GOOD_INPUTS[vi.name].astype(dtype)
+        elif dtype.kind == "f":
+            feeds[vi.name] = rng.standard_normal(dims).astype(dtype)
+        elif dtype.kind in "iu":
+            feeds[vi.name] = rng.integers(0, 4, dims).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[vi.name] = rng.random(dims) < 0.5
+        else:
+            return None
+    return feeds
+
+
+def onnxruntime_quirk(model: Any) -> bool:
+    """onnxruntime writes BatchNormalization's training-mode running statistics into its input
+    buffers: a mutant reading one tensor as both bias and mean/var gets a bias that has
+    been overwritten (irforge matches numpy there); not a finding."""
+    return any(n.op_type == "BatchNormalization" and len(set(n.input)) < len(n.input) for n in model.graph.node)
+
+
+def onnxruntime_outputs(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        return dict(zip(names, session.run(names, feeds)))
+    except Exception:  # noqa: BLE001  (onnxruntime refuses the mutant: not a case)
+        return None
+
+
+def irforge_outputs(path: Path, feeds: dict[str, np.ndarray], device: str, work: Path) -> tuple[str, dict[str, np.ndarray] | str]:
+    from irforge.testing.fuzz import run_tool_in_process
+
+    argv = [str(path), "--device", device, "--output", str(work / f"{device}.npz")]
+    for name, array in feeds.items():
+        np.save(work / f"{name}.npy", array)
+        argv += ["--input", f"{name}={work / f'{name}.npy'}"]
+    code, err, escaped = run_tool_in_process("ir-run", argv, timeout=60)
+    if code != 0 or escaped:
+        return ("refused" if code == 2 else "crashed"), (err.strip() or escaped or "hang")
+    with np.load(work / f"{device}.npz") as z:
+        return "ran", {k: z[k] for k in z.files}
+
+
+def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} vs onnxruntime's {list(want.shape)}"
+    if want.dtype.kind in "iub" or got.dtype.kind in "iub":
+        bad = np.asarray(got != want)
+        return f"{int(bad.sum())} of {want.size} values differ" if bad.any() else ""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    # inf and NaN agree: an infinite constant gives either, by the order of the arithmetic
+    close = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True) | (~np.isfinite(g) & ~np.isfinite(w))
+    if close.all():
+        return ""
+    with np.errstate(invalid="ignore"):
+        worst = float(np.nanmax(np.where(close, 0, np.abs(g - w))))
+    return f"{int((~close).sum())} of {want.size} values differ (max abs error {worst:.3g})"
+
+
+def main() -> None:
+    import onnx
+
+    from irforge.testing import fuzz_control_flow, fuzz_new_ops
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=100)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cpu", action="store_true", help="also run --device cpu")
+    p.add_argument("--rtol", type=float, default=1e-3)
+    p.add_argument("--atol", type=float, default=1e-4)
+    p.add_argument("--show", type=int, default=10)
+    p.add_argument("--keep", default="fuzz-numbers-findings", help="folder for the mutants of findings")
+    args = p.parse_args()
+    rng = random.Random(f"numbers-{args.seed}")
+    seeds = {**fuzz_new_ops.onnx_seeds(), **{k: v for k, v in fuzz_control_flow.onnx_seeds().items() if k in ("attn.onnx", "if.onnx", "loop.onnx")}}
+    counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "differ"), 0)
+    findings: list[str] = []
+    devices = ["ref", "cpu"] if args.cpu else ["ref"]
+    with tempfile.TemporaryDirectory(prefix="irforge-numbers-") as tmp:
+        for i in range(args.cases):
+            name = rng.choice(sorted(seeds))
+            draw = rng.random()
+            if draw < 0.7:  # variants onnxruntime runs; then the fuzz mutators' edits
+                data = fuzz_new_ops.vary_onnx_new_ops(seeds[name], rng)
+            else:
+                data = fuzz_new_ops.mutate_onnx_new_ops(seeds[name], rng) if draw < 0.95 else seeds[name]
+            counts["cases"] += 1
+            work = Path(tmp) / str(i)
+            work.mkdir()
+            path = work / name
+            path.write_bytes(data)
+            try:
+                model = onnx.load_from_string(data)
+            except Exception:  # noqa: BLE001
+                counts["ort_refuses"] += 1
+                continue
+            feeds = model_inputs(model, np.random.default_rng(i))
+            if feeds is None:
+                counts["no_inputs"] += 1
+                continue
+            with contextlib.redirect_stderr(io.StringIO()):
+                want = onnxruntime_outputs(path, feeds)
+            if want is None or onnxruntime_quirk(model):
+                counts["ort_refuses"] += 1
+                continue
+            verdicts = []
+            for device in devices:
+                kind, got = irforge_outputs(path, feeds, device, work)
+                if kind != "ran":
+                    verdicts.append(kind)
+                    if kind == "crashed":
+                        findings.append(f"{name} #{i} {device}: crashed: {str(got)[:300]}")
+                    continue
+                assert isinstance(got, dict)
+                wrong = {k: why for k in want if k in got and (why := differs(got[k], want[k], args.rtol, args.atol))}
+                if wrong:
+                    verdicts.append("differ")
+                    findings.append(f"{name} #{i} {device}: {wrong}")
+                else:
+                    verdicts.append("agree")
+            kind = "crashed" if "crashed" in verdicts else "differ" if "differ" in verdicts else "refused" if "refused" in verdicts else "agree"
+            counts[kind] += 1
+            if (i + 1) % 50 == 0:  # a long run stopped early still reports
+                print(f"after {i + 1} cases: {counts}", flush=True)
+            if kind in ("crashed", "differ"):
+                keep = Path(args.keep) / f"{args.seed}-{i}"
+                keep.mkdir(parents=True, exist_ok=True)
+                shutil.copytree(work, keep, dirs_exist_ok=True)
+    print("| " + " | ".join(counts) + " |")
+    print("|---" * len(counts) + "|")
+    print("| " + " | ".join(str(v) for v in counts.values()) + " |")
+    for line in findings[: args.show]:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
