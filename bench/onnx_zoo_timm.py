@@ -125,6 +125,9 @@ def timm_model(name: str, kwargs: dict[str, Any]) -> Callable[[], nn.Module]:
                 if isinstance(m, nn.BatchNorm2d) and m.running_mean is not None:
                     m.running_mean.uniform_(-0.2, 0.2)
                     m.running_var.uniform_(0.5, 1.5)
+            for p in model.parameters():  # zero-initialised heads (timm's MLP-Mixer, Hiera) would output zeros
+                if p.dim() > 1 and not p.any():
+                    p.normal_(0, 0.02)
         return Classifier(model)
 
     return build
