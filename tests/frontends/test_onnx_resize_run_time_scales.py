@@ -113,3 +113,21 @@ def test_resample_by_non_positive_scale_is_e889():
     with pytest.raises(IrforgeError) as e:
         run(model, feeds((0.0, 2.0)))
     assert e.value.code == "E889" and "not > 0" in e.value.what
+
+
+@pytest.mark.parametrize("attrs", [{"mode": "nearest"}, {"mode": "linear"}, {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+                                   {"mode": "nearest", "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"}], ids=ident)  # fmt: skip
+@pytest.mark.parametrize("by", ["scales", "sizes"])
+def test_resample_volumetric_constant(tmp_path, attrs, by):
+    """5-D Resize with constant scales or sizes (3-D UNets' trilinear upsampling): nn.resample
+    on ref, cpu and OpenVINO (onnxruntime has no 5-D cubic: not compared)."""
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    target = (np.array([1, 1, 2, 1.5, 0.6], np.float32) if by == "scales" else np.array([1, 2, 6, 7, 4], np.int64))
+    inputs_of = ["x", "", "target"] if by == "scales" else ["x", "", "", "target"]
+    proto = make([helper.make_node("Resize", inputs_of, ["y"], **attrs)], [("x", FLOAT, [1, 2, 3, 5, 7])], [("y", FLOAT)], [("target", target)], opset=13)
+    inputs = {"x": np.random.default_rng(5).standard_normal((1, 2, 3, 5, 7)).astype(np.float32)}
+    check(proto, inputs)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    np.testing.assert_allclose(run_openvino(tmp_path / "m.xml", inputs)["y"], ort_session_run(proto, inputs)[0], rtol=1e-5, atol=1e-5)
