@@ -55,8 +55,8 @@ def decoder_inputs() -> tuple[torch.Tensor, ...]:
     return ids, states, mask
 
 
-def pixels(size: int = 32) -> Callable[[], tuple[torch.Tensor, ...]]:
-    return lambda: (torch.randn(1, 3, size, size, generator=gen()),)
+def pixels(size: int = 32, batch: int = 1) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randn(batch, 3, size, size, generator=gen()),)
 
 
 def audio() -> tuple[torch.Tensor, ...]:
@@ -225,8 +225,8 @@ def tv(make: Callable[[Any], nn.Module]) -> Callable[[], nn.Module]:
                     p.normal_(0, 0.02)
         if isinstance(model, Detect) and model.calm:
             if model.recalibrate:
-                recalibrate_batch_norm(model, pixels(model.calm)()[0])
-            calm_detector(model, pixels(model.calm)()[0])  # on the image the row runs
+                recalibrate_batch_norm(model, pixels(model.calm, model.batch)()[0])
+            calm_detector(model, pixels(model.calm, model.batch)()[0])  # on the image(s) the row runs
         return model
 
     return build
@@ -244,13 +244,15 @@ class Segment(nn.Module):
 class Detect(nn.Module):
     """A detector on one image: its boxes, scores and labels (and masks or keypoints)."""
 
-    def __init__(self, model: nn.Module, *extra: str, calm: int = 0, recalibrate: bool = False) -> None:
+    def __init__(self, model: nn.Module, *extra: str, calm: int = 0, recalibrate: bool = False, batch: int = 1) -> None:
         super().__init__()
-        self.model, self.extra, self.calm, self.recalibrate = model, extra, calm, recalibrate
+        self.model, self.extra, self.calm, self.recalibrate, self.batch = model, extra, calm, recalibrate, batch
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        out = self.model([x[0]])[0]
-        return (out["boxes"], out["scores"], out["labels"], *(out[k] for k in self.extra))
+        # torchvision takes a list of images: a batch of `batch` images of one size, each
+        # image's outputs in turn (as a user's export of model([img1, img2]))
+        outs = self.model([x[i] for i in range(self.batch)])
+        return tuple(t for out in outs for t in (out["boxes"], out["scores"], out["labels"], *(out[k] for k in self.extra)))
 
 
 HEAD_OUTPUTS = ("cls_score", "bbox_pred", "cls_logits", "bbox_reg", "bbox_ctrness", "mask_fcn_logits")
@@ -325,10 +327,10 @@ def calm_detector(model: nn.Module, image: torch.Tensor, spread: float = 1.0, st
     return model
 
 
-def detector(make: Callable[[Any], nn.Module], *extra: str, size: int = 64, recalibrate: bool = False) -> Callable[[Any], nn.Module]:
+def detector(make: Callable[[Any], nn.Module], *extra: str, size: int = 64, recalibrate: bool = False, batch: int = 1) -> Callable[[Any], nn.Module]:
     """A Detect of the model, its heads calmed by `tv` (on the row's `size` image) once its
     statistics are drawn (and its BatchNorms recalibrated on that image first)."""
-    return lambda m: Detect(make(m), *extra, calm=size, recalibrate=recalibrate)
+    return lambda m: Detect(make(m), *extra, calm=size, recalibrate=recalibrate, batch=batch)
 
 
 def swin_t(m: Any) -> nn.Module:
@@ -361,6 +363,26 @@ def convnext(m: Any) -> nn.Module:
 
 
 DET = dict(weights=None, weights_backbone=None, num_classes=3, min_size=64, max_size=64)
+REAL = dict(weights=None, weights_backbone=None, num_classes=3)  # the models' own min_size / max_size
+
+
+def real(name: str, make: Callable[[Any], nn.Module], size: int, *extra: str, batch: int = 1, recalibrate: bool = False) -> ZooModel:
+    """A detector at the size users export it at (its transform's defaults: R-CNNs, RetinaNet
+    and FCOS resize to min_size 800, SSD300 to 300, SSDlite to 320), `batch` images."""
+    return ZooModel(name, tv(detector(make, *extra, size=size, recalibrate=recalibrate, batch=batch)), pixels(size, batch), ("x",))
+
+
+REAL_SIZE = [
+    real("tv800-fasterrcnn-r50", lambda m: m.detection.fasterrcnn_resnet50_fpn(**REAL), 800),
+    real("tv800-retinanet", lambda m: m.detection.retinanet_resnet50_fpn(**REAL), 800),
+    real("tv800-fcos", lambda m: m.detection.fcos_resnet50_fpn(**REAL), 800),
+    real("tv800-maskrcnn", lambda m: m.detection.maskrcnn_resnet50_fpn(**REAL), 800, "masks"),
+    real("tv800-keypointrcnn", lambda m: m.detection.keypointrcnn_resnet50_fpn(**REAL, num_keypoints=5), 800, "keypoints"),
+    real("tv300-ssd300", lambda m: m.detection.ssd300_vgg16(**REAL), 300),
+    real("tv320-ssdlite", lambda m: m.detection.ssdlite320_mobilenet_v3_large(**REAL), 320, recalibrate=True),
+    real("tv320-fasterrcnn-b2", lambda m: m.detection.fasterrcnn_mobilenet_v3_large_320_fpn(**REAL), 320, batch=2),
+    real("tv64-maskrcnn-b2", lambda m: m.detection.maskrcnn_resnet50_fpn(**DET), 64, "masks", batch=2),
+]
 TV: list[ZooModel] = [
     ZooModel("tv-resnet18", tv(lambda m: m.resnet18(num_classes=10)), pixels(64), ("x",)),
     ZooModel("tv-mobilenet_v3_small", tv(lambda m: m.mobilenet_v3_small(num_classes=10)), pixels(64), ("x",)),
@@ -392,6 +414,7 @@ TV: list[ZooModel] = [
     ZooModel("tv-ssd300", tv(detector(lambda m: m.detection.ssd300_vgg16(weights=None, weights_backbone=None, num_classes=3))), pixels(64), ("x",)),
     # no detection survives the score threshold: empty outputs (dims of 0) everywhere
     ZooModel("tv-maskrcnn-empty", tv(detector(lambda m: m.detection.maskrcnn_resnet50_fpn(**DET, box_score_thresh=0.999), "masks")), pixels(64), ("x",)),
+    *REAL_SIZE,
 ]
 
 
