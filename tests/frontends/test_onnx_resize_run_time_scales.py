@@ -131,3 +131,12 @@ def test_resample_volumetric_constant(tmp_path, attrs, by):
     check(proto, inputs)
     write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
     np.testing.assert_allclose(run_openvino(tmp_path / "m.xml", inputs)["y"], ort_session_run(proto, inputs)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_resample_by_runs_on_opencl_through_the_hetero_fallback():
+    from irforge.backends.opencl import compile_model as compile_opencl
+
+    proto, inputs = run_time_scales_model(LINEAR[0]), feeds((1.5, 2.5))
+    compiled = compile_opencl(import_onnx(proto))
+    assert "nn.resample_by" in [f.op.split()[0] for f in compiled.fallbacks]
+    np.testing.assert_allclose(compiled(inputs)["y"], ort_session_run(proto, inputs)[0], rtol=1e-5, atol=1e-5)
