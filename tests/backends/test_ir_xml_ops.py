@@ -122,6 +122,7 @@ def resample_cases():  # type: ignore[no-untyped-def]
     yield case(nn.ResampleTo, [rand(1, 2, 5, 7, seed=71), np.array([9, 4], np.int64)], axes=[2, 3], mode="linear", id="resample_to")
     yield case(nn.ResampleTo, [rand(1, 2, 5, 7, seed=72), np.array([3, 11], np.int64)], axes=[2, 3], mode="nearest",
                coordinate_transformation_mode="asymmetric", nearest_mode="floor", id="resample_to-nearest")
+    yield case(nn.ResampleBy, [rand(1, 2, 5, 7, seed=73), np.array([1.5, 0.6], np.float32)], axes=[2, 3], mode="linear", id="resample_by")
     yield case(nn.Resample, [X4], scales=[1.0, 1.0, 1.5, 0.5], mode="cubic", cubic_coeff_a=-0.5, coordinate_transformation_mode="asymmetric", id="resample-cubic")
     yield case(nn.Resample, [X4], sizes=[2, 3, 9, 9], nearest_mode="floor", coordinate_transformation_mode="tf_half_pixel_for_nn", id="resample-nearest-floor")
     grid = rand(2, 4, 3, 2, seed=5, low=-1.4, high=1.4)  # reaches outside [-1, 1]

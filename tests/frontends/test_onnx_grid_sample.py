@@ -78,11 +78,11 @@ def test_grid_sample_unsupported_attribute_names_it(attrs, named):
     assert err.value.code == "E189" and named in err.value.what and "GridSample" in err.value.what
 
 
-def test_grid_sample_volumetric_input_is_refused():
-    proto = grid_sample_model(opset=20, x_shape=(1, 2, 3, 4, 5), grid_shape=(1, 2, 3, 4, 3), mode="linear")
+def test_grid_sample_of_rank_6_is_refused():
+    proto = grid_sample_model(opset=20, x_shape=(1, 2, 3, 4, 5, 6), grid_shape=(1, 2, 3, 4, 5, 4), mode="linear")
     with pytest.raises(IrforgeError) as err:
         import_onnx(proto)
-    assert err.value.code == "E189" and "rank-5" in err.value.what
+    assert err.value.code == "E189" and "rank-6" in err.value.what
 
 
 def test_grid_sample_runs_on_opencl_through_the_hetero_fallback():

@@ -261,6 +261,7 @@ CPU_ONLY_REASONS = {
     "nn.reshape_to": "dims known only at run time (a constant target is nn.reshape)",
     "nn.slice_to": "dims known only at run time (constant bounds are nn.slice)",
     "nn.resample_to": "dims known only at run time (constant sizes are nn.resample)",
+    "nn.resample_by": "dims known only at run time (constant scales are nn.resample)",
     "nn.top_k": "sorting op without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.cum_sum": "sequential scan without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.range": "output size known only at run time",

@@ -126,3 +126,57 @@ class ResampleTo(NNOp):
         for axis, size in zip(self.resized_axes(), known_elements(self.sizes)):
             out[axis] = size if known(size) and size >= 0 else DYN
         return [tensor(out, self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class ResampleBy(NNOp):
+    """nn.resample by scales computed at run time: `scales` is a 1-D f32 tensor with one
+    scale per entry of `axes` (the other axes keep their size; OpenVINO's Interpolate-11
+    with shape_calculation_mode "scales" and a non-constant scales input; ONNX Resize whose
+    scales come from data or from a shape, as F.interpolate(scale_factor=...) exported with
+    dynamic shapes). Output sizes floor(in * scale) in float32, coordinates mapped with the
+    scale itself, as nn.resample's `scales`. Constant scales are nn.resample at import. An
+    axis whose scale is known to be 1 before it runs keeps its dim; the others are dynamic."""
+
+    name = "nn.resample_by"
+    input = operand_def(TensorType)
+    scales = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = prop_def(IntArrayAttr)
+    mode = opt_prop_def(StringAttr, default_value=StringAttr("nearest"))
+    coordinate_transformation_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
+    nearest_mode = opt_prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
+    cubic_coeff_a = opt_prop_def(FloatAttr, default_value=FloatAttr(-0.75, f32))
+
+    STRING_CHOICES: ClassVar = Resample.STRING_CHOICES
+
+    def resized_axes(self) -> tuple[int, ...]:
+        from irforge.dialects.nn.shape import unique_axes
+
+        return unique_axes(self, self.ints("axes"), len(self.operand_shape(0)))
+
+    def infer_shapes(self) -> list[TensorType]:
+        n, scales = len(self.ints("axes")), self.operand_type(1)
+        if scales.get_shape() != (n,) or scales.element_type != f32:
+            raise self.error(f"scales must be a 1-D f32 tensor of {n} values (one per axis), got {scales}")
+        out = list(self.operand_shape(0))
+        for axis, scale in zip(self.resized_axes(), known_scales(self.scales, n)):
+            out[axis] = scaled_size(out[axis], scale) if scale is not None and known(out[axis]) else DYN
+        return [tensor(out, self.operand_type(0).element_type)]
+
+
+def known_scales(value, count: int) -> list[float | None]:  # type: ignore[no-untyped-def]
+    """The scales known before it runs: a constant's, or the constant parts of a Concat
+    (torch writes Concat([1, 1], computed h and w scales)); None where not known."""
+    from irforge.dialects.nn.constant import Constant
+    from irforge.dialects.nn.shape import Concat
+
+    op = value.owner
+    if isinstance(op, Constant) and op.value is not None:
+        return [float(v) for v in op.inline_array().reshape(-1)]
+    if isinstance(op, Concat):
+        parts = [known_scales(v, v.type.get_shape()[0] if v.type.get_shape() else 1) for v in op.operands]
+        flat = [s for p in parts for s in p]
+        if len(flat) == count:
+            return flat
+    return [None] * count

@@ -19,7 +19,7 @@ from irforge.dialects.nn.elementwise import Convert, Eltwise
 from irforge.dialects.nn.indexing import ReshapeTo, ShapeOf
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import Resample, ResampleTo
+from irforge.dialects.nn.resample import Resample, ResampleBy, ResampleTo
 from irforge.dialects.nn.unpool import MaxPoolIndices
 from irforge.dialects.nn.shape import Concat, Gather, Pad, Permute, Reshape, Split, Squeeze, Tile, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
@@ -229,10 +229,10 @@ def interpolate(ctx: LayerContext) -> SSAValue:
         "nearest_mode": ctx.attr("nearest_mode", "round_prefer_floor"),
         "cubic_coeff_a": ctx.float("cube_coeff", "-0.75"),
     }
-    if not by_scales and ctx.importer.constant_at(ctx.source(target_index)) is None:  # sizes computed at run time
+    if ctx.importer.constant_at(ctx.source(target_index)) is None:  # sizes or scales computed at run time
         if x is not ctx.input(0):
-            raise ctx.fail("Interpolate with pads and sizes computed at run time is not supported", fix="pad with a Pad layer first")
-        return ctx.value(ResampleTo, [x, ctx.input(target_index)], axes=axes, **props)
+            raise ctx.fail("Interpolate with pads and sizes or scales computed at run time is not supported", fix="pad with a Pad layer first")
+        return ctx.value(ResampleBy if by_scales else ResampleTo, [x, ctx.input(target_index)], axes=axes, **props)
     target = ctx.const(target_index, ("scales" if by_scales else "sizes") if ctx.layer.version == "opset4" else "scales_or_sizes")
     full: list[float | int] = [1.0] * rank if by_scales else list(dims)
     values = np.asarray(target).reshape(-1)

@@ -26,3 +26,17 @@ func.func @resample_to_run_time_sizes(%x: tensor<1x2x5x7xf32>, %s: tensor<2xi64>
   func.return %y : tensor<1x2x?x?xf32>
 }
 // CHECK: nn.resample_to %x, %s {axes = array<i64: 2, 3>, mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x2x5x7xf32>, tensor<2xi64>) -> tensor<1x2x?x?xf32>
+
+// -----
+func.func @resample_by_run_time_scales(%x: tensor<1x2x5x7xf32>, %s: tensor<2xf32>) -> tensor<1x2x?x?xf32> {
+  %y = nn.resample_by %x, %s {axes = array<i64: 2, 3>, mode = "cubic", coordinate_transformation_mode = "asymmetric"} : (tensor<1x2x5x7xf32>, tensor<2xf32>) -> tensor<1x2x?x?xf32>
+  func.return %y : tensor<1x2x?x?xf32>
+}
+// CHECK: nn.resample_by %x, %s {axes = array<i64: 2, 3>, mode = "cubic", coordinate_transformation_mode = "asymmetric"} : (tensor<1x2x5x7xf32>, tensor<2xf32>) -> tensor<1x2x?x?xf32>
+
+// -----
+func.func @resample_by_volumetric(%x: tensor<1x2x3x5x7xf32>, %s: tensor<3xf32>) -> tensor<1x2x?x?x?xf32> {
+  %y = nn.resample_by %x, %s {axes = array<i64: 2, 3, 4>, mode = "linear"} : (tensor<1x2x3x5x7xf32>, tensor<3xf32>) -> tensor<1x2x?x?x?xf32>
+  func.return %y : tensor<1x2x?x?x?xf32>
+}
+// CHECK: nn.resample_by %x, %s {axes = array<i64: 2, 3, 4>, mode = "linear"} : (tensor<1x2x3x5x7xf32>, tensor<3xf32>) -> tensor<1x2x?x?x?xf32>

@@ -68,3 +68,10 @@ func.func @resample_to_sizes_per_axis(%x: tensor<1x2x5x7xf32>, %s: tensor<4xi64>
   func.return %y : tensor<1x2x?x?xf32>
 }
 // CHECK: nn.resample_to: sizes must be a 1-D i32 or i64 tensor of 2 values (one per axis), got tensor<4xi64>
+
+// -----
+func.func @resample_by_integer_scales(%x: tensor<1x2x5x7xf32>, %s: tensor<2xi64>) -> tensor<1x2x?x?xf32> {
+  %y = nn.resample_by %x, %s {axes = array<i64: 2, 3>} : (tensor<1x2x5x7xf32>, tensor<2xi64>) -> tensor<1x2x?x?xf32>
+  func.return %y : tensor<1x2x?x?xf32>
+}
+// CHECK: nn.resample_by: scales must be a 1-D f32 tensor of 2 values (one per axis), got tensor<2xi64>

@@ -7,7 +7,7 @@ in segments and these ops on the host between them (`irforge/backends/segments.p
 
 from irforge.backends.cpu.host_steps import host_step_op
 from irforge.dialects.nn.boxes import NonMaxSuppression, ROIAlign
-from irforge.dialects.nn.resample import ResampleTo
+from irforge.dialects.nn.resample import ResampleBy, ResampleTo
 from irforge.dialects.nn.indexing import (
     BroadcastTo,
     ReshapeTo,
@@ -26,4 +26,4 @@ from irforge.dialects.nn.indexing import (
 )
 
 host_step_op(GatherElements, GatherND, ScatterND, ScatterElements, OneHot, TopK, CumSum, Range, IsInf, ROIAlign,
-             NonZero, NonMaxSuppression, ShapeOf, BroadcastTo, ReshapeTo, SliceTo, ResampleTo)  # fmt: skip
+             NonZero, NonMaxSuppression, ShapeOf, BroadcastTo, ReshapeTo, SliceTo, ResampleTo, ResampleBy)  # fmt: skip

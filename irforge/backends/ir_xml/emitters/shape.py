@@ -14,7 +14,7 @@ from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
 from irforge.dialects.nn.reduce import ArgMax, Reduce
-from irforge.dialects.nn.resample import Resample, ResampleTo
+from irforge.dialects.nn.resample import Resample, ResampleBy, ResampleTo
 from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.errors import IrforgeError
 
@@ -198,7 +198,7 @@ def argmax(ctx: EmitContext, op: ArgMax, inputs: list[Port]) -> list[Port]:
 RESAMPLE_MODES = {"nearest": "nearest", "linear": "linear_onnx", "cubic": "cubic"}
 
 
-def _interpolate_data(op: Resample | ResampleTo, rank: int, shape_calculation_mode: str) -> dict[str, str]:
+def _interpolate_data(op: Resample | ResampleTo | ResampleBy, rank: int, shape_calculation_mode: str) -> dict[str, str]:
     """Interpolate-11's attributes for a resample of `rank` dims (no padding, no antialias)."""
     return {
         "mode": RESAMPLE_MODES[op.str_prop("mode")],
@@ -229,5 +229,14 @@ def resample_to(ctx: EmitContext, op: ResampleTo, inputs: list[Port]) -> list[Po
     """Interpolate-11 by sizes, the sizes input computed at run time."""
     x = inputs[0]
     data = _interpolate_data(op, x.type.rank, "sizes")
+    axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
+    return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
+
+
+@ir_xml_emitter(ResampleBy)
+def resample_by(ctx: EmitContext, op: ResampleBy, inputs: list[Port]) -> list[Port]:
+    """Interpolate-11 by scales, the scales input computed at run time."""
+    x = inputs[0]
+    data = _interpolate_data(op, x.type.rank, "scales")
     axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]

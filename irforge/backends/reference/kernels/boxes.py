@@ -45,6 +45,9 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
         raise IrforgeError(f"{op.label}: batch indices {batch.reshape(-1)[:8].tolist()} name an image outside the batch of {x.shape[0]}",
                            fix="check the batch indices the model computes", code="E875")
     out = np.zeros((rois.shape[0], x.shape[1], ph, pw), np.float64)
+    # each image's map in float64 once, not once per RoI: at a detector's real size (800 px,
+    # FPN level 2 is [256, 200, 200]) a copy per RoI made Faster R-CNN's 1000 RoIs copy ~80 GB
+    planes = {int(i): x[int(i)].astype(np.float64) for i in np.unique(batch)} if rois.shape[0] else {}
     for r, (roi, image) in enumerate(zip(rois.astype(np.float64), batch)):
         x1, y1, x2, y2 = roi * scale - (0.5 if half_pixel else 0.0)
         roi_w, roi_h = x2 - x1, y2 - y1
@@ -62,7 +65,7 @@ def roi_align(op: ROIAlign, x: np.ndarray, rois: np.ndarray, batch: np.ndarray) 
         ys = y1 + (np.arange(ph * sy) + 0.5) * bin_h / sy
         xs = x1 + (np.arange(pw * sx) + 0.5) * bin_w / sx
         yy, xx = np.meshgrid(ys, xs, indexing="ij")
-        terms = bilinear_terms(x[int(image)].astype(np.float64), yy.reshape(-1), xx.reshape(-1))
+        terms = bilinear_terms(planes[int(image)], yy.reshape(-1), xx.reshape(-1))
         # onnxruntime's max mode: the largest weighted term of each sample, not the sample itself
         samples = (terms.max(axis=0) if use_max else terms.sum(axis=0)).reshape(x.shape[1], ph, sy, pw, sx)
         out[r] = samples.max(axis=(2, 4)) if use_max else samples.mean(axis=(2, 4))

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from irforge.backends.reference.registry import kernel
-from irforge.dialects.nn.resample import Resample, ResampleTo
+from irforge.dialects.nn.resample import Resample, ResampleBy, ResampleTo, scaled_size
 from irforge.errors import IrforgeError
 from irforge.backends.reference.run_time_sizes import check_output_size
 
@@ -91,7 +91,17 @@ def resample_to(op: ResampleTo, x: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return resample_to_dims(op, x, out_dims, scales)
 
 
-def resample_to_dims(op: Resample | ResampleTo, x: np.ndarray, out_dims, scales) -> np.ndarray:  # type: ignore[no-untyped-def]
+@kernel(ResampleBy)
+def resample_by(op: ResampleBy, x: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    out_dims, full = list(x.shape), [1.0] * x.ndim
+    for axis, scale in zip(op.resized_axes(), scales.reshape(-1)):
+        if not scale > 0:  # ONNX and OpenVINO define scales > 0 only (NaN included here)
+            raise IrforgeError(f"{op.label}: scales {scales.tolist()} holds a scale that is not > 0", fix="check the scales the model computes", code="E889")
+        out_dims[axis], full[axis] = scaled_size(x.shape[axis], float(scale)), float(np.float32(scale))
+    return resample_to_dims(op, x, out_dims, full)
+
+
+def resample_to_dims(op: Resample | ResampleTo | ResampleBy, x: np.ndarray, out_dims, scales) -> np.ndarray:  # type: ignore[no-untyped-def]
     mode = op.str_prop("mode")
     for axis, (n_in, n_out, scale) in enumerate(zip(x.shape, out_dims, scales)):
         if n_in == 0 or n_out == 0:

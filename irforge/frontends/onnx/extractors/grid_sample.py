@@ -6,6 +6,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.grid_sample import GridSample
 from irforge.errors import IrforgeError
+from irforge.frontends.onnx.extractors.grid_sample_volumetric import grid_sample_volumetric
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 
@@ -27,8 +28,9 @@ def grid_sample(ctx: NodeContext) -> SSAValue:
     if align not in (0, 1):
         raise IrforgeError(f"GridSample attribute align_corners={align} is not supported", where=ctx.where, code="E189", fix="use 0 or 1")
     rank = len(ctx.input_type(0).get_shape())
+    if rank == 5:  # GridSample-20's volumetric form: OpenVINO's GridSample-9 is 4-D only
+        return grid_sample_volumetric(ctx, GRID_SAMPLE_MODES[mode], padding, bool(align))
     if rank != 4:
-        # GridSample-20's volumetric (5-D) form has no OpenVINO GridSample equivalent
-        raise IrforgeError(f"GridSample of a rank-{rank} input (attribute-free N-D form) is not supported, only 4-D [N, C, H, W]",
-                           where=ctx.where, code="E189", fix="nn.grid_sample samples 2-D images; export a 4-D input with a [N, H_out, W_out, 2] grid")
+        raise IrforgeError(f"GridSample of a rank-{rank} input is not supported, only 4-D [N, C, H, W] and 5-D [N, C, D, H, W]",
+                           where=ctx.where, code="E189", fix="export 2-D sampling: a 4-D input with a [N, H_out, W_out, 2] grid")
     return ctx.value(GridSample, [ctx.input(0), ctx.input(1)], mode=GRID_SAMPLE_MODES[mode], padding_mode=padding, align_corners=bool(align))

@@ -7,6 +7,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Gather, Resample, ResampleTo
+from irforge.dialects.nn.resample import ResampleBy, known_scales
 from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.checked_constants import int_list
@@ -39,6 +40,8 @@ def resize(ctx: NodeContext) -> SSAValue:
         props["sizes"] = _full(ctx, int_list(ctx, ctx.required_constant(sizes_index, "sizes"), "sizes"), None)
         if policy != "stretch":
             props["scales"] = _keep_aspect_ratio(ctx, props.pop("sizes"), policy)  # type: ignore[arg-type]
+    elif ctx.has_input(scales_index) and ctx.constant_input(scales_index) is None:
+        return resize_by(ctx, scales_index, props)
     elif ctx.has_input(scales_index):
         props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales").reshape(-1)], 1.0)
     if not props.get("sizes") and not props.get("scales"):
@@ -63,6 +66,26 @@ def resize_to(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
         sizes = ctx.value(Gather, [sizes, index], suffix="/sizes", axis=0)
         axes = [axes[i] for i in kept]
     return ctx.value(ResampleTo, [ctx.input(0), sizes], axes=axes, **props)
+
+
+def resize_by(ctx: NodeContext, index: int, props: dict[str, object]) -> SSAValue:
+    """nn.resample_by: scales computed at run time (F.interpolate(scale_factor=...) exported
+    with dynamic shapes, or a scale derived from a Shape), one per axis or per `axes`."""
+    rank, count = len(ctx.input_shape(0)), ctx.input_shape(index)
+    axes = [int(a) for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(rank))
+    if len(count) != 1 or count[0] != len(axes):
+        raise ctx.fail(f"scales must be a 1-D tensor of {len(axes)} values (one per axis), got shape {list(count)}")
+    # axes whose scale is known to be 1 (torch's Concat([1, 1], computed scales)) are not
+    # resized: leave them out, so their dims stay static here and in OpenVINO (which does
+    # not propagate float values into the output shape)
+    known = known_scales(ctx.input(index), len(axes))
+    kept = [i for i, s in enumerate(known) if s != 1.0]
+    scales = ctx.input(index)
+    if len(kept) < len(axes) and kept:
+        picks = ctx.constant(np.array(kept, np.int64), "/scales_index")
+        scales = ctx.value(Gather, [scales, picks], suffix="/scales", axis=0)
+        axes = [axes[i] for i in kept]
+    return ctx.value(ResampleBy, [ctx.input(0), scales], axes=axes, **props)
 
 
 def _keep_aspect_ratio(ctx: NodeContext, sizes: list[int], policy: str) -> list[float]:
@@ -110,13 +133,13 @@ def _full(ctx: NodeContext, values: list, fill: float | None) -> list:  # type: 
 
 @onnx_extractor("Upsample")
 def upsample(ctx: NodeContext) -> SSAValue:
-    scales = ctx.attr("scales") if ctx.opset < 9 else ctx.required_constant(1, "scales")
     mode = ctx.attr("mode", "nearest")
-    return ctx.value(
-        Resample,
-        [ctx.input(0)],
-        mode="linear" if mode in ("linear", "bilinear") else "nearest",
-        scales=[float(s) for s in scales],
-        coordinate_transformation_mode="asymmetric",
-        nearest_mode="floor",
-    )
+    props: dict[str, object] = {
+        "mode": "linear" if mode in ("linear", "bilinear") else "nearest",
+        "coordinate_transformation_mode": "asymmetric",
+        "nearest_mode": "floor",
+    }
+    if ctx.opset >= 9 and ctx.constant_input(1) is None:  # scales computed at run time
+        return resize_by(ctx, 1, props)
+    scales = ctx.attr("scales") if ctx.opset < 9 else ctx.required_constant(1, "scales")
+    return ctx.value(Resample, [ctx.input(0)], scales=[float(s) for s in scales], **props)
