@@ -51,26 +51,37 @@ LAYERS = [
     ("7 1x1 2048->512", 2048, 512, 1, 1, 7, 2),
     ("7 3x3 512", 512, 512, 3, 1, 7, 2),
 ]
+EXTRA = [
+    # (`--extra`) other models' shapes, not in the ResNet-50 total: ResNeXt-50's grouped 3x3
+    # (32 groups), RegNetY-800MF's (groups of 16 channels), Inception-v3's 1x7 / 7x1
+    ("resnext 56 3x3 g32", 128, 128, 3, 1, 56, 0, 32, None),
+    ("resnext 28 3x3 g32 s2", 512, 512, 3, 2, 56, 0, 32, None),
+    ("regnet 28 3x3 g9", 144, 144, 3, 1, 28, 0, 9, None),
+    ("regnet 14 3x3 g20", 320, 320, 3, 1, 14, 0, 20, None),
+    ("inception 17 1x7", 128, 128, 1, 1, 17, 0, 1, (1, 7)),
+    ("inception 17 7x1", 128, 192, 1, 1, 17, 0, 1, (7, 1)),
+]
 
 
-def conv_model(cin: int, cout: int, k: int, stride: int, size: int):  # type: ignore[no-untyped-def]
+def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int = 1, window: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
-    pad = k // 2
-    out = (size + 2 * pad - k) // stride + 1
-    w = (rng.standard_normal((cout, cin, k, k)) / np.sqrt(cin * k * k)).astype(np.float32)
+    kh, kw = window or (k, k)
+    pads = [kh // 2, kw // 2] * 2
+    oh, ow = ((size + 2 * (kk // 2) - kk) // stride + 1 for kk in (kh, kw))
+    w = (rng.standard_normal((cout, cin // group, kh, kw)) / np.sqrt(cin // group * kh * kw)).astype(np.float32)
     b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[k, k], strides=[stride] * 2, pads=[pad] * 4),
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2, pads=pads, group=group),
          helper.make_node("Relu", ["c"], ["y"])],
         "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, out, out])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, oh, ow])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(proto)
-    flops = 2 * cout * cin * k * k * out * out
+    flops = 2 * cout * cin // group * kh * kw * oh * ow
     return proto, {"x": rng.standard_normal((1, cin, size, size)).astype(np.float32)}, flops
 
 
@@ -108,6 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--only", default="", help="substring of the layer names to run")
+    ap.add_argument("--extra", action="store_true", help="also other models' layer shapes (EXTRA)")
     ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
     args = ap.parse_args()
     import onnx
@@ -127,10 +139,10 @@ def main() -> None:
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
     print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cin, cout, k, stride, size, count in LAYERS:
+        for name, cin, cout, k, stride, size, count, *shape in LAYERS + (EXTRA if args.extra else []):
             if args.only not in name:
                 continue
-            proto, feeds, flops = conv_model(cin, cout, k, stride, size)
+            proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)
             path = Path(tmp) / "conv.onnx"
             onnx.save(proto, str(path))
             model = import_onnx(str(path))

@@ -30,11 +30,14 @@ MAX_WASTE = 0.1
 wastes 3% against an im2col costing 40-70% of the GEMM; at 14x14 12.5% against 7%)."""
 MAX_WASTE_GROUPED = 0.6
 """The same for a grouped layer, whose im2col costs several times its small GEMMs."""
-MIN_TAPS_PER_PHASE = 4
+MIN_TAPS_PER_PHASE = 2
 """A strided window runs on phase planes only if it has at least this many taps per phase:
-the 7x7 stride-2 stem (12) saves its 49-fold im2col (2.9 -> 1.7 ms in a ResNet-50 run), but
-a 3x3 stride-2 layer (2.25) ran 1.9 ms against 1.6 with im2col (a table-driven phase copy,
-and B's rows spread over four planes)."""
+the 7x7 stride-2 stem (12) saves its 49-fold im2col (2.9 -> 1.7 ms in a ResNet-50 run). A
+3x3 stride-2 layer (2.25) ran 1.9 ms against 1.6 with im2col (a table-driven phase copy,
+and B's rows spread over four planes) until the shifted tiles prefetched every tap's A row
+and B row; since they prefetch each line once, ResNet-50's 128-channel 56x56 -> 28x28
+layer (Conv + bias + ReLU alone, min of 60 alternating calls) runs 3.5-3.8 ms on im2col and
+3.0-3.2 on the planes. 1x3 / 3x1 stride-2 windows (1.5 taps per phase) keep im2col."""
 SPLIT_GROUPS = 8
 """From this many groups (one sample) threads take whole groups' GEMMs instead of splitting each."""
 SHIFTED_KC = 576
