@@ -101,6 +101,23 @@ def v_channel(spec: WinogradSpec) -> int:
     return spec.tiles + (VW if whole_vector_stores(spec) else 0)
 
 
+SPREAD_POINTS = True
+"""The a*a transform-domain matrices of V and M are spaced apart by an odd number of cache
+lines (see `point_stride`)."""
+
+
+def point_stride(elements: int) -> int:
+    """Elements from one transform-domain point's matrix to the next's: `elements` rounded up
+    to a cache line, plus one line where that is an even number of lines. The transforms
+    touch all a*a points per vector; at a multiple of 4 KiB apart (a 7x7 layer's V: 512
+    channels x 32 tiles) they all map to one L1 set and alias: its input transform ran 7x
+    slower per element than a 14x14 layer's."""
+    if not SPREAD_POINTS:
+        return elements
+    lines = -(-elements // 16)
+    return (lines + (lines % 2 == 0)) * 16
+
+
 def transform_weights(weights: np.ndarray, m: int = 2) -> np.ndarray:
     """[O, C, 3, 3] -> U [a*a, O, C] (xi-major), computed in float64."""
     g = np.array(MATRICES[m][1], np.float64)
@@ -166,7 +183,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
             for i in range(a):
                 for j in range(a):
                     value = _combine(kb, bt[j], t[i])
-                    kb.vstore(value, kb.at(v, b.add(base, i64((i * a + j) * spec.c * channel))), mask)
+                    kb.vstore(value, kb.at(v, b.add(base, i64((i * a + j) * point_stride(spec.c * channel)))), mask)
     kb.finish()
 
 
@@ -194,7 +211,7 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
         bias_v = kb.splat(b.load(kb.at(bias, o))) if bias is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             base = b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0))
-            mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * spec.o * spec.tiles)))) for j in range(a)] for i in range(a)]
+            mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * point_stride(spec.o * spec.tiles))))) for j in range(a)] for i in range(a)]
             s = [[_combine(kb, at_[i], [mv[r_][j] for r_ in range(a)]) for j in range(a)] for i in range(m)]
             for i in range(m):
                 oy = b.add(b.mul(ty, i64(m)), i64(i))
