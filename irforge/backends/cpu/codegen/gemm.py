@@ -52,6 +52,17 @@ by one M block only (FC weights), and the L2-resident panels the other M blocks 
 NC_PANELS = 8
 COLUMN_TAIL_MAX = 4
 """At most this many tail columns run as column accumulators (a masked vector costs MR FMAs)."""
+FMA_CHAINS = 10
+"""Independent FMA chains that keep the FMA units busy (2 per cycle x ~5 cycles of latency):
+a tile with fewer accumulators than this (a tail of 1-4 columns alone, as 49 or 196
+positions leave at 16 lanes) splits each column accumulator into interleaved copies."""
+MAX_COLUMN_COPIES = 8
+"""Registers the split column accumulators may take at most."""
+PREFETCH_PER_LINE = True
+"""A shifted B's unrolled taps prefetch each cache line of A, and each padded row of B, once."""
+LINE_FLOATS = 16
+SHIFTED_PLAIN_STORES = True
+"""A shifted B's C vectors that lie inside one output row are stored unmasked (a branch)."""
 SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
@@ -201,26 +212,32 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     tile = _TileIO(kb, spec, nv, ncount, masked)
     zero = kb.vconst(0.0)
     init = [bld.select(first, zero, tile.load(c, i, j)) for i in range(rows) for j in range(nv)]
-    lanes = kb.mask(rows)
-    offsets = ir.Constant(vec(VW, I64), [lane * spec.ldc for lane in range(VW)])
-    init += [bld.select(first, zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
+    # column accumulators hold a tile column's MR rows: one host register (AVX2's 6 rows in
+    # 8 lanes, not a 16-lane pair whose upper half would be FMAs of zeros)
+    cw = column_lanes()
+    lanes = kb.mask(rows, cw)
+    offsets = ir.Constant(vec(cw, I64), [lane * spec.ldc for lane in range(cw)])
+    column_zero = kb.vconst(0.0, cw)
+    init += [bld.select(first, column_zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
+    copies = column_copies(rows * nv * VW // host_lanes(), columns)
+    init += [column_zero] * (columns * (copies - 1))
     pre = bld.block
     head, body, done = (bld.append_basic_block(s) for s in ("k.head", "k.body", "k.done"))
     bld.branch(head)
     bld.position_at_end(head)
     kk = bld.phi(I64, "k")
     kk.add_incoming(i64(0), pre)
-    accs = [bld.phi(vec()) for _ in init]
+    accs = [bld.phi(value.type) for value in init]
     for phi, value in zip(accs, init):
         phi.add_incoming(value, pre)
     bld.cbranch(bld.icmp_signed("<", kk, kc), body, done)
     bld.position_at_end(body)
     new = list(accs)
     a_ms = spec.a_steps()[0]
-    for b_row, a_row, prefetch in _k_rows(kb, spec, kk, a, b_ptr):
+    for b_row, a_row, prefetch, a_prefetch in _k_rows(kb, spec, kk, a, b_ptr):
         bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.shifted else tile.masks[j]) for j in range(nv)]
-        if spec.a_panel:
-            kb.prefetch(kb.at(a_row, A_PREFETCH_ROWS * MR))
+        for ahead in a_prefetch:
+            kb.prefetch(ahead)
         for ahead in prefetch:
             for j in range(nv):
                 kb.prefetch(kb.at(ahead, j * VW))
@@ -229,15 +246,25 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             for j in range(nv):
                 new[i * nv + j] = kb.fma(av, bvals[j], new[i * nv + j])
         if columns:
-            a_column = kb.vload(a_row, mask=lanes)
-            for e in range(columns):
-                slot = rows * nv + e
-                new[slot] = kb.fma(a_column, kb.splat(bld.load(kb.at(b_row, nv * VW + e))), new[slot])
+            # each k adds into the first copy of every column accumulator and rotates the
+            # copies, so that a copy's next FMA comes `copies` k steps later (one chain of
+            # dependent FMAs per column ran at its latency: the 7x7 layers' tail column
+            # took 4/5 of a whole panel's time)
+            a_column = kb.vload(a_row, cw, mask=lanes)
+            base = rows * nv
+            heads = [kb.fma(a_column, kb.splat(bld.load(kb.at(b_row, nv * VW + e)), cw), new[base + e]) for e in range(columns)]
+            new[base:] = new[base + columns:] + heads
     for phi, value in zip(accs, new):
         phi.add_incoming(value, bld.block)
     kk.add_incoming(bld.add(kk, i64(1)), bld.block)
     bld.branch(head)
     bld.position_at_end(done)
+    if copies > 1:
+        base = rows * nv
+        sums = list(accs[base:base + columns])
+        for copy in range(1, copies):
+            sums = [bld.fadd(total, accs[base + copy * columns + e]) for e, total in enumerate(sums)]
+        accs = list(accs[:base]) + sums
     if spec.epilogue.activation.startswith("act."):
         # a smooth activation (GELU's erf polynomial and division, Swish's exp) costs tens of
         # instructions per vector: branch on `last` so K blocks before the last store the
@@ -280,9 +307,9 @@ def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: in
             kb.scatter(acc, kb.at(c, col), offsets, lanes)
             continue
         if spec.bias == "row":
-            out = bld.fadd(acc, kb.vload(bias, mask=lanes))
+            out = bld.fadd(acc, kb.vload(bias, lanes.type.count, mask=lanes))
         elif spec.bias == "col":
-            out = bld.fadd(acc, kb.splat(bld.load(kb.at(bias, col))))
+            out = bld.fadd(acc, kb.splat(bld.load(kb.at(bias, col)), lanes.type.count))
         else:
             out = acc
         residual = kb.gather(kb.at(r, col), offsets, lanes) if spec.epilogue.residual else None
@@ -301,23 +328,55 @@ def column_tail(spec: GemmSpec) -> int:
     return extra if 0 < extra <= COLUMN_TAIL_MAX and spec.n % NR else 0
 
 
+def host_lanes() -> int:
+    """f32 lanes of one host vector register (8 on AVX2, 16 on AVX-512)."""
+    return native_vector_bytes() // 4
+
+
+def column_lanes() -> int:
+    """Lanes of a column accumulator: one host register when MR rows fit in it."""
+    return host_lanes() if MR <= host_lanes() else VW
+
+
+def column_copies(vector_accumulators: int, columns: int) -> int:
+    """Copies of each of `columns` column accumulators beside a tile's `vector_accumulators`."""
+    if not columns:
+        return 1
+    return max(1, min(-(-FMA_CHAINS // (vector_accumulators + columns)), MAX_COLUMN_COPIES // columns))
+
+
 def _k_rows(kb: KernelBuilder, spec: GemmSpec, kk, a, b):  # type: ignore[no-untyped-def]
-    """(B row, A row, B prefetch addresses) of each k step of one loop iteration: one k,
-    or a shifted B's channel `kk` with its taps unrolled (their rows at constant offsets)."""
+    """(B row, A row, B prefetch addresses, A prefetch addresses) of each k step of one loop
+    iteration: one k, or a shifted B's channel `kk` with its taps unrolled (their rows at
+    constant offsets)."""
     bld = kb.b
     a_ms, a_ks = spec.a_steps()
     if spec.shifted is None:
         b_row = kb.at(b, bld.mul(kk, i64(spec.b_kstep())))
-        return [(b_row, kb.at(a, bld.mul(kk, i64(a_ks))), [kb.at(b_row, B_PREFETCH_ROWS * spec.b_kstep())])]
+        a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
+        a_ahead = [kb.at(a_row, A_PREFETCH_ROWS * MR)] if spec.a_panel else []
+        return [(b_row, a_row, [kb.at(b_row, B_PREFETCH_ROWS * spec.b_kstep())], a_ahead)]
     sh = spec.shifted
     plane = kb.at(b, bld.mul(kk, i64(sh.plane)))
     a_rows = kb.at(a, bld.mul(kk, i64(sh.taps * a_ks)))
     ahead = kb.at(plane, SHIFTED_PREFETCH_PLANES * sh.plane)
+    # A's rows of one channel are taps * MR floats in a row: one prefetch per cache line of
+    # them, spread over the taps (a prefetch per tap was 2.7 per line, and prefetches take
+    # load slots beside the B loads and broadcasts)
+    a_lines = -(-sh.taps * a_ks // LINE_FLOATS) if PREFETCH_PER_LINE else sh.taps
+    a_at: dict[int, list[int]] = {}
+    for s in range(a_lines):
+        a_at.setdefault(s * sh.taps // a_lines, []).append(s * LINE_FLOATS if PREFETCH_PER_LINE else s * a_ks)
+    seen: set[int] = set()
     steps = []
     for t, offset in enumerate(sh.offsets):
-        # one prefetch per padded row the taps read: the taps with the smallest offset of their row
-        starts_row = t == 0 or offset // sh.row != sh.offsets[t - 1] // sh.row
-        steps.append((kb.at(plane, offset), kb.at(a_rows, t * a_ks), [kb.at(ahead, offset)] if starts_row else []))
+        # one prefetch per padded row the taps read (of any phase plane): its first tap,
+        # the one with the smallest offset in it
+        row = offset // sh.row
+        starts_row = row not in seen if PREFETCH_PER_LINE else t == 0 or row != sh.offsets[t - 1] // sh.row
+        seen.add(row)
+        a_ahead = [kb.at(a_rows, A_PREFETCH_ROWS * MR + e) for e in a_at.get(t, [])]
+        steps.append((kb.at(plane, offset), kb.at(a_rows, t * a_ks), [kb.at(ahead, offset)] if starts_row else [], a_ahead))
     return steps
 
 
@@ -334,6 +393,7 @@ class _TileIO:
         self.kb, self.spec = kb, spec
         self.masks = [kb.mask(kb.b.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
         self.parts: list[tuple[tuple[ir.Value, ir.Value], tuple[ir.Value, ir.Value]]] = []
+        self.inside: list[ir.Value] = []
         sh = spec.shifted
         if sh is None:
             return
@@ -354,6 +414,7 @@ class _TileIO:
                 kb.splat(b.icmp_signed("<", b.add(y0, i64(1)), i64(sh.rows))),
             )
             self.parts.append(((base, first_row), (b.add(base, i64(sh.cols - sh.row)), next_row)))
+            self.inside.append(b.and_(b.icmp_signed("<=", b.add(x0, i64(VW)), i64(sh.cols)), b.icmp_signed("<", y0, i64(sh.rows))))
 
     def load(self, ptr, i: int, j: int):  # type: ignore[no-untyped-def]
         kb, row = self.kb, self.spec.ldc * i
@@ -369,8 +430,18 @@ class _TileIO:
         if not self.parts:
             kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
             return
-        for base, mask in self.parts[j]:
-            kb.vstore(value, kb.at(ptr, kb.b.add(base, i64(row))), mask)
+        if not SHIFTED_PLAIN_STORES:
+            for base, mask in self.parts[j]:
+                kb.vstore(value, kb.at(ptr, kb.b.add(base, i64(row))), mask)
+            return
+        # a vector inside one output row (most of them where rows are several vectors long)
+        # is one plain store; masked stores (vmaskmovps) are slow on AMD hosts
+        with kb.b.if_else(self.inside[j]) as (then, otherwise):
+            with then:
+                kb.vstore(value, kb.at(ptr, kb.b.add(self.parts[j][0][0], i64(row))))
+            with otherwise:
+                for base, mask in self.parts[j]:
+                    kb.vstore(value, kb.at(ptr, kb.b.add(base, i64(row))), mask)
 
 
 def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: int, r, bias):  # type: ignore[no-untyped-def]

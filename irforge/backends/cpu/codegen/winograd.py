@@ -81,6 +81,43 @@ class WinogradSpec:
         return self.n * self.th * self.tw
 
 
+WHOLE_VECTOR_STORES = True
+"""One sample's V is stored in whole vectors (see `v_channel`)."""
+
+
+def whole_vector_stores(spec: WinogradSpec) -> bool:
+    """Whether the input transform stores whole vectors: the lanes past a tile row land on
+    the next tile row's first tiles, which the same thread writes afterwards (threads take
+    whole channels), or, after a channel's last row, in its slack (`v_channel`). Masked
+    stores (vmaskmovps, two per 16 lanes on AVX2) are slow on AMD hosts, and every tile row
+    narrower than a vector (56x56 and 28x28 outputs: 14 and 7 tiles) took one per point.
+    With several samples a channel's rows are not consecutive: masked stores there."""
+    return WHOLE_VECTOR_STORES and spec.n == 1
+
+
+def v_channel(spec: WinogradSpec) -> int:
+    """Elements from one channel's tiles in V to the next's: the tiles, plus a vector of
+    slack where whole vectors are stored."""
+    return spec.tiles + (VW if whole_vector_stores(spec) else 0)
+
+
+SPREAD_POINTS = True
+"""The a*a transform-domain matrices of V and M are spaced apart by an odd number of cache
+lines (see `point_stride`)."""
+
+
+def point_stride(elements: int) -> int:
+    """Elements from one transform-domain point's matrix to the next's: `elements` rounded up
+    to a cache line, plus one line where that is an even number of lines. The transforms
+    touch all a*a points per vector; at a multiple of 4 KiB apart (a 7x7 layer's V: 512
+    channels x 32 tiles) they all map to one L1 set and alias: its input transform ran 7x
+    slower per element than a 14x14 layer's."""
+    if not SPREAD_POINTS:
+        return elements
+    lines = -(-elements // 16)
+    return (lines + (lines % 2 == 0)) * 16
+
+
 def transform_weights(weights: np.ndarray, m: int = 2) -> np.ndarray:
     """[O, C, 3, 3] -> U [a*a, O, C] (xi-major), computed in float64."""
     g = np.array(MATRICES[m][1], np.float64)
@@ -118,7 +155,9 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
     x, v = kb.slot(0), kb.slot(1)
     b = kb.b
     rows = spec.n * spec.c * spec.th
-    r0, r1 = kb.partition(rows)
+    whole = whole_vector_stores(spec)
+    channel = v_channel(spec)
+    r0, r1 = kb.partition(rows, align=spec.th if whole else 1)
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
         nc = b.udiv(r, i64(spec.th))
@@ -139,12 +178,12 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                 wide = kb.concat(parts)
                 d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
             t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
-            mask = kb.mask(b.sub(i64(spec.tw), tx0))
-            base = b.add(b.mul(c, i64(spec.tiles)), b.add(tile_row, tx0))
+            mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
+            base = b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0))
             for i in range(a):
                 for j in range(a):
                     value = _combine(kb, bt[j], t[i])
-                    kb.vstore(value, kb.at(v, b.add(base, i64((i * a + j) * spec.c * spec.tiles))), mask)
+                    kb.vstore(value, kb.at(v, b.add(base, i64((i * a + j) * point_stride(spec.c * channel)))), mask)
     kb.finish()
 
 
@@ -172,7 +211,7 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
         bias_v = kb.splat(b.load(kb.at(bias, o))) if bias is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             base = b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0))
-            mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * spec.o * spec.tiles)))) for j in range(a)] for i in range(a)]
+            mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * point_stride(spec.o * spec.tiles))))) for j in range(a)] for i in range(a)]
             s = [[_combine(kb, at_[i], [mv[r_][j] for r_ in range(a)]) for j in range(a)] for i in range(m)]
             for i in range(m):
                 oy = b.add(b.mul(ty, i64(m)), i64(i))

@@ -30,11 +30,19 @@ MAX_WASTE = 0.1
 wastes 3% against an im2col costing 40-70% of the GEMM; at 14x14 12.5% against 7%)."""
 MAX_WASTE_GROUPED = 0.6
 """The same for a grouped layer, whose im2col costs several times its small GEMMs."""
-MIN_TAPS_PER_PHASE = 4
+MIN_TAPS_PER_PHASE = 2
 """A strided window runs on phase planes only if it has at least this many taps per phase:
-the 7x7 stride-2 stem (12) saves its 49-fold im2col (2.9 -> 1.7 ms in a ResNet-50 run), but
-a 3x3 stride-2 layer (2.25) ran 1.9 ms against 1.6 with im2col (a table-driven phase copy,
-and B's rows spread over four planes)."""
+the 7x7 stride-2 stem (12) saves its 49-fold im2col (2.9 -> 1.7 ms in a ResNet-50 run). A
+3x3 stride-2 layer (2.25) ran 1.9 ms against 1.6 with im2col (a table-driven phase copy,
+and B's rows spread over four planes) until the shifted tiles prefetched every tap's A row
+and B row; since they prefetch each line once, ResNet-50's 128-channel 56x56 -> 28x28
+layer (Conv + bias + ReLU alone, min of 60 alternating calls) runs 3.5-3.8 ms on im2col and
+3.0-3.2 on the planes. 1x3 / 3x1 stride-2 windows (1.5 taps per phase) keep im2col."""
+MIN_STRIDED_COLUMNS = 8
+"""A strided dense window takes the planes from this many output columns up (stride-1 ones
+from a vector's 16), the pad-column waste permitting: ResNet-50's 256-channel 3x3 stride-2
+layer at 14x14 outputs (rows of 15 on the planes) ran im2col 0.91 + GEMM 2.47 ms, and
+planes 0.13 + GEMM 3.06 (min of 100 alternating; whole layer min of 40: 0.95-0.97x)."""
 SPLIT_GROUPS = 8
 """From this many groups (one sample) threads take whole groups' GEMMs instead of splitting each."""
 SHIFTED_KC = 576
@@ -64,7 +72,10 @@ class Planes:
         g = self.g
         # a grouped layer's rows are at least a vector long, so that one spans at most two
         # output rows (14x14: 16 where 15 would do, against an im2col 3x its GEMM's time)
-        least = VW if g.group > 1 else g.ow
+        # a dense one's rows are at least VW - 1 long: a C vector (16 positions) then spans
+        # at most two output rows, all that the tile's stores handle (strided windows reach
+        # here from 8 output columns)
+        least = VW if g.group > 1 else max(g.ow, VW - 1)
         if g.stride == (1, 1):
             right = g.ow + (g.kw - 1) * g.dilation[1] - g.w - g.pad[1]
             return max(g.w + max(g.pad[1], right, 0), g.ow, least)
@@ -111,7 +122,7 @@ def shifted_pays(g: ConvGeometry) -> bool:
     times the GEMM itself (ResNeXt-50's 56x56 layer: 9.5 ms of im2col for a 1.0 ms GEMM):
     it takes the planes at stride 2 too."""
     grouped = g.group > 1
-    if g.kh * g.kw == 1 or (g.ow < VW and not grouped):
+    if g.kh * g.kw == 1 or (g.ow < (MIN_STRIDED_COLUMNS if g.stride != (1, 1) else VW) and not grouped):
         return False
     if g.stride != (1, 1) and (g.dilation != (1, 1) or (not grouped and g.kh * g.kw < MIN_TAPS_PER_PHASE * g.stride[0] * g.stride[1])):
         return False

@@ -10,7 +10,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel, pack_a
 from irforge.backends.cpu.codegen.irutil import VW
-from irforge.backends.cpu.codegen.winograd import WinogradSpec, input_transform_kernel, output_transform_kernel, transform_weights
+from irforge.backends.cpu.codegen.winograd import WinogradSpec, input_transform_kernel, output_transform_kernel, point_stride, transform_weights, v_channel
 from irforge.backends.cpu.lower import Buffer, Lowering
 from irforge.dialects.nn import Convolution
 
@@ -42,14 +42,16 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     o = weights.shape[0]
     spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g))
     tiles, points = spec.tiles, spec.a * spec.a
-    v = ctx.scratch(4 * points * g.c * tiles)
-    m = ctx.scratch(4 * (points * o * tiles + VW))  # + VW: the output transform's tail loads
+    channel = v_channel(spec)
+    v_point, m_point = point_stride(g.c * channel), point_stride(o * tiles)
+    v = ctx.scratch(4 * points * v_point)
+    m = ctx.scratch(4 * (points * m_point + VW))  # + VW: the output transform's tail loads
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
     u = transform_weights(weights, spec.m)
     panels = [pack_a(u[i], o, g.c) for i in range(points)]
-    gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=tiles, ldc=tiles, split_batches=True,
-                    batches=(Batch(points, panels[0].size, g.c * tiles, o * tiles),))
+    gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
+                    batches=(Batch(points, panels[0].size, v_point, m_point),))
     name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
     ctx.phase(name, [ctx.const(np.concatenate(panels)), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))

@@ -1,0 +1,182 @@
+"""ResNet-50's distinct convolutions one at a time (Conv + bias + ReLU), irforge next to
+onnxruntime, one thread, called alternately in one process: per layer the minimum and median
+time, GFLOP/s (direct-convolution flops) and the ratio irforge / onnxruntime; and, with
+`--ab MODULE.ATTR=VALUE` (repeatable), irforge's default against a variant compiled with that module
+constant changed (e.g. `irforge.backends.cpu.codegen.gemm.NC_PANELS=4`), alternating too.
+
+Outside CI (the zoo venv; the machine may be shared: read ratios, record `uptime`):
+
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_conv_layers.py [--rounds 40] [--only 1x1] [--ab M.A=V]
+
+The peak to compare GFLOP/s with is 2 FMA x 8 lanes x 2 flops per cycle: ~100 GFLOP/s at
+this EPYC host's ~3.1 GHz (12 independent FMA chains measured 76 at load 2.9; the best
+GEMMs here reach 96).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+# (name, C_in, C_out, kernel, stride, input size): every distinct convolution of ResNet-50
+# (torchvision v1.5: the stride on the 3x3), with the number of times it occurs
+LAYERS = [
+    ("stem 7x7 s2", 3, 64, 7, 2, 224, 1),
+    ("56 1x1 64->64", 64, 64, 1, 1, 56, 1),
+    ("56 3x3 64", 64, 64, 3, 1, 56, 3),
+    ("56 1x1 64->256", 64, 256, 1, 1, 56, 4),
+    ("56 1x1 256->64", 256, 64, 1, 1, 56, 2),
+    ("56 1x1 256->128", 256, 128, 1, 1, 56, 1),
+    ("56 3x3 128 s2", 128, 128, 3, 2, 56, 1),
+    ("56 1x1 256->512 s2", 256, 512, 1, 2, 56, 1),
+    ("28 1x1 128->512", 128, 512, 1, 1, 28, 4),
+    ("28 1x1 512->128", 512, 128, 1, 1, 28, 3),
+    ("28 3x3 128", 128, 128, 3, 1, 28, 3),
+    ("28 1x1 512->256", 512, 256, 1, 1, 28, 1),
+    ("28 3x3 256 s2", 256, 256, 3, 2, 28, 1),
+    ("28 1x1 512->1024 s2", 512, 1024, 1, 2, 28, 1),
+    ("14 1x1 256->1024", 256, 1024, 1, 1, 14, 6),
+    ("14 1x1 1024->256", 1024, 256, 1, 1, 14, 5),
+    ("14 3x3 256", 256, 256, 3, 1, 14, 5),
+    ("14 1x1 1024->512", 1024, 512, 1, 1, 14, 1),
+    ("14 3x3 512 s2", 512, 512, 3, 2, 14, 1),
+    ("14 1x1 1024->2048 s2", 1024, 2048, 1, 2, 14, 1),
+    ("7 1x1 512->2048", 512, 2048, 1, 1, 7, 3),
+    ("7 1x1 2048->512", 2048, 512, 1, 1, 7, 2),
+    ("7 3x3 512", 512, 512, 3, 1, 7, 2),
+]
+EXTRA = [
+    # (`--extra`) other models' shapes, not in the ResNet-50 total: ResNeXt-50's grouped 3x3
+    # (32 groups), RegNetY-800MF's (groups of 16 channels), Inception-v3's 1x7 / 7x1
+    ("resnext 56 3x3 g32", 128, 128, 3, 1, 56, 0, 32, None),
+    ("resnext 28 3x3 g32 s2", 512, 512, 3, 2, 56, 0, 32, None),
+    ("regnet 28 3x3 g9", 144, 144, 3, 1, 28, 0, 9, None),
+    ("regnet 14 3x3 g20", 320, 320, 3, 1, 14, 0, 20, None),
+    ("inception 17 1x7", 128, 128, 1, 1, 17, 0, 1, (1, 7)),
+    ("inception 17 7x1", 128, 192, 1, 1, 17, 0, 1, (7, 1)),
+]
+
+
+def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int = 1, window: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    kh, kw = window or (k, k)
+    pads = [kh // 2, kw // 2] * 2
+    oh, ow = ((size + 2 * (kk // 2) - kk) // stride + 1 for kk in (kh, kw))
+    w = (rng.standard_normal((cout, cin // group, kh, kw)) / np.sqrt(cin // group * kh * kw)).astype(np.float32)
+    b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2, pads=pads, group=group),
+         helper.make_node("Relu", ["c"], ["y"])],
+        "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, oh, ow])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(proto)
+    flops = 2 * cout * cin // group * kh * kw * oh * ow
+    return proto, {"x": rng.standard_normal((1, cin, size, size)).astype(np.float32)}, flops
+
+
+_KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+def phases_call(compiled, feeds):  # type: ignore[no-untyped-def]
+    """A callable running the compiled model's phases only (no input/output copies)."""
+    compiled(feeds)
+    ex = compiled._executable
+    calls = [(_KERNEL(ex.jit.address(p.function)), t.ctypes.data) for p, t in zip(ex.program.phases, ex.tables)]
+
+    def run() -> None:
+        for fn, table in calls:
+            fn(table, 0, 1)
+    return run
+
+
+def compile_with(model, changes: list[tuple[str, str, object]]):  # type: ignore[no-untyped-def]
+    from irforge.backends.cpu import compile_model
+
+    saved = []
+    for module_name, attr, value in changes:
+        module = importlib.import_module(module_name)
+        saved.append((module, attr, getattr(module, attr)))
+        setattr(module, attr, value)
+    try:
+        return compile_model(model, threads=1, cache_dir=False)
+    finally:
+        for module, attr, old in reversed(saved):
+            setattr(module, attr, old)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--only", default="", help="substring of the layer names to run")
+    ap.add_argument("--extra", action="store_true", help="also other models' layer shapes (EXTRA)")
+    ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
+    args = ap.parse_args()
+    import onnx
+    import onnxruntime as ort
+
+    from irforge.frontends.onnx import import_onnx
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    change = []
+    for item in args.ab:
+        target, value = item.split("=", 1)
+        module, attr = target.rsplit(".", 1)
+        change.append((module, attr, eval(value)))  # a bench's own command line: a Python expression
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
+    print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cin, cout, k, stride, size, count, *shape in LAYERS + (EXTRA if args.extra else []):
+            if args.only not in name:
+                continue
+            proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)
+            path = Path(tmp) / "conv.onnx"
+            onnx.save(proto, str(path))
+            model = import_onnx(str(path))
+            apply_pipeline(model.module, DEFAULT_PIPELINE)
+            engines = {"irforge": compile_with(model, [])}
+            session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+            reference = session.run(None, feeds)[0]
+            calls = {"irforge": phases_call(engines["irforge"], feeds), "ort": lambda: session.run(None, feeds)}
+            if change:
+                engines["variant"] = compile_with(model, change)
+                np.testing.assert_allclose(engines["variant"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
+                calls["variant"] = phases_call(engines["variant"], feeds)
+            np.testing.assert_allclose(engines["irforge"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
+            times: dict[str, list[float]] = {label: [] for label in calls}
+            for _ in range(args.rounds):
+                for label, call in calls.items():
+                    t0 = time.perf_counter()
+                    call()
+                    times[label].append(time.perf_counter() - t0)
+            lo = {label: min(t) for label, t in times.items()}
+            med = {label: statistics.median(t) for label, t in times.items()}
+            for label in totals:
+                totals[label] += lo.get(label, 0.0) * count
+            line = (f"{name:22} {count:2d} {lo['irforge'] * 1e3:7.3f} {flops / lo['irforge'] / 1e9:5.1f} "
+                    f"{lo['ort'] * 1e3:7.3f} {flops / lo['ort'] / 1e9:5.1f} {lo['irforge'] / lo['ort']:6.2f}")
+            if change:
+                line += f"  {lo['variant'] * 1e3:9.3f}  {lo['variant'] / lo['irforge']:6.3f} (median {med['variant'] / med['irforge']:.3f})"
+            print(line, flush=True)
+            for compiled in engines.values():
+                compiled.close()
+    print(f"weighted by occurrences (min times): irforge {totals['irforge'] * 1e3:.1f} ms, onnxruntime {totals['ort'] * 1e3:.1f} ms"
+          + (f", variant {totals['variant'] * 1e3:.1f} ms" if change else ""))
+
+
+if __name__ == "__main__":
+    main()

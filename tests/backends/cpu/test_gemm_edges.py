@@ -1,0 +1,137 @@
+"""The GEMM core's edge tiles and the shifted (implicit-GEMM) path's prefetch and stores:
+column accumulators split into interleaved copies (a tail of 1-4 columns alone is a chain
+of dependent FMAs otherwise), one host register per column accumulator, one prefetch per
+cache line of A and per padded row of B in a shifted tile, plain stores of C vectors inside
+one output row. Against the reference interpreter, at AVX2's 6x16 tile and AVX-512's 12x32."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from llvmlite import ir
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.codegen import gemm
+from irforge.backends.cpu.codegen.conv import ConvGeometry
+from irforge.backends.cpu.codegen.irutil import KernelBuilder
+from irforge.backends.cpu.ops import shifted
+from irforge.backends.cpu.ops.linear import geometry
+from irforge.backends.reference import run
+from irforge.builder import ModelBuilder
+from irforge.dialects.nn import Convolution, Eltwise, ReLU
+from tests.backends.cpu.conftest import one_op_model
+from tests.helpers import rand
+
+
+@pytest.fixture(params=["avx2", "avx512"])
+def tile(request, monkeypatch):  # type: ignore[no-untyped-def]
+    """The host's tile, or AVX-512's 12x32 set whatever the host (LLVM legalises the wider
+    vectors here)."""
+    if request.param == "avx512":
+        from irforge.backends.cpu.codegen import conv as conv_codegen
+        from irforge.backends.cpu.ops import linear
+
+        for module in (gemm, shifted, linear, conv_codegen):
+            monkeypatch.setattr(module, "NR", 32)
+        monkeypatch.setattr(gemm, "MR", 12)
+        monkeypatch.setattr(gemm, "NV", 2)
+    return request.param
+
+
+def _check(model, feeds, threads: int = 2) -> None:  # type: ignore[no-untyped-def]
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    compiled._executable.arena[:] = np.nan
+    try:
+        got = compiled(feeds)
+    finally:
+        compiled.close()
+    want = run(model, feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
+
+
+def test_column_copies_fill_the_fma_pipes() -> None:
+    """A tail of columns alone gets up to 8 registers of copies; a full tile's 12 host
+    vectors need none."""
+    assert gemm.column_copies(0, 1) == 8
+    assert gemm.column_copies(0, 2) == 4
+    assert gemm.column_copies(0, 4) == 2
+    assert gemm.column_copies(12, 1) == 1
+    assert gemm.column_copies(24, 4) == 1
+    assert gemm.column_copies(8, 1) == 2
+    assert gemm.column_copies(5, 0) == 1
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,w_shape,props", [
+    ((1, 40, 7, 7), (70, 40, 1, 1), {}),  # 49 columns: 3 x 16 + 1 (AVX2), 32 + 16 + 1
+    ((1, 20, 14, 14), (30, 20, 1, 1), {}),  # 196: 12 x 16 + 4, 6 x 32 + 4
+    ((1, 50, 13, 13), (40, 50, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks, 49
+    ((1, 400, 2, 1), (9, 400, 1, 1), {}),  # 2 columns, K over one block (the copies start from C)
+])
+def test_column_tail_copies(x_shape, w_shape, props, threads, tile) -> None:  # type: ignore[no-untyped-def]
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+    g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
+    assert 0 < g.p % gemm.NR % 16 <= 4
+    assert gemm.column_lanes() == (16 if tile == "avx512" else gemm.host_lanes())
+    _check(model, {"x0": rand(*x_shape)}, threads)
+
+
+def _stem_spec() -> gemm.GemmSpec:
+    g = ConvGeometry(1, 3, 40, 40, 7, 7, 20, 20, (2, 2), (1, 1), (3, 3))
+    planes = shifted.Planes(g)
+    offsets = planes.offsets()
+    return gemm.GemmSpec(m=8, n=(g.oh - 1) * planes.row + g.ow, k=147, a_panel=True, ldc=g.p, kc=147,
+                         shifted=gemm.Shifted(offsets, planes.channel, planes.row, g.ow, g.oh))
+
+
+def test_shifted_taps_prefetch_each_line_of_a_and_each_row_of_b_once() -> None:
+    """The 7x7 stride-2 stem: 49 taps of A rows (MR floats each) are ceil(49 MR / 16) cache
+    lines, and read 14 padded rows of the four phase planes (4 + 4 + 3 + 3)."""
+    spec = _stem_spec()
+    kb = KernelBuilder(ir.Module("t"), "k")
+    p = kb.slot(0)
+    steps = gemm._k_rows(kb, spec, ir.Constant(ir.IntType(64), 0), p, p)
+    assert len(steps) == 49
+    assert sum(len(s[2]) for s in steps) == 14
+    assert sum(len(s[3]) for s in steps) == -(-49 * gemm.MR // gemm.LINE_FLOATS)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("size", [64, 61])
+def test_shifted_stem_stores(size, residual, tile) -> None:  # type: ignore[no-untyped-def]
+    """A 7x7 stride-2 window on phase planes (rows of 32 or 31 outputs: vectors inside one
+    row stored plainly, those across two rows masked), with a residual and ReLU."""
+    out = (size + 6 - 7) // 2 + 1
+    b = ModelBuilder()
+    x = b.input("x", (1, 3, size, size))
+    y = b.add(Convolution, [x, b.constant(rand(13, 3, 7, 7, seed=1)), b.constant(rand(13, seed=2))],
+              strides=[2, 2], pads_begin=[3, 3], pads_end=[3, 3]).output
+    feeds = {"x": rand(1, 3, size, size)}
+    if residual:
+        r = b.input("r", (1, 13, out, out))
+        feeds["r"] = rand(1, 13, out, out, seed=3)
+        y = b.add(Eltwise, [y, r], operation="sum").output
+    b.output(b.add(ReLU, [y]).output, "y")
+    model = b.finish()
+    g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
+    assert shifted.shifted_pays(g)
+    _check(model, feeds)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strided_window_of_14_columns_on_phase_planes(threads, tile) -> None:  # type: ignore[no-untyped-def]
+    """A 3x3 stride-2 window with 14 output columns (rows of 15 on the planes: a C vector
+    spans at most two output rows) runs on the planes, not im2col, and matches; one of 10
+    columns (rows widened to 15: 33% pad columns) keeps im2col."""
+    model = one_op_model(Convolution, [rand(1, 24, 28, 28)], [rand(20, 24, 3, 3, seed=1), rand(20, seed=2)],
+                         strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    try:
+        assert [p.tag for p in compiled._executable.program.phases][-1] == "conv3x3"
+        assert "im2col" not in [p.tag for p in compiled._executable.program.phases]
+    finally:
+        compiled.close()
+    _check(model, {"x0": rand(1, 24, 28, 28)}, threads)
+    narrow = ConvGeometry(1, 3, 17, 19, 3, 3, 9, 10, (2, 2), (1, 1), (1, 1))
+    assert shifted.Planes(narrow).row == 15 and not shifted.shifted_pays(narrow)
