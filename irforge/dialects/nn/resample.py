@@ -86,19 +86,10 @@ class Resample(NNOp):
         return [tensor(out, self.operand_type(0).element_type)]
 
 
-@irdl_op_definition
-class ResampleTo(NNOp):
-    """nn.resample to output sizes computed at run time: `sizes` is a 1-D i32 or i64 tensor
-    with one size per entry of `axes` (the other axes keep their size; OpenVINO's
-    Interpolate-11 with shape_calculation_mode "sizes" and a non-constant sizes input; ONNX
-    Resize whose sizes come from data, as torchvision's mask and keypoint heads resize each
-    box's map to the box). Interpolation as nn.resample's with scale sizes[i] / in_i.
-    Constant sizes are nn.resample at import. The resized dims are dynamic."""
+class RunTimeResample(NNOp):
+    """What nn.resample_to and nn.resample_by share: the resized `axes` and nn.resample's
+    interpolation properties (their second operand, sizes or scales, differs)."""
 
-    name = "nn.resample_to"
-    input = operand_def(TensorType)
-    sizes = operand_def(TensorType)
-    output = result_def(TensorType)
     axes = prop_def(IntArrayAttr)
     mode = opt_prop_def(StringAttr, default_value=StringAttr("nearest"))
     coordinate_transformation_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
@@ -111,6 +102,21 @@ class ResampleTo(NNOp):
         from irforge.dialects.nn.shape import unique_axes
 
         return unique_axes(self, self.ints("axes"), len(self.operand_shape(0)))
+
+
+@irdl_op_definition
+class ResampleTo(RunTimeResample):
+    """nn.resample to output sizes computed at run time: `sizes` is a 1-D i32 or i64 tensor
+    with one size per entry of `axes` (the other axes keep their size; OpenVINO's
+    Interpolate-11 with shape_calculation_mode "sizes" and a non-constant sizes input; ONNX
+    Resize whose sizes come from data, as torchvision's mask and keypoint heads resize each
+    box's map to the box). Interpolation as nn.resample's with scale sizes[i] / in_i.
+    Constant sizes are nn.resample at import. The resized dims are dynamic."""
+
+    name = "nn.resample_to"
+    input = operand_def(TensorType)
+    sizes = operand_def(TensorType)
+    output = result_def(TensorType)
 
     def infer_shapes(self) -> list[TensorType]:
         from xdsl.dialects.builtin import i32, i64
@@ -129,7 +135,7 @@ class ResampleTo(NNOp):
 
 
 @irdl_op_definition
-class ResampleBy(NNOp):
+class ResampleBy(RunTimeResample):
     """nn.resample by scales computed at run time: `scales` is a 1-D f32 tensor with one
     scale per entry of `axes` (the other axes keep their size; OpenVINO's Interpolate-11
     with shape_calculation_mode "scales" and a non-constant scales input; ONNX Resize whose
@@ -142,18 +148,6 @@ class ResampleBy(NNOp):
     input = operand_def(TensorType)
     scales = operand_def(TensorType)
     output = result_def(TensorType)
-    axes = prop_def(IntArrayAttr)
-    mode = opt_prop_def(StringAttr, default_value=StringAttr("nearest"))
-    coordinate_transformation_mode = opt_prop_def(StringAttr, default_value=StringAttr("half_pixel"))
-    nearest_mode = opt_prop_def(StringAttr, default_value=StringAttr("round_prefer_floor"))
-    cubic_coeff_a = opt_prop_def(FloatAttr, default_value=FloatAttr(-0.75, f32))
-
-    STRING_CHOICES: ClassVar = Resample.STRING_CHOICES
-
-    def resized_axes(self) -> tuple[int, ...]:
-        from irforge.dialects.nn.shape import unique_axes
-
-        return unique_axes(self, self.ints("axes"), len(self.operand_shape(0)))
 
     def infer_shapes(self) -> list[TensorType]:
         n, scales = len(self.ints("axes")), self.operand_type(1)
