@@ -224,19 +224,11 @@ def resample(ctx: EmitContext, op: Resample, inputs: list[Port]) -> list[Port]:
     return [ctx.single("Interpolate", [x, target, axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
 
 
-@ir_xml_emitter(ResampleTo)
-def resample_to(ctx: EmitContext, op: ResampleTo, inputs: list[Port]) -> list[Port]:
-    """Interpolate-11 by sizes, the sizes input computed at run time."""
+@ir_xml_emitter(ResampleTo, ResampleBy)
+def resample_run_time(ctx: EmitContext, op: ResampleTo | ResampleBy, inputs: list[Port]) -> list[Port]:
+    """Interpolate-11 by sizes (nn.resample_to) or by scales (nn.resample_by), that input
+    computed at run time."""
     x = inputs[0]
-    data = _interpolate_data(op, x.type.rank, "sizes")
-    axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
-    return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
-
-
-@ir_xml_emitter(ResampleBy)
-def resample_by(ctx: EmitContext, op: ResampleBy, inputs: list[Port]) -> list[Port]:
-    """Interpolate-11 by scales, the scales input computed at run time."""
-    x = inputs[0]
-    data = _interpolate_data(op, x.type.rank, "scales")
+    data = _interpolate_data(op, x.type.rank, "sizes" if isinstance(op, ResampleTo) else "scales")
     axes = ctx.ints(op.resized_axes(), ctx.name(op, "axes"))
     return [ctx.single("Interpolate", [x, inputs[1], axes], out_type(op), name=ctx.name(op), data=data, version="opset11")]
