@@ -296,6 +296,15 @@ BAD_INPUT_TYPES = [  # (elem_type, shape) for a model input
 ]
 
 
+# session 5's extractors (ONNX Attention, com.microsoft ops, Asin..Atanh): their seeds and values join the sets above
+from irforge.testing import fuzz_session5_ops as _s5  # noqa: E402
+
+ONNX_SEEDS.update(_s5.SEEDS)
+BAD_ATTRIBUTES.update(_s5.BAD_ATTRIBUTES)
+BAD_CONSTANTS += _s5.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s5.BAD_INPUT_TYPES
+
+
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
     for node in graph.node:
