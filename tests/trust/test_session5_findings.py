@@ -1,0 +1,76 @@
+"""Findings of the fuzz campaign over session 5's ONNX extractors (`irforge/testing/fuzz_session5_ops.py`,
+`bench/fuzz_campaign.py --focus session5`): each input that raised a Python exception inside an
+extractor, re-checked to end in a one-line coded error (exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper
+
+from irforge.testing import fuzz_session5_ops
+from tests.trust.test_new_op_findings import convert_error, load, set_initializer
+
+
+def nbits(**inits: np.ndarray) -> onnx.ModelProto:
+    model = load(fuzz_session5_ops.matmul_nbits())
+    for name, value in inits.items():
+        set_initializer(model, name, value)
+    return model
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"zp": np.zeros(5, np.uint8)}, "zero points [5] (uint8) do not fit K=40, N=6, bits=4, block_size=16 (12 packed uint8 values)"),
+    ({"zp": np.zeros(0, np.uint8)}, "zero points [0] (uint8)"),
+    ({"zp": np.zeros(17, np.float32)}, "zero points [17] (float32) do not fit"),
+    ({"zp": np.zeros(18, np.int32)}, "zero points [18] (int32) do not fit"),
+    ({"scales": np.zeros(18, np.int64)}, "scales [18] (int64) do not fit"),
+])  # fmt: skip
+def test_matmul_nbits_zero_points_and_scales_of_another_size_or_dtype(tmp_path, capsys, edit, message):
+    err = convert_error(tmp_path, capsys, nbits(**edit))
+    assert "E041" in err and message in err
+
+
+def test_matmul_nbits_of_non_positive_k(tmp_path, capsys):
+    model = nbits()
+    for attr in model.graph.node[0].attribute:
+        if attr.name == "K":
+            attr.i = 0
+    assert "K=0 / N=6 must be positive" in convert_error(tmp_path, capsys, model)
+
+
+@pytest.mark.parametrize("name, shape, message", [
+    ("x", [2, 5], "input #0 of rank 3, got [2, 5]"),
+    ("w", [48], "input #1 of rank 2, got [48]"),
+    ("w", [8, 48], "weights [8, 48] does not fit the input's hidden size 16"),
+])  # fmt: skip
+def test_ms_attention_inputs_of_another_rank(tmp_path, capsys, name, shape, message):
+    """com.microsoft Attention whose input or weights have another rank (was: a Python unpacking error)."""
+    feeds = {"x": [2, 5, 16], "w": [16, 48]}
+    feeds[name] = shape
+    rng = np.random.default_rng(0)
+    node = helper.make_node("Attention", ["x", "w"], ["y"], domain=fuzz_session5_ops.MS, num_heads=2)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", T.FLOAT, feeds["x"])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, None)],
+                              [onnx.numpy_helper.from_array(rng.standard_normal(feeds["w"]).astype(np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(fuzz_session5_ops.MS, 1)])
+    assert message in convert_error(tmp_path, capsys, model)
+
+
+@pytest.mark.parametrize("input_index, shape, message", [
+    (0, [2, 5, 1], "EmbedLayerNormalization needs input #0 of rank 2, got [2, 5, 1]"),
+    (0, [10], "needs input #0 of rank 2, got [10]"),
+])  # fmt: skip
+def test_embed_layer_norm_ids_of_another_rank(tmp_path, capsys, input_index, shape, message):
+    model = load(fuzz_session5_ops.ort_attention())
+    vi = model.graph.input[input_index]
+    vi.CopyFrom(helper.make_tensor_value_info(vi.name, T.INT32, shape))
+    assert message in convert_error(tmp_path, capsys, model)
+
+
+def test_embed_layer_norm_embedding_tables_of_another_rank(tmp_path, capsys):
+    model = load(fuzz_session5_ops.ort_attention())
+    set_initializer(model, "words", np.zeros(16, np.float32))
+    assert "word_embedding needs input #2 of rank 2, got [16]" in convert_error(tmp_path, capsys, model)
