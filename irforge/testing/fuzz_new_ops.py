@@ -406,6 +406,9 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 }
 
 
+VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
+
+
 def vary_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
     """One to three edits that keep a seed valid most of the time: an attribute set to another
     value its op defines, a constant given other values of its shape and type (attention's
@@ -435,7 +438,7 @@ def vary_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
                 new = rng.choice([np.full(old.shape, rng.choice([-1e4, 0.0, 3.0, -0.25, float("inf"), -float("inf")])),
                                   np.asarray(old) * rng.choice([-1.0, 2.0, 1e-3])]).astype(old.dtype)
             elif old.dtype.kind in "iu":
-                new = (np.asarray(old) + rng.choice([-1, 1, 2])).astype(old.dtype)
+                new = (np.asarray(old).astype(np.int64) + rng.choice([-1, 1, 2])).astype(old.dtype)  # uint8 (packed weights) wraps
             else:
                 continue
             init.CopyFrom(onnx.numpy_helper.from_array(np.asarray(new), init.name))

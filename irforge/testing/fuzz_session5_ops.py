@@ -194,6 +194,22 @@ BAD_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
     "Asin": [], "Acos": [], "Atan": [], "Asinh": [], "Acosh": [], "Atanh": [],
 }
 
+# values the ops define (bench/fuzz_numbers.py compares these variants' numbers with onnxruntime's)
+VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
+    "Attention": [("is_causal", 0), ("is_causal", 1), ("softcap", 0.0), ("softcap", 5.0), ("scale", 0.2), ("softmax_precision", 1),
+                  ("unidirectional", 1), ("mask_filter_value", -1000.0), ("qk_matmul_output_mode", 0)],
+    "QuickGelu": [("alpha", 1.0), ("alpha", 2.5)],
+    "SkipLayerNormalization": [("epsilon", 1e-3), ("epsilon", 1e-12)],
+    "SkipSimplifiedLayerNormalization": [("epsilon", 1e-2)],
+    "SimplifiedLayerNormalization": [("epsilon", 1e-2), ("axis", -1), ("axis", 2), ("stash_type", 1)],
+    "FusedMatMul": [("alpha", 2.0), ("alpha", -1.0), ("transB", 1)],
+    "FusedGemm": [("activation", "Sigmoid"), ("activation", "Tanh"), ("activation", "LeakyRelu"), ("activation_alpha", 0.2), ("alpha", 1.0),
+                  ("beta", 0.5)],
+    "FusedConv": [("activation", "Relu"), ("activation", "Sigmoid"), ("activation", "Tanh"), ("activation_params", [0.3]),
+                  ("strides", [2, 2]), ("dilations", [2, 2]), ("pads", [2, 2, 2, 2])],
+    "EmbedLayerNormalization": [("epsilon", 1e-3)],
+}
+
 # extra replacement constants: packed weights / scales / zero points of odd dtypes and sizes, masks
 BAD_CONSTANTS = [
     np.zeros([6, 3, 4], np.uint8), np.zeros([6, 3, 8], np.int8), np.zeros([6, 3], np.uint8), np.zeros([18], np.float16),
@@ -207,4 +223,4 @@ BAD_INPUT_TYPES = [  # (elem_type, shape)
     (6, [2, 5]), (6, [2]), (6, [2, 6]), (7, [2, 5]), (6, [1, 5]), (1, [2, 5, 17]), (10, [2, 5, 16]), (11, [2, 3]), (1, [0, 3, 16]),
 ]
 
-__all__ = ["BAD_ATTRIBUTES", "BAD_CONSTANTS", "BAD_INPUT_TYPES", "SEEDS"]
+__all__ = ["VALID_ATTRIBUTES", "BAD_ATTRIBUTES", "BAD_CONSTANTS", "BAD_INPUT_TYPES", "SEEDS"]
