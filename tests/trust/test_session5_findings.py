@@ -74,3 +74,15 @@ def test_embed_layer_norm_embedding_tables_of_another_rank(tmp_path, capsys):
     model = load(fuzz_session5_ops.ort_attention())
     set_initializer(model, "words", np.zeros(16, np.float32))
     assert "word_embedding needs input #2 of rank 2, got [16]" in convert_error(tmp_path, capsys, model)
+
+
+def test_relu_of_minus_infinity_is_zero_on_ref():
+    """FusedGemm (Relu) with a bias of -inf: the reference ReLU gave -inf * 0 = NaN (onnxruntime and cpu: 0)."""
+    from irforge.backends.reference import run
+    from irforge.frontends.onnx import import_onnx
+
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", T.FLOAT, [4])], [helper.make_tensor_value_info("y", T.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    got = run(import_onnx(model), {"x": np.array([-np.inf, -1, np.nan, np.inf], np.float32)})["y"]
+    np.testing.assert_array_equal(got, np.array([0, 0, np.nan, np.inf], np.float32))
