@@ -86,3 +86,26 @@ def test_relu_of_minus_infinity_is_zero_on_ref():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     got = run(import_onnx(model), {"x": np.array([-np.inf, -1, np.nan, np.inf], np.float32)})["y"]
     np.testing.assert_array_equal(got, np.array([0, 0, np.nan, np.inf], np.float32))
+
+
+@pytest.mark.parametrize("device", ["ref", "cpu"])
+def test_attention_with_nonpad_keeps_the_nan_of_a_plus_infinity_mask(device):
+    """ONNX Attention with nonpad_kv_seqlen (rows may be all masked) and a mask of +inf: onnxruntime
+    gives NaN; irforge zeroed every NaN of the output, not only the all-masked rows'."""
+    from irforge.backends.cpu import compile_model
+    from irforge.backends.reference import run
+    from irforge.frontends.onnx import import_onnx
+
+    model = load(fuzz_session5_ops.attention_nonpad())
+    set_initializer(model, "mask", np.full((2, 1, 3, 5), np.inf, np.float32))
+    rng = np.random.default_rng(0)
+    feeds = {"q": rng.standard_normal((2, 2, 3, 4)).astype(np.float32), "k": rng.standard_normal((2, 2, 5, 4)).astype(np.float32),
+             "v": rng.standard_normal((2, 2, 5, 4)).astype(np.float32)}
+    imported = import_onnx(model)
+    got = run(imported, feeds) if device == "ref" else compile_model(imported, cache_dir=False)(feeds)
+    assert np.isnan(got["y"]).all()
+    feeds["q"][0, 0, 0, 0] = np.nan  # a NaN query with a finite mask: its row is NaN, the others are numbers
+    set_initializer(model, "mask", np.zeros((2, 1, 3, 5), np.float32))
+    imported = import_onnx(model)
+    got = run(imported, feeds) if device == "ref" else compile_model(imported, cache_dir=False)(feeds)
+    assert np.isnan(got["y"][0, 0, 0]).all() and not np.isnan(got["y"][1]).any()
