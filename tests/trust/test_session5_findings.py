@@ -109,3 +109,14 @@ def test_attention_with_nonpad_keeps_the_nan_of_a_plus_infinity_mask(device):
     imported = import_onnx(model)
     got = run(imported, feeds) if device == "ref" else compile_model(imported, cache_dir=False)(feeds)
     assert np.isnan(got["y"][0, 0, 0]).all() and not np.isnan(got["y"][1]).any()
+
+
+@pytest.mark.parametrize("value, message", [
+    (np.ones((3, 5), np.bool_), "nonpad_kv_seqlen must be a 1-D integer tensor (one length per batch), got [3, 5] of bool"),
+    (np.array([5.0, 3.0], np.float32), "got [2] of float32"),
+])  # fmt: skip
+def test_attention_nonpad_of_another_type_or_rank(tmp_path, capsys, value, message):
+    """ONNX Attention's nonpad_kv_seqlen as a bool matrix: was numpy's arange-of-bool TypeError."""
+    model = load(fuzz_session5_ops.attention_nonpad())
+    set_initializer(model, "nonpad", value)
+    assert message in convert_error(tmp_path, capsys, model)

@@ -130,6 +130,8 @@ class _Attention:
             parts.append(self._padded_mask(mask))
             may_empty = self._may_mask_rows(mask)
         nonpad = ctx.optional_input(6)
+        if nonpad is not None and (_dtype(nonpad).kind not in "iu" or len(_shape(nonpad)) != 1):
+            raise ctx.fail(f"nonpad_kv_seqlen must be a 1-D integer tensor (one length per batch), got {show(_shape(nonpad))} of {_dtype(nonpad)}")
         if nonpad is not None and self.past:
             raise ctx.fail("nonpad_kv_seqlen cannot be combined with past_key / past_value (the spec forbids it)")
         left, right = int(ctx.attr("left_window_size", -1)), int(ctx.attr("right_window_size", -1))
