@@ -341,7 +341,8 @@ def mutate_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
             for attr in list(node.attribute):
                 if attr.name == name:
                     node.attribute.remove(attr)
-            node.attribute.append(helper.make_attribute(name, value, attr_type=onnx.AttributeProto.INTS if value == [] else None))
+            if value is not None:  # None: the attribute removed (a required one missing)
+                node.attribute.append(helper.make_attribute(name, value, attr_type=onnx.AttributeProto.INTS if value == [] else None))
         elif choice == 2 and node.input:  # an input dropped, emptied or renamed
             i = rng.randrange(len(node.input))
             how = rng.randrange(3)

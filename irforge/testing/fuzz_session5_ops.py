@@ -169,13 +169,15 @@ def inverse_trig() -> bytes:
 SEEDS = {"attn23.onnx": attention_gqa_cache, "attn24.onnx": attention_nonpad, "contrib.onnx": ort_contrib, "biasadd.onnx": bias_add, "fused.onnx": ort_fused,
          "nbits.onnx": matmul_nbits, "msattn.onnx": ort_attention, "trig.onnx": inverse_trig}
 
+# (name, None): the attribute removed
 BAD_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
     "Attention": [("q_num_heads", 3), ("kv_num_heads", 3), ("q_num_heads", 0), ("kv_num_heads", -2), ("q_num_heads", 2**40),
                   ("is_causal", 2), ("is_causal", -1), ("softcap", -1.0), ("softcap", float("nan")), ("scale", 0.0), ("scale", float("inf")),
                   ("softmax_precision", 10), ("softmax_precision", 99), ("qk_matmul_output_mode", 3), ("qk_matmul_output_mode", -1),
                   ("num_heads", 3), ("num_heads", 0), ("num_heads", 5), ("unidirectional", 2), ("qkv_hidden_sizes", [16, 16]),
                   ("qkv_hidden_sizes", [16, 16, 7]), ("qkv_hidden_sizes", [0, 0, 0]), ("mask_filter_value", float("nan")),
-                  ("past_present_share_buffer", 1), ("do_rotary", 1), ("local_window_size", 2)],
+                  ("past_present_share_buffer", 1), ("do_rotary", 1), ("local_window_size", 2), ("num_heads", None),
+                  ("q_num_heads", None), ("kv_num_heads", None)],
     "Gelu": [("approximate", "tanh"), ("approximate", "nope")],
     "QuickGelu": [("alpha", float("nan")), ("alpha", 0.0), ("alpha", -1.0)],
     "SkipLayerNormalization": [("epsilon", -1.0), ("epsilon", float("nan")), ("epsilon", 0.0)],
@@ -189,7 +191,7 @@ BAD_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
                   ("kernel_shape", [5, 5])],
     "MatMulNBits": [("K", 32), ("K", 48), ("K", 0), ("N", 5), ("N", 7), ("N", -1), ("bits", 8), ("bits", 3), ("bits", 2), ("bits", 0),
                     ("block_size", 8), ("block_size", 32), ("block_size", 15), ("block_size", 0), ("accuracy_level", 4),
-                    ("block_size", 2**40)],
+                    ("block_size", 2**40), ("K", None), ("N", None), ("bits", None), ("block_size", None)],
     "EmbedLayerNormalization": [("epsilon", -1.0), ("epsilon", float("nan")), ("mask_index_type", 0), ("mask_index_type", 2)],
     "Asin": [], "Acos": [], "Atan": [], "Asinh": [], "Acosh": [], "Atanh": [],
 }

@@ -120,3 +120,18 @@ def test_attention_nonpad_of_another_type_or_rank(tmp_path, capsys, value, messa
     model = load(fuzz_session5_ops.attention_nonpad())
     set_initializer(model, "nonpad", value)
     assert message in convert_error(tmp_path, capsys, model)
+
+
+@pytest.mark.parametrize("make, name, message", [
+    (fuzz_session5_ops.ort_attention, "num_heads", "Attention (com.microsoft) needs the attribute num_heads"),
+    (fuzz_session5_ops.matmul_nbits, "K", "MatMulNBits needs the attribute(s) K"),
+    (fuzz_session5_ops.matmul_nbits, "block_size", "MatMulNBits needs the attribute(s) block_size"),
+])  # fmt: skip
+def test_ms_ops_without_a_required_attribute(tmp_path, capsys, make, name, message):
+    """com.microsoft ops have no onnx schema: a missing num_heads / K was int(None)'s TypeError."""
+    model = load(make())
+    for node in model.graph.node:
+        for attr in list(node.attribute):
+            if attr.name == name:
+                node.attribute.remove(attr)
+    assert message in convert_error(tmp_path, capsys, model)

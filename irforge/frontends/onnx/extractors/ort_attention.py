@@ -101,6 +101,8 @@ def ort_attention(ctx: NodeContext) -> SSAValue:
     if ctx.output_used(1):
         raise ctx.fail("the present output (the KV cache) of Attention is not supported", fix="export without a KV cache")
     batch, length, hidden = _static(ctx, 0, "Attention", 3)
+    if ctx.attr("num_heads") is None:  # com.microsoft ops have no schema in onnx: checked here
+        raise ctx.fail("Attention (com.microsoft) needs the attribute num_heads")
     heads = int(ctx.attr("num_heads"))
     rows, width = _static(ctx, 1, "Attention", 2)
     if rows != hidden or heads <= 0:

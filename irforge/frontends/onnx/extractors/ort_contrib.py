@@ -206,6 +206,9 @@ def _unpacked(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
 @onnx_extractor("MatMulNBits", domain=MS)
 def matmul_nbits(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"K", "N", "bits", "block_size", "accuracy_level"})
+    missing = [a for a in ("K", "N", "bits", "block_size") if ctx.attr(a) is None]
+    if missing:  # com.microsoft ops have no schema in onnx: their required attributes are checked here
+        raise ctx.fail(f"MatMulNBits needs the attribute(s) {', '.join(missing)}")
     k, n, bits, block = (int(ctx.attr(a)) for a in ("K", "N", "bits", "block_size"))
     if bits not in (2, 4, 8) or block < 16 or block & (block - 1):
         raise ctx.fail(f"bits={bits} / block_size={block} is not a MatMulNBits form irforge reads", fix="use 2, 4 or 8 bits and a power-of-2 block >= 16")
