@@ -26,8 +26,9 @@ def main() -> None:
     p.add_argument("--formats", default=",".join(FORMATS))
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per case (a longer run is a hang)")
     p.add_argument("--in-process", action="store_true", help="faster, but a crash would end the campaign")
-    p.add_argument("--focus", default="", choices=["", "new-ops"],
-                   help="new-ops: only the seeds of irforge.testing.fuzz_new_ops (onnx, xml, mlir, run)")
+    p.add_argument("--focus", default="", choices=["", "new-ops", "session5"],
+                   help="new-ops: only the seeds of irforge.testing.fuzz_new_ops (onnx, xml, mlir, run); "
+                        "session5: only its ONNX Attention / com.microsoft / Asin..Atanh seeds (onnx)")
     p.add_argument("--show", type=int, default=5, help="findings shown per kind (distinct messages)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="irforge-fuzz-") as tmp:

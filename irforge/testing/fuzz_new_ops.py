@@ -296,6 +296,15 @@ BAD_INPUT_TYPES = [  # (elem_type, shape) for a model input
 ]
 
 
+# session 5's extractors (ONNX Attention, com.microsoft ops, Asin..Atanh): their seeds and values join the sets above
+from irforge.testing import fuzz_session5_ops as _s5  # noqa: E402
+
+ONNX_SEEDS.update(_s5.SEEDS)
+BAD_ATTRIBUTES.update(_s5.BAD_ATTRIBUTES)
+BAD_CONSTANTS += _s5.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s5.BAD_INPUT_TYPES
+
+
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
     for node in graph.node:
@@ -332,7 +341,8 @@ def mutate_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
             for attr in list(node.attribute):
                 if attr.name == name:
                     node.attribute.remove(attr)
-            node.attribute.append(helper.make_attribute(name, value, attr_type=onnx.AttributeProto.INTS if value == [] else None))
+            if value is not None:  # None: the attribute removed (a required one missing)
+                node.attribute.append(helper.make_attribute(name, value, attr_type=onnx.AttributeProto.INTS if value == [] else None))
         elif choice == 2 and node.input:  # an input dropped, emptied or renamed
             i = rng.randrange(len(node.input))
             how = rng.randrange(3)
@@ -397,6 +407,9 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 }
 
 
+VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
+
+
 def vary_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
     """One to three edits that keep a seed valid most of the time: an attribute set to another
     value its op defines, a constant given other values of its shape and type (attention's
@@ -426,7 +439,7 @@ def vary_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:
                 new = rng.choice([np.full(old.shape, rng.choice([-1e4, 0.0, 3.0, -0.25, float("inf"), -float("inf")])),
                                   np.asarray(old) * rng.choice([-1.0, 2.0, 1e-3])]).astype(old.dtype)
             elif old.dtype.kind in "iu":
-                new = (np.asarray(old) + rng.choice([-1, 1, 2])).astype(old.dtype)
+                new = (np.asarray(old).astype(np.int64) + rng.choice([-1, 1, 2])).astype(old.dtype)  # uint8 (packed weights) wraps
             else:
                 continue
             init.CopyFrom(onnx.numpy_helper.from_array(np.asarray(new), init.name))

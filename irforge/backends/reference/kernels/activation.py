@@ -74,6 +74,8 @@ def activation(op: Activation, x: np.ndarray) -> np.ndarray:
 @kernel(ReLU)
 def relu(op: ReLU, x: np.ndarray) -> np.ndarray:
     slope = op.float_prop("negative_slope")
+    if not slope:  # -inf * 0 would be NaN: ReLU(-inf) is 0 (NaN stays NaN)
+        return np.where(x < 0, np.zeros((), x.dtype), x)
     return np.where(x >= 0, x, x * np.asarray(slope, x.dtype))
 
 

@@ -17,8 +17,9 @@ attention recognisers to find. The node maps onto the fused op with a few reshap
   `nonpad_kv_seqlen` padding and opset 25's sliding windows all add up as in the spec;
   causal alone without a cache is the fused op's own `causal` flag;
 - a row whose keys are all masked gives 0 (the spec and onnxruntime), where the fused op,
-  like OpenVINO's, gives NaN: `Where(IsNaN(y), 0, y)` after the op (a NaN row after the op
-  is exactly an all-masked row for finite inputs), added only when some row can be.
+  like OpenVINO's, gives NaN: `Where(all keys of the row -inf in the bias, 0, y)` after the
+  op, added only when some row can be (not `Where(IsNaN(y), 0, y)`: that also zeroed the NaN
+  of NaN inputs or a +inf mask, where onnxruntime gives NaN).
 
 `softcap` (tanh capping of the scores) has no fused form: the node is then written as its
 MatMul / tanh / Softmax chain. The `qk_matmul_output` output, a `softmax_precision` other
@@ -29,14 +30,14 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import TensorType, i1
+from xdsl.dialects.builtin import TensorType, f32, i1
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Activation, Concat, Eltwise, MatMul, Pad, Permute, Reshape, Select, SoftMax, Unsqueeze
+from irforge.dialects.nn import Activation, Concat, Convert, Eltwise, MatMul, Pad, Permute, Reshape, Select, SoftMax, Unsqueeze
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.linear import show
-from irforge.dialects.nn.indexing import IsNaN
+from irforge.dialects.nn.reduce import Reduce
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
 
@@ -129,6 +130,8 @@ class _Attention:
             parts.append(self._padded_mask(mask))
             may_empty = self._may_mask_rows(mask)
         nonpad = ctx.optional_input(6)
+        if nonpad is not None and (_dtype(nonpad).kind not in "iu" or len(_shape(nonpad)) != 1):
+            raise ctx.fail(f"nonpad_kv_seqlen must be a 1-D integer tensor (one length per batch), got {show(_shape(nonpad))} of {_dtype(nonpad)}")
         if nonpad is not None and self.past:
             raise ctx.fail("nonpad_kv_seqlen cannot be combined with past_key / past_value (the spec forbids it)")
         left, right = int(ctx.attr("left_window_size", -1)), int(ctx.attr("right_window_size", -1))
@@ -267,9 +270,16 @@ class _Attention:
         return y
 
 
-def _guarded(ctx: NodeContext, y: SSAValue, dtype: np.dtype) -> SSAValue:
-    nan = ctx.value(IsNaN, [y], suffix="/is_nan")
-    return ctx.value(Select, [nan, ctx.constant(np.array(0, dtype), "/zero_row"), y], suffix="/masked_rows")
+def _guarded(ctx: NodeContext, att: _Attention, y: SSAValue, mask: SSAValue, dtype: np.dtype) -> SSAValue:
+    """Rows whose keys the mask blocks all (max of the bias is -inf) give 0 (the spec's reference);
+    only those: a NaN of the inputs or of a +inf mask stays NaN, as onnxruntime gives it."""
+    bias = att._additive(mask)
+    # min over keys of (bias == -inf) as 0/1, not max(bias) == -inf: OpenVINO's ReduceMax starts from the lowest finite float
+    shut = ctx.value(Eltwise, [bias, ctx.constant(np.array(-np.inf, dtype), "/row_neg_inf")], suffix="/key_blocked", operation="equal")
+    shut = ctx.value(Convert, [shut], suffix="/key_blocked_f32", destination_type=f32)
+    every = ctx.value(Reduce, [shut], suffix="/row_all_blocked", operation="min", axes=[len(_shape(bias)) - 1], keep_dims=True)
+    blocked = ctx.value(Eltwise, [every, ctx.constant(np.array(0.5, np.float32), "/half")], suffix="/row_blocked", operation="greater")
+    return ctx.value(Select, [blocked, ctx.constant(np.array(0, dtype), "/zero_row"), y], suffix="/masked_rows")
 
 
 def _check_precision(ctx: NodeContext, dtype: np.dtype) -> None:
@@ -337,7 +347,7 @@ def attention(ctx: NodeContext) -> list[SSAValue | None]:
             props["scale"] = scale
         last = not may_empty and att.rank == 4 and not grouped
         y = ctx.value(ScaledDotProductAttention, [q, k, v] if mask is None else [q, k, v, mask], suffix="" if last else "/attention", **props)
-    if may_empty:
-        y = _guarded(ctx, y, att.dtype)
+    if may_empty and mask is not None:
+        y = _guarded(ctx, att, y, mask, att.dtype)
     # present_key / present_value: K and V after the cache, in [B, kv_heads, S, E] form
     return [att.output(y, ev), att.k, att.v, None]

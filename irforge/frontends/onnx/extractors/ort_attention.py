@@ -43,8 +43,12 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def _static(ctx: NodeContext, index: int, what: str) -> tuple[int, ...]:
+def _static(ctx: NodeContext, index: int, what: str, rank: int | None = None) -> tuple[int, ...]:
+    if not ctx.has_input(index):
+        raise ctx.fail(f"{what} needs input #{index}", fix="give every required input of the op")
     shape = ctx.input_shape(index)
+    if rank is not None and len(shape) != rank:  # before unpacking: a wrong rank is the model's error, not an internal one
+        raise ctx.fail(f"{what} needs input #{index} of rank {rank}, got {show(shape)}")
     if DYN in shape:
         raise ctx.fail(f"{what} needs its input's shape at conversion, got {show(shape)}", fix="give the input shapes (--input_shape)")
     return shape
@@ -96,9 +100,13 @@ def ort_attention(ctx: NodeContext) -> SSAValue:
             raise ctx.fail(f"input {what} of Attention is not supported", fix="export without a KV cache, or with standard ONNX ops")
     if ctx.output_used(1):
         raise ctx.fail("the present output (the KV cache) of Attention is not supported", fix="export without a KV cache")
-    batch, length, _ = _static(ctx, 0, "Attention")
+    batch, length, hidden = _static(ctx, 0, "Attention", 3)
+    if ctx.attr("num_heads") is None:  # com.microsoft ops have no schema in onnx: checked here
+        raise ctx.fail("Attention (com.microsoft) needs the attribute num_heads")
     heads = int(ctx.attr("num_heads"))
-    width = _static(ctx, 1, "Attention")[1]
+    rows, width = _static(ctx, 1, "Attention", 2)
+    if rows != hidden or heads <= 0:
+        raise ctx.fail(f"Attention of num_heads={heads} with weights {show((rows, width))} does not fit the input's hidden size {hidden}")
     sizes = [int(s) for s in ctx.attr("qkv_hidden_sizes", [width // 3] * 3)]
     if len(sizes) != 3 or sum(sizes) != width or sizes[0] != sizes[1] or any(s % heads for s in sizes):
         raise ctx.fail(f"qkv_hidden_sizes {sizes} do not split the {width} weight columns into q, k, v of {heads} heads")
@@ -131,7 +139,9 @@ def ort_attention(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("EmbedLayerNormalization", domain=MS)
 def embed_layer_norm(ctx: NodeContext) -> list[SSAValue | None]:
     check_attributes(ctx, {"epsilon", "mask_index_type"})
-    batch, length = _static(ctx, 0, "EmbedLayerNormalization")
+    batch, length = _static(ctx, 0, "EmbedLayerNormalization", 2)
+    for index, what in ((2, "word_embedding"), (3, "position_embedding")):
+        _static(ctx, index, f"EmbedLayerNormalization's {what}", 2)
     total = ctx.value(Gather, [ctx.input(2), ctx.input(0)], suffix="/words")
     if ctx.has_input(8):
         positions = ctx.input(8)

@@ -206,21 +206,32 @@ def _unpacked(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
 @onnx_extractor("MatMulNBits", domain=MS)
 def matmul_nbits(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"K", "N", "bits", "block_size", "accuracy_level"})
+    missing = [a for a in ("K", "N", "bits", "block_size") if ctx.attr(a) is None]
+    if missing:  # com.microsoft ops have no schema in onnx: their required attributes are checked here
+        raise ctx.fail(f"MatMulNBits needs the attribute(s) {', '.join(missing)}")
     k, n, bits, block = (int(ctx.attr(a)) for a in ("K", "N", "bits", "block_size"))
     if bits not in (2, 4, 8) or block < 16 or block & (block - 1):
         raise ctx.fail(f"bits={bits} / block_size={block} is not a MatMulNBits form irforge reads", fix="use 2, 4 or 8 bits and a power-of-2 block >= 16")
     if ctx.has_input(4) and ctx.constant_input(4) is not None and ctx.constant_input(4).size:
         raise ctx.fail("g_idx (act-order groups) is not supported", fix="quantize without act-order")
+    if k <= 0 or n <= 0:
+        raise ctx.fail(f"K={k} / N={n} must be positive", fix="give the weight's input and output sizes")
     packed = ctx.required_constant(1, "the packed weights")
     scales = ctx.required_constant(2, "the scales")
     blocks = -(-k // block)
-    if packed.dtype != np.uint8 or packed.size != n * blocks * block * bits // 8 or scales.size != n * blocks:
-        raise ctx.fail(f"packed weights {list(packed.shape)} ({packed.dtype}) / scales {list(scales.shape)} do not fit K={k}, N={n}, "
-                       f"bits={bits}, block_size={block}")
+    if packed.dtype != np.uint8 or packed.size != n * blocks * block * bits // 8 or scales.size != n * blocks or scales.dtype.kind != "f":
+        raise ctx.fail(f"packed weights {list(packed.shape)} ({packed.dtype}) / scales {list(scales.shape)} ({scales.dtype}) do not fit "
+                       f"K={k}, N={n}, bits={bits}, block_size={block}")
     q = _unpacked(packed.reshape(n, blocks, -1), bits, block).astype(np.float32)
     zero = np.float32(1 << (bits - 1))
     if ctx.has_input(3):
         zp = ctx.required_constant(3, "the zero points")
+        # packed: ceil(blocks * bits / 8) bytes per row; else one value of a float type per block
+        want = n * -(-blocks * bits // 8) if zp.dtype == np.uint8 else n * blocks
+        if zp.dtype != np.uint8 and zp.dtype.kind != "f" or zp.size != want:
+            raise ctx.fail(f"zero points {list(zp.shape)} ({zp.dtype}) do not fit K={k}, N={n}, bits={bits}, block_size={block} "
+                           f"({want} {'packed uint8' if zp.dtype == np.uint8 else 'float'} values)",
+                           fix="give packed uint8 zero points or one float per block")
         if zp.dtype == np.uint8:
             zero = _unpacked(zp.reshape(n, -1), bits, blocks).astype(np.float32)[..., None]
         else:  # zero points of the scales' type, one per block
