@@ -22,6 +22,7 @@ from onnx import numpy_helper
 
 from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, find_extractor
+from irforge.frontends.onnx.sequences import flatten_expected
 from irforge.weights.dtypes import dtype_name
 
 
@@ -57,8 +58,9 @@ def graph_element_types(graph: onnx.GraphProto) -> Iterator[int]:
     """ONNX element types of the graph's (and its subgraphs') inputs, outputs, initializers
     and Cast targets."""
     for vi in (*graph.input, *graph.output, *graph.value_info):
-        # sequences, optionals and maps have no tensor element type irforge could hold
-        yield vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else onnx.TensorProto.UNDEFINED
+        # sequences and optionals of tensors are import-time lists (sequences.py); maps have
+        # no tensor element type irforge could hold
+        yield tensor_element_type(vi.type)
     for tensor in graph.initializer:
         yield tensor.data_type
     for node in graph.node:
@@ -69,6 +71,18 @@ def graph_element_types(graph: onnx.GraphProto) -> Iterator[int]:
                 yield attr.t.data_type
             elif attr.type == onnx.AttributeProto.GRAPH:
                 yield from graph_element_types(attr.g)
+
+
+def tensor_element_type(type_: onnx.TypeProto) -> int:
+    """The element type of a tensor, or of the tensors of a sequence / optional."""
+    which = type_.WhichOneof("value")
+    if which == "tensor_type":
+        return type_.tensor_type.elem_type
+    if which == "sequence_type":
+        return tensor_element_type(type_.sequence_type.elem_type)
+    if which == "optional_type":
+        return tensor_element_type(type_.optional_type.elem_type)
+    return onnx.TensorProto.UNDEFINED
 
 
 def has_supported_types(graph: onnx.GraphProto) -> bool:
@@ -112,6 +126,12 @@ def _freeze(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.Model
 
 
 def _array(value: object) -> np.ndarray:
+    """A case's input or output as an array; a sequence stays a list of arrays and an empty
+    optional None (`sequences.bind_structured_inputs` / `flatten_expected` take those)."""
+    if value is None:
+        return value  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [_array(v) for v in value]  # type: ignore[return-value]
     return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
 
 
@@ -120,7 +140,9 @@ def import_freezing(model: onnx.ModelProto, feeds: dict[str, np.ndarray]):  # ty
 
     Returns the model and the feeds left to pass at run time."""
     from irforge.frontends.onnx.importer import import_onnx
+    from irforge.frontends.onnx.sequences import bind_structured_inputs
 
+    model, feeds = bind_structured_inputs(model, feeds)  # sequence inputs: one tensor input per element
     frozen: dict[str, np.ndarray] = {}
     while True:
         try:
@@ -146,7 +168,7 @@ def run_case(case, execute=None) -> Outcome:  # type: ignore[no-untyped-def]
     execute = execute or run
     names = model_inputs(case.model)
     for inputs, expected in case.data_sets:
-        inputs, expected = [_array(v) for v in inputs], [_array(v) for v in expected]
+        inputs, expected = [_array(v) for v in inputs], flatten_expected([_array(v) for v in expected])
         try:
             model, feeds = import_freezing(case.model, dict(zip(names, inputs)))
         except IrforgeError as e:

@@ -27,6 +27,7 @@ from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
+from irforge.frontends.onnx.sequences import OptionalValue, bad_kind, flat_outputs, is_structured, structured_input_error
 from irforge.frontends.tensor_names import record_tensor_names
 from irforge.model import Model
 
@@ -46,7 +47,7 @@ class GraphImporter(FoldingBuilder):
         self.base_dir = source.base_dir
         self.raw_data = source.raw_data
         self.input_shapes = dict(input_shapes or {})
-        self.values: dict[str, SSAValue] = {}
+        self.values: dict[str, SSAValue] = {}  # and SequenceValue / OptionalValue (sequences.py)
         self.opsets = {d.domain if d.domain not in DEFAULT_DOMAINS else "": d.version for d in model.opset_import}
         self._initializers = {t.name: t for t in self.graph.initializer}
         self._names: Counter[str] = Counter()
@@ -60,7 +61,10 @@ class GraphImporter(FoldingBuilder):
     # -- values ----------------------------------------------------------------------------
     def value(self, name: str) -> SSAValue:
         if name in self.values:
-            return self.values[name]
+            found = self.values[name]
+            if is_structured(found):  # a sequence or optional read by a tensor op
+                raise bad_kind("the ONNX graph", name, found, "a tensor")
+            return found
         tensor = self._initializers.get(name)
         if tensor is None:
             raise IrforgeError(
@@ -70,6 +74,11 @@ class GraphImporter(FoldingBuilder):
             )
         self.values[name] = self.constant(tensor_to_array(tensor, self.base_dir, self.raw_data), name)
         return self.values[name]
+
+    def any_value(self, name: str):  # type: ignore[no-untyped-def]
+        """The tensor, sequence or optional value of `name` (`sequences.py`)."""
+        found = self.values.get(name)
+        return found if is_structured(found) else self.value(name)
 
     def generated_name(self, node: onnx.NodeProto) -> str:
         base = f"{node.op_type}_{node.output[0]}" if node.output else node.op_type
@@ -85,7 +94,7 @@ class GraphImporter(FoldingBuilder):
             raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(real_inputs)}", code="E140")
         for vi in self.graph.input:
             if vi.name in real_inputs:
-                self.values[vi.name] = self.builder.input(vi.name, *self._input_type(vi))
+                self.values[vi.name] = self.model_input(vi)
         first_error: IrforgeError | None = None
         for node in topological_order(self.graph, set(self.values) | initializer_names):
             try:
@@ -98,10 +107,21 @@ class GraphImporter(FoldingBuilder):
         if first_error is not None:
             raise first_error
         for vi in self.graph.output:
-            self.builder.output(self.value(vi.name), vi.name)
+            for name, value in flat_outputs(vi.name, self.any_value(vi.name), f"ONNX graph output '{vi.name}'"):
+                self.builder.output(value, name)
         model = self.builder.finish()
-        record_tensor_names(model.module, self.values)  # cut points and --bisect by tensor name
+        record_tensor_names(model.module, {k: v for k, v in self.values.items() if isinstance(v, SSAValue)})  # cut points and --bisect by tensor name
         return model
+
+    def model_input(self, vi: onnx.ValueInfoProto):  # type: ignore[no-untyped-def]
+        """A tensor input; an optional tensor input is a present optional (fed a tensor)."""
+        which = vi.type.WhichOneof("value")
+        if which == "optional_type" and vi.type.optional_type.elem_type.HasField("tensor_type"):
+            inner = onnx.ValueInfoProto(name=vi.name, type=vi.type.optional_type.elem_type)
+            return OptionalValue(self.builder.input(vi.name, *self._input_type(inner)))
+        if which in ("sequence_type", "optional_type"):
+            raise structured_input_error(vi)
+        return self.builder.input(vi.name, *self._input_type(vi))
 
     def _input_type(self, vi: onnx.ValueInfoProto) -> tuple[list[int], np.dtype]:
         t = vi.type.tensor_type
@@ -132,6 +152,9 @@ class GraphImporter(FoldingBuilder):
             self._fold_unsupported(node, domain)
             return
         ctx = NodeContext(self, node, self.opsets.get(domain, 1))
+        if node.op_type == "Identity" and not domain and is_structured(self.values.get(node.input[0])):
+            self.values[node.output[0]] = self.values[node.input[0]]  # a sequence or optional passes as is
+            return
         produced = extractor(ctx)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
         for index, name in enumerate(node.output):

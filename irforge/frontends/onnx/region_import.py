@@ -52,7 +52,7 @@ def import_body(ctx: NodeContext, body: onnx.GraphProto, bound: dict[str, SSAVal
         for out in node.output:
             importer.values.pop(out, None)  # a previous iteration's value of this name
         importer._import_node(renamed)
-    return [importer.value(vi.name) for vi in body.output]
+    return [importer.any_value(vi.name) for vi in body.output]  # sequences too (sequences.py)
 
 
 def import_region(ctx: NodeContext, body: onnx.GraphProto, arg_types: Sequence[Attribute], arg_names: Sequence[str]) -> tuple[Block, list[SSAValue]]:
@@ -65,7 +65,13 @@ def import_region(ctx: NodeContext, body: onnx.GraphProto, arg_types: Sequence[A
     importer.builder.block = block
     try:
         bound = {name: arg for name, arg in zip(arg_names, block.args) if name}
-        block.add_op(Yield(*import_body(ctx, body, bound, "")))
+        outputs = import_body(ctx, body, bound, "")
+        if not all(isinstance(v, SSAValue) for v in outputs):
+            raise IrforgeError(
+                "a sequence or optional value leaves a run-time If/Loop body, and OpenVINO has no sequence type",
+                where=ctx.where, fix="make the condition / trip count constants of the model so that the node folds or unrolls", code="E195",
+            )  # fmt: skip
+        block.add_op(Yield(*outputs))
     finally:  # the subgraph's names are its own: the enclosing graph's values come back
         importer.builder.block = saved_block
         importer.values.clear()

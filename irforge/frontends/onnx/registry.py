@@ -75,6 +75,13 @@ class NodeContext(BuildContext):
             raise self.fail(f"input #{index} is required")
         return self.importer.value(self.node.input[index])
 
+    def any_input(self, index: int) -> Any:
+        """Input `index` as a tensor value or, for the ops that take them, a sequence or
+        optional (`sequences.py`)."""
+        if not self.has_input(index):
+            raise self.fail(f"input #{index} is required")
+        return self.importer.any_value(self.node.input[index])
+
     def optional_input(self, index: int) -> SSAValue | None:
         return self.input(index) if self.has_input(index) else None
 

@@ -26,6 +26,7 @@ from irforge.backends.segments import has_data_dependent_shapes, touches_dynamic
 from irforge.dialects.nn.constant import Constant
 from irforge.frontends.onnx.conformance import _array, graph_element_types, import_freezing, supported_cases
 from irforge.frontends.onnx.importer import model_inputs
+from irforge.frontends.onnx.sequences import flatten_expected
 from irforge.model import Model
 from tests.helpers import read_expected_failures
 
@@ -37,7 +38,7 @@ def expected_failures() -> dict[str, str]:
 
 
 def data_sets(case) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:  # type: ignore[no-untyped-def]
-    return [([_array(v) for v in inputs], [_array(v) for v in outputs]) for inputs, outputs in case.data_sets]
+    return [([_array(v) for v in inputs], flatten_expected([_array(v) for v in outputs])) for inputs, outputs in case.data_sets]
 
 
 def imported(case) -> tuple[Model, dict[str, np.ndarray]] | None:  # type: ignore[no-untyped-def]

@@ -20,6 +20,7 @@ from irforge.dialects.nn.control_flow import BOOL, INDEX, build_if, build_loop, 
 from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.region_import import bind_outer, import_body, import_region
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.frontends.onnx.sequences import is_structured
 
 MAX_UNROLL = 256
 """Loops with more iterations stay nn.loop rather than being unrolled into a huge graph."""
@@ -37,6 +38,8 @@ def if_(ctx: NodeContext) -> list[SSAValue]:
             raise ctx.fail(f"the condition has {np.asarray(condition).size} values (shape {list(np.shape(condition))}); If takes one boolean")
         branch = ctx.attr("then_branch") if bool(np.asarray(condition).reshape(-1)[0]) else ctx.attr("else_branch")
         return import_body(ctx, branch, {}, "")
+    if any(structured_type(vi) for g in (ctx.attr("then_branch"), ctx.attr("else_branch")) for vi in g.output):
+        raise structure_needs_constant(ctx, [0], "its branches give a sequence or optional")
     then_block, then_outer = import_region(ctx, ctx.attr("then_branch"), [], [])
     else_block, else_outer = import_region(ctx, ctx.attr("else_branch"), [], [])
     inputs = then_outer + [v for v in else_outer if v not in then_outer]
@@ -45,6 +48,22 @@ def if_(ctx: NodeContext) -> list[SSAValue]:
     op = checked(ctx, lambda: build_if(ctx.input(0), inputs, then_block, else_block, ctx.name), "E191")
     ctx.importer.builder.block.add_op(op)
     return list(op.results)
+
+
+def structured_type(vi: onnx.ValueInfoProto) -> bool:
+    return vi.type.WhichOneof("value") in ("sequence_type", "optional_type")
+
+
+def structure_needs_constant(ctx: NodeContext, inputs: list[int], why: str) -> IrforgeError:
+    """E195: the node would carry a sequence/optional through an OpenVINO If/Loop, which has
+    no such type; names the first of `inputs` (condition, trip count) that is not constant,
+    so that freezing it folds or unrolls the node."""
+    what = f"{why}, and OpenVINO has no sequence type: the node must fold or unroll at conversion time"
+    fix = "make the condition / trip count constants of the model (freeze the inputs they come from)"
+    unknown = [i for i in inputs if ctx.has_input(i) and ctx.constant_input(i) is None]
+    if unknown:
+        return NotConstantError(f"{what}, which needs '{ctx.node.input[unknown[0]]}' known", ctx.node.input[unknown[0]], where=ctx.where, fix=fix, code="E195")
+    return IrforgeError(f"{what} (its condition depends on data, or it runs more than {MAX_UNROLL} times)", where=ctx.where, fix=fix, code="E195")
 
 
 def checked(ctx: NodeContext, make, code: str):  # type: ignore[no-untyped-def]
@@ -113,7 +132,7 @@ def rollback(block: Block, mark: Operation | None) -> None:
 def unrolled(ctx: NodeContext, count: int) -> list[SSAValue]:
     body: onnx.GraphProto = ctx.attr("body")
     condition = ctx.optional_input(1)
-    carried = [ctx.input(i) for i in range(2, ctx.num_inputs)]
+    carried = [ctx.any_input(i) for i in range(2, ctx.num_inputs)]  # sequences too (sequences.py)
     scans: list[list[SSAValue]] = [[] for _ in range(len(body.output) - 1 - len(carried))]
     for i in range(count):
         if not known_condition(ctx, condition):
@@ -123,6 +142,8 @@ def unrolled(ctx: NodeContext, count: int) -> list[SSAValue]:
         outputs = import_body(ctx, body, {k: v for k, v in bound.items() if k}, f"/iter{i}")
         condition, carried = outputs[0], outputs[1 : 1 + len(carried)]
         for scan, value in zip(scans, outputs[1 + len(carried) :]):
+            if is_structured(value):
+                raise IrforgeError("a Loop's scan output is a sequence or optional (ONNX allows only tensors there)", where=ctx.where, fix="check the model with onnx.checker", code="E188")
             scan.append(ctx.value(Unsqueeze, [value], suffix=f"/iter{i}/scan", axes=[0]))
     if any(not scan for scan in scans):
         raise NotUnrollable  # no iteration: nn.loop gives the empty scan outputs their shape
@@ -154,6 +175,8 @@ def region_loop(ctx: NodeContext) -> list[SSAValue]:
     trip, condition = ctx.optional_input(0), ctx.optional_input(1)
     if trip is None and condition is None:
         raise IrforgeError("Loop without a trip count and without a condition is not supported (it never stops)", where=ctx.where, fix="export the loop with a trip count or a condition", code="E192")
+    if any(is_structured(ctx.any_input(i)) for i in range(2, ctx.num_inputs)) or any(structured_type(vi) for vi in body.output):
+        raise structure_needs_constant(ctx, [0, 1], "it carries a sequence or optional")
     carried = [ctx.input(i) for i in range(2, ctx.num_inputs)]
     names = [vi.name for vi in body.input]
     types = [v.type for v in carried]
