@@ -159,9 +159,30 @@ def test_a_sequence_output_becomes_one_output_per_element():
         np.testing.assert_array_equal(array, expected)
 
 
-def test_a_run_time_trip_count_names_the_trip_count():
+@pytest.mark.parametrize("n", [1, 4])
+def test_a_run_time_appending_loop_becomes_a_loop_with_a_scan_output(n, tmp_path):
+    """sequence_scan.py: the appended item is the loop's scan output; ConcatFromSequence a
+    Permute (new_axis=1, axis 1) and a Reshape (axis 0)."""
+    from irforge.dialects.nn.control_flow import Loop
+
+    model = appending_loop(trip=None)
+    feeds = {"x": rand(2, 3, seed=1), "y": rand(2, 3, seed=2), "n": np.array(n, np.int64)}
+    want = ort_session_run(model, feeds)
+    imported = import_onnx(model)
+    assert sum(isinstance(op, Loop) for op in imported.func.body.block.ops) == 1
+    xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
+    for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
+        for key, expected in zip(("stacked", "joined"), want):
+            np.testing.assert_allclose(got[key], expected, rtol=1e-6, atol=1e-6, err_msg=f"{what} {key}")
+
+
+def test_a_run_time_loop_inserting_at_a_position_names_the_trip_count():
+    model = appending_loop(trip=None)
+    body = model.graph.node[1].attribute[0].g
+    body.initializer.append(const("front", 0))
+    body.node[3].input.append("front")  # SequenceInsert(seq, item, 0): not an append
     with pytest.raises(NotConstantError) as caught:
-        import_onnx(appending_loop(trip=None))
+        import_onnx(model)
     assert caught.value.code == "E195" and caught.value.tensor == "n" and "append_loop" in str(caught.value)
 
 

@@ -53,16 +53,24 @@ class OptionalValue:
     element: SSAValue | SequenceValue | None
 
 
-Structured = SequenceValue | OptionalValue
-Value = SSAValue | SequenceValue | OptionalValue
+@dataclass(frozen=True, eq=False)
+class StackedSequence:
+    """A sequence of run-time length held as one tensor, its elements stacked on axis 0: what
+    a run-time Loop appending one tensor per iteration gives (`sequence_scan.py`)."""
+
+    stacked: SSAValue
+
+
+Structured = SequenceValue | OptionalValue | StackedSequence
+Value = SSAValue | SequenceValue | OptionalValue | StackedSequence
 
 
 def is_structured(value: object) -> bool:
-    return isinstance(value, SequenceValue | OptionalValue)
+    return isinstance(value, SequenceValue | OptionalValue | StackedSequence)
 
 
 def kind(value: object) -> str:
-    return "a sequence" if isinstance(value, SequenceValue) else "an optional" if isinstance(value, OptionalValue) else "a tensor"
+    return "a sequence" if isinstance(value, SequenceValue | StackedSequence) else "an optional" if isinstance(value, OptionalValue) else "a tensor"
 
 
 def bad_kind(where: str, name: str, value: object, wanted: str) -> IrforgeError:
@@ -78,6 +86,11 @@ def sequence_input(ctx: NodeContext, index: int) -> SequenceValue:
     value = ctx.any_input(index)
     if isinstance(value, OptionalValue) and isinstance(value.element, SequenceValue):
         return value.element
+    if isinstance(value, StackedSequence):
+        raise IrforgeError(
+            f"'{ctx.node.input[index]}' is a sequence grown in a run-time loop; of what reads it, only ConcatFromSequence and SequenceAt at a constant position are supported, and OpenVINO has no sequence type",
+            where=ctx.where, fix="make the loop's trip count and condition constants so that it unrolls", code="E195",
+        )  # fmt: skip
     if not isinstance(value, SequenceValue):
         raise bad_kind(ctx.where, ctx.node.input[index], value, "a sequence")
     return value
@@ -141,6 +154,11 @@ def sequence_erase(ctx: NodeContext) -> list[Value]:
 
 @onnx_extractor("SequenceAt")
 def sequence_at(ctx: NodeContext) -> list[Value]:
+    if isinstance(ctx.any_input(0), StackedSequence):
+        from irforge.frontends.onnx.sequence_scan import at_stacked
+
+        array = np.asarray(ctx.required_constant(1, "position"))
+        return [at_stacked(ctx, ctx.any_input(0), int(array.reshape(-1)[0]))]
     items = sequence_input(ctx, 0).items
     return [items[position(ctx, 1, len(items), "position", end_allowed=False)]]
 
@@ -152,6 +170,10 @@ def sequence_length(ctx: NodeContext) -> list[Value]:
 
 @onnx_extractor("ConcatFromSequence")
 def concat_from_sequence(ctx: NodeContext) -> list[Value]:
+    if isinstance(ctx.any_input(0), StackedSequence):
+        from irforge.frontends.onnx.sequence_scan import concat_stacked
+
+        return [concat_stacked(ctx, ctx.any_input(0))]
     items = list(sequence_input(ctx, 0).items)
     if not items:
         raise IrforgeError("ConcatFromSequence of an empty sequence", where=ctx.where, fix="check the model: ONNX requires at least one tensor", code="E188")

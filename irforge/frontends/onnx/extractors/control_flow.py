@@ -20,6 +20,7 @@ from irforge.dialects.nn.control_flow import BOOL, INDEX, build_if, build_loop, 
 from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.region_import import bind_outer, import_body, import_region
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.frontends.onnx.sequence_scan import appended_items, scan_rewritten
 from irforge.frontends.onnx.sequences import is_structured
 
 MAX_UNROLL = 256
@@ -175,6 +176,9 @@ def region_loop(ctx: NodeContext) -> list[SSAValue]:
     trip, condition = ctx.optional_input(0), ctx.optional_input(1)
     if trip is None and condition is None:
         raise IrforgeError("Loop without a trip count and without a condition is not supported (it never stops)", where=ctx.where, fix="export the loop with a trip count or a condition", code="E192")
+    items = appended_items(ctx)
+    if items:  # a list appended to once per iteration: a scan output (sequence_scan.py)
+        return scan_rewritten(ctx, items)  # type: ignore[return-value]
     if any(is_structured(ctx.any_input(i)) for i in range(2, ctx.num_inputs)) or any(structured_type(vi) for vi in body.output):
         raise structure_needs_constant(ctx, [0, 1], "it carries a sequence or optional")
     carried = [ctx.input(i) for i in range(2, ctx.num_inputs)]
