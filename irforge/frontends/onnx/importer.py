@@ -167,6 +167,10 @@ class GraphImporter(FoldingBuilder):
 
     def _fold_unsupported(self, node: onnx.NodeProto, domain: str) -> None:
         """Evaluate a node without an extractor if its inputs are all constant, else record it."""
+        if any(is_structured(self.values.get(name)) for name in node.input if name):
+            self._record_unsupported(node, domain)  # an op without an extractor that reads a sequence
+            self.unavailable.update(node.output)
+            return
         inputs = [self.constant_value(self.value(name)) if name else None for name in node.input]
         given = [array for name, array in zip(node.input, inputs) if name]
         folded = None

@@ -287,6 +287,8 @@ def flat_outputs(name: str, value: Value, where: str) -> list[tuple[str, SSAValu
         value = value.element
     if isinstance(value, SequenceValue):
         return [(f"{name}.{i}", item) for i, item in enumerate(value.items)]
+    if isinstance(value, StackedSequence):
+        raise IrforgeError(f"model output '{name}' is a sequence grown in a run-time loop, and OpenVINO has no sequence type", where=where, fix="concatenate it (ConcatFromSequence) in the model, or make the loop's trip count a constant", code="E195")
     return [(name, value)]
 
 
