@@ -9,6 +9,7 @@ import pytest
 from irforge.backends.opencl import compile_model
 from irforge.frontends.onnx.conformance import _array, import_freezing, supported_cases
 from irforge.frontends.onnx.importer import model_inputs
+from irforge.frontends.onnx.sequences import flatten_expected
 from irforge.model import Model, input_names
 from irforge.passes import apply_pipeline
 from tests.frontends.test_onnx_node_cases import XFAIL
@@ -44,7 +45,7 @@ def with_static_shapes(model: Model, feeds: dict[str, np.ndarray]) -> None:
 def test_node_case_on_opencl(case):  # type: ignore[no-untyped-def]
     names = model_inputs(case.model)
     for inputs, expected in case.data_sets:
-        inputs, expected = [_array(v) for v in inputs], [_array(v) for v in expected]
+        inputs, expected = [_array(v) for v in inputs], flatten_expected([_array(v) for v in expected])
         model, feeds = import_freezing(case.model, dict(zip(names, inputs)))
         with_static_shapes(model, feeds)
         compiled = compile_model(model)
