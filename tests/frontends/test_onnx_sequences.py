@@ -56,8 +56,9 @@ def appending_loop(trip: int | None = 3) -> onnx.ModelProto:
             helper.make_node("Loop", ["n", "yes", "empty"], ["items"], name="append_loop", body=body),
             helper.make_node("ConcatFromSequence", ["items"], ["stacked"], axis=1, new_axis=1),
             helper.make_node("ConcatFromSequence", ["items"], ["joined"], axis=0),
+            helper.make_node("SequenceAt", ["items", "minus_two"], ["second_last"]),
         ],
-        "appending", inputs, [tensor("stacked", None), tensor("joined", None)], inits,
+        "appending", inputs, [tensor("stacked", None), tensor("joined", None), tensor("second_last", None)], [*inits, const("minus_two", -2)],
     )  # fmt: skip
     return helper.make_model(graph, opset_imports=OPSET)
 
@@ -159,7 +160,7 @@ def test_a_sequence_output_becomes_one_output_per_element():
         np.testing.assert_array_equal(array, expected)
 
 
-@pytest.mark.parametrize("n", [1, 4])
+@pytest.mark.parametrize("n", [2, 4])
 def test_a_run_time_appending_loop_becomes_a_loop_with_a_scan_output(n, tmp_path):
     """sequence_scan.py: the appended item is the loop's scan output; ConcatFromSequence a
     Permute (new_axis=1, axis 1) and a Reshape (axis 0)."""
@@ -172,8 +173,23 @@ def test_a_run_time_appending_loop_becomes_a_loop_with_a_scan_output(n, tmp_path
     assert sum(isinstance(op, Loop) for op in imported.func.body.block.ops) == 1
     xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
     for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
-        for key, expected in zip(("stacked", "joined"), want):
+        for key, expected in zip(("stacked", "joined", "second_last"), want):
             np.testing.assert_allclose(got[key], expected, rtol=1e-6, atol=1e-6, err_msg=f"{what} {key}")
+
+
+@pytest.mark.parametrize("at", [-3, 1])
+def test_a_run_time_position_gathers_from_the_stacked_elements(at, tmp_path):
+    graph = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x", "two"], ["s"], axis=1), helper.make_node("SequenceAt", ["s", "at"], ["y"])],
+        "at", [tensor("x", [2, 6]), tensor("at", [], TensorProto.INT64)], [tensor("y", None)], [const("two", 2)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=OPSET)
+    feeds = {"x": rand(2, 6, seed=8), "at": np.array(at, np.int64)}
+    (want,) = ort_session_run(model, feeds)
+    imported = import_onnx(model)
+    xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
+    for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
+        np.testing.assert_array_equal(got["y"], want, err_msg=what)
 
 
 def test_a_run_time_loop_inserting_at_a_position_names_the_trip_count():

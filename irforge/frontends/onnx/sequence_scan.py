@@ -15,13 +15,11 @@ SequenceAt inside the body, the sequence read after the loop by another op) stay
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Permute, Reshape
 from irforge.dialects.nn.base import DYN
-from irforge.dialects.nn.shape import Gather
 from irforge.frontends.onnx.registry import NodeContext
 from irforge.frontends.onnx.sequences import SequenceValue, StackedSequence
 
@@ -137,17 +135,3 @@ def concat_stacked(ctx: NodeContext, sequence: StackedSequence) -> SSAValue:
             where=ctx.where, fix="give static input shapes (--input_shape)", code="E195",
         )  # fmt: skip
     return ctx.value(Reshape, [moved], shape=[0] * axis + [-1] + [int(d) for d in trailing])
-
-
-def at_stacked(ctx: NodeContext, sequence: StackedSequence, position: int) -> SSAValue:
-    """SequenceAt at a constant non-negative position of a stacked sequence (a negative one
-    counts from a run-time end: E195)."""
-    if position < 0:
-        from irforge.errors import IrforgeError
-
-        raise IrforgeError(
-            f"SequenceAt {position} of a sequence grown in a run-time loop: its length is known only at run time",
-            where=ctx.where, fix="index from the front, or make the loop's trip count a constant", code="E195",
-        )  # fmt: skip
-    index = ctx.constant(np.array(position, np.int64), "/position")
-    return ctx.value(Gather, [sequence.stacked, index], axis=0)

@@ -29,8 +29,8 @@ import onnx
 from onnx import helper
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Concat, Squeeze, Unsqueeze
-from irforge.dialects.nn.shape import Split
+from irforge.dialects.nn import Concat, Reshape, Squeeze, Unsqueeze
+from irforge.dialects.nn.shape import Gather, Split
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
@@ -88,7 +88,7 @@ def sequence_input(ctx: NodeContext, index: int) -> SequenceValue:
         return value.element
     if isinstance(value, StackedSequence):
         raise IrforgeError(
-            f"'{ctx.node.input[index]}' is a sequence grown in a run-time loop; of what reads it, only ConcatFromSequence and SequenceAt at a constant position are supported, and OpenVINO has no sequence type",
+            f"'{ctx.node.input[index]}' is a sequence grown in a run-time loop; of what reads it, only ConcatFromSequence and SequenceAt are supported, and OpenVINO has no sequence type",
             where=ctx.where, fix="make the loop's trip count and condition constants so that it unrolls", code="E195",
         )  # fmt: skip
     if not isinstance(value, SequenceValue):
@@ -154,13 +154,28 @@ def sequence_erase(ctx: NodeContext) -> list[Value]:
 
 @onnx_extractor("SequenceAt")
 def sequence_at(ctx: NodeContext) -> list[Value]:
-    if isinstance(ctx.any_input(0), StackedSequence):
-        from irforge.frontends.onnx.sequence_scan import at_stacked
-
-        array = np.asarray(ctx.required_constant(1, "position"))
-        return [at_stacked(ctx, ctx.any_input(0), int(array.reshape(-1)[0]))]
+    """The element at a constant position; at a run-time position, a Gather from the
+    elements stacked on a new axis 0 (they must agree in shape and element type)."""
+    value = ctx.any_input(0)
+    if isinstance(value, StackedSequence):
+        return [gather_at(ctx, value.stacked)]
     items = sequence_input(ctx, 0).items
+    if ctx.constant_input(1) is None and items and len({str(item.type) for item in items}) == 1 and DYN not in items[0].type.get_shape():  # type: ignore[attr-defined]
+        stacked = [ctx.value(Unsqueeze, [item], suffix=f"/stack{i}", axes=[0]) for i, item in enumerate(items)]
+        return [gather_at(ctx, stacked[0] if len(stacked) == 1 else ctx.value(Concat, stacked, suffix="/stack", axis=0))]
     return [items[position(ctx, 1, len(items), "position", end_allowed=False)]]
+
+
+def gather_at(ctx: NodeContext, stacked: SSAValue) -> SSAValue:
+    """Element `position` (input 1, negative counting from the end, as Gather's indices do)
+    of the sequence stacked on axis 0."""
+    index = ctx.input(1)
+    shape = ctx.input_shape(1)
+    if len(shape) > 1 or (len(shape) == 1 and shape[0] != 1):
+        raise ctx.fail(f"position must be one integer, got shape {list(shape)}")
+    if shape:
+        index = ctx.value(Reshape, [index], suffix="/position", shape=[])
+    return ctx.value(Gather, [stacked, index], axis=0)
 
 
 @onnx_extractor("SequenceLength")
