@@ -30,7 +30,7 @@ def const(name: str, value: object, dtype: type = np.int64) -> onnx.TensorProto:
     return numpy_helper.from_array(np.array(value, dtype), name)
 
 
-def appending_loop(trip: int | None = 3) -> onnx.ModelProto:
+def appending_loop(trip: int | None = 3, start_with_y: bool = False) -> onnx.ModelProto:
     """out = stack([x * i + y for i in range(trip)], dim=1) and cat(..., dim=0): a Loop whose
     body appends to a sequence (SequenceInsert) and two ConcatFromSequence."""
     body = helper.make_graph(
@@ -52,7 +52,7 @@ def appending_loop(trip: int | None = 3) -> onnx.ModelProto:
         inits.append(const("n", trip))
     graph = helper.make_graph(
         [
-            helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
+            helper.make_node("SequenceConstruct", ["y"], ["empty"]) if start_with_y else helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
             helper.make_node("Loop", ["n", "yes", "empty"], ["items"], name="append_loop", body=body),
             helper.make_node("ConcatFromSequence", ["items"], ["stacked"], axis=1, new_axis=1),
             helper.make_node("ConcatFromSequence", ["items"], ["joined"], axis=0),
@@ -160,13 +160,13 @@ def test_a_sequence_output_becomes_one_output_per_element():
         np.testing.assert_array_equal(array, expected)
 
 
-@pytest.mark.parametrize("n", [2, 4])
-def test_a_run_time_appending_loop_becomes_a_loop_with_a_scan_output(n, tmp_path):
+@pytest.mark.parametrize(("n", "start_with_y"), [(2, False), (4, False), (1, True), (3, True)])
+def test_a_run_time_appending_loop_becomes_a_loop_with_a_scan_output(n, start_with_y, tmp_path):
     """sequence_scan.py: the appended item is the loop's scan output; ConcatFromSequence a
     Permute (new_axis=1, axis 1) and a Reshape (axis 0)."""
     from irforge.dialects.nn.control_flow import Loop
 
-    model = appending_loop(trip=None)
+    model = appending_loop(trip=None, start_with_y=start_with_y)
     feeds = {"x": rand(2, 3, seed=1), "y": rand(2, 3, seed=2), "n": np.array(n, np.int64)}
     want = ort_session_run(model, feeds)
     imported = import_onnx(model)

@@ -1,4 +1,5 @@
-"""A Loop of run-time length that appends one tensor per iteration to a sequence, read only
+"""A Loop of run-time length that appends one tensor per iteration to a sequence (empty or of
+elements known at import before the loop), read only
 by ConcatFromSequence (or SequenceAt at a constant position): the sequence becomes the loop's
 scan output, which OpenVINO's Loop concatenates itself (port_map axis 0).
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import onnx
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Permute, Reshape
+from irforge.dialects.nn import Concat, Permute, Reshape, Unsqueeze
 from irforge.dialects.nn.base import DYN
 from irforge.frontends.onnx.registry import NodeContext
 from irforge.frontends.onnx.sequences import SequenceValue, StackedSequence
@@ -38,8 +39,8 @@ def readers(graph: onnx.GraphProto, name: str) -> list[onnx.NodeProto]:
 
 def appended_items(ctx: NodeContext) -> dict[int, str] | None:
     """For each carried sequence (index into the carried values) the body value it appends,
-    when every carried sequence starts empty, is appended to exactly once per iteration at
-    the end and read by nothing else, and the loop's result is read only by
+    when every carried sequence is appended to exactly once per iteration at the end and
+    read by nothing else in the body (its initial elements are known at import), and the loop's result is read only by
     ConcatFromSequence / SequenceAt; else None."""
     body: onnx.GraphProto = ctx.attr("body")
     carried = [ctx.any_input(i) for i in range(2, ctx.num_inputs)]
@@ -48,7 +49,7 @@ def appended_items(ctx: NodeContext) -> dict[int, str] | None:
     for k, value in enumerate(carried):
         if not isinstance(value, SequenceValue):
             continue
-        if len(value) or 2 + k >= len(body.input) or 1 + k >= len(body.output) or k >= len(ctx.node.output):
+        if 2 + k >= len(body.input) or 1 + k >= len(body.output) or k >= len(ctx.node.output):
             return None
         seq_in, seq_out, result = body.input[2 + k].name, body.output[1 + k].name, ctx.node.output[k]
         users = readers(body, seq_in)
@@ -101,8 +102,17 @@ def scan_rewritten(ctx: NodeContext, items: dict[int, str]) -> list[object] | No
     kept_carried = iter(results[: len(carried_names)])
     scan_results = results[len(carried_names) : len(carried_names) + len(scans)]
     stacked = iter(results[len(carried_names) + len(scans) :])
-    mapped: list[object] = [StackedSequence(next(stacked)) if k in items else next(kept_carried) for k in range(carried_count)]
+    mapped: list[object] = [StackedSequence(with_prefix(ctx, ctx.any_input(2 + k), next(stacked), k)) if k in items else next(kept_carried) for k in range(carried_count)]
     return [*mapped, *scan_results]
+
+
+def with_prefix(ctx: NodeContext, initial: SequenceValue, scan: SSAValue, k: int) -> SSAValue:
+    """The loop's scan output after the sequence's initial elements (`items = [x]` before the
+    loop), all stacked on axis 0."""
+    if not len(initial):
+        return scan
+    first = [ctx.value(Unsqueeze, [item], suffix=f"/initial{k}_{i}", axes=[0]) for i, item in enumerate(initial.items)]
+    return ctx.value(Concat, [*first, scan], suffix=f"/stacked{k}", axis=0)
 
 
 def concat_stacked(ctx: NodeContext, sequence: StackedSequence) -> SSAValue:
