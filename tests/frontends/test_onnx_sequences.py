@@ -230,3 +230,45 @@ def test_splitting_a_dynamic_axis_into_a_sequence_is_refused():
     with pytest.raises(IrforgeError) as caught:
         import_onnx(helper.make_model(graph, opset_imports=OPSET))
     assert caught.value.code == "E195" and "dynamic axis 0" in caught.value.what
+
+
+def if_building_lists(else_length: int = 2) -> onnx.ModelProto:
+    """items = [x * 2, x] if cond else [x + 1, x - 1] (or [x + 1]); cat(items)."""
+    then = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["a"]), helper.make_node("SequenceConstruct", ["a", "x"], ["then_items"])],
+        "then", [], [helper.make_tensor_sequence_value_info("then_items", TensorProto.FLOAT, None)], [const("two", 2.0, np.float32)],
+    )  # fmt: skip
+    made = ["b", "c"][:else_length]
+    other = helper.make_graph(
+        [helper.make_node("Add", ["x", "one_f"], ["b"]), helper.make_node("Sub", ["x", "one_f"], ["c"]), helper.make_node("SequenceConstruct", made, ["else_items"])],
+        "else", [], [helper.make_tensor_sequence_value_info("else_items", TensorProto.FLOAT, None)], [const("one_f", 1.0, np.float32)],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [
+            helper.make_node("If", ["cond"], ["items"], name="choose", then_branch=then, else_branch=other),
+            helper.make_node("ConcatFromSequence", ["items"], ["y"], axis=0),
+        ],
+        "if_lists", [tensor("x", [2, 3]), tensor("cond", [], TensorProto.BOOL)], [tensor("y", None)],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=OPSET)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_a_run_time_if_giving_lists_of_one_length_is_one_if_per_element(cond, tmp_path):
+    from irforge.dialects.nn.control_flow import If
+
+    model = if_building_lists()
+    feeds = {"x": rand(2, 3, seed=9), "cond": np.array(cond)}
+    (want,) = ort_session_run(model, feeds)
+    imported = import_onnx(model)
+    (op,) = [op for op in imported.func.body.block.ops if isinstance(op, If)]
+    assert len(op.results) == 2
+    xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
+    for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
+        np.testing.assert_allclose(got["y"], want, rtol=1e-6, err_msg=what)
+
+
+def test_a_run_time_if_giving_lists_of_different_lengths_names_the_condition():
+    with pytest.raises(NotConstantError) as caught:
+        import_onnx(if_building_lists(else_length=1))
+    assert caught.value.code == "E195" and caught.value.tensor == "cond" and "('sequence', 2)" in caught.value.what

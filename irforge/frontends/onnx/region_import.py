@@ -9,7 +9,7 @@ that they still fold there and OpenVINO sees them as body Constants).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import onnx
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
@@ -55,10 +55,11 @@ def import_body(ctx: NodeContext, body: onnx.GraphProto, bound: dict[str, SSAVal
     return [importer.any_value(vi.name) for vi in body.output]  # sequences too (sequences.py)
 
 
-def import_region(ctx: NodeContext, body: onnx.GraphProto, arg_types: Sequence[Attribute], arg_names: Sequence[str]) -> tuple[Block, list[SSAValue]]:
+def import_region(ctx: NodeContext, body: onnx.GraphProto, arg_types: Sequence[Attribute], arg_names: Sequence[str], flatten: Callable[[list], list[SSAValue]] | None = None) -> tuple[Block, list[SSAValue]]:  # type: ignore[type-arg]
     """`body` imported into a new block whose arguments (of `arg_types`) are the subgraph's
-    inputs `arg_names`, ended by nn.yield of its outputs; and the outer values it reads, in
-    order of first use (not yet arguments: see `bind_outer`)."""
+    inputs `arg_names`, ended by nn.yield of its outputs (through `flatten`, which turns
+    sequences into their elements: sequences.py); and the outer values it reads, in order of
+    first use (not yet arguments: see `bind_outer`)."""
     importer = ctx.importer
     block = Block(arg_types=list(arg_types))
     saved_block, saved_values = importer.builder.block, dict(importer.values)
@@ -66,6 +67,8 @@ def import_region(ctx: NodeContext, body: onnx.GraphProto, arg_types: Sequence[A
     try:
         bound = {name: arg for name, arg in zip(arg_names, block.args) if name}
         outputs = import_body(ctx, body, bound, "")
+        if flatten is not None:
+            outputs = flatten(outputs)
         if not all(isinstance(v, SSAValue) for v in outputs):
             raise IrforgeError(
                 "a sequence or optional value leaves a run-time If/Loop body, and OpenVINO has no sequence type",

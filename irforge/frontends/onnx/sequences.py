@@ -21,7 +21,7 @@ model input that is a sequence or an optional sequence must be bound to tensors 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -290,6 +290,55 @@ def optional_get_element(ctx: NodeContext) -> list[Value]:
             )  # fmt: skip
         return [value.element]
     return [value]
+
+
+# -- run-time If branches -------------------------------------------------------------------
+def structure(value: object) -> tuple:  # type: ignore[type-arg]
+    """The shape of a value's structure: a tensor, a sequence of n tensors, an optional
+    (present with its element's structure, or absent)."""
+    if isinstance(value, SequenceValue):
+        return ("sequence", len(value))
+    if isinstance(value, OptionalValue):
+        return ("optional", None if value.element is None else structure(value.element))
+    if isinstance(value, StackedSequence):
+        return ("stacked",)
+    return ("tensor",)
+
+
+def flatten_value(value: object) -> list[SSAValue]:
+    """The tensors of a value, in the order `rebuild` reads them back."""
+    if isinstance(value, SequenceValue):
+        return list(value.items)
+    if isinstance(value, OptionalValue):
+        return [] if value.element is None else flatten_value(value.element)
+    if isinstance(value, StackedSequence):
+        return [value.stacked]
+    return [value]  # type: ignore[list-item]
+
+
+def rebuild(shape: tuple, tensors: Iterator[SSAValue]) -> Value:  # type: ignore[type-arg]
+    if shape[0] == "sequence":
+        return SequenceValue(tuple(next(tensors) for _ in range(shape[1])))
+    if shape[0] == "optional":
+        return OptionalValue(None if shape[1] is None else rebuild(shape[1], tensors))  # type: ignore[arg-type]
+    if shape[0] == "stacked":
+        return StackedSequence(next(tensors))
+    return next(tensors)
+
+
+class BranchStructure:
+    """Flattens a branch's outputs for nn.yield and records their structure (`flatten`)."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple] = []  # type: ignore[type-arg]
+
+    def flatten(self, outputs: list[Value]) -> list[SSAValue]:
+        self.shapes = [structure(v) for v in outputs]
+        return [t for v in outputs for t in flatten_value(v)]
+
+    def rebuild(self, results: Sequence[SSAValue]) -> list[Value]:
+        tensors = iter(results)
+        return [rebuild(shape, tensors) for shape in self.shapes]
 
 
 # -- the model's boundary --------------------------------------------------------------------

@@ -21,7 +21,7 @@ from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.region_import import bind_outer, import_body, import_region
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.frontends.onnx.sequence_scan import appended_items, scan_rewritten
-from irforge.frontends.onnx.sequences import is_structured
+from irforge.frontends.onnx.sequences import BranchStructure, is_structured
 
 MAX_UNROLL = 256
 """Loops with more iterations stay nn.loop rather than being unrolled into a huge graph."""
@@ -39,16 +39,18 @@ def if_(ctx: NodeContext) -> list[SSAValue]:
             raise ctx.fail(f"the condition has {np.asarray(condition).size} values (shape {list(np.shape(condition))}); If takes one boolean")
         branch = ctx.attr("then_branch") if bool(np.asarray(condition).reshape(-1)[0]) else ctx.attr("else_branch")
         return import_body(ctx, branch, {}, "")
-    if any(structured_type(vi) for g in (ctx.attr("then_branch"), ctx.attr("else_branch")) for vi in g.output):
-        raise structure_needs_constant(ctx, [0], "its branches give a sequence or optional")
-    then_block, then_outer = import_region(ctx, ctx.attr("then_branch"), [], [])
-    else_block, else_outer = import_region(ctx, ctx.attr("else_branch"), [], [])
+    # sequences of one length in both branches: one If output per element (sequences.py)
+    then_shape, else_shape = BranchStructure(), BranchStructure()
+    then_block, then_outer = import_region(ctx, ctx.attr("then_branch"), [], [], then_shape.flatten)
+    else_block, else_outer = import_region(ctx, ctx.attr("else_branch"), [], [], else_shape.flatten)
+    if then_shape.shapes != else_shape.shapes:
+        raise structure_needs_constant(ctx, [0], f"its branches give sequences / optionals of different structure ({then_shape.shapes} and {else_shape.shapes})")
     inputs = then_outer + [v for v in else_outer if v not in then_outer]
     bind_outer(then_block, inputs)
     bind_outer(else_block, inputs)
     op = checked(ctx, lambda: build_if(ctx.input(0), inputs, then_block, else_block, ctx.name), "E191")
     ctx.importer.builder.block.add_op(op)
-    return list(op.results)
+    return then_shape.rebuild(list(op.results))  # type: ignore[return-value]
 
 
 def structured_type(vi: onnx.ValueInfoProto) -> bool:
