@@ -119,6 +119,27 @@ class RunTimeAppend(nn.Module):
         return torch.cat(items, 0)
 
 
+class PrefixedAppend(nn.Module):
+    """A list that starts with x and grows `n` times, n an input; stacked and indexed from the end."""
+
+    def forward(self, x: Tensor, n: int) -> tuple[Tensor, Tensor]:
+        items: list[Tensor] = [x]
+        for i in range(n):
+            items.append(torch.cos(x + float(i)))
+        return torch.stack(items, 1), items[-1]
+
+
+class DataIfLists(nn.Module):
+    """A list built by an `if` on data, then concatenated."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if bool(x.sum() > 0):
+            items = [x * 2.0, x]
+        else:
+            items = [x + 1.0, x - 1.0]
+        return torch.cat(items, 0)
+
+
 def rng(seed: int, *shape: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
@@ -131,8 +152,11 @@ ROWS = [
     ("optional-bias", OptionalBias, (torch.randn(3, 5), torch.randn(3, 5)), {"x": rng(4, 3, 5), "bias": rng(5, 3, 5)}),
     ("optional-none", NoBias, (torch.randn(3, 5),), {"x": rng(4, 3, 5)}),
     ("run-time-append", RunTimeAppend, (torch.randn(2, 3), 3), {"x": rng(6, 2, 3), "n": np.array(3, np.int64)}),
+    ("prefixed-append", PrefixedAppend, (torch.randn(2, 3), 3), {"x": rng(8, 2, 3), "n": np.array(3, np.int64)}),
+    ("data-if-lists", DataIfLists, (torch.randn(2, 3),), {"x": rng(9, 2, 3)}),
+    ("data-if-lists-neg", DataIfLists, (torch.randn(2, 3),), {"x": -np.abs(rng(9, 2, 3))}),
 ]
-RUN_TIME_COUNTS = {"run-time-append": ("n", [1, 3, 7])}
+RUN_TIME_COUNTS = {"run-time-append": ("n", [1, 3, 7]), "prefixed-append": ("n", [0, 1, 4])}
 """Rows whose input is a trip count: run at each of these values (the IR has one Loop)."""
 
 SEQUENCE_OPS = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceLength", "SequenceErase",
