@@ -272,3 +272,13 @@ def test_a_run_time_if_giving_lists_of_different_lengths_names_the_condition():
     with pytest.raises(NotConstantError) as caught:
         import_onnx(if_building_lists(else_length=1))
     assert caught.value.code == "E195" and caught.value.tensor == "cond" and "('sequence', 2)" in caught.value.what
+
+
+def test_a_sequence_read_as_a_tensor_names_the_node():
+    graph = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x"], ["s"]), helper.make_node("Relu", ["s"], ["y"], name="act")],
+        "kind", [tensor("x", [2])], [tensor("y", None)],
+    )  # fmt: skip
+    with pytest.raises(IrforgeError) as caught:
+        import_onnx(helper.make_model(graph, opset_imports=OPSET))
+    assert caught.value.code == "E188" and "'act'" in str(caught.value) and "'s' is a sequence" in caught.value.what

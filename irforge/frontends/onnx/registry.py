@@ -73,7 +73,12 @@ class NodeContext(BuildContext):
     def input(self, index: int) -> SSAValue:
         if not self.has_input(index):
             raise self.fail(f"input #{index} is required")
-        return self.importer.value(self.node.input[index])
+        from irforge.frontends.onnx.sequences import bad_kind, is_structured
+
+        name = self.node.input[index]
+        if is_structured(self.importer.values.get(name)):  # a sequence where a tensor belongs: name the node
+            raise bad_kind(self.where, name, self.importer.values[name], "a tensor")
+        return self.importer.value(name)
 
     def any_input(self, index: int) -> Any:
         """Input `index` as a tensor value or, for the ops that take them, a sequence or
