@@ -172,7 +172,12 @@ def test_a_run_time_appending_loop_becomes_a_loop_with_a_scan_output(n, start_wi
     imported = import_onnx(model)
     assert sum(isinstance(op, Loop) for op in imported.func.body.block.ops) == 1
     xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
-    for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
+    compiled = compile_model(imported, threads=1, cache_dir=tmp_path / "cache")
+    try:
+        on_cpu = compiled(feeds)
+    finally:
+        compiled.close()
+    for what, got in (("ref", run(imported, feeds)), ("cpu", on_cpu), ("OpenVINO", run_openvino(xml, feeds))):
         for key, expected in zip(("stacked", "joined", "second_last"), want):
             np.testing.assert_allclose(got[key], expected, rtol=1e-6, atol=1e-6, err_msg=f"{what} {key}")
 
