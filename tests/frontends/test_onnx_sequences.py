@@ -287,3 +287,24 @@ def test_a_sequence_read_as_a_tensor_names_the_node():
     with pytest.raises(IrforgeError) as caught:
         import_onnx(helper.make_model(graph, opset_imports=OPSET))
     assert caught.value.code == "E188" and "'act'" in str(caught.value) and "'s' is a sequence" in caught.value.what
+
+
+def test_a_while_loop_appending_on_a_data_condition_becomes_a_loop_with_a_scan_output(tmp_path):
+    """Trip count 5 but the condition (sum(item) < 3) is data: the unrolling gives up, the
+    scan lowering takes it."""
+    from irforge.dialects.nn.control_flow import Loop
+
+    model = appending_loop(trip=5)
+    body = model.graph.node[1].attribute[0].g
+    body.node[4].CopyFrom(helper.make_node("ReduceSum", ["item"], ["total"], keepdims=0))
+    body.node.append(helper.make_node("Less", ["total", "three"], ["cond_out"]))
+    body.initializer.append(const("three", 3.0, np.float32))
+    imported = import_onnx(model)
+    assert sum(isinstance(op, Loop) for op in imported.func.body.block.ops) == 1
+    xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
+    for seed in (0, 1):
+        feeds = {"x": np.abs(rand(2, 3, seed=seed)), "y": rand(2, 3, seed=seed + 5) * 0.1}
+        want = ort_session_run(model, feeds)
+        for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
+            for key, expected in zip(("stacked", "joined", "second_last"), want):
+                np.testing.assert_allclose(got[key], expected, rtol=1e-6, atol=1e-6, err_msg=f"{what} {key}")
