@@ -308,3 +308,27 @@ def test_a_while_loop_appending_on_a_data_condition_becomes_a_loop_with_a_scan_o
         for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
             for key, expected in zip(("stacked", "joined", "second_last"), want):
                 np.testing.assert_allclose(got[key], expected, rtol=1e-6, atol=1e-6, err_msg=f"{what} {key}")
+
+
+def test_a_sequence_input_given_as_its_elements(tmp_path):
+    """`--input s.0,s.1 --input_shape [2,3],[1,3]`: one tensor input per element."""
+    import argparse
+
+    from irforge.frontends.onnx.frontend import import_from_args
+
+    graph = helper.make_graph(
+        [helper.make_node("SequenceAt", ["s", "minus_one"], ["last"]), helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0), helper.make_node("Add", ["y", "y"], ["z"])],
+        "seq_in", [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)], [tensor("z", None), tensor("last", None)], [const("minus_one", -1)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=OPSET)
+    path = tmp_path / "seq_in.onnx"
+    onnx.save(model, str(path))
+    elements = [rand(2, 3, seed=10), rand(1, 3, seed=11)]
+    want = ort_session_run(model, {"s": elements})
+    args = argparse.Namespace(input_model=str(path), input=["s.0", "s.1"], input_shape=[[2, 3], [1, 3]], batch=None)
+    imported = import_from_args(args)
+    feeds = {"s.0": elements[0], "s.1": elements[1]}
+    xml, _ = write_ir_xml(imported, tmp_path / "m.xml")
+    for what, got in (("ref", run(imported, feeds)), ("OpenVINO", run_openvino(xml, feeds))):
+        for key, expected in zip(("z", "last"), want):
+            np.testing.assert_array_equal(got[key], expected, err_msg=f"{what} {key}")

@@ -16,7 +16,9 @@ def import_from_args(args: argparse.Namespace) -> Model:
     source = load_onnx_file(args.input_model)
     proto = source.proto
     names = model_inputs(proto)
-    shapes = match_shapes(args.input, args.input_shape, names) if args.input_shape else {}
+    # `--input s.0,s.1`: the elements of a sequence input s (frontends/onnx/sequences.py)
+    elements = [n for n in args.input or [] if n.rpartition(".")[0] in names and n.rpartition(".")[2].isdigit()]
+    shapes = match_shapes(args.input, args.input_shape, [*names, *elements]) if args.input_shape else {}
     if args.batch is not None:
         shapes = {n: [args.batch, *shapes.get(n, input_dims(proto, n))[1:]] for n in names}
     return import_onnx(source, shapes)

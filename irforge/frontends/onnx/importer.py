@@ -27,7 +27,7 @@ from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
-from irforge.frontends.onnx.sequences import OptionalValue, bad_kind, flat_outputs, is_structured, structured_input_error
+from irforge.frontends.onnx.sequences import OptionalValue, bad_kind, element_names, flat_outputs, is_structured, sequence_model_input, structured_input_error
 from irforge.frontends.tensor_names import record_tensor_names
 from irforge.model import Model
 
@@ -89,7 +89,8 @@ class GraphImporter(FoldingBuilder):
     def run(self) -> Model:
         initializer_names = set(self._initializers)
         real_inputs = model_inputs(self.model)  # opset < 9 graphs list initializers as inputs too
-        unknown = sorted(set(self.input_shapes) - set(real_inputs))
+        elements = {n for vi in self.graph.input if vi.name in real_inputs for n in element_names(vi.name, self.input_shapes)}
+        unknown = sorted(set(self.input_shapes) - set(real_inputs) - elements)  # `<name>.<i>`: a sequence's elements
         if unknown:
             raise IrforgeError(f"the model has no input named {', '.join(unknown)}", fix=f"its inputs are: {', '.join(real_inputs)}", code="E140")
         for vi in self.graph.input:
@@ -120,7 +121,10 @@ class GraphImporter(FoldingBuilder):
             inner = onnx.ValueInfoProto(name=vi.name, type=vi.type.optional_type.elem_type)
             return OptionalValue(self.builder.input(vi.name, *self._input_type(inner)))
         if which in ("sequence_type", "optional_type"):
-            raise structured_input_error(vi)
+            bound = sequence_model_input(self, vi)  # its elements given as `<name>.<i>`
+            if bound is None:
+                raise structured_input_error(vi)
+            return bound
         return self.builder.input(vi.name, *self._input_type(vi))
 
     def _input_type(self, vi: onnx.ValueInfoProto) -> tuple[list[int], np.dtype]:

@@ -21,7 +21,7 @@ model input that is a sequence or an optional sequence must be bound to tensors 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -361,9 +361,36 @@ def flat_outputs(name: str, value: Value, where: str) -> list[tuple[str, SSAValu
 def structured_input_error(vi: onnx.ValueInfoProto) -> IrforgeError:
     return IrforgeError(
         f"model input '{vi.name}' is a {vi.type.WhichOneof('value').replace('_type', '')} (its length is not part of the ONNX type), and OpenVINO has no sequence type",
-        fix="export the model with tensor inputs, or bind the input to a list of tensors with irforge.frontends.onnx.sequences.bind_structured_inputs",
+        fix=f"give its elements as tensor inputs {vi.name}.0, {vi.name}.1, ... with their shapes (--input {vi.name}.0,{vi.name}.1 --input_shape [2,3],[2,3]), or export the model with tensor inputs",
         code="E187",
     )
+
+
+def element_names(name: str, shapes: Mapping[str, object]) -> list[str]:
+    """`<name>.0`, `<name>.1`, ... as far as `shapes` gives them without a gap."""
+    names = []
+    while f"{name}.{len(names)}" in shapes:
+        names.append(f"{name}.{len(names)}")
+    return names
+
+
+def sequence_model_input(importer, vi: onnx.ValueInfoProto) -> Value | None:  # type: ignore[no-untyped-def]
+    """A sequence (or optional sequence) model input whose elements the input shapes give as
+    `<name>.<i>`: one tensor input per element; None when they are not given."""
+    from irforge.frontends.folding import check_dtype
+    from irforge.frontends.onnx.loader import element_dtype
+
+    which = vi.type.WhichOneof("value")
+    inner = vi.type.optional_type.elem_type if which == "optional_type" else vi.type
+    if inner.WhichOneof("value") != "sequence_type" or not inner.sequence_type.elem_type.HasField("tensor_type"):
+        return None
+    names = element_names(vi.name, importer.input_shapes)
+    if not names:
+        return None
+    dtype = element_dtype(inner.sequence_type.elem_type.tensor_type.elem_type, vi.name)
+    check_dtype(dtype, vi.name)
+    sequence = SequenceValue(tuple(importer.builder.input(n, list(importer.input_shapes[n]), dtype) for n in names))
+    return OptionalValue(sequence) if which == "optional_type" else sequence
 
 
 def bind_structured_inputs(model: onnx.ModelProto, feeds: dict[str, object]) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
