@@ -62,6 +62,35 @@ EXTRA = [
     ("inception 17 1x7", 128, 128, 1, 1, 17, 0, 1, (1, 7)),
     ("inception 17 7x1", 128, 192, 1, 1, 17, 0, 1, (7, 1)),
 ]
+DEPTHWISE = [
+    # (`--depthwise`) EfficientNet-B0's / MobileNetV3's depthwise shapes (groups = channels)
+    ("dw 112 3x3 32", 32, 32, 3, 1, 112, 0, 32, None),
+    ("dw 112 3x3 96 s2", 96, 96, 3, 2, 112, 0, 96, None),
+    ("dw 56 3x3 144", 144, 144, 3, 1, 56, 0, 144, None),
+    ("dw 56 5x5 144 s2", 144, 144, 5, 2, 56, 0, 144, None),
+    ("dw 28 5x5 240", 240, 240, 5, 1, 28, 0, 240, None),
+    ("dw 28 3x3 240 s2", 240, 240, 3, 2, 28, 0, 240, None),
+    ("dw 14 3x3 480", 480, 480, 3, 1, 14, 0, 480, None),
+    ("dw 14 5x5 672", 672, 672, 5, 1, 14, 0, 672, None),
+    ("dw 14 5x5 672 s2", 672, 672, 5, 2, 14, 0, 672, None),
+    ("dw 7 5x5 1152", 1152, 1152, 5, 1, 7, 0, 1152, None),
+    ("dw 7 3x3 1152", 1152, 1152, 3, 1, 7, 0, 1152, None),
+]
+
+
+ACTIVATION = "relu"
+"""the activation after each convolution (`--act`): relu, swish (Sigmoid * x: onnxruntime
+runs it as QuickGelu) or hswish (HardSwish)"""
+
+
+def _activation(name: str):  # type: ignore[no-untyped-def]
+    from onnx import helper
+
+    if ACTIVATION == "swish":
+        return [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], [name])]
+    if ACTIVATION == "hswish":
+        return [helper.make_node("HardSwish", ["c"], [name])]
+    return [helper.make_node("Relu", ["c"], [name])]
 
 
 def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int = 1, window: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
@@ -76,11 +105,11 @@ def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int =
     b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
     graph = helper.make_graph(
         [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2, pads=pads, group=group),
-         helper.make_node("Relu", ["c"], ["y"])],
+         *_activation("y")],
         "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, oh, ow])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(proto)
     flops = 2 * cout * cin // group * kh * kw * oh * ow
     return proto, {"x": rng.standard_normal((1, cin, size, size)).astype(np.float32)}, flops
@@ -121,8 +150,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--only", default="", help="substring of the layer names to run")
     ap.add_argument("--extra", action="store_true", help="also other models' layer shapes (EXTRA)")
+    ap.add_argument("--act", default="relu", choices=["relu", "swish", "hswish"], help="the activation after each convolution")
+    ap.add_argument("--depthwise", action="store_true", help="depthwise shapes only (DEPTHWISE)")
     ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
     args = ap.parse_args()
+    global ACTIVATION
+    ACTIVATION = args.act
     import onnx
     import onnxruntime as ort
 
@@ -140,7 +173,7 @@ def main() -> None:
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
     print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cin, cout, k, stride, size, count, *shape in LAYERS + (EXTRA if args.extra else []):
+        for name, cin, cout, k, stride, size, count, *shape in (DEPTHWISE if args.depthwise else LAYERS + (EXTRA if args.extra else [])):
             if args.only not in name:
                 continue
             proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)

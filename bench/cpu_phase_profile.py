@@ -58,7 +58,16 @@ def irforge_phases(model, feeds, runs: int) -> list[tuple[str, str, float, int]]
             fn(table, 0, 1)
             times[i].append(time.perf_counter() - t0)
     compiled.close()
+    _PHASE_ARGS[:] = [" ".join(f"{b.kind[0]}{b.nbytes // 1024}k" for b in p.args) for p in ex.program.phases]
     return [(p.tag or "other", p.function, statistics.median(t), p.flops) for p, t in zip(ex.program.phases, times)]
+
+
+_PHASE_ARGS: list[str] = []
+"""each phase's buffers (kind initial and KiB), for `--phases`"""
+
+
+_ORT_ORDER: list[tuple[str, str, str, float]] = []
+"""(node, op, output shape, median seconds) in run order, filled by `ort_nodes` for `--phases`."""
 
 
 def ort_nodes(path: Path, feeds, runs: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -74,10 +83,14 @@ def ort_nodes(path: Path, feeds, runs: int) -> dict[str, float]:  # type: ignore
     events = json.loads(Path(session.end_profiling()).read_text())
     per_node: dict[str, list[float]] = defaultdict(list)
     kind: dict[str, str] = {}
+    shape: dict[str, str] = {}
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             per_node[e["name"]].append(e["dur"] * 1e-6)
             kind[e["name"]] = e["args"].get("op_name", "?")
+            shape[e["name"]] = str(e["args"].get("output_type_shape", ""))[:60]
+    _ORT_ORDER[:] = [(n[:-len("_kernel_time")], kind[n], shape[n], statistics.median(t[1:] or t))
+                     for n, t in per_node.items()]
     by_kind: dict[str, float] = defaultdict(float)
     for name, t in per_node.items():
         by_kind[kind[name]] += statistics.median(t[1:] or t)
@@ -121,7 +134,10 @@ def main() -> None:
           + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in sorted(ort_kinds.items(), key=lambda kv: -kv[1])))
     if args.phases:
         for i, (tag, fn, t, flops) in enumerate(phases):
-            print(f"{i:4d} {tag:12} {fn[:50]:50} {t * 1e3:8.3f} {flops / t / 1e9 if flops else 0:6.1f}")
+            print(f"{i:4d} {tag:12} {fn[:24]:24} {t * 1e3:8.3f} {flops / t / 1e9 if flops else 0:6.1f}  {_PHASE_ARGS[i]}")
+        print("\nonnxruntime nodes in run order (ms):")
+        for name, op, shp, t in _ORT_ORDER:
+            print(f"{op:18} {t * 1e3:8.3f} {shp} {name[:40]}")
 
 
 if __name__ == "__main__":
