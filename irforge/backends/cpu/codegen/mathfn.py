@@ -59,6 +59,44 @@ def _swish(kb: KernelBuilder, x: ir.Value, alpha: float) -> ir.Value:
     return b.fdiv(x, b.fadd(_c(kb, 1.0, x), e))
 
 
+def _softplus(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    b = kb.b
+    e = kb.call_unary("exp", b.fneg(kb.call_unary("fabs", x)))
+    relu = activate(kb, "relu", (0.0,), x)
+    return b.fadd(relu, kb.call_unary("log", b.fadd(_c(kb, 1.0, x), e)))
+
+
+def _expm1(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    return kb.b.fsub(kb.call_unary("exp", x), _c(kb, 1.0, x))
+
+
+EXP_LOW, EXP_HIGH = -86.9, 88.72
+"""exp is 0 below EXP_LOW (true values < 2e-38) and inf above EXP_HIGH."""
+LN2_HIGH, LN2_LOW = 0.693359375, -2.12194440e-4
+EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
+"""Cephes expf: exp(r) ~ 1 + r + r^2 * poly(r) for |r| <= ln 2 / 2."""
+
+
+def vector_exp(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    """exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 (two-part ln 2); scaled
+    as 2^(n-1) * 2 so n = 128 stays finite until the product. NaN stays NaN."""
+    b = kb.b
+    clamped = kb.call_binary("maxnum", kb.call_binary("minnum", x, _c(kb, EXP_HIGH, x)), _c(kb, EXP_LOW, x))
+    n = kb.call_unary("roundeven", b.fmul(clamped, _c(kb, 1 / math.log(2), x)))
+    r = kb.fma(n, _c(kb, -LN2_HIGH, x), clamped)
+    r = kb.fma(n, _c(kb, -LN2_LOW, x), r)
+    poly = _c(kb, EXP_POLY[0], x)
+    for coefficient in EXP_POLY[1:]:
+        poly = kb.fma(poly, r, _c(kb, coefficient, x))
+    value = b.fadd(kb.fma(poly, b.fmul(r, r), r), _c(kb, 1.0, x))
+    ints = ir.VectorType(I32, x.type.count)
+    exponent = b.shl(b.add(b.fptosi(n, ints), kb.vconst(126, x.type.count, I32)), kb.vconst(23, x.type.count, I32))
+    value = b.fmul(b.fmul(value, b.bitcast(exponent, x.type)), _c(kb, 2.0, x))
+    value = _select(kb, "<", x, _c(kb, EXP_LOW, x), _c(kb, 0.0, x), value)
+    value = _select(kb, ">", x, _c(kb, EXP_HIGH, x), _c(kb, math.inf, x), value)
+    return _select(kb, "uno", x, x, x, value)
+
+
 EXP_TOP = 88.0
 """`_exp_inside`'s upper bound: round(88 / ln 2) = 127, so 2^n is a normal float."""
 
