@@ -77,6 +77,18 @@ DEPTHWISE = [
     ("dw 7 3x3 1152", 1152, 1152, 3, 1, 7, 0, 1152, None),
 ]
 
+POINTWISE = [
+    # (`--pointwise`) EfficientNet-B0's 1x1 expansions (Swish after them) and projections
+    ("pw 112 16->96", 16, 96, 1, 1, 112, 0),
+    ("pw 56 24->144", 24, 144, 1, 1, 56, 0),
+    ("pw 28 40->240", 40, 240, 1, 1, 28, 0),
+    ("pw 14 80->480", 80, 480, 1, 1, 14, 0),
+    ("pw 14 112->672", 112, 672, 1, 1, 14, 0),
+    ("pw 7 192->1152", 192, 1152, 1, 1, 7, 0),
+    ("pw 56 144->24", 144, 24, 1, 1, 56, 0),
+    ("pw 14 672->112", 672, 112, 1, 1, 14, 0),
+    ("pw 7 1152->192", 1152, 192, 1, 1, 7, 0),
+]
 
 ACTIVATION = "relu"
 """the activation after each convolution (`--act`): relu, swish (Sigmoid * x: onnxruntime
@@ -151,6 +163,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="substring of the layer names to run")
     ap.add_argument("--extra", action="store_true", help="also other models' layer shapes (EXTRA)")
     ap.add_argument("--act", default="relu", choices=["relu", "swish", "hswish"], help="the activation after each convolution")
+    ap.add_argument("--pointwise", action="store_true", help="EfficientNet's 1x1 shapes only (POINTWISE)")
     ap.add_argument("--depthwise", action="store_true", help="depthwise shapes only (DEPTHWISE)")
     ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
     args = ap.parse_args()
@@ -173,7 +186,7 @@ def main() -> None:
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
     print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cin, cout, k, stride, size, count, *shape in (DEPTHWISE if args.depthwise else LAYERS + (EXTRA if args.extra else [])):
+        for name, cin, cout, k, stride, size, count, *shape in (DEPTHWISE if args.depthwise else POINTWISE if args.pointwise else LAYERS + (EXTRA if args.extra else [])):
             if args.only not in name:
                 continue
             proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)
