@@ -60,10 +60,10 @@ def test_plane_cut() -> None:
 
 
 @pytest.mark.parametrize("lanes", [8, 16])
-@pytest.mark.parametrize("kind", ["swish", "sigmoid"])
+@pytest.mark.parametrize("kind", ["swish", "sigmoid", "hswish"])
 @pytest.mark.parametrize("size,k", [(7, 5), (14, 3), (9, 3), (70, 3)])
 def test_exp_activation_after_the_stores(size, k, kind, lanes, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Swish / Sigmoid (+ residual) applied after the stores: once per plane on small planes
+    """Swish / Sigmoid / HardSwish (+ residual) applied after the stores: once per plane on small planes
     (7x7, 9x9: the masked tail of one plane must not touch the next), per block of rows on
     large ones; 2 threads split the planes."""
     from irforge.backends.cpu.codegen import depthwise
