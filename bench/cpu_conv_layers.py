@@ -8,6 +8,11 @@ Outside CI (the zoo venv; the machine may be shared: read ratios, record `uptime
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_conv_layers.py [--rounds 40] [--only 1x1] [--ab M.A=V]
 
+`--depthwise` / `--pointwise` run EfficientNet's / MobileNet's depthwise and 1x1 shapes instead,
+`--act swish|hswish` puts that activation after each convolution. The onnxruntime side is a
+whole `session.run` (input/output copies: ~0.07 ms for an 800 KB tensor), which flatters
+irforge's ratio on layers under ~0.5 ms; variant / default A/Bs are not affected.
+
 The peak to compare GFLOP/s with is 2 FMA x 8 lanes x 2 flops per cycle: ~100 GFLOP/s at
 this EPYC host's ~3.1 GHz (12 independent FMA chains measured 76 at load 2.9; the best
 GEMMs here reach 96).
