@@ -8,6 +8,11 @@ Outside CI (the zoo venv; the machine may be shared: read ratios, record `uptime
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_conv_layers.py [--rounds 40] [--only 1x1] [--ab M.A=V]
 
+`--depthwise` / `--pointwise` run EfficientNet's / MobileNet's depthwise and 1x1 shapes instead,
+`--act swish|hswish` puts that activation after each convolution. The onnxruntime side is a
+whole `session.run` (input/output copies: ~0.07 ms for an 800 KB tensor), which flatters
+irforge's ratio on layers under ~0.5 ms; variant / default A/Bs are not affected.
+
 The peak to compare GFLOP/s with is 2 FMA x 8 lanes x 2 flops per cycle: ~100 GFLOP/s at
 this EPYC host's ~3.1 GHz (12 independent FMA chains measured 76 at load 2.9; the best
 GEMMs here reach 96).
@@ -57,11 +62,69 @@ EXTRA = [
     # (32 groups), RegNetY-800MF's (groups of 16 channels), Inception-v3's 1x7 / 7x1
     ("resnext 56 3x3 g32", 128, 128, 3, 1, 56, 0, 32, None),
     ("resnext 28 3x3 g32 s2", 512, 512, 3, 2, 56, 0, 32, None),
+    ("resnext 56>28 256 g32 s2", 256, 256, 3, 2, 56, 0, 32, None),
+    ("resnext 28 256 g32", 256, 256, 3, 1, 28, 0, 32, None),
+    ("resnext 28>14 512 g32 s2", 512, 512, 3, 2, 28, 0, 32, None),
+    ("resnext 14 512 g32", 512, 512, 3, 1, 14, 0, 32, None),
+    ("resnext 14>7 1024 g32 s2", 1024, 1024, 3, 2, 14, 0, 32, None),
+    ("resnext 7 1024 g32", 1024, 1024, 3, 1, 7, 0, 32, None),
+    ("resnext 1x1 56 256->128", 256, 128, 1, 1, 56, 0, 1, None),
+    ("resnext 1x1 56 128->256", 128, 256, 1, 1, 56, 0, 1, None),
+    ("resnext 1x1 28 512->256", 512, 256, 1, 1, 28, 0, 1, None),
+    ("resnext 1x1 28 256->512", 256, 512, 1, 1, 28, 0, 1, None),
+    ("resnext 1x1 14 1024->512", 1024, 512, 1, 1, 14, 0, 1, None),
+    ("resnext 1x1 14 512->1024", 512, 1024, 1, 1, 14, 0, 1, None),
+    ("resnext 1x1 7 2048->1024", 2048, 1024, 1, 1, 7, 0, 1, None),
+    ("resnext 1x1 7 1024->2048", 1024, 2048, 1, 1, 7, 0, 1, None),
     ("regnet 28 3x3 g9", 144, 144, 3, 1, 28, 0, 9, None),
     ("regnet 14 3x3 g20", 320, 320, 3, 1, 14, 0, 20, None),
     ("inception 17 1x7", 128, 128, 1, 1, 17, 0, 1, (1, 7)),
     ("inception 17 7x1", 128, 192, 1, 1, 17, 0, 1, (7, 1)),
 ]
+DEPTHWISE = [
+    # (`--depthwise`) EfficientNet-B0's / MobileNetV3's depthwise shapes (groups = channels)
+    ("dw 112 3x3 32", 32, 32, 3, 1, 112, 0, 32, None),
+    ("dw 112 3x3 96 s2", 96, 96, 3, 2, 112, 0, 96, None),
+    ("dw 56 3x3 144", 144, 144, 3, 1, 56, 0, 144, None),
+    ("dw 56 5x5 144 s2", 144, 144, 5, 2, 56, 0, 144, None),
+    ("dw 28 5x5 240", 240, 240, 5, 1, 28, 0, 240, None),
+    ("dw 28 3x3 240 s2", 240, 240, 3, 2, 28, 0, 240, None),
+    ("dw 14 3x3 480", 480, 480, 3, 1, 14, 0, 480, None),
+    ("dw 14 5x5 672", 672, 672, 5, 1, 14, 0, 672, None),
+    ("dw 14 5x5 672 s2", 672, 672, 5, 2, 14, 0, 672, None),
+    ("dw 7 5x5 1152", 1152, 1152, 5, 1, 7, 0, 1152, None),
+    ("dw 7 3x3 1152", 1152, 1152, 3, 1, 7, 0, 1152, None),
+]
+
+POINTWISE = [
+    # (`--pointwise`) EfficientNet-B0's 1x1 expansions (Swish after them) and projections
+    ("pw 112 16->16", 16, 16, 1, 1, 112, 0),
+    ("pw 112 16->64", 16, 64, 1, 1, 112, 0),
+    ("pw 112 32->16", 32, 16, 1, 1, 112, 0),
+    ("pw 112 16->96", 16, 96, 1, 1, 112, 0),
+    ("pw 56 24->144", 24, 144, 1, 1, 56, 0),
+    ("pw 28 40->240", 40, 240, 1, 1, 28, 0),
+    ("pw 14 80->480", 80, 480, 1, 1, 14, 0),
+    ("pw 14 112->672", 112, 672, 1, 1, 14, 0),
+    ("pw 7 192->1152", 192, 1152, 1, 1, 7, 0),
+    ("pw 56 144->24", 144, 24, 1, 1, 56, 0),
+    ("pw 14 672->112", 672, 112, 1, 1, 14, 0),
+    ("pw 7 1152->192", 1152, 192, 1, 1, 7, 0),
+]
+
+ACTIVATION = "relu"
+"""the activation after each convolution (`--act`): relu, swish (Sigmoid * x: onnxruntime
+runs it as QuickGelu) or hswish (HardSwish)"""
+
+
+def _activation(name: str):  # type: ignore[no-untyped-def]
+    from onnx import helper
+
+    if ACTIVATION == "swish":
+        return [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], [name])]
+    if ACTIVATION == "hswish":
+        return [helper.make_node("HardSwish", ["c"], [name])]
+    return [helper.make_node("Relu", ["c"], [name])]
 
 
 def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int = 1, window: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
@@ -76,11 +139,11 @@ def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int =
     b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
     graph = helper.make_graph(
         [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2, pads=pads, group=group),
-         helper.make_node("Relu", ["c"], ["y"])],
+         *_activation("y")],
         "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, oh, ow])],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(proto)
     flops = 2 * cout * cin // group * kh * kw * oh * ow
     return proto, {"x": rng.standard_normal((1, cin, size, size)).astype(np.float32)}, flops
@@ -121,8 +184,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--only", default="", help="substring of the layer names to run")
     ap.add_argument("--extra", action="store_true", help="also other models' layer shapes (EXTRA)")
+    ap.add_argument("--act", default="relu", choices=["relu", "swish", "hswish"], help="the activation after each convolution")
+    ap.add_argument("--pointwise", action="store_true", help="EfficientNet's 1x1 shapes only (POINTWISE)")
+    ap.add_argument("--depthwise", action="store_true", help="depthwise shapes only (DEPTHWISE)")
     ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
     args = ap.parse_args()
+    global ACTIVATION
+    ACTIVATION = args.act
     import onnx
     import onnxruntime as ort
 
@@ -140,7 +208,7 @@ def main() -> None:
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
     print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cin, cout, k, stride, size, count, *shape in LAYERS + (EXTRA if args.extra else []):
+        for name, cin, cout, k, stride, size, count, *shape in (DEPTHWISE if args.depthwise else POINTWISE if args.pointwise else LAYERS + (EXTRA if args.extra else [])):
             if args.only not in name:
                 continue
             proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)

@@ -52,13 +52,31 @@ def irforge_phases(model, feeds, runs: int) -> list[tuple[str, str, float, int]]
     ex = compiled._executable
     calls = [(_KERNEL(ex.jit.address(p.function)), t.ctypes.data) for p, t in zip(ex.program.phases, ex.tables)]
     times: list[list[float]] = [[] for _ in calls]
+    again: list[list[float]] = [[] for _ in calls]
     for _ in range(runs):
         for i, (fn, table) in enumerate(calls):
             t0 = time.perf_counter()
             fn(table, 0, 1)
             times[i].append(time.perf_counter() - t0)
+            if HOT:  # the same phase once more at once: its buffers now hot in cache
+                t0 = time.perf_counter()
+                fn(table, 0, 1)
+                again[i].append(time.perf_counter() - t0)
+    _HOT_TIMES[:] = [statistics.median(t) if t else 0.0 for t in again]
     compiled.close()
+    _PHASE_ARGS[:] = [" ".join(f"{b.kind[0]}{b.nbytes // 1024}k" for b in p.args) for p in ex.program.phases]
     return [(p.tag or "other", p.function, statistics.median(t), p.flops) for p, t in zip(ex.program.phases, times)]
+
+
+HOT = False
+"""`--hot`: also time each phase called a second time right after the first (cache-hot)."""
+_HOT_TIMES: list[float] = []
+_PHASE_ARGS: list[str] = []
+"""each phase's buffers (kind initial and KiB), for `--phases`"""
+
+
+_ORT_ORDER: list[tuple[str, str, str, float]] = []
+"""(node, op, output shape, median seconds) in run order, filled by `ort_nodes` for `--phases`."""
 
 
 def ort_nodes(path: Path, feeds, runs: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -74,10 +92,14 @@ def ort_nodes(path: Path, feeds, runs: int) -> dict[str, float]:  # type: ignore
     events = json.loads(Path(session.end_profiling()).read_text())
     per_node: dict[str, list[float]] = defaultdict(list)
     kind: dict[str, str] = {}
+    shape: dict[str, str] = {}
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             per_node[e["name"]].append(e["dur"] * 1e-6)
             kind[e["name"]] = e["args"].get("op_name", "?")
+            shape[e["name"]] = str(e["args"].get("output_type_shape", ""))[:60]
+    _ORT_ORDER[:] = [(n[:-len("_kernel_time")], kind[n], shape[n], statistics.median(t[1:] or t))
+                     for n, t in per_node.items()]
     by_kind: dict[str, float] = defaultdict(float)
     for name, t in per_node.items():
         by_kind[kind[name]] += statistics.median(t[1:] or t)
@@ -90,7 +112,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--phases", action="store_true", help="also list every phase in model order")
+    ap.add_argument("--hot", action="store_true", help="with --phases: each phase's time when called again at once")
     args = ap.parse_args()
+    global HOT
+    HOT = args.hot
     from irforge.frontends.onnx import import_onnx
     from irforge.passes import apply_pipeline
     from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
@@ -121,7 +146,11 @@ def main() -> None:
           + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in sorted(ort_kinds.items(), key=lambda kv: -kv[1])))
     if args.phases:
         for i, (tag, fn, t, flops) in enumerate(phases):
-            print(f"{i:4d} {tag:12} {fn[:50]:50} {t * 1e3:8.3f} {flops / t / 1e9 if flops else 0:6.1f}")
+            print(f"{i:4d} {tag:12} {fn[:24]:24} {t * 1e3:8.3f} {flops / t / 1e9 if flops else 0:6.1f}  {_PHASE_ARGS[i]}"
+                  + (f"  again {_HOT_TIMES[i] * 1e3:.3f}" if HOT else ""))
+        print("\nonnxruntime nodes in run order (ms):")
+        for name, op, shp, t in _ORT_ORDER:
+            print(f"{op:18} {t * 1e3:8.3f} {shp} {name[:40]}")
 
 
 if __name__ == "__main__":

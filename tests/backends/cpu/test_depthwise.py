@@ -57,3 +57,28 @@ def test_plane_cut() -> None:
     assert column_ranges(g, 16) == [(0, 16, False), (16, 96, True), (96, 112, False)]
     tiny = ConvGeometry(1, 8, 7, 7, 3, 3, 7, 7, (1, 1), (1, 1), (1, 1), 8)
     assert column_ranges(tiny, 8) == [(0, 7, False)]
+
+
+@pytest.mark.parametrize("lanes", [8, 16])
+@pytest.mark.parametrize("kind", ["swish", "sigmoid", "hswish"])
+@pytest.mark.parametrize("size,k", [(7, 5), (14, 3), (9, 3), (70, 3)])
+def test_exp_activation_after_the_stores(size, k, kind, lanes, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Swish / Sigmoid / HardSwish (+ residual) applied after the stores: once per plane on small planes
+    (7x7, 9x9: the masked tail of one plane must not touch the next), per block of rows on
+    large ones; 2 threads split the planes."""
+    from irforge.backends.cpu.codegen import depthwise
+    from irforge.dialects.nn import Activation, Convolution as Conv, Eltwise
+    from tests.helpers import ModelBuilder
+
+    monkeypatch.setattr(linear, "host_lanes", lambda: lanes)
+    assert (size * size <= depthwise.PLANE_PASS) == (size < 70)
+    b = ModelBuilder()
+    c, pad = 5, k // 2
+    x, r = b.input("x", (2, c, size, size)), b.input("r", (2, c, size, size))
+    y = b.add(Conv, [x, b.constant(rand(c, 1, k, k, seed=1)), b.constant(rand(c, seed=2))],
+              group=c, pads_begin=[pad, pad], pads_end=[pad, pad]).output
+    y = b.add(Eltwise, [r, y], operation="sum").output
+    b.output(b.add(Activation, [y], kind=kind, alpha=1.0).output, "y")
+    model, feeds = b.finish(), {"x": rand(2, c, size, size) * 4, "r": rand(2, c, size, size, seed=3)}
+    for threads in (1, 2):
+        np.testing.assert_allclose(run_cpu(model, feeds, tmp_path / str(threads), threads)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)

@@ -33,6 +33,27 @@ ROWS = 4
 """Output rows computed together: a 3x3 window's input rows are loaded once for all four
 (18 loads for 36 FMAs instead of 9 for 9); the rows left over run one at a time."""
 
+LATE_TAPS = 0
+"""An exp-based activation (Swish, Sigmoid) beside more than this many weights is applied
+by `_epilogue_pass` after the stores instead of on the accumulators (register pressure:
+its dozen constants beside the weights and ROWS accumulators). 0: always. Same-process A/B
+(`bench/cpu_conv_layers.py --depthwise --act swish`, min of 100, load 5.6): 3x3 layers at
+112x112 and 56x56 0.90-0.93x of the in-register epilogue (9 before: 5x5 only)."""
+LATE_WIDTH = 32
+"""... and also on output rows narrower than this (their vectors are all border: masked)."""
+LATE_CHEAP = frozenset({"act.hswish"})
+"""Activations without exp applied after the stores too, at stride 1 or beside more than 9
+weights: HardSwish's four constants beside a 3x3 window's weights, ROWS accumulators and
+six input rows spill on AVX2's 16 registers (`--depthwise --act hswish`, min of 60 and 100,
+load 6-7: 14x14 3x3 0.58x, 14x14 5x5 0.87x, 7x7 0.96x, 56x56 0.96x, 112x112 0.98x; a 3x3
+stride-2 layer 1.02-1.14x, so those keep it in registers). ReLU / Clamp after the stores:
+1.4-1.7x slower at 14x14 and 7x7, not done."""
+PLANE_PASS = 4096
+"""A late epilogue runs once per plane, not per block of rows, on planes of at most this
+many outputs (a 7x7 plane: 6 whole vectors and one masked, instead of one masked per row;
+one plane of 4096 floats is 16 KiB, in L1): EfficientNet-B0's 5x5 layers at 14x14 and 7x7
+0.74-0.82x (min of 40, load 6)."""
+
 
 def host_lanes() -> int:
     """f32 lanes of one host vector register."""
@@ -97,7 +118,10 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
     b = kb.b
     # an exp-based activation beside more than 9 weights: applied after each block of rows
-    late = spec.epilogue.activation in ("act.swish", "act.sigmoid") and g.kh * g.kw > 9
+    kind = spec.epilogue.activation
+    late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
+            or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
+    per_plane = late and g.p <= PLANE_PASS
     q0, q1 = kb.partition(g.n * g.c)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, i64(g.c))
@@ -122,8 +146,10 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
                                 continue
                             residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
                             kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
-                if late:
+                if late and not per_plane:
                     _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), rr.count * g.ow)
+        if per_plane:
+            _epilogue_pass(kb, spec, out, res, dst_off, g.p)
     kb.finish()
 
 

@@ -38,11 +38,24 @@ def _sigmoid(kb: KernelBuilder, x: ir.Value) -> ir.Value:
     return _select(kb, ">=", x, _c(kb, 0.0, x), s, b.fmul(e, s))
 
 
+LEAN_SWISH = True
+"""Swish through `_exp_inside` (A/B switch for `bench/cpu_conv_layers.py --ab`)."""
+
+
 def _swish(kb: KernelBuilder, x: ir.Value, alpha: float) -> ir.Value:
     """x / (1 + exp(-alpha x)): one exp and one division (a fused epilogue runs it on every
     output of the convolution); exp's limits kept: -inf / (1 + inf) is the reference's NaN."""
     b = kb.b
-    e = vector_exp(kb, b.fmul(x, _c(kb, -alpha, x)))
+    t = b.fmul(x, _c(kb, -alpha, x))
+    if not LEAN_SWISH:
+        return b.fdiv(x, b.fadd(_c(kb, 1.0, x), vector_exp(kb, t)))
+    # t clamped into exp's normal range with plain compares (vminps/vmaxps: a NaN t becomes a
+    # bound, and x's NaN still propagates through the numerator); below it exp is < 2e-38,
+    # which 1 + e loses anyway; above it the reference's exp is inf (x / inf: -0, or NaN at
+    # x = -inf), kept by one select
+    below = _select(kb, "<", t, _c(kb, EXP_TOP, t), t, _c(kb, EXP_TOP, t))
+    e = _exp_inside(kb, _select(kb, ">", below, _c(kb, EXP_LOW, t), below, _c(kb, EXP_LOW, t)))
+    e = _select(kb, ">", t, _c(kb, EXP_HIGH, t), _c(kb, math.inf, t), e)
     return b.fdiv(x, b.fadd(_c(kb, 1.0, x), e))
 
 
@@ -82,6 +95,26 @@ def vector_exp(kb: KernelBuilder, x: ir.Value) -> ir.Value:
     value = _select(kb, "<", x, _c(kb, EXP_LOW, x), _c(kb, 0.0, x), value)
     value = _select(kb, ">", x, _c(kb, EXP_HIGH, x), _c(kb, math.inf, x), value)
     return _select(kb, "uno", x, x, x, value)
+
+
+EXP_TOP = 88.0
+"""`_exp_inside`'s upper bound: round(88 / ln 2) = 127, so 2^n is a normal float."""
+
+
+def _exp_inside(kb: KernelBuilder, t: ir.Value) -> ir.Value:
+    """exp(t) for t already in [EXP_LOW, EXP_TOP] (no limit selects; 2^n built directly, n in
+    [-126, 127]): `vector_exp` without its three compares and one of its two scalings."""
+    b = kb.b
+    n = kb.call_unary("roundeven", b.fmul(t, _c(kb, 1 / math.log(2), t)))
+    r = kb.fma(n, _c(kb, -LN2_HIGH, t), t)
+    r = kb.fma(n, _c(kb, -LN2_LOW, t), r)
+    poly = _c(kb, EXP_POLY[0], t)
+    for coefficient in EXP_POLY[1:]:
+        poly = kb.fma(poly, r, _c(kb, coefficient, t))
+    value = b.fadd(kb.fma(poly, b.fmul(r, r), r), _c(kb, 1.0, t))
+    ints = ir.VectorType(I32, t.type.count)
+    exponent = b.shl(b.add(b.fptosi(n, ints), kb.vconst(127, t.type.count, I32)), kb.vconst(23, t.type.count, I32))
+    return b.fmul(value, b.bitcast(exponent, t.type))
 
 
 ERF_NUMERATOR = (-1.60960333262415e-02, -2.95459980854025e-03, -7.34990630326855e-04, -5.69250639462346e-05,
