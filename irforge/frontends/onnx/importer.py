@@ -24,6 +24,7 @@ from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
+from irforge.frontends.onnx.legacy_forms import upgrade_legacy
 from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
@@ -131,7 +132,9 @@ class GraphImporter(FoldingBuilder):
         if extractor is None:
             self._fold_unsupported(node, domain)
             return
-        ctx = NodeContext(self, node, self.opsets.get(domain, 1))
+        ctx = upgrade_legacy(NodeContext(self, node, self.opsets.get(domain, 1)))
+        if ctx.node.op_type != node.op_type:  # an old form written as another op (legacy_forms.py)
+            extractor = find_extractor(domain, ctx.node.op_type) or extractor
         produced = extractor(ctx)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
         for index, name in enumerate(node.output):

@@ -10,6 +10,7 @@ from irforge.dialects.nn import Gather, Resample, ResampleTo
 from irforge.dialects.nn.resample import ResampleBy, known_scales
 from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
+from irforge.errors import IrforgeError
 from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -41,12 +42,30 @@ def resize(ctx: NodeContext) -> SSAValue:
         if policy != "stretch":
             props["scales"] = _keep_aspect_ratio(ctx, props.pop("sizes"), policy)  # type: ignore[arg-type]
     elif ctx.has_input(scales_index) and ctx.constant_input(scales_index) is None:
+        if ctx.opset < 11 and mode == "nearest":
+            raise IrforgeError("Resize-10 nearest with scales computed at run time is not supported (its rounding depends on each scale)",
+                               where=ctx.where, fix="give static input shapes so the scales fold, or export at opset 11+", code="E137")
         return resize_by(ctx, scales_index, props)
     elif ctx.has_input(scales_index):
         props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales").reshape(-1)], 1.0)
     if not props.get("sizes") and not props.get("scales"):
         raise ctx.fail("Resize needs non-empty scales or sizes")
+    if ctx.opset < 11 and mode == "nearest":
+        props["nearest_mode"] = _resize10_nearest(ctx, props["scales"])  # type: ignore[arg-type]
     return ctx.value(Resample, [ctx.input(0)], **props)
+
+
+def _resize10_nearest(ctx: NodeContext, scales: list[float]) -> str:
+    """Resize-10 has no nearest_mode: onnxruntime (and OpenVINO's "simple") takes the floor of
+    the source coordinate when upsampling and its ceiling when downsampling, per axis; one
+    nn.resample mode covers the axes when they all go one way."""
+    resized = [s for s in scales if s != 1.0]
+    if all(s > 1.0 for s in resized):
+        return "floor"
+    if all(s < 1.0 for s in resized):
+        return "ceil"
+    raise IrforgeError(f"Resize-10 nearest with scales {scales} both up- and downsampling is not supported", where=ctx.where,
+                       fix="resize up and down in two Resize nodes, or export at opset 11+ with a nearest_mode", code="E137")
 
 
 def resize_to(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
