@@ -66,7 +66,8 @@ class Expansion:
         return self.node(op_type, inputs, 1, **attrs)[0]
 
     def result(self, name: str) -> SSAValue:
-        return self.ctx.importer.values[name]
+        """The value of a tensor name: a helper's, or the graph's (initializers load lazily)."""
+        return self.ctx.importer.value(name)
 
 
 def rewritten(ctx: NodeContext, op_type: str | None = None, opset: int | None = None, drop: Sequence[str] = (),
