@@ -57,6 +57,7 @@ ORT_CASES = {
     "Crop border": case("Crop", {"border": [1, 1, 2, 0]}, 8),
     "Crop scale": case("Crop", {"border": [1, 2, 0, 0], "scale": [2, 3]}, 8),
     "Affine": case("Affine", {"alpha": 0.5, "beta": 1.0}, 8),
+    "Scale": case("Scale", {"scale": 2.5}, 8),
     "ScaledTanh": case("ScaledTanh", {"alpha": 0.5, "beta": 2.0}, 8),
     "ParametricSoftplus": case("ParametricSoftplus", {"alpha": 0.5, "beta": 2.0}, 8),
     "GlobalLpPool p=3": case("GlobalLpPool", {"p": 3}, 2),
@@ -187,3 +188,11 @@ def test_lp_pool_dilations_are_named():
     with pytest.raises(IrforgeError) as err:
         import_onnx(model("LpPool", {"kernel_shape": [2, 2], "dilations": [2, 2]}, 18))
     assert err.value.code == "E136" and "dilations" in err.value.what
+
+
+def test_string_model_input_is_refused_clearly():
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.STRING, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.STRING, [1])])  # fmt: skip
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)]))
+    assert err.value.code == "E138" and "string" in err.value.what

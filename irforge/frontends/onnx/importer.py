@@ -108,6 +108,9 @@ class GraphImporter(FoldingBuilder):
         t = vi.type.tensor_type
         if not vi.type.HasField("tensor_type") or not t.HasField("elem_type"):
             raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type", code="E140")
+        if t.elem_type == onnx.TensorProto.STRING:
+            raise IrforgeError(f"model input '{vi.name}' is a string tensor: irforge has no string tensors",
+                               fix="tokenise text outside the model (e.g. bidaf's inputs) and feed numeric tensors", code="E138")
         dtype = element_dtype(t.elem_type, vi.name)
         check_dtype(dtype, vi.name)
         if vi.name in self.input_shapes:

@@ -6,6 +6,7 @@ caffe2 / CNTK / CoreML exports use them) and a few rare standard ones.
     Crop(x, border, scale)            Slice of H and W: from (top, left), `scale` = (h, w) in
                                       size, else up to (H - bottom, W - right)
     Affine(x, alpha, beta)            alpha * x + beta
+    Scale(x, scale)                   x * scale
     ScaledTanh(x, alpha, beta)        alpha * tanh(beta * x)
     ParametricSoftplus(x, alpha, beta) alpha * softplus(beta * x)
     GlobalLpPool(x, p)                (sum |x|^p over the spatial axes)^(1/p)
@@ -89,6 +90,12 @@ def affine(ctx: NodeContext) -> SSAValue:
     e = Expansion(ctx)
     y = e.one("Mul", [e.input(0), e.constant(float(ctx.attr("alpha", 1.0)), _dtype(ctx))])
     return e.result(e.one("Add", [y, e.constant(float(ctx.attr("beta", 0.0)), _dtype(ctx))]))
+
+
+@onnx_extractor("Scale")
+def scale(ctx: NodeContext) -> SSAValue:
+    e = Expansion(ctx)
+    return e.result(e.one("Mul", [e.input(0), e.constant(float(ctx.attr("scale", 1.0)), _dtype(ctx))]))
 
 
 @onnx_extractor("ScaledTanh")
