@@ -49,6 +49,10 @@ ORT_CASES = {
     "Resize-10 nearest up": case("Resize", {"mode": "nearest"}, 10, [("sc", np.array([1, 1, 2, 1.5], np.float32))]),
     "Resize-10 nearest down": case("Resize", {"mode": "nearest"}, 10, [("sc", np.array([1, 1, 0.5, 0.6], np.float32))]),
     "Resize-10 linear": case("Resize", {"mode": "linear"}, 10, [("sc", np.array([1, 1, 2, 1.5], np.float32))]),
+    "Resize-11 tf_crop_and_resize linear, extrapolated": case("Resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": -2.0}, 11, [
+        ("roi", np.array([0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3], np.float32)), ("sc", np.array([], np.float32)), ("sz", np.array([1, 3, 6, 7], np.int64))]),
+    "Resize-13 tf_crop_and_resize nearest": case("Resize", {"mode": "nearest", "coordinate_transformation_mode": "tf_crop_and_resize"}, 13, [
+        ("roi", np.array([0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9], np.float32)), ("sc", np.array([1, 1, 1.5, 0.8], np.float32))]),
     "Upsample-7 nearest": case("Upsample", {"scales": [1.0, 1.0, 2.0, 3.0]}, 7),
     "Upsample-9 linear": case("Upsample", {"mode": "linear"}, 9, [("sc", np.array([1, 1, 2, 2], np.float32))]),
     "MeanVarianceNormalization-1 across": case("MeanVarianceNormalization", {"across_channels": 1}, 8),

@@ -12,6 +12,7 @@ from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.onnx.checked_constants import int_list
+from irforge.frontends.onnx.extractors.resize_crop import crop_and_resize
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"}
@@ -21,6 +22,8 @@ COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_p
 def resize(ctx: NodeContext) -> SSAValue:
     mode = ctx.attr("mode", "nearest")
     coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 11 else "asymmetric")
+    if coordinate_mode == "tf_crop_and_resize" and not (ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0)):
+        return crop_and_resize(ctx, mode)  # matrix products (resize_crop.py)
     if coordinate_mode not in COORDINATE_MODES:
         raise ctx.fail(f"coordinate_transformation_mode '{coordinate_mode}' is not supported")
     if ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0):
