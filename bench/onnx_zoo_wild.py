@@ -5,7 +5,7 @@ Outside CI (the zoo venv: tensorflow-cpu, tf2onnx 1.17, torch, onnxruntime, open
 Model Zoo's files are Git LFS objects we cannot download, so their shapes are reproduced:
 keras.applications and small TF graphs converted by tf2onnx at opsets 9, 11, 13 and 17 (a
 frozen graph, as tf2onnx's own `--graphdef` path), an SSD-style post-processing with
-tf.image.combined_non_max_suppression / non_max_suppression_padded, a BERT-like Keras
+tf.image.combined_non_max_suppression / top_k + non_max_suppression, a BERT-like Keras
 encoder, and torchvision models exported by torch's TorchScript exporter at opsets 9, 10, 11
 and converted down to opsets 3-8 with onnx.version_converter (BatchNormalization kept).
 Per row: convert (import + ir-convert's default pipeline), then OpenVINO on irforge's IR XML,
@@ -100,7 +100,9 @@ def keras_encoder():  # type: ignore[no-untyped-def]
     import tensorflow as tf
 
     embed, positions = keras.layers.Embedding(50, 32), keras.layers.Embedding(16, 32)
-    blocks = [(keras.layers.MultiHeadAttention(4, 8), keras.layers.LayerNormalization(), keras.layers.Dense(64, activation="gelu"),
+    # tanh GELU: Keras' exact GELU is Erfc, which tf2onnx 1.17 does not convert
+    gelu = lambda t: tf.nn.gelu(t, approximate=True)  # noqa: E731
+    blocks = [(keras.layers.MultiHeadAttention(4, 8), keras.layers.LayerNormalization(), keras.layers.Dense(64, activation=gelu),
                keras.layers.Dense(32), keras.layers.LayerNormalization()) for _ in range(2)]
     pool = keras.layers.Dense(32, activation="tanh")
 
@@ -142,8 +144,10 @@ def nhwc_graph():  # type: ignore[no-untyped-def]
 
 def ssd_postprocess(kind: str):  # type: ignore[no-untyped-def]
     """An SSD-style head on a tiny backbone: decoded boxes and class scores, then TF's NMS
-    (combined_non_max_suppression: per class, padded; or non_max_suppression_padded /
-    non_max_suppression with a gather, as ssd_mobilenet_v1's exported graph)."""
+    (combined_non_max_suppression: per class, padded, opset 12+ in tf2onnx; or the best
+    anchors by top_k, then non_max_suppression_with_scores / non_max_suppression and a
+    gather, as ssd_mobilenet_v1's exported graph; tf2onnx 1.17 fails on TF 2.21's
+    non_max_suppression_padded loop)."""
     import tensorflow as tf
 
     rng = np.random.default_rng(0)
@@ -162,9 +166,11 @@ def ssd_postprocess(kind: str):  # type: ignore[no-untyped-def]
             out = tf.image.combined_non_max_suppression(boxes[:, :, tf.newaxis], scores, 10, 20, 0.5, 0.3)
             return out.nmsed_boxes, out.nmsed_scores, out.nmsed_classes, out.valid_detections
         best = tf.reduce_max(scores[0], axis=-1)
-        if kind == "padded":
-            keep, count = tf.image.non_max_suppression_padded(boxes[0], best, 10, 0.5, 0.3, pad_to_max_output_size=True)
-            return tf.gather(boxes[0], keep), count
+        if kind == "topk":
+            top, index = tf.math.top_k(best, 32)
+            chosen = tf.gather(boxes[0], index)
+            keep, kept_scores = tf.image.non_max_suppression_with_scores(chosen, top, 10, 0.5, 0.3)
+            return tf.gather(chosen, keep), kept_scores
         keep = tf.image.non_max_suppression(boxes[0], best, 10, 0.5, 0.3)
         return tf.gather(boxes[0], keep), tf.gather(best, keep)
 
@@ -234,8 +240,8 @@ ZOO = [
     WildModel("keras-nasnet_mobile", keras_app("NASNetMobile", 64), (11, 13)),
     WildModel("tf-nhwc-graph", tf2onnx_function(nhwc_graph, [("x", [1, 16, 16, 3], "float32")]), TF_OPSETS),
     WildModel("keras-bert-encoder", tf2onnx_function(keras_encoder, [("ids", [1, 12], "int32"), ("mask", [1, 12], "int32")]), (11, 13, 17)),
-    WildModel("tf-ssd-combined-nms", tf2onnx_function(lambda: ssd_postprocess("combined"), [("x", [1, 16, 16, 3], "float32")]), (11, 13, 17)),
-    WildModel("tf-ssd-nms-padded", tf2onnx_function(lambda: ssd_postprocess("padded"), [("x", [1, 16, 16, 3], "float32")]), (11, 13, 17)),
+    WildModel("tf-ssd-combined-nms", tf2onnx_function(lambda: ssd_postprocess("combined"), [("x", [1, 16, 16, 3], "float32")]), (12, 13, 17)),
+    WildModel("tf-ssd-topk-nms", tf2onnx_function(lambda: ssd_postprocess("topk"), [("x", [1, 16, 16, 3], "float32")]), (10, 11, 13, 17)),
     WildModel("tf-ssd-nms", tf2onnx_function(lambda: ssd_postprocess("plain"), [("x", [1, 16, 16, 3], "float32")]), (10, 11, 13, 17)),
     WildModel("tv-resnet18", torchvision_model("resnet18", 64), (3, 6, 7, 8, 9, 10, 11)),
     WildModel("tv-squeezenet1_0", torchvision_model("squeezenet1_0", 64), (3, 7, 9, 10, 11)),
