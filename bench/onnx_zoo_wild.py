@@ -249,7 +249,7 @@ ZOO = [
     WildModel("tv-mobilenet_v2", torchvision_model("mobilenet_v2", 64), (6, 9, 10, 11)),
     WildModel("tv-shufflenet_v2", torchvision_model("shufflenet_v2_x1_0", 64), (9, 10, 11)),
     WildModel("tv-densenet121", torchvision_model("densenet121", 64), (6, 9, 11)),
-    WildModel("tv-vgg11_bn", torchvision_model("vgg11_bn", 224), (6, 9)),  # 224: the exporter's adaptive pool needs 7 | size/32
+    WildModel("tv-googlenet", torchvision_model("googlenet", 64, aux_logits=False, init_weights=True), (6, 9)),
     WildModel("tv-fcn_resnet50", torchvision_model("fcn_resnet50", 64, num_classes=4, aux_loss=False, weights_backbone=None), (9, 10, 11)),  # (version_converter cannot take its Upsample-9 to 8)
     WildModel("tv-lraspp_mobilenet_v3", torchvision_model("lraspp_mobilenet_v3_large", 64, num_classes=4, weights_backbone=None), (9, 11)),
 ]
