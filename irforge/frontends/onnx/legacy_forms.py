@@ -60,8 +60,8 @@ def upgrade_legacy(ctx: NodeContext) -> NodeContext:
     return upgrade(ctx) if upgrade is not None else ctx
 
 
-def legacy_error(ctx: NodeContext, attribute: str, value: object, why: str, fix: str, code: str = "E139") -> IrforgeError:
-    return IrforgeError(f"attribute {attribute}={value!r} ({why}) is not supported", where=ctx.where, fix=fix, code=code)
+def legacy_error(ctx: NodeContext, attribute: str, value: object, why: str, fix: str) -> IrforgeError:
+    return IrforgeError(f"attribute {attribute}={value!r} ({why}) is not supported", where=ctx.where, fix=fix, code="E139")
 
 
 def _legacy_broadcast(ctx: NodeContext) -> NodeContext:
@@ -138,14 +138,13 @@ def _pad(ctx: NodeContext) -> NodeContext:
 
 
 def _cast(ctx: NodeContext) -> NodeContext:
-    to = ctx.node.attribute[[a.name for a in ctx.node.attribute].index("to")] if any(a.name == "to" for a in ctx.node.attribute) else None
+    to = next((a for a in ctx.node.attribute if a.name == "to"), None)
     if to is not None and to.type == onnx.AttributeProto.STRING:  # Cast-1: a type name
         name = to.s.decode(errors="replace").upper()
         if name not in onnx.TensorProto.DataType.keys():
             raise legacy_error(ctx, "to", name, "not an ONNX element type name", fix="name an ONNX type (FLOAT, INT64, ...)")
         ctx = rewritten(ctx, opset=6, set_attrs={"to": onnx.TensorProto.DataType.Value(name)})
-    number = int(ctx.attr("to")) if to is not None else None
-    if number == onnx.TensorProto.STRING:
+    if to is not None and int(ctx.attr("to")) == onnx.TensorProto.STRING:
         raise IrforgeError(f"Cast to {quoted('STRING')} is not supported: irforge has no string tensors", where=ctx.where,
                            fix="tokenise text outside the model (e.g. bidaf's inputs) and feed numeric tensors", code="E138")
     return ctx

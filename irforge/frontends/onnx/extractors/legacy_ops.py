@@ -21,6 +21,7 @@ caffe2 / CNTK / CoreML exports use them) and a few rare standard ones.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -115,7 +116,7 @@ def _p(ctx: NodeContext) -> float:
     return p
 
 
-def _power_sum_root(ctx: NodeContext, e: Expansion, p: float, pooled: callable) -> SSAValue:  # type: ignore[valid-type]
+def _power_sum_root(ctx: NodeContext, e: Expansion, p: float, pooled: Callable[[str], str]) -> SSAValue:
     """(pooled(|x|^p))^(1/p), skipping the powers when p is 1."""
     dtype = _dtype(ctx)
     powered = e.one("Abs", [e.input(0)])
