@@ -200,3 +200,16 @@ def test_string_model_input_is_refused_clearly():
     with pytest.raises(IrforgeError) as err:
         import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)]))
     assert err.value.code == "E138" and "string" in err.value.what
+
+
+@pytest.mark.parametrize(("op", "attrs"), [("ImageScaler", {"bias": 2.0}), ("Crop", {"border": "XX"})])
+def test_experimental_op_list_attributes_are_checked(op, attrs):
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(model(op, attrs, 8))
+    assert err.value.code == "E136" and "list of numbers" in err.value.what
+
+
+def test_non_utf8_string_attribute_is_refused_by_name():
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(model("Resize", {"mode": b"\xff"}, 10, [("sc", np.array([1, 1, 2, 2], np.float32))]))
+    assert "mode" in err.value.what

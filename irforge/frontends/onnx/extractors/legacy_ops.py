@@ -45,6 +45,16 @@ def _static(ctx: NodeContext, what: str) -> tuple[int, ...]:
     return shape
 
 
+def _numbers(ctx: NodeContext, name: str) -> list[float]:
+    """A list attribute of numbers (these experimental ops have no schema in the onnx
+    package, so nothing else checks the attribute's type)."""
+    value = ctx.attr(name, [])
+    if not isinstance(value, list) or not all(isinstance(v, int | float) for v in value):
+        raise IrforgeError(f"attribute {name} must be a list of numbers, got {value!r:.60}", where=ctx.where,
+                           fix=f"give {name} as a list of numbers", code="E136")
+    return value
+
+
 def _unsupported(ctx: NodeContext, attribute: str, value: object, fix: str) -> IrforgeError:
     return IrforgeError(f"attribute {attribute}={value!r} is not supported", where=ctx.where, fix=fix, code="E136")
 
@@ -53,7 +63,7 @@ def _unsupported(ctx: NodeContext, attribute: str, value: object, fix: str) -> I
 def image_scaler(ctx: NodeContext) -> SSAValue:
     e = Expansion(ctx)
     shape = ctx.input_shape(0)
-    bias = [float(b) for b in ctx.attr("bias", [])]
+    bias = [float(b) for b in _numbers(ctx, "bias")]
     if len(shape) < 2 or (bias and shape[1] not in (len(bias), DYN)):
         raise ctx.fail(f"bias has {len(bias)} values for an input of shape {list(shape)}", fix="give one bias per channel (axis 1)")
     y = e.one("Mul", [e.input(0), e.constant(float(ctx.attr("scale", 1.0)), _dtype(ctx))])
@@ -65,8 +75,8 @@ def image_scaler(ctx: NodeContext) -> SSAValue:
 @onnx_extractor("Crop")
 def crop(ctx: NodeContext) -> SSAValue:
     shape = _static(ctx, "Crop")
-    border = [int(b) for b in ctx.attr("border", [])]
-    scale = [int(s) for s in ctx.attr("scale", [])]
+    border = [int(b) for b in _numbers(ctx, "border")]
+    scale = [int(s) for s in _numbers(ctx, "scale")]
     if len(shape) != 4 or len(border) != 4 or len(scale) not in (0, 2):
         raise ctx.fail(f"Crop needs an NCHW input, 4 border values and 0 or 2 scale values (got shape {list(shape)}, border {border}, scale {scale})",
                        fix="give border as (left, top, right, bottom) and scale as (height, width)")
