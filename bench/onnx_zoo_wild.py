@@ -240,7 +240,7 @@ ZOO = [
     WildModel("keras-nasnet_mobile", keras_app("NASNetMobile", 64), (11, 13)),
     # opset 9/10: tf2onnx cannot write half-pixel resizes (it needs Resize-11)
     WildModel("tf-nhwc-graph", tf2onnx_function(nhwc_graph, [("x", [1, 16, 16, 3], "float32")]), (11, 13, 17)),
-    WildModel("keras-bert-encoder", tf2onnx_function(keras_encoder, [("ids", [1, 12], "int32"), ("mask", [1, 12], "int32")]), (11, 13, 17)),
+    WildModel("keras-bert-encoder", tf2onnx_function(keras_encoder, [("ids", [1, 12], "int32"), ("mask", [1, 12], "int32")]), (12, 13, 17)),  # MultiHeadAttention: Einsum (opset 12)
     WildModel("tf-ssd-combined-nms", tf2onnx_function(lambda: ssd_postprocess("combined"), [("x", [1, 16, 16, 3], "float32")]), (12, 13, 17)),
     WildModel("tf-ssd-topk-nms", tf2onnx_function(lambda: ssd_postprocess("topk"), [("x", [1, 16, 16, 3], "float32")]), (10, 11, 13, 17)),
     WildModel("tf-ssd-nms", tf2onnx_function(lambda: ssd_postprocess("plain"), [("x", [1, 16, 16, 3], "float32")]), (10, 11, 13, 17)),
