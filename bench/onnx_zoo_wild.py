@@ -56,8 +56,9 @@ def _randomize_batch_norms(model) -> None:  # type: ignore[no-untyped-def]
                 weight.assign((rng.uniform(*low_high, shape) if low_high else rng.normal(0, 0.1, shape)).astype(np.float32))
 
 
-def tf2onnx_function(fn: Callable, specs: list[tuple[str, list[int], str]], seed: int = 1) -> Callable[[Path, int], dict[str, np.ndarray]]:
-    """A tf.function frozen to a graph (as a saved .pb would be) and converted by tf2onnx."""
+def tf2onnx_function(fn: Callable, specs: list[tuple[str, list[int], str]], seed: int = 1, lower: bool = True) -> Callable[[Path, int], dict[str, np.ndarray]]:
+    """A tf.function frozen to a graph (as a saved .pb would be) and converted by tf2onnx;
+    `lower=False` keeps TF2's While/If ops (tf2onnx turns them into Loop/If)."""
 
     def export(path: Path, opset: int) -> dict[str, np.ndarray]:
         import tensorflow as tf
@@ -66,7 +67,7 @@ def tf2onnx_function(fn: Callable, specs: list[tuple[str, list[int], str]], seed
 
         signature = [tf.TensorSpec(shape, getattr(tf, dtype), name=name) for name, shape, dtype in specs]
         concrete = tf.function(fn()).get_concrete_function(*signature)
-        frozen = convert_variables_to_constants_v2(concrete)
+        frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=lower)
         graph_def = frozen.graph.as_graph_def()
         inputs = [t.name for t in frozen.inputs]
         outputs = [t.name for t in frozen.outputs]
@@ -177,6 +178,23 @@ def ssd_postprocess(kind: str):  # type: ignore[no-untyped-def]
     return fn
 
 
+def loop_and_cond():  # type: ignore[no-untyped-def]
+    """tf.map_fn over a run-time number of rows and a tf.while_loop (tf2onnx: Loop), and a
+    tf.cond on a data-dependent predicate (If), as TF detection post-processing has."""
+    import tensorflow as tf
+
+    w = tf.constant(np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32) * 0.3)
+
+    def fn(x):  # type: ignore[no-untyped-def]
+        rows = tf.boolean_mask(x, tf.reduce_max(x, axis=1) > -0.5)  # a data-dependent row count
+        mapped = tf.map_fn(lambda r: tf.tanh(tf.linalg.matvec(w, r)), rows)
+        _, acc = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.nn.relu(tf.matmul(a, w)) + x), (tf.constant(0), x))
+        branch = tf.cond(tf.reduce_mean(x) > 0, lambda: acc * 2.0, lambda: acc - 1.0)
+        return tf.reduce_sum(mapped, axis=0), branch
+
+    return fn
+
+
 # -- torch's TorchScript exporter at old opsets ------------------------------------------------
 def torchvision_model(name: str, size: int, **kwargs: object) -> Callable[[Path, int], dict[str, np.ndarray]]:
     """torch's TorchScript exporter at `opset` (9-11); below 9 the opset-9 export converted
@@ -244,6 +262,7 @@ ZOO = [
     WildModel("tf-ssd-combined-nms", tf2onnx_function(lambda: ssd_postprocess("combined"), [("x", [1, 16, 16, 3], "float32")]), (12, 13, 17)),
     WildModel("tf-ssd-topk-nms", tf2onnx_function(lambda: ssd_postprocess("topk"), [("x", [1, 16, 16, 3], "float32")]), (10, 11, 13, 17)),
     WildModel("tf-ssd-nms", tf2onnx_function(lambda: ssd_postprocess("plain"), [("x", [1, 16, 16, 3], "float32")]), (10, 11, 13, 17)),
+    WildModel("tf-loop-if", tf2onnx_function(loop_and_cond, [("x", [6, 8], "float32")], lower=False), (11, 13, 17)),
     WildModel("tv-resnet18", torchvision_model("resnet18", 64), (3, 6, 7, 8, 9, 10, 11)),
     WildModel("tv-squeezenet1_0", torchvision_model("squeezenet1_0", 64), (3, 7, 9, 10, 11)),
     WildModel("tv-mobilenet_v2", torchvision_model("mobilenet_v2", 64), (6, 9, 10, 11)),
