@@ -27,6 +27,12 @@ error that names it; none is dropped unless it cannot change the numbers:
     MeanVarianceNormalization-1 across_channels / normalize_variance (the experimental op
                                     onnxruntime still runs): axes [1, 2, 3] or [2, 3], and
                                     x - mean alone when normalize_variance=0
+
+Read by the extractors themselves: Slice-1 / TopK-1 / Reshape-1 / Squeeze-1 / Split-2 /
+Reduce*-1 attributes that later became inputs, Clip-6 min/max, Dropout-7..11 ratio (inference
+ignores it). Harmless: LSTM/GRU/RNN output_sequence (whether Y is produced, not its values).
+Known difference: Dropout-7..11's optional mask is all true here (the ONNX reference);
+onnxruntime writes all false for those versions.
 """
 
 from __future__ import annotations
