@@ -48,6 +48,7 @@ ORT_CASES = {
     "BatchNormalization-7 spatial=1": case("BatchNormalization", {"spatial": 1}, 7, [("s", C3), ("b", C3 + 1), ("m", C3 * 0.1), ("v", C3 * C3)]),
     "Resize-10 nearest up": case("Resize", {"mode": "nearest"}, 10, [("sc", np.array([1, 1, 2, 1.5], np.float32))]),
     "Resize-10 nearest down": case("Resize", {"mode": "nearest"}, 10, [("sc", np.array([1, 1, 0.5, 0.6], np.float32))]),
+    "Resize-10 nearest up and down": case("Resize", {"mode": "nearest"}, 10, [("sc", np.array([1, 1, 2, 0.6], np.float32))]),
     "Resize-10 linear": case("Resize", {"mode": "linear"}, 10, [("sc", np.array([1, 1, 2, 1.5], np.float32))]),
     "Resize-11 tf_crop_and_resize linear, extrapolated": case("Resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": -2.0}, 11, [
         ("roi", np.array([0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3], np.float32)), ("sc", np.array([], np.float32)), ("sz", np.array([1, 3, 6, 7], np.int64))]),
@@ -180,12 +181,6 @@ def test_cast_to_string_is_refused_clearly():
     with pytest.raises(IrforgeError) as err:
         import_onnx(model("Cast", {"to": TensorProto.STRING}, 9))
     assert err.value.code == "E138" and "STRING" in err.value.what
-
-
-def test_resize10_nearest_up_and_down_in_one_node_is_refused():
-    with pytest.raises(IrforgeError) as err:
-        import_onnx(model("Resize", {"mode": "nearest"}, 10, [("sc", np.array([1, 1, 2, 0.5], np.float32))]))
-    assert err.value.code == "E137"
 
 
 def test_lp_pool_dilations_are_named():

@@ -54,21 +54,22 @@ def resize(ctx: NodeContext) -> SSAValue:
     if not props.get("sizes") and not props.get("scales"):
         raise ctx.fail("Resize needs non-empty scales or sizes")
     if ctx.opset < 11 and mode == "nearest":
-        props["nearest_mode"] = _resize10_nearest(ctx, props["scales"])  # type: ignore[arg-type]
+        return _resize10_nearest(ctx, props)
     return ctx.value(Resample, [ctx.input(0)], **props)
 
 
-def _resize10_nearest(ctx: NodeContext, scales: list[float]) -> str:
+def _resize10_nearest(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
     """Resize-10 has no nearest_mode: onnxruntime (and OpenVINO's "simple") takes the floor of
-    the source coordinate when upsampling and its ceiling when downsampling, per axis; one
-    nn.resample mode covers the axes when they all go one way."""
-    resized = [s for s in scales if s != 1.0]
-    if all(s > 1.0 for s in resized):
-        return "floor"
-    if all(s < 1.0 for s in resized):
-        return "ceil"
-    raise IrforgeError(f"Resize-10 nearest with scales {scales} both up- and downsampling is not supported", where=ctx.where,
-                       fix="resize up and down in two Resize nodes, or export at opset 11+ with a nearest_mode", code="E137")
+    the source coordinate when upsampling and its ceiling when downsampling, per axis. Nearest
+    sampling is separable, so the upsampled axes (floor) and the downsampled ones (ceil) are
+    two nn.resample ops when a node does both."""
+    scales: list[float] = props["scales"]  # type: ignore[assignment]
+    y = ctx.input(0)
+    for rounding, wanted in (("floor", lambda s: s > 1.0), ("ceil", lambda s: s < 1.0)):
+        part = [s if wanted(s) else 1.0 for s in scales]
+        if part != [1.0] * len(scales):
+            y = ctx.value(Resample, [y], suffix=f"/{rounding}", **{**props, "scales": part, "nearest_mode": rounding})
+    return y if y is not ctx.input(0) else ctx.value(Resample, [y], **props)
 
 
 def resize_to(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
