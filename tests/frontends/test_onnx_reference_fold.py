@@ -13,22 +13,23 @@ from tests.helpers import ort_session_run
 
 
 def mask_model(dims):  # type: ignore[no-untyped-def]
-    """x + Compress(Hardmax(ConstantOfShape(Shape(x)[1:])), keep, axis=0): a mask built from
-    the input's shape by ops irforge has no extractor for (Hardmax, Compress; EyeLike, used
-    here before, now imports as a constant)."""
+    """x + Compress(CenterCropPad(ConstantOfShape(Shape(x)[1:]), [5, 6]), keep, axis=0): a mask
+    built from the input's shape by ops irforge has no extractor for (CenterCropPad, Compress;
+    EyeLike and Hardmax, used here before, now import)."""
     nodes = [
         helper.make_node("Shape", ["x"], ["s"], start=1),
         helper.make_node("ConstantOfShape", ["s"], ["zeros"], value=numpy_helper.from_array(np.array([0.0], np.float32))),
-        helper.make_node("Hardmax", ["zeros"], ["eye"], axis=-1),
+        helper.make_node("CenterCropPad", ["zeros", "crop"], ["eye"]),
         helper.make_node("Compress", ["eye", "keep"], ["mask"], axis=0),
         helper.make_node("Add", ["x", "mask"], ["y"]),
     ]
     keep = numpy_helper.from_array(np.array([True, True, True, True, True]), "keep")
+    crop = numpy_helper.from_array(np.array([5, 6], np.int64), "crop")
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [keep],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [keep, crop],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
 def test_constant_subgraph_of_unsupported_ops_folds_and_matches_onnxruntime():
@@ -43,13 +44,13 @@ def test_constant_subgraph_of_unsupported_ops_folds_and_matches_onnxruntime():
 
 def test_unsupported_ops_on_run_time_values_are_all_listed():
     proto = mask_model([2, "n", 6])  # a dynamic dim: the mask is not constant
-    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: Compress x1 \(mask\); Hardmax x1 \(eye\)"):
+    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: CenterCropPad x1 \(eye\); Compress x1 \(mask\)"):
         import_onnx(proto)
 
 
 def test_fold_over_the_size_budget_is_reported(monkeypatch):
     monkeypatch.setattr(reference_fold, "FOLD_LIMIT_BYTES", 16)
-    with pytest.raises(IrforgeError, match="unsupported ONNX ops: Compress x1 .*Hardmax x1"):
+    with pytest.raises(IrforgeError, match="unsupported ONNX ops: CenterCropPad x1 .*Compress x1"):
         import_onnx(mask_model([2, 5, 6]))
 
 

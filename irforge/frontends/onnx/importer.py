@@ -24,6 +24,7 @@ from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
+from irforge.frontends.onnx.legacy_forms import upgrade_legacy
 from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
 from irforge.frontends.onnx.reference_fold import fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
@@ -131,6 +132,9 @@ class GraphImporter(FoldingBuilder):
         t = vi.type.tensor_type
         if not vi.type.HasField("tensor_type") or not t.HasField("elem_type"):
             raise IrforgeError(f"model input '{vi.name}' is not a tensor with a known element type", code="E140")
+        if t.elem_type == onnx.TensorProto.STRING:
+            raise IrforgeError(f"model input '{vi.name}' is a string tensor: irforge has no string tensors",
+                               fix="tokenise text outside the model (e.g. bidaf's inputs) and feed numeric tensors", code="E138")
         dtype = element_dtype(t.elem_type, vi.name)
         check_dtype(dtype, vi.name)
         if vi.name in self.input_shapes:
@@ -155,10 +159,12 @@ class GraphImporter(FoldingBuilder):
         if extractor is None:
             self._fold_unsupported(node, domain)
             return
-        ctx = NodeContext(self, node, self.opsets.get(domain, 1))
         if node.op_type == "Identity" and not domain and is_structured(self.values.get(node.input[0])):
             self.values[node.output[0]] = self.values[node.input[0]]  # a sequence or optional passes as is
             return
+        ctx = upgrade_legacy(NodeContext(self, node, self.opsets.get(domain, 1)))
+        if ctx.node.op_type != node.op_type:  # an old form written as another op (legacy_forms.py)
+            extractor = find_extractor(domain, ctx.node.op_type) or extractor
         produced = extractor(ctx)
         results = [produced] if isinstance(produced, SSAValue) else list(produced)
         for index, name in enumerate(node.output):

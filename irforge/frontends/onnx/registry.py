@@ -146,13 +146,13 @@ class NodeContext(BuildContext):
         check_attribute(attribute, expected or type_name(attribute), self.where, loose)
         value = onnx.helper.get_attribute_value(attribute)
         if isinstance(value, bytes):
-            return value.decode()
+            return value.decode(errors="replace")  # not UTF-8: the extractor refuses the value by name
         if isinstance(value, onnx.TensorProto):
             from irforge.frontends.onnx.loader import tensor_to_array
 
             return tensor_to_array(value, self.importer.base_dir)
         if isinstance(value, list):
-            return [v.decode() if isinstance(v, bytes) else v for v in value]
+            return [v.decode(errors="replace") if isinstance(v, bytes) else v for v in value]
         return value
 
     @property

@@ -12,6 +12,7 @@ from irforge.frontends.onnx.extractors import (
     grid_sample,
     indexing,
     integer_ops,
+    legacy_ops,
     linear,
     normalization,
     ort_attention,
@@ -21,7 +22,8 @@ from irforge.frontends.onnx.extractors import (
     recurrent,
     reduce,
     resample,
+    scan,
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_attention, ort_contrib, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, quantize, quantize_contrib, recurrent, reduce, resample, scan, shape)

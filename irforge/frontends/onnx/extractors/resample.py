@@ -10,7 +10,9 @@ from irforge.dialects.nn import Gather, Resample, ResampleTo
 from irforge.dialects.nn.resample import ResampleBy, known_scales
 from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
+from irforge.errors import IrforgeError
 from irforge.frontends.onnx.checked_constants import int_list
+from irforge.frontends.onnx.extractors.resize_crop import crop_and_resize
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
 COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"}
@@ -20,6 +22,8 @@ COORDINATE_MODES = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_p
 def resize(ctx: NodeContext) -> SSAValue:
     mode = ctx.attr("mode", "nearest")
     coordinate_mode = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.opset >= 11 else "asymmetric")
+    if coordinate_mode == "tf_crop_and_resize" and not (ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0)):
+        return crop_and_resize(ctx, mode)  # matrix products (resize_crop.py)
     if coordinate_mode not in COORDINATE_MODES:
         raise ctx.fail(f"coordinate_transformation_mode '{coordinate_mode}' is not supported")
     if ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0):
@@ -41,12 +45,31 @@ def resize(ctx: NodeContext) -> SSAValue:
         if policy != "stretch":
             props["scales"] = _keep_aspect_ratio(ctx, props.pop("sizes"), policy)  # type: ignore[arg-type]
     elif ctx.has_input(scales_index) and ctx.constant_input(scales_index) is None:
+        if ctx.opset < 11 and mode == "nearest":
+            raise IrforgeError("Resize-10 nearest with scales computed at run time is not supported (its rounding depends on each scale)",
+                               where=ctx.where, fix="give static input shapes so the scales fold, or export at opset 11+", code="E137")
         return resize_by(ctx, scales_index, props)
     elif ctx.has_input(scales_index):
         props["scales"] = _full(ctx, [float(s) for s in ctx.required_constant(scales_index, "scales").reshape(-1)], 1.0)
     if not props.get("sizes") and not props.get("scales"):
         raise ctx.fail("Resize needs non-empty scales or sizes")
+    if ctx.opset < 11 and mode == "nearest":
+        return _resize10_nearest(ctx, props)
     return ctx.value(Resample, [ctx.input(0)], **props)
+
+
+def _resize10_nearest(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
+    """Resize-10 has no nearest_mode: onnxruntime (and OpenVINO's "simple") takes the floor of
+    the source coordinate when upsampling and its ceiling when downsampling, per axis. Nearest
+    sampling is separable, so the upsampled axes (floor) and the downsampled ones (ceil) are
+    two nn.resample ops when a node does both."""
+    scales: list[float] = props["scales"]  # type: ignore[assignment]
+    y = ctx.input(0)
+    for rounding, wanted in (("floor", lambda s: s > 1.0), ("ceil", lambda s: s < 1.0)):
+        part = [s if wanted(s) else 1.0 for s in scales]
+        if part != [1.0] * len(scales):
+            y = ctx.value(Resample, [y], suffix=f"/{rounding}", **{**props, "scales": part, "nearest_mode": rounding})
+    return y if y is not ctx.input(0) else ctx.value(Resample, [y], **props)
 
 
 def resize_to(ctx: NodeContext, props: dict[str, object]) -> SSAValue:
