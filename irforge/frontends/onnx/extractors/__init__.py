@@ -16,6 +16,7 @@ from irforge.frontends.onnx.extractors import (
     normalization,
     ort_attention,
     ort_contrib,
+    ort_gqa,
     ort_rotary,
     quantize,
     quantize_contrib,
@@ -25,4 +26,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_attention, ort_contrib, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_attention, ort_contrib, ort_gqa, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, shape)
