@@ -51,14 +51,15 @@ def _configs() -> dict[str, Callable[[], Any]]:
         "mistral": lambda: tf.MistralForCausalLM(tf.MistralConfig(**common, sliding_window=4)),
         "qwen2": lambda: tf.Qwen2ForCausalLM(tf.Qwen2Config(**common)),
         "qwen3": lambda: tf.Qwen3ForCausalLM(tf.Qwen3Config(**common, head_dim=16)),
-        "phi3": lambda: tf.Phi3ForCausalLM(tf.Phi3Config(**common, pad_token_id=0)),
+        "phi3": lambda: tf.Phi3ForCausalLM(tf.Phi3Config(**common, pad_token_id=0, original_max_position_embeddings=64)),
         "gemma": lambda: tf.GemmaForCausalLM(tf.GemmaConfig(**common, head_dim=16)),
         "gemma2": lambda: tf.Gemma2ForCausalLM(tf.Gemma2Config(**common, head_dim=16, sliding_window=4)),
         "granite": lambda: tf.GraniteForCausalLM(tf.GraniteConfig(**common)),
         "olmo": lambda: tf.OlmoForCausalLM(tf.OlmoConfig(**common)),
-        "smollm3": lambda: tf.SmolLM3ForCausalLM(tf.SmolLM3Config(**common)),
-        "phi": lambda: tf.PhiForCausalLM(tf.PhiConfig(**{**common, "num_key_value_heads": 4})),
-        "nemotron": lambda: tf.NemotronForCausalLM(tf.NemotronConfig(**common, head_dim=16)),
+        "smollm3": lambda: tf.SmolLM3ForCausalLM(tf.SmolLM3Config(**common, pad_token_id=0)),
+        # partial rotary: onnxruntime wants cos_cache widths that are multiples of 8, so heads of 32
+        "phi": lambda: tf.PhiForCausalLM(tf.PhiConfig(**{**common, "hidden_size": 128, "num_key_value_heads": 4})),
+        "nemotron": lambda: tf.NemotronForCausalLM(tf.NemotronConfig(**{**common, "hidden_size": 128}, head_dim=32)),
     }
 
 

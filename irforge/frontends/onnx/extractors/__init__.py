@@ -16,6 +16,7 @@ from irforge.frontends.onnx.extractors import (
     normalization,
     ort_attention,
     ort_contrib,
+    ort_gather_quantized,
     ort_gqa,
     ort_mha,
     ort_rotary,
@@ -27,4 +28,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_attention, ort_contrib, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, shape)
