@@ -17,8 +17,11 @@ every output / max(1, max |onnxruntime|)), and the fused attention ops against t
 
     PYTHONPATH=$PWD:$PWD/bench /work/zoo-venv/bin/python bench/onnx_zoo_genai.py [--models llama,qwen2] [--precisions fp32,int4]
 
-`--optimizer` adds the rows of onnxruntime.transformers.optimizer models (MultiHeadAttention
-and Attention contrib ops): see `onnx_zoo_ort_optimizer.py`.
+int4 rows are compared with onnxruntime on the same model with MatMulNBits' accuracy_level
+4 set to 0 (irforge's numbers are those of the dequantized f32 weights); the note column
+gives how far level 4's int8 activations are from that. Models of
+onnxruntime.transformers.optimizer are not here: with transformers 5 and onnxruntime 1.32 its
+attention fusions found nothing to fuse in the exports tried (docs/STATUS.md).
 """
 
 from __future__ import annotations
