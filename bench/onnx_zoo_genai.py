@@ -63,6 +63,12 @@ def _configs() -> dict[str, Callable[[], Any]]:
         # partial rotary: onnxruntime wants cos_cache widths that are multiples of 8, so heads of 32
         "phi": lambda: tf.PhiForCausalLM(tf.PhiConfig(**{**common, "hidden_size": 128, "num_key_value_heads": 4})),
         "nemotron": lambda: tf.NemotronForCausalLM(tf.NemotronConfig(**{**common, "hidden_size": 128}, head_dim=32)),
+        # encoder (com.microsoft Attention) + decoder (MultiHeadAttention: self with a cache,
+        # cross with [B, N, L, H] keys); the builder fixes the audio at 3000 frames
+        "whisper": lambda: tf.WhisperForConditionalGeneration(tf.WhisperConfig(
+            vocab_size=VOCAB, d_model=64, encoder_layers=LAYERS, decoder_layers=LAYERS, encoder_attention_heads=4, decoder_attention_heads=4,
+            encoder_ffn_dim=96, decoder_ffn_dim=96, num_mel_bins=80, max_source_positions=1500, max_target_positions=32, pad_token_id=0,
+            decoder_start_token_id=1, bos_token_id=1, eos_token_id=2)),
     }
 
 
@@ -90,13 +96,17 @@ def build(name: str, precision: str, workdir: Path) -> Path:
                     parameter.copy_(1 + 0.1 * torch.randn_like(parameter))
         model.save_pretrained(hf_dir)
         save_tokenizer(hf_dir)
+        if name == "whisper":
+            from transformers import WhisperFeatureExtractor
+
+            WhisperFeatureExtractor(feature_size=80).save_pretrained(hf_dir)
     argv = sys.argv
     sys.argv = ["builder", "-i", str(hf_dir), "-o", str(out), "-p", precision, "-e", "cpu", "-c", str(workdir / "cache")]
     try:
         runpy.run_module("onnxruntime_genai.models.builder", run_name="__main__")
     finally:
         sys.argv = argv
-    return out / "model.onnx"
+    return out / ("decoder.onnx" if name == "whisper" else "model.onnx")
 
 
 def feeds_for(path: Path, length: int, past: int) -> tuple[dict[str, np.ndarray], dict[str, list[int]]]:
@@ -106,17 +116,22 @@ def feeds_for(path: Path, length: int, past: int) -> tuple[dict[str, np.ndarray]
 
     rng = np.random.default_rng(length * 100 + past)
     config = json.loads((path.parent / "genai_config.json").read_text())["model"]["decoder"]
-    kv_heads, head = config["num_key_value_heads"], config["head_size"]
+    kv_heads, head = config.get("num_key_value_heads", config.get("num_attention_heads")), config["head_size"]
     feeds, shapes = {}, {}
     for value in onnx.load(str(path), load_external_data=False).graph.input:
         if value.name == "input_ids":
-            feeds[value.name] = rng.integers(3, VOCAB, (1, length)).astype(np.int64)
+            ids = np.int32 if value.type.tensor_type.elem_type == onnx.TensorProto.INT32 else np.int64  # whisper: int32
+            feeds[value.name] = rng.integers(3, VOCAB, (1, length)).astype(ids)
         elif value.name == "attention_mask":
             feeds[value.name] = np.ones((1, past + length), np.int64)
         elif value.name == "position_ids":
             feeds[value.name] = np.arange(past, past + length, dtype=np.int64)[None]
-        elif value.name.startswith("past_key_values"):
+        elif value.name.startswith("past_key_values") or value.name.startswith(("past_key_self", "past_value_self")):
             feeds[value.name] = rng.standard_normal((1, kv_heads, past, head)).astype(np.float32)
+        elif value.name.startswith(("past_key_cross", "past_value_cross")):  # the encoder's keys of 1500 frames
+            feeds[value.name] = rng.standard_normal((1, kv_heads, 1500, head)).astype(np.float32)
+        elif value.name == "audio_features":
+            feeds[value.name] = rng.standard_normal((1, 80, 3000)).astype(np.float32)
         else:
             raise ValueError(f"unknown input {value.name}")
         shapes[value.name] = list(feeds[value.name].shape)
@@ -151,8 +166,8 @@ def f32_weights_copy(path: Path) -> Path | None:
                 attribute.i, changed = 0, True
     if not changed:
         return None
-    copy = path.with_name("model-level0.onnx")
-    onnx.save(model, str(copy), save_as_external_data=True, location="model-level0.onnx.data")
+    copy = path.with_name(f"{path.stem}-level0.onnx")
+    onnx.save(model, str(copy), save_as_external_data=True, location=f"{path.stem}-level0.onnx.data")
     return copy
 
 
@@ -229,10 +244,15 @@ def main() -> None:
                     traceback.print_exc(file=sys.stderr)
                     rows.append({"model": name, "precision": precision, "call": "-", "convert": f"builder failed: {first_line(e)}"})
                 else:
-                    for call, (length, past) in CALLS.items():
-                        feeds, shapes = feeds_for(path, length, past)
+                    calls = [(call, path, length, past) for call, (length, past) in CALLS.items()]
+                    if name == "whisper":
+                        calls.insert(0, ("encoder", path.with_name("encoder.onnx"), 0, 0))
+                    for call, model_path, length, past in calls:
+                        feeds, shapes = feeds_for(model_path, length, past)
+                        # whisper's decoder: self and cross attention per layer
+                        blocks = 2 * LAYERS if name == "whisper" and call != "encoder" else LAYERS
                         try:
-                            row = check(path, feeds, shapes, LAYERS, workdir, f"{name}-{precision}-{call}")
+                            row = check(model_path, feeds, shapes, blocks, workdir, f"{name}-{precision}-{call}")
                         except Exception as e:  # noqa: BLE001
                             traceback.print_exc(file=sys.stderr)
                             row = {"convert": f"harness: {first_line(e)}"}
