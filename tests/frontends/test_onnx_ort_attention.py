@@ -1,7 +1,8 @@
 """onnxruntime's contrib Attention and EmbedLayerNormalization (what its transformer optimizer
 writes for BERT-like encoders) against onnxruntime on ref and cpu and through our IR on
 OpenVINO: every mask_index form its CPU kernel takes, unidirectional, attention_bias,
-qkv_hidden_sizes and scale; the refusals of the KV-cache forms."""
+qkv_hidden_sizes and scale; the refusals of rotary and preallocated-cache forms (the KV cache itself:
+test_onnx_ort_attention_past.py)."""
 
 import numpy as np
 import pytest
@@ -116,15 +117,13 @@ def test_attention_through_openvino(tmp_path, case):
     np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-4)
 
 
-def test_attention_kv_cache_and_rotary_are_refused():
+def test_attention_rotary_and_preallocated_cache_are_refused():
     proto, _ = attention_case(do_rotary=1)
     with pytest.raises(IrforgeError, match="do_rotary"):
         import_onnx(proto)
+    proto, _ = attention_case(past_present_share_buffer=1)
+    with pytest.raises(IrforgeError, match="past_present_share_buffer"):
+        import_onnx(proto)
     proto, _ = attention_case(mask=np.ones((B, 1, S, S)))
     with pytest.raises(IrforgeError, match="mask_index of shape"):
-        import_onnx(proto)
-    proto, feeds = attention_case()
-    proto.graph.node[0].input.extend(["", "past"])
-    proto.graph.input.append(helper.make_tensor_value_info("past", TensorProto.FLOAT, [2, B, HEADS, 3, H // HEADS]))
-    with pytest.raises(IrforgeError, match="past"):
         import_onnx(proto)

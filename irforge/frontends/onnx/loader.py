@@ -162,6 +162,13 @@ def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
 
 def element_dtype(data_type: int, name: str) -> np.dtype:
     """The numpy type of an ONNX element type number; unknown numbers are user errors."""
+    if data_type in (TensorProto.INT4, TensorProto.UINT4, TensorProto.FLOAT4E2M1):
+        # packed two per byte: not an array of one-byte elements (reading it so would be misread)
+        raise IrforgeError(
+            f"tensor {quoted(name)} has the packed 4-bit ONNX element type {TensorProto.DataType.Name(data_type)}, which irforge does not read",
+            fix="quantize to packed uint8 (MatMulNBits / GatherBlockQuantized's uint8 form) or int8",
+            code="E113",
+        )
     try:
         return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(data_type))
     except (KeyError, ValueError, TypeError):

@@ -17,6 +17,10 @@ from irforge.frontends.onnx.extractors import (
     normalization,
     ort_attention,
     ort_contrib,
+    ort_gather_quantized,
+    ort_gqa,
+    ort_mha,
+    ort_rotary,
     quantize,
     quantize_contrib,
     recurrent,
@@ -26,4 +30,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, quantize, quantize_contrib, recurrent, reduce, resample, scan, shape)
+FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, shape)

@@ -13,8 +13,10 @@ qkv_hidden_sizes, mask_filter_value, scale):
         the start position (the second half);
       - [B, total] or [B, S, total]: a raw mask, masked where it is 0;
       - unidirectional: keys after the query are masked too (the value added once more).
-    A past state / present output (the KV-cache form), a 4-D mask, past_sequence_length and
-    rotary embeddings are refused by name.
+    past [2, B, N, P, H] (the KV cache): K and V after past[0] / past[1], the mask over the
+    P + S keys, unidirectional aligned bottom-right; present = [K, V] stacked, [2, B, N,
+    P + S, H]. A 4-D mask is refused (E041); past_sequence_length /
+    past_present_share_buffer (a preallocated cache) and rotary embeddings with E186.
 
 EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
 segment_embedding?, gamma, beta, mask?, position_ids?; epsilon):
@@ -29,10 +31,11 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType, f32, i32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import MVN, Convert, Eltwise, FullyConnected, Gather, Permute, Reduce, Reshape, Select, Slice
+from irforge.dialects.nn import MVN, Concat, Convert, Eltwise, FullyConnected, Gather, Permute, Reduce, Reshape, Select, Slice, Unsqueeze
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.linear import show
+from irforge.frontends.onnx.extractors.ort_rotary import unsupported
 from irforge.frontends.onnx.extractors.quantize_contrib import MS, check_attributes
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
@@ -54,13 +57,14 @@ def _static(ctx: NodeContext, index: int, what: str, rank: int | None = None) ->
     return shape
 
 
-def _mask_bias(ctx: NodeContext, batch: int, length: int, total: int, dtype: np.dtype) -> SSAValue | None:
-    """The additive [B, 1 or S, total] bias of mask_index and unidirectional (None: no mask)."""
+def mask_bias(ctx: NodeContext, batch: int, length: int, total: int, dtype: np.dtype, index: int = 3) -> SSAValue | None:
+    """The additive [B, 1 or S, total] bias of the mask (input `index`: Attention's mask_index,
+    MultiHeadAttention's key_padding_mask) and unidirectional (None: no mask)."""
     fill = float(ctx.attr("mask_filter_value", -10000.0))
     zero, masked = ctx.constant(np.array(0, dtype), "/mask_zero"), ctx.constant(np.array(fill, dtype), "/mask_fill")
     bias: SSAValue | None = None
-    if ctx.has_input(3):
-        mask = ctx.input(3)
+    if ctx.has_input(index):
+        mask = ctx.input(index)
         shape = _shape(mask)
         if DYN in shape:
             raise ctx.fail(f"mask_index needs its shape at conversion, got {show(shape)}", fix="give the input shapes (--input_shape)")
@@ -89,17 +93,34 @@ def _mask_bias(ctx: NodeContext, batch: int, length: int, total: int, dtype: np.
     return bias
 
 
+def _past(ctx: NodeContext, heads: int, sizes: list[int], batch: int) -> tuple[SSAValue | None, int]:
+    """The past state [2, B, N, P, H] (or None) and its length P."""
+    if not ctx.has_input(4):
+        return None, 0
+    shape = _static(ctx, 4, "Attention's past", 5)
+    if sizes[1] != sizes[2] or shape[:3] != (2, batch, heads) or shape[4] * heads != sizes[1]:
+        raise ctx.fail(f"past of shape {show(shape)} is not [2, B={batch}, num_heads={heads}, P, {sizes[1] // heads}] (and K / V of one size)")
+    return ctx.input(4), shape[3]
+
+
+def _with_past(ctx: NodeContext, past: SSAValue, k: SSAValue, v: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """K and V after the cached rows: past[0] and past[1] before the new ones."""
+    rows = list(_shape(past)[1:])
+    old = [ctx.value(Reshape, [ctx.value(Slice, [past], suffix=f"/past_{n}", begins=[i], ends=[i + 1], axes=[0])], suffix=f"/past_{n}_rows",
+                     shape=rows, special_zero=False) for i, n in enumerate("kv")]
+    return (ctx.value(Concat, [old[0], k], suffix="/key_total", axis=2), ctx.value(Concat, [old[1], v], suffix="/value_total", axis=2))
+
+
 @onnx_extractor("Attention", domain=MS)
-def ort_attention(ctx: NodeContext) -> SSAValue:
+def ort_attention(ctx: NodeContext) -> list[SSAValue | None]:
     check_attributes(ctx, {"num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
                            "rotary_embedding_dim", "past_present_share_buffer"})
     if int(ctx.attr("do_rotary", 0)):
-        raise ctx.fail("do_rotary (rotary embeddings inside Attention) is not supported", fix="export without onnxruntime's rotary fusion")
-    for index, what in ((4, "past (the KV cache)"), (6, "past_sequence_length"), (7, "past_sequence_length")):
-        if ctx.has_input(index):
-            raise ctx.fail(f"input {what} of Attention is not supported", fix="export without a KV cache, or with standard ONNX ops")
-    if ctx.output_used(1):
-        raise ctx.fail("the present output (the KV cache) of Attention is not supported", fix="export without a KV cache")
+        raise unsupported(ctx, "do_rotary=1 (rotary embeddings inside Attention)", "export without onnxruntime's rotary fusion")
+    if int(ctx.attr("past_present_share_buffer", 0)):
+        raise unsupported(ctx, "past_present_share_buffer=1 (a preallocated cache)", "export with separate past and present")
+    if ctx.has_input(6):
+        raise unsupported(ctx, "input #6 past_sequence_length (a preallocated cache)", "export with separate past and present")
     batch, length, hidden = _static(ctx, 0, "Attention", 3)
     if ctx.attr("num_heads") is None:  # com.microsoft ops have no schema in onnx: checked here
         raise ctx.fail("Attention (com.microsoft) needs the attribute num_heads")
@@ -110,6 +131,9 @@ def ort_attention(ctx: NodeContext) -> SSAValue:
     sizes = [int(s) for s in ctx.attr("qkv_hidden_sizes", [width // 3] * 3)]
     if len(sizes) != 3 or sum(sizes) != width or sizes[0] != sizes[1] or any(s % heads for s in sizes):
         raise ctx.fail(f"qkv_hidden_sizes {sizes} do not split the {width} weight columns into q, k, v of {heads} heads")
+    past, past_length = _past(ctx, heads, sizes, batch)
+    if ctx.output_used(1) and past is None:
+        raise unsupported(ctx, "the present output without a past input", "give the past state (of length 0 for the first call)")
     dtype = np.dtype(from_xdsl(ctx.input_type(0).element_type))
     weights = ctx.required_constant(1, "the qkv weights")
     operands = [ctx.input(0), ctx.constant(np.ascontiguousarray(weights.T), "/qkv_weights")]
@@ -123,7 +147,13 @@ def ort_attention(ctx: NodeContext) -> SSAValue:
         part = ctx.value(Reshape, [part], suffix=f"/{name}_heads", shape=[batch, length, heads, size // heads])
         parts.append(ctx.value(Permute, [part], suffix=f"/{name}_heads_first", order=[0, 2, 1, 3]))
         begin += size
-    bias = _mask_bias(ctx, batch, length, length, dtype)
+    present = None
+    if past is not None:
+        parts[1], parts[2] = _with_past(ctx, past, parts[1], parts[2])
+        if ctx.output_used(1):
+            stacked = [ctx.value(Unsqueeze, [p], suffix=f"/present_{n}", axes=[0]) for p, n in zip(parts[1:], "kv")]
+            present = ctx.value(Concat, stacked, suffix="/present", axis=0)
+    bias = mask_bias(ctx, batch, length, past_length + length, dtype)
     if bias is not None:
         bias = ctx.value(Reshape, [bias], suffix="/mask_heads", shape=[batch, 1, *_shape(bias)[-2:]] if len(_shape(bias)) == 3 else [1, 1, *_shape(bias)])
     if ctx.has_input(5):
@@ -133,7 +163,7 @@ def ort_attention(ctx: NodeContext) -> SSAValue:
         props["scale"] = float(ctx.attr("scale"))
     y = ctx.value(ScaledDotProductAttention, parts if bias is None else [*parts, bias], suffix="/attention", **props)
     y = ctx.value(Permute, [y], suffix="/rows_first", order=[0, 2, 1, 3])
-    return ctx.value(Reshape, [y], shape=[batch, length, sizes[2]])
+    return [ctx.value(Reshape, [y], shape=[batch, length, sizes[2]]), present]
 
 
 @onnx_extractor("EmbedLayerNormalization", domain=MS)

@@ -1,0 +1,58 @@
+"""onnxruntime's com.microsoft GatherBlockQuantized (what onnxruntime-genai's int4 builder
+writes for an embedding table tied to the 4-bit LM head) as a Gather of the dequantized
+table:
+
+    GatherBlockQuantized(data, indices, scales, zero_points?; bits, block_size, gather_axis,
+        quantize_axis) = Gather(dequantize(data), indices, gather_axis)
+
+data is a constant uint8 [rows, columns * bits / 8] with `bits`-bit values packed along the
+last axis (low bits first), quantized in blocks of `block_size` along it; dequantize(q) =
+(q - zero point) * scale per block, the zero point 2^(bits-1) without zero_points (uint8
+packed like data otherwise). The table is dequantized at conversion, once, as MatMulNBits'
+weights are (ort_contrib.py): the same f32 values onnxruntime multiplies by.
+
+Refused with E186: int4 / uint4 / FP8 / FP4 data, a rank other than 2, gather_axis other
+than 0 or quantize_axis other than the last axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn import Gather
+from irforge.frontends.onnx.extractors.ort_contrib import _unpacked
+from irforge.frontends.onnx.extractors.ort_rotary import unsupported
+from irforge.frontends.onnx.extractors.quantize_contrib import MS, check_attributes
+from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+
+
+@onnx_extractor("GatherBlockQuantized", domain=MS)
+def gather_block_quantized(ctx: NodeContext) -> SSAValue:
+    check_attributes(ctx, {"bits", "block_size", "gather_axis", "quantize_axis"})
+    data = ctx.required_constant(0, "the quantized table")
+    if data.dtype != np.uint8 or data.ndim != 2:
+        raise unsupported(ctx, f"data of type {data.dtype} and rank {data.ndim}", "quantize the table to packed uint8 [rows, bytes]")
+    bits, block = int(ctx.attr("bits", 4)), int(ctx.attr("block_size", 128))
+    gather_axis, quantize_axis = int(ctx.attr("gather_axis", 0)) % 2, int(ctx.attr("quantize_axis", 1)) % 2
+    if gather_axis != 0 or quantize_axis != 1:
+        raise unsupported(ctx, f"gather_axis={ctx.attr('gather_axis', 0)} / quantize_axis={ctx.attr('quantize_axis', 1)}",
+                          "gather rows of a table quantized along its last axis")
+    if bits not in (2, 4, 8) or block < 16 or block & (block - 1):
+        raise ctx.fail(f"bits={bits} / block_size={block} is not a GatherBlockQuantized form", fix="use 2, 4 or 8 bits and a power-of-2 block >= 16")
+    rows, columns = data.shape[0], data.shape[1] * 8 // bits
+    scales = ctx.required_constant(2, "the scales")
+    blocks = -(-columns // block)
+    if scales.shape != (rows, blocks) or scales.dtype.kind != "f":
+        raise ctx.fail(f"scales {list(scales.shape)} ({scales.dtype}) do not fit a table of {rows} x {columns} in blocks of {block}")
+    values = _unpacked(data, bits, columns).astype(np.float32)
+    zero: np.ndarray | np.float32 = np.float32(1 << (bits - 1))
+    if ctx.has_input(3):
+        zp = ctx.required_constant(3, "the zero points")
+        if zp.dtype != np.uint8 or zp.shape[0] != rows or zp.size * 8 // bits < rows * blocks:
+            raise ctx.fail(f"zero points {list(zp.shape)} ({zp.dtype}) do not fit {rows} x {blocks} blocks of {bits} bits")
+        zero = np.repeat(_unpacked(zp.reshape(rows, -1), bits, blocks).astype(np.float32), block, axis=1)[:, :columns]
+    table = (values - zero) * np.repeat(scales.astype(np.float32), block, axis=1)[:, :columns]
+    dtype = np.dtype(scales.dtype)
+    return ctx.value(Gather, [ctx.constant(table.astype(dtype), "/table"), ctx.input(1)], axis=0)
+
