@@ -47,11 +47,12 @@ def main() -> None:
     module_name, attr = args.setting.split(":")
     module = importlib.import_module(module_name)
     model, feeds, _ = prepare(args.model, Path(tempfile.mkdtemp(prefix="knob-ab-")))
-    calls = []
+    calls, alive = [], []
     for value in (args.a, args.b):
         setattr(module, attr, ast.literal_eval(value))
         compiled = compile_model(model, threads=1, cache_dir=False)
         compiled(feeds)  # binds the inputs' addresses into the tables
+        alive.append(compiled)  # its JIT holds the code the entry points below call
         ex = compiled._executable
         calls.append([(_KERNEL(ex.jit.address(p.function)), t.ctypes.data, p.tag or "other") for p, t in zip(ex.program.phases, ex.tables)])
     if len(calls[0]) != len(calls[1]):
