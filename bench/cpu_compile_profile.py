@@ -91,13 +91,13 @@ def instrument() -> None:
 
     lower.Lowering.kernel = kernel  # type: ignore[method-assign]
 
-    def compile_one(tm: Any, text: str, level: int = 3) -> bytes:
+    def compile_one(tm: Any, text: str, level: int = 3, unroll: bool = True) -> bytes:
         kind = re.search(r"define [^@]*@\"?k[0-9a-f]{16}_(\w+)", text)
         t0 = time.process_time()
         mod = llvm.parse_assembly(text)
         mod.verify()
         t1 = time.process_time()
-        worker.optimise(tm, mod, *([level] if level != 3 else []))
+        worker.optimise(tm, mod, level, unroll)
         t2 = time.process_time()
         data = tm.emit_object(mod)
         t3 = time.process_time()

@@ -22,6 +22,13 @@ _DEFINE = re.compile(r"^(define [^\n]*)\n\{", re.M)
 """A function definition's header (its attributes, such as noinline, included)."""
 
 
+def unrolls(module: ir.Module) -> bool:
+    """Whether LLVM may unroll the loops of `module`: not where its generator set
+    `module.unroll = False` (loops already register-blocked by hand, such as the GEMM
+    micro-kernel's k loop, whose unrolling only grows the code)."""
+    return getattr(module, "unroll", True)
+
+
 class Jit:
     """One execution engine holding all the modules of a compiled model."""
 
@@ -80,7 +87,7 @@ class Jit:
             self.cache.loaded[key] = data
         elif key not in self.cache.loaded and key not in self._queued:
             self._queued[key] = text
-            self._pool.submit((key, text, opt_level(module.name)))  # type: ignore[union-attr]
+            self._pool.submit((key, text, opt_level(module.name), unrolls(module)))  # type: ignore[union-attr]
 
     def abandon(self) -> None:
         """Stop compiling what was submitted (the lowering failed)."""

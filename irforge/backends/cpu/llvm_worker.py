@@ -34,10 +34,15 @@ OPT_LEVELS: dict[str, int] = {}
 "driver"); every other module is optimised at O3."""
 
 
+def kind_of(module_name: str) -> str:
+    """The kernel kind of the module `module_name` (a kernel's `k<digest>_<kind>`, or "driver")."""
+    return module_name.split("_", 1)[1] if module_name.startswith("k") and "_" in module_name else module_name
+
+
 def opt_level(module_name: str) -> int:
     """The level of the module `module_name` (a kernel's `k<digest>_<kind>`, or "driver")."""
-    kind = module_name.split("_", 1)[1] if module_name.startswith("k") and "_" in module_name else module_name
-    return OPT_LEVELS.get(kind, 3)
+    return OPT_LEVELS.get(kind_of(module_name), 3)
+
 
 
 def init_llvm() -> None:
@@ -50,18 +55,19 @@ def target_machine(triple: str, cpu: str, features: str) -> llvm.TargetMachine:
     return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
 
 
-def optimise(tm: llvm.TargetMachine, mod: llvm.ModuleRef, level: int = 3) -> None:
+def optimise(tm: llvm.TargetMachine, mod: llvm.ModuleRef, level: int = 3, unroll: bool = True) -> None:
     pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = level >= 2
     pto.slp_vectorization = level >= 2
+    pto.loop_unrolling = unroll
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
 
 
-def compile_one(tm: llvm.TargetMachine, text: str, level: int = 3) -> bytes:
+def compile_one(tm: llvm.TargetMachine, text: str, level: int = 3, unroll: bool = True) -> bytes:
     mod = llvm.parse_assembly(text)
     mod.verify()
-    optimise(tm, mod, level)
+    optimise(tm, mod, level, unroll)
     return tm.emit_object(mod)
 
 
@@ -74,8 +80,8 @@ packages first (the CPU backend, the reference kernels, the dialects: 0.7 s of C
 worker, where llvmlite takes 0.1)."""
 
 
-Item = tuple[str, str, int]
-"""(module name, IR text, optimisation level)"""
+Item = tuple[str, str, int, bool]
+"""(module name, IR text, optimisation level, loop unrolling)"""
 
 
 class Worker:
@@ -199,7 +205,7 @@ class Pool:
                         feeder.join()
                     continue  # a failed worker may have put its item back
                 break
-            done(item[0], compile_one(tm, item[1], item[2]))
+            done(item[0], compile_one(tm, *item[1:]))
         for name, data in self.results.items():
             done(name, data)
 
@@ -210,8 +216,8 @@ def _main() -> None:
     init_llvm()
     tm = target_machine(*target)
     while (item := pickle.load(stdin)) is not None:
-        name, text, level = item
-        pickle.dump(compile_one(tm, text, level), stdout, protocol=pickle.HIGHEST_PROTOCOL)
+        name, text, level, unroll = item
+        pickle.dump(compile_one(tm, text, level, unroll), stdout, protocol=pickle.HIGHEST_PROTOCOL)
         stdout.flush()
 
 

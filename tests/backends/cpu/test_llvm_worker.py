@@ -54,3 +54,29 @@ def test_compile_workers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -
     assert _compile_workers() == 3
     monkeypatch.delenv("IRFORGE_COMPILE_WORKERS")
     assert _compile_workers() >= 1
+
+
+def test_packed_gemms_skip_loop_unrolling_and_still_compute() -> None:
+    """A packed-A GEMM's module asks LLVM not to unroll (its k loop is blocked by hand); a
+    shifted or batched one does not; the flag reaches `compile_one`, whose object differs."""
+    from llvmlite import ir
+
+    from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, Shifted, gemm_kernel
+    from irforge.backends.cpu.jit import Jit, unrolls
+
+    jit = Jit(None)
+
+    def module(spec: GemmSpec) -> ir.Module:
+        m = jit.module("kgemm_test")
+        gemm_kernel(m, spec, "kgemm_test")
+        return m
+
+    plain = module(GemmSpec(m=20, n=50, k=40, a_panel=True, ldb=50, ldc=50))
+    assert not unrolls(plain)
+    assert unrolls(module(GemmSpec(m=20, n=50, k=40, a_panel=False, a_rs=40, a_cs=1, b_panel=True, ldb=50, ldc=50)))
+    assert unrolls(module(GemmSpec(m=20, n=50, k=40, a_panel=True, ldb=50, ldc=50, batches=(Batch(2, 0, 0, 1000),))))
+    shifted = Shifted(offsets=(0, 1, 2), plane=60, row=12, cols=10, rows=5)
+    assert unrolls(module(GemmSpec(m=20, n=60, k=30, a_panel=True, ldb=0, ldc=50, kc=30, shifted=shifted)))
+    tm = llvm_worker.target_machine(jit.triple, jit.cpu, jit.features)
+    text = jit.text(plain)
+    assert llvm_worker.compile_one(tm, text, 3, False) != llvm_worker.compile_one(tm, text, 3, True)

@@ -67,6 +67,14 @@ SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
 """The thread count the N-or-M split is balanced for (the kernels run with any)."""
+UNROLL_PLAIN = False
+"""Whether LLVM unrolls the loops of a GEMM with packed A and without batch levels or shifted
+B (`jit.unrolls`): its micro-kernels' k loops are register-blocked by hand, so unrolling
+grows the code only: ResNet-50's 17 such modules 2.7 -> 1.9 s of LLVM, run time within
+noise (A/B of whole models' phases: ResNet-50 1.004, MobileNetV2 1.000, DenseNet-121 0.999).
+Shifted and batched (Winograd) GEMMs keep it (their 3x3 phases ran 3% slower without, for
+0.1 s of LLVM), and so do those of strided A (BERT's FC layers: 1.023 and 0.983 in two A/Bs,
+not told apart from noise)."""
 
 
 @dataclass(frozen=True)
@@ -455,6 +463,8 @@ def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: 
 
 def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     """The threaded kernel: args A, B, C, [bias], [residual], [K (`k_arg`, see `runtime_k`)]."""
+    if spec.a_panel and spec.shifted is None and not spec.batches:
+        module.unroll = UNROLL_PLAIN  # type: ignore[attr-defined]
     m_full, m_tail = divmod(spec.m, MR)
     n_full, n_tail = divmod(spec.n, NR)
     variants = {}

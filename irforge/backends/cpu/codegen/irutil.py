@@ -69,6 +69,27 @@ def i64(v: int) -> ir.Constant:
     return ir.Constant(I64, v)
 
 
+@cache
+def _vector_constant(t: ir.VectorType, lanes: tuple[str, ...], values: tuple) -> ir.Constant:  # type: ignore[type-arg]
+    return ir.Constant(t, list(values))
+
+
+def vector_constant(t: ir.VectorType, values: list) -> ir.Constant:  # type: ignore[type-arg]
+    """The constant vector `values` of type `t`, one shared object per distinct value: llvmlite
+    wraps and formats a vector constant lane by lane, once per object (ResNet-50's kernels
+    built ~9,000 of them, most alike; keyed by the lanes' repr, so -0.0 is not 0.0)."""
+    return _vector_constant(t, tuple(map(repr, values)), tuple(values))
+
+
+@cache
+def undef(t: ir.Type) -> ir.Constant:
+    """An undefined value of type `t`, printed as one word (`ir.Constant(t, ir.Undefined)` of a
+    vector type prints `<i64 undef, i64 undef, ...>`: a fifth of a GEMM module's text)."""
+    value = ir.Constant(t, None)
+    value.constant = ir.Undefined  # llvmlite prints an unwrapped Undefined as `undef`
+    return value
+
+
 def f32(v: float) -> ir.Constant:
     return ir.Constant(F32, v)
 
@@ -164,19 +185,19 @@ class KernelBuilder:
         return fn
 
     def splat(self, x: Value, n: int = VW) -> Value:
-        v = self.b.insert_element(ir.Constant(vec(n, x.type), ir.Undefined), x, ir.Constant(I32, 0))
-        return self.b.shuffle_vector(v, ir.Constant(vec(n, x.type), ir.Undefined), ir.Constant(vec(n, I32), [0] * n))
+        v = self.b.insert_element(undef(vec(n, x.type)), x, ir.Constant(I32, 0))
+        return self.b.shuffle_vector(v, undef(vec(n, x.type)), vector_constant(vec(n, I32), [0] * n))
 
     def vconst(self, value: float, n: int = VW, element: ir.Type = F32) -> ir.Constant:
         if isinstance(element, ir.IntType):
             value = int(value)
-        return ir.Constant(vec(n, element), [value] * n)
+        return vector_constant(vec(n, element), [value] * n)
 
     def mask(self, count: Value | int, n: int = VW) -> Value:
         """Lanes [0, count) on."""
-        lanes = ir.Constant(vec(n, I64), list(range(n)))
+        lanes = vector_constant(vec(n, I64), list(range(n)))
         if isinstance(count, int):
-            return ir.Constant(vec(n, I1), [i < count for i in range(n)])
+            return vector_constant(vec(n, I1), [i < count for i in range(n)])
         return self.b.icmp_signed("<", lanes, self.splat(count, n))
 
     def vload(self, ptr: Value, n: int = VW, mask: Value | None = None, fill: float = 0.0) -> Value:
@@ -220,22 +241,22 @@ class KernelBuilder:
         return lanes if n > lanes and n % lanes == 0 and parts & (parts - 1) == 0 else n
 
     def _lanes(self, v: Value, start: int, count: int) -> Value:
-        return self.b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), ir.Constant(vec(count, I32), list(range(start, start + count))))
+        return self.b.shuffle_vector(v, undef(v.type), vector_constant(vec(count, I32), list(range(start, start + count))))
 
     def concat(self, parts: list[Value]) -> Value:
         """One wide vector of `parts` (vectors of one width) end to end; an odd count at any
         level is padded with an undefined vector, whose lanes follow the parts'."""
         while len(parts) > 1:
             if len(parts) % 2:
-                parts = [*parts, ir.Constant(parts[-1].type, ir.Undefined)]
+                parts = [*parts, undef(parts[-1].type)]
             width = parts[0].type.count
-            mask = ir.Constant(vec(2 * width, I32), list(range(2 * width)))
+            mask = vector_constant(vec(2 * width, I32), list(range(2 * width)))
             parts = [self.b.shuffle_vector(left, right, mask) for left, right in zip(parts[::2], parts[1::2])]
         return parts[0]
 
     def inside(self, start: Value, size: int) -> Value:
         """Lanes l with 0 <= start + l < size (one unsigned compare)."""
-        lanes = ir.Constant(vec(VW, I64), list(range(VW)))
+        lanes = vector_constant(vec(VW, I64), list(range(VW)))
         return self.b.icmp_unsigned("<", self.b.add(self.splat(start), lanes), self.splat(i64(size)))
 
     def load_strided(self, row: Value, start: Value, masks: list[Value], fill: float = 0.0) -> Value:
@@ -246,14 +267,14 @@ class KernelBuilder:
         parts = [self.vload(b.gep(row, [b.add(start, i64(p * VW)) if p else start]), mask=m, fill=fill) for p, m in enumerate(masks)]
         if len(parts) == 1:
             return parts[0]
-        return b.shuffle_vector(parts[0], parts[1], ir.Constant(vec(VW, I32), list(range(0, 2 * VW, 2))))
+        return b.shuffle_vector(parts[0], parts[1], vector_constant(vec(VW, I32), list(range(0, 2 * VW, 2))))
 
     def gather(self, base: Value, offsets: Value, mask: Value, fill: float = 0.0) -> Value:
         """Lanes base[offsets[i]] where mask[i] (i64 offsets in elements), else `fill`."""
         n = offsets.type.count
         element = base.type.pointee
         size = itemsize(element)
-        scaled = self.b.mul(offsets, ir.Constant(vec(n, I64), [size] * n))
+        scaled = self.b.mul(offsets, vector_constant(vec(n, I64), [size] * n))
         addr = self.b.add(self.splat(self.b.ptrtoint(base, I64), n), scaled)
         ptrs = self.b.inttoptr(addr, vec(n, ir.PointerType(element)))
         align = ir.Constant(I32, size)
@@ -266,7 +287,7 @@ class KernelBuilder:
         n = offsets.type.count
         element = base.type.pointee
         size = itemsize(element)
-        scaled = self.b.mul(offsets, ir.Constant(vec(n, I64), [size] * n))
+        scaled = self.b.mul(offsets, vector_constant(vec(n, I64), [size] * n))
         ptrs = self.b.inttoptr(self.b.add(self.splat(self.b.ptrtoint(base, I64), n), scaled), vec(n, ir.PointerType(element)))
         fn = self.intrinsic(f"llvm.masked.scatter.v{n}{suffix(element)}.v{n}p0", VOID, [value.type, ptrs.type, I32, vec(n, I1)])
         self.b.call(fn, [value, ptrs, ir.Constant(I32, size), mask])

@@ -1,0 +1,78 @@
+"""Run-time A/B of a code-generation setting on one zoo model, per phase, in one process.
+
+Outside CI (the zoo venv):
+
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_knob_ab.py resnet50 \
+        irforge.backends.cpu.codegen.gemm:UNROLL_PLAIN --a True --b False [--runs 31]
+
+The model is compiled twice without any cache (LLVM in this process), with the module-level
+setting `module:NAME` at value A, then at value B (Python literals); every round calls all
+of A's phases in model order, then all of B's (the order alternating between rounds), each
+kernel through its own entry point on one thread. Printed: the sums over phases of each
+phase's minimum, their ratio B/A, and the ratio per phase tag (conv1x1, conv3x3, ...).
+Run an A/A (the same value twice) for the noise of the moment; record `uptime` with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import ctypes
+import importlib
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import cpu_phase_profile  # noqa: E402,F401  (skips torchvision inside transformers)
+from zoo_latency import prepare  # noqa: E402
+
+_KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("setting", help="module:NAME, a module-level value the code generator reads")
+    ap.add_argument("--a", required=True)
+    ap.add_argument("--b", required=True)
+    ap.add_argument("--runs", type=int, default=31)
+    args = ap.parse_args()
+    os.environ["IRFORGE_COMPILE_WORKERS"] = "1"  # LLVM here: the setting is this process's
+    from irforge.backends.cpu import compile_model
+
+    module_name, attr = args.setting.split(":")
+    module = importlib.import_module(module_name)
+    model, feeds, _ = prepare(args.model, Path(tempfile.mkdtemp(prefix="knob-ab-")))
+    calls, alive = [], []
+    for value in (args.a, args.b):
+        setattr(module, attr, ast.literal_eval(value))
+        compiled = compile_model(model, threads=1, cache_dir=False)
+        compiled(feeds)  # binds the inputs' addresses into the tables
+        alive.append(compiled)  # its JIT holds the code the entry points below call
+        ex = compiled._executable
+        calls.append([(_KERNEL(ex.jit.address(p.function)), t.ctypes.data, p.tag or "other") for p, t in zip(ex.program.phases, ex.tables)])
+    if len(calls[0]) != len(calls[1]):
+        sys.exit(f"A has {len(calls[0])} phases, B {len(calls[1])}: not comparable phase by phase")
+    best = [[float("inf")] * len(calls[0]) for _ in calls]
+    for r in range(args.runs):
+        for which in (0, 1) if r % 2 == 0 else (1, 0):
+            for i, (fn, table, _) in enumerate(calls[which]):
+                t0 = time.perf_counter()
+                fn(table, 0, 1)
+                best[which][i] = min(best[which][i], time.perf_counter() - t0)
+    tags: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+    for i, (_, _, tag) in enumerate(calls[0]):
+        tags[tag][0] += best[0][i]
+        tags[tag][1] += best[1][i]
+    a, b = sum(best[0]), sum(best[1])
+    per_tag = "  ".join(f"{tag} {tb / ta:.3f}" for tag, (ta, tb) in sorted(tags.items(), key=lambda kv: -kv[1][0]))
+    print(f"{args.model} {args.setting} {args.a} -> {args.b}: A {a * 1e3:.2f} ms, B {b * 1e3:.2f} ms, "
+          f"B/A {b / a:.3f} (load {os.getloadavg()[0]:.1f}); per tag: {per_tag}")
+
+
+if __name__ == "__main__":
+    main()
