@@ -135,3 +135,45 @@ def test_strided_window_of_14_columns_on_phase_planes(threads, tile) -> None:  #
     _check(model, {"x0": rand(1, 24, 28, 28)}, threads)
     narrow = ConvGeometry(1, 3, 17, 19, 3, 3, 9, 10, (2, 2), (1, 1), (1, 1))
     assert shifted.Planes(narrow).row == 15 and not shifted.shifted_pays(narrow)
+
+
+SHORT_ROW_CASES = [
+    # grouped windows on planes with rows shorter than a vector: a C vector spans 2-5 rows
+    # (rows of the window's own length, or rounded up to a divisor of the vector: `aligned`)
+    ((1, 64, 7, 7), (64, 2, 3, 3), dict(group=32, pads_begin=[1, 1], pads_end=[1, 1]), (8, 8)),  # ResNeXt's 7x7
+    ((1, 48, 14, 14), (48, 4, 3, 3), dict(group=12, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), (8, 8)),  # 14 -> 7
+    ((1, 32, 14, 14), (32, 4, 3, 3), dict(group=8, pads_begin=[1, 1], pads_end=[1, 1]), (15, 16)),
+    ((2, 12, 5, 6), (18, 4, 5, 5), dict(group=3, pads_begin=[2, 2], pads_end=[2, 2]), (8, 8)),  # 2 samples
+    ((1, 16, 4, 4), (16, 8, 3, 3), dict(group=2, pads_begin=[1, 1], pads_end=[1, 1]), (5, 8)),
+    ((1, 16, 3, 3), (16, 8, 3, 3), dict(group=2, pads_begin=[1, 1], pads_end=[1, 1]), (4, 4)),
+]
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("x_shape,w_shape,props,rows", SHORT_ROW_CASES)
+def test_grouped_short_rows(x_shape, w_shape, props, rows, residual, aligned, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Grouped windows on small planes take rows only as long as the window needs (8 for a
+    7x7 plane, not a vector's 16): each C vector's stores and residual loads split over up
+    to five output rows, pad columns dropped, rows past the last skipped."""
+    monkeypatch.setattr(shifted, "GROUPED_ALIGNED_ROWS", aligned)
+    row = rows[aligned]
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    y = b.add(Convolution, [x, b.constant(rand(*w_shape, seed=1)), b.constant(rand(w_shape[0], seed=2))], **props).output
+    feeds = {"x": rand(*x_shape)}
+    conv_model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+    g = geometry(next(op for op in conv_model.module.walk() if isinstance(op, Convolution)))
+    assert shifted.Planes(g).row == row and shifted.shifted_pays(g)
+    if residual:
+        r = b.input("r", (g.n, w_shape[0], g.oh, g.ow))
+        feeds["r"] = rand(g.n, w_shape[0], g.oh, g.ow, seed=3)
+        y = b.add(Eltwise, [y, r], operation="sum").output
+    b.output(b.add(ReLU, [y]).output, "y")
+    model = b.finish()
+    compiled = compile_model(model, threads=2, cache_dir=False)
+    try:
+        assert "im2col" not in [p.tag for p in compiled._executable.program.phases]
+    finally:
+        compiled.close()
+    _check(model, feeds)

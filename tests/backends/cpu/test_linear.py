@@ -70,7 +70,7 @@ SHIFTED_CASES = [
     ((1, 64, 17, 40), (64, 8, 3, 3), dict(group=8, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # stride 2: phase planes
     ((1, 200, 9, 20), (50, 100, 3, 3), dict(group=2, pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks per group
     ((1, 64, 14, 14), (64, 2, 3, 3), dict(group=32, pads_begin=[1, 1], pads_end=[1, 1])),  # rows widened to a vector
-    ((2, 48, 7, 7), (96, 16, 3, 3), dict(group=3, pads_begin=[1, 1], pads_end=[1, 1])),  # 7 of 16 columns computed
+    ((2, 48, 7, 7), (96, 16, 3, 3), dict(group=3, pads_begin=[1, 1], pads_end=[1, 1])),  # rows of 8: 7 columns of 8 computed
 ]
 
 

@@ -94,8 +94,9 @@ class Shifted:
 
     Columns are positions q = y * row + x over the padded row length `row`; those with
     x >= `cols` (the pad columns) are computed and dropped: C is stored and read back as
-    [rows][cols], each 16-lane vector with two masked accesses (the part in row y and the
-    part in row y + 1, both linear in the lane). K is (channel, tap), channel-major.
+    [rows][cols], each 16-lane vector with one masked access per output row it touches
+    (two where rows are at least 15 long, up to five on a grouped layer's rows of 4-8), each
+    linear in the lane. K is (channel, tap), channel-major.
     """
 
     offsets: tuple[int, ...]
@@ -400,7 +401,7 @@ class _TileIO:
     def __init__(self, kb: KernelBuilder, spec: GemmSpec, nv: int, ncount, masked: bool) -> None:  # type: ignore[no-untyped-def]
         self.kb, self.spec = kb, spec
         self.masks = [kb.mask(kb.b.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
-        self.parts: list[tuple[tuple[ir.Value, ir.Value], tuple[ir.Value, ir.Value]]] = []
+        self.parts: list[list[tuple[ir.Value, ir.Value]]] = []
         self.inside: list[ir.Value] = []
         sh = spec.shifted
         if sh is None:
@@ -408,30 +409,37 @@ class _TileIO:
         b = kb.b
         lanes = ir.Constant(vec(VW, I64), list(range(VW)))
         n0 = b.sub(i64(spec.n), ncount)
+        # output rows one vector can touch: two where rows are at least VW - 1 long, three
+        # for a 7x7 plane's rows of 8 (x0 + VW - 1 over rows of `row`, x0 < row)
+        span = 1 + (sh.row + VW - 2) // sh.row
         for j in range(nv):
             q = b.add(n0, i64(j * VW))
             y0 = b.udiv(q, i64(sh.row))
             x0 = b.sub(q, b.mul(y0, i64(sh.row)))
             base = b.add(b.mul(y0, i64(sh.cols)), x0)
-            first_row = b.and_(
-                b.icmp_signed("<", lanes, kb.splat(b.sub(i64(sh.cols), x0))),
-                kb.splat(b.icmp_signed("<", y0, i64(sh.rows))),
-            )
-            next_row = b.and_(
-                b.icmp_signed(">=", lanes, kb.splat(b.sub(i64(sh.row), x0))),
-                kb.splat(b.icmp_signed("<", b.add(y0, i64(1)), i64(sh.rows))),
-            )
-            self.parts.append(((base, first_row), (b.add(base, i64(sh.cols - sh.row)), next_row)))
+            parts = []
+            for r in range(span):
+                # lanes l with r * row <= x0 + l < r * row + cols go to row y0 + r, column
+                # x0 + l - r * row: element base + r * (cols - row) + l
+                start = b.sub(i64(r * sh.row), x0)
+                mask = kb.splat(b.icmp_signed("<", b.add(y0, i64(r)), i64(sh.rows)))
+                if (r - 1) * sh.row + 1 + sh.cols < VW:  # the row's end can fall inside the vector (x0 < row)
+                    mask = b.and_(mask, b.icmp_signed("<", lanes, kb.splat(b.add(start, i64(sh.cols)))))
+                if r > 0:
+                    mask = b.and_(mask, b.icmp_signed(">=", lanes, kb.splat(start)))
+                parts.append((b.add(base, i64(r * (sh.cols - sh.row))) if r else base, mask))
+            self.parts.append(parts)
             self.inside.append(b.and_(b.icmp_signed("<=", b.add(x0, i64(VW)), i64(sh.cols)), b.icmp_signed("<", y0, i64(sh.rows))))
 
     def load(self, ptr, i: int, j: int):  # type: ignore[no-untyped-def]
         kb, row = self.kb, self.spec.ldc * i
         if not self.parts:
             return kb.vload(kb.at(ptr, row + j * VW), mask=self.masks[j])
-        (base1, m1), (base2, m2) = self.parts[j]
-        here = kb.vload(kb.at(ptr, kb.b.add(base1, i64(row))), mask=m1)
-        there = kb.vload(kb.at(ptr, kb.b.add(base2, i64(row))), mask=m2)
-        return kb.b.select(m2, there, here)
+        (base, mask), *rest = self.parts[j]
+        value = kb.vload(kb.at(ptr, kb.b.add(base, i64(row))), mask=mask)
+        for base, mask in rest:
+            value = kb.b.select(mask, kb.vload(kb.at(ptr, kb.b.add(base, i64(row))), mask=mask), value)
+        return value
 
     def store(self, value, ptr, i: int, j: int) -> None:  # type: ignore[no-untyped-def]
         kb, row = self.kb, self.spec.ldc * i

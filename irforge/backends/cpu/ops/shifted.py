@@ -43,6 +43,14 @@ MIN_STRIDED_COLUMNS = 8
 from a vector's 16), the pad-column waste permitting: ResNet-50's 256-channel 3x3 stride-2
 layer at 14x14 outputs (rows of 15 on the planes) ran im2col 0.91 + GEMM 2.47 ms, and
 planes 0.13 + GEMM 3.06 (min of 100 alternating; whole layer min of 40: 0.95-0.97x)."""
+GROUPED_LEAST_ROW = 1
+"""A grouped layer's plane rows are at least this long (were a vector's 16 while the tile's
+stores handled two output rows per vector: ResNeXt-50's 7x7 layers ran 2.2-2.3x onnxruntime;
+rows of 8 there: 0.60-0.62x the time, same-process A/B)."""
+GROUPED_ALIGNED_ROWS = True
+"""A grouped layer's rows shorter than a vector are rounded up to a divisor of it (7x7: 8,
+14x14: 16, not 15), so that each C vector starts a row: rows of 15 at 14x14 ran 1.27x the
+time of rows of 16 (every vector split over two rows, masked stores)."""
 SPLIT_GROUPS = 8
 """From this many groups (one sample) threads take whole groups' GEMMs instead of splitting each."""
 SHIFTED_KC = 576
@@ -70,16 +78,20 @@ class Planes:
         row's end lands in the next row's left pad, so the row needs only the larger pad
         (W + 1 for a 3x3 window: 1/15 of a 14x14 layer is pad columns, not 2/16)."""
         g = self.g
-        # a grouped layer's rows are at least a vector long, so that one spans at most two
-        # output rows (14x14: 16 where 15 would do, against an im2col 3x its GEMM's time)
+        # a grouped layer's rows are as long as its window needs (`GROUPED_LEAST_ROW`): a C
+        # vector then spans up to three output rows of a 7x7 plane (rows of 8), where rows
+        # widened to a vector computed 16 positions for 7 outputs
         # a dense one's rows are at least VW - 1 long: a C vector (16 positions) then spans
-        # at most two output rows, all that the tile's stores handle (strided windows reach
-        # here from 8 output columns)
-        least = VW if g.group > 1 else max(g.ow, VW - 1)
+        # at most two output rows (strided windows reach here from 8 output columns)
+        least = GROUPED_LEAST_ROW if g.group > 1 else max(g.ow, VW - 1)
         if g.stride == (1, 1):
             right = g.ow + (g.kw - 1) * g.dilation[1] - g.w - g.pad[1]
-            return max(g.w + max(g.pad[1], right, 0), g.ow, least)
-        return max(g.ow + (g.kw - 1) * g.dilation[1] // g.stride[1], least)
+            row = max(g.w + max(g.pad[1], right, 0), g.ow, least)
+        else:
+            row = max(g.ow + (g.kw - 1) * g.dilation[1] // g.stride[1], least)
+        if g.group > 1 and GROUPED_ALIGNED_ROWS and row < VW:
+            row = 1 << (row - 1).bit_length()  # VW is a power of two
+        return row
 
     @property
     def plane(self) -> int:
