@@ -148,3 +148,27 @@ def test_int4_quantize_dequantize_saturates_to_four_bits(data_type):
     got = run(import_onnx(model), feeds)
     np.testing.assert_allclose(got["y"], want_y, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(got["y2"], want_steps)  # q - z: the integers, unpaired
+
+
+@pytest.mark.parametrize("data_type", [TensorProto.INT4, TensorProto.UINT4])
+@pytest.mark.parametrize("zero_points", [False, True])
+def test_gather_block_quantized_of_a_four_bit_table_matches_onnxruntime(data_type, zero_points):
+    """onnxruntime-genai's int4 Whisper decoder: a UINT4 embedding table read by
+    GatherBlockQuantized; the loader unpacks it, so the extractor must not unpack it again."""
+    rng = np.random.default_rng(data_type + zero_points)
+    rows, columns, block = 6, 40, 16  # 3 blocks, the last one short
+    low, high = (-8, 7) if data_type == TensorProto.INT4 else (0, 15)
+    table = rng.integers(low, high + 1, (rows, columns))
+    inits = [helper.make_tensor("data", data_type, [rows, columns], packed(table.reshape(-1)), raw=True),
+             numpy_helper.from_array(rng.uniform(0.1, 1, (rows, 3)).astype(np.float32), "scales")]  # fmt: skip
+    names = ["data", "ids", "scales"]
+    if zero_points:
+        inits.append(helper.make_tensor("zp", data_type, [rows, 3], rng.integers(low, high + 1, rows * 3).tolist()))
+        names.append("zp")
+    node = helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft", bits=4, block_size=block)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    feeds = {"ids": np.array([[0, 5, 2], [3, 3, 1]], np.int64)}
+    (want,) = ort_session_run(model, feeds)
+    np.testing.assert_allclose(run(import_onnx(model), feeds)["y"], want, rtol=1e-6, atol=1e-6)
