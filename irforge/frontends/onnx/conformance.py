@@ -85,8 +85,24 @@ def tensor_element_type(type_: onnx.TypeProto) -> int:
     return onnx.TensorProto.UNDEFINED
 
 
+FOUR_BIT_TYPES = (onnx.TensorProto.INT4, onnx.TensorProto.UINT4)
+
+
+def four_bit_inputs(graph: onnx.GraphProto) -> set[str]:
+    """Graph inputs of a packed 4-bit type: irforge reads INT4 / UINT4 only as constants, so
+    a case's 4-bit inputs are frozen to their values (`import_freezing`)."""
+    return {vi.name for vi in graph.input if tensor_element_type(vi.type) in FOUR_BIT_TYPES}
+
+
 def has_supported_types(graph: onnx.GraphProto) -> bool:
-    for elem_type in set(graph_element_types(graph)):
+    held_as_constants = {vi.name for vi in graph.input} & four_bit_inputs(graph)
+    others = [vi for vi in (*graph.input, *graph.output, *graph.value_info) if vi.name not in held_as_constants]
+    types = {tensor_element_type(vi.type) for vi in others}
+    types |= {t.data_type for t in graph.initializer if t.data_type not in FOUR_BIT_TYPES}
+    rest = onnx.GraphProto()
+    rest.node.extend(graph.node)  # Cast targets and attribute tensors
+    types |= set(graph_element_types(rest))
+    for elem_type in types:
         try:
             dtype_name(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
         except (IrforgeError, TypeError, KeyError, ValueError):
@@ -143,7 +159,7 @@ def import_freezing(model: onnx.ModelProto, feeds: dict[str, np.ndarray]):  # ty
     from irforge.frontends.onnx.sequences import bind_structured_inputs
 
     model, feeds = bind_structured_inputs(model, feeds)  # sequence inputs: one tensor input per element
-    frozen: dict[str, np.ndarray] = {}
+    frozen: dict[str, np.ndarray] = {k: v for k, v in feeds.items() if k in four_bit_inputs(model.graph)}
     while True:
         try:
             model_ir = import_onnx(_freeze(model, frozen) if frozen else model)

@@ -144,29 +144,38 @@ def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
             code="E112",
         )
     file = _external_file(tensor, location, base_dir)
-    dtype = element_dtype(tensor.data_type, tensor.name)
+    four_bit = tensor.data_type in FOUR_BIT
+    dtype = np.dtype(np.uint8) if four_bit else element_dtype(tensor.data_type, tensor.name)
     shape = _dims(tensor)
     count = int(np.prod(shape, dtype=object))
+    size = (count + 1) // 2 if four_bit else count * dtype.itemsize
     offset = _external_int(tensor, info, "offset", 0)
-    length = _external_int(tensor, info, "length", count * dtype.itemsize)
-    if length != count * dtype.itemsize or offset + length > file.stat().st_size:
+    length = _external_int(tensor, info, "length", size)
+    if length != size or offset + length > file.stat().st_size:
         raise IrforgeError(
             f"external data of initializer {tensor.name!r} is truncated or inconsistent ({location!r})",
             fix="re-export the model with its external data",
             code="E112",
         )
+    if four_bit:
+        return unpack_four_bit(tensor, np.fromfile(file, dtype=np.uint8, count=size, offset=offset))
     if count == 0:
         return np.zeros(shape, dtype)
     return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=shape)
 
 
+FOUR_BIT = {TensorProto.INT4: np.dtype(np.int8), TensorProto.UINT4: np.dtype(np.uint8)}
+"""Packed 4-bit element types irforge reads, and the one-byte type their values are held in."""
+
+
 def element_dtype(data_type: int, name: str) -> np.dtype:
     """The numpy type of an ONNX element type number; unknown numbers are user errors."""
     if data_type in (TensorProto.INT4, TensorProto.UINT4, TensorProto.FLOAT4E2M1):
-        # packed two per byte: not an array of one-byte elements (reading it so would be misread)
+        # packed two per byte: not an array of one-byte elements (initializers of INT4 / UINT4
+        # are unpacked by `unpack_four_bit`; a graph input or FLOAT4E2M1 is refused)
         raise IrforgeError(
-            f"tensor {quoted(name)} has the packed 4-bit ONNX element type {TensorProto.DataType.Name(data_type)}, which irforge does not read",
-            fix="quantize to packed uint8 (MatMulNBits / GatherBlockQuantized's uint8 form) or int8",
+            f"tensor {quoted(name)} has the packed 4-bit ONNX element type {TensorProto.DataType.Name(data_type)}, which irforge reads only in INT4 / UINT4 initializers",
+            fix="make it an INT4 / UINT4 initializer, or use int8 / uint8 (or MatMulNBits / GatherBlockQuantized's packed uint8 form)",
             code="E113",
         )
     try:
@@ -177,6 +186,28 @@ def element_dtype(data_type: int, name: str) -> np.dtype:
             fix="re-export the model with float32/float16/int32/int64/bool tensors",
             code="E113",
         ) from None
+
+
+def unpack_four_bit(tensor: TensorProto, packed: np.ndarray | bytes) -> np.ndarray:
+    """An INT4 / UINT4 tensor's values as int8 / uint8: two per byte, the low nibble first,
+    INT4 sign-extended; an odd count leaves the last high nibble unused (ONNX's layout)."""
+    shape = _dims(tensor)
+    count = int(np.prod(shape, dtype=object))
+    data = np.frombuffer(packed, dtype=np.uint8) if isinstance(packed, bytes) else np.asarray(packed, dtype=np.uint8).reshape(-1)
+    if len(data) != (count + 1) // 2:
+        raise IrforgeError(
+            f"tensor {quoted(tensor.name)} has {len(data)} bytes of packed 4-bit data for shape {list(tensor.dims)[:8]}",
+            fix="the model file is corrupt; re-export it",
+            code="E114",
+        )
+    nibbles = np.stack([data & 0x0F, data >> 4], axis=-1).reshape(-1)[:count]
+    if tensor.data_type == TensorProto.INT4:
+        values = (nibbles.astype(np.int8) ^ 8) - 8  # sign-extend bit 3
+    else:
+        values = nibbles.astype(np.uint8)
+    values = values.reshape(shape)
+    values.flags.writeable = False
+    return values
 
 
 def _dims(tensor: TensorProto) -> tuple[int, ...]:
@@ -208,6 +239,14 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path, raw_data: dict[str, np.
         return _external_array(tensor, base_dir)
     if tensor.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
         raise IrforgeError(f"tensor '{tensor.name}' has an unsupported element type (string or undefined)", fix="re-export the model with numeric tensors", code="E113")
+    if tensor.data_type in FOUR_BIT:
+        if raw_data is not None and tensor.name in raw_data:
+            return unpack_four_bit(tensor, raw_data[tensor.name])
+        # int32_data holds the packed bytes, one per entry, when raw_data is absent
+        packed = tensor.raw_data if tensor.HasField("raw_data") else np.array(tensor.int32_data, dtype=np.int64)
+        if not isinstance(packed, bytes) and (packed.size and (packed.min() < 0 or packed.max() > 255)):
+            raise IrforgeError(f"tensor {quoted(tensor.name)} has packed 4-bit int32_data outside 0..255", fix="the model file is corrupt; re-export it", code="E114")
+        return unpack_four_bit(tensor, packed)
     if raw_data is not None and tensor.name in raw_data:
         return _raw_array(tensor, raw_data[tensor.name])
     if tensor.HasField("raw_data"):

@@ -11,8 +11,13 @@ last axis (low bits first), quantized in blocks of `block_size` along it; dequan
 packed like data otherwise). The table is dequantized at conversion, once, as MatMulNBits'
 weights are (ort_contrib.py): the same f32 values onnxruntime multiplies by.
 
-Refused with E186: int4 / uint4 / FP8 / FP4 data, a rank other than 2, gather_axis other
-than 0 or quantize_axis other than the last axis.
+data may also be an INT4 / UINT4 initializer [rows, columns] (onnxruntime-genai's int4
+Whisper decoder), which the loader unpacks to int8 / uint8: then its zero points, if any, are
+of data's 4-bit type, one per block, and the default zero point is 0 for INT4 and UINT4 alike
+(as onnxruntime's kernel has it).
+
+Refused with E186: FP8 / FP4 data, a rank other than 2, gather_axis other than 0 or
+quantize_axis other than the last axis.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Gather
 from irforge.frontends.onnx.extractors.ort_contrib import _unpacked
 from irforge.frontends.onnx.extractors.ort_rotary import unsupported
+from irforge.frontends.onnx.extractors.quantize import four_bit_type
 from irforge.frontends.onnx.extractors.quantize_contrib import MS, check_attributes
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -31,6 +37,9 @@ from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 def gather_block_quantized(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"bits", "block_size", "gather_axis", "quantize_axis"})
     data = ctx.required_constant(0, "the quantized table")
+    four_bit = four_bit_type(ctx, ctx.node.input[0])
+    if four_bit:  # unpacked by the loader: must not be unpacked again as packed uint8
+        return four_bit_table(ctx, data, four_bit)
     if data.dtype != np.uint8 or data.ndim != 2:
         raise unsupported(ctx, f"data of type {data.dtype} and rank {data.ndim}", "quantize the table to packed uint8 [rows, bytes]")
     bits, block = int(ctx.attr("bits", 4)), int(ctx.attr("block_size", 128))
@@ -56,3 +65,27 @@ def gather_block_quantized(ctx: NodeContext) -> SSAValue:
     dtype = np.dtype(scales.dtype)
     return ctx.value(Gather, [ctx.constant(table.astype(dtype), "/table"), ctx.input(1)], axis=0)
 
+
+
+def four_bit_table(ctx: NodeContext, data: np.ndarray, four_bit: int) -> SSAValue:
+    """GatherBlockQuantized of an INT4 / UINT4 table (values already one per element)."""
+    bits, block = int(ctx.attr("bits", 4)), int(ctx.attr("block_size", 128))
+    if data.ndim != 2 or int(ctx.attr("gather_axis", 0)) % 2 != 0 or int(ctx.attr("quantize_axis", 1)) % 2 != 1:
+        raise unsupported(ctx, f"a 4-bit table of rank {data.ndim} with gather_axis={ctx.attr('gather_axis', 0)} / quantize_axis={ctx.attr('quantize_axis', 1)}",
+                          "gather rows of a rank-2 table quantized along its last axis")
+    if bits != 4 or block < 16 or block & (block - 1):
+        raise ctx.fail(f"bits={bits} / block_size={block} is not a GatherBlockQuantized form of 4-bit data", fix="use bits=4 and a power-of-2 block >= 16")
+    rows, columns = data.shape
+    blocks = -(-columns // block)
+    scales = ctx.required_constant(2, "the scales")
+    if scales.shape != (rows, blocks) or scales.dtype.kind != "f":
+        raise ctx.fail(f"scales {list(scales.shape)} ({scales.dtype}) do not fit a table of {rows} x {columns} in blocks of {block}")
+    zp = np.zeros((rows, blocks), np.float32)  # onnxruntime's default for int4 and uint4 data alike
+    if ctx.has_input(3):
+        given = ctx.required_constant(3, "the zero points")
+        if four_bit_type(ctx, ctx.node.input[3]) != four_bit or given.shape != (rows, blocks):
+            raise ctx.fail(f"zero points {list(given.shape)} ({given.dtype}) are not {rows} x {blocks} values of the table's 4-bit type")
+        zp = given.astype(np.float32)
+    expand = lambda v: np.repeat(v, block, axis=1)[:, :columns]  # noqa: E731
+    table = (data.astype(np.float32) - expand(zp)) * expand(scales.astype(np.float32))
+    return ctx.value(Gather, [ctx.constant(table.astype(scales.dtype), "/table"), ctx.input(1)], axis=0)

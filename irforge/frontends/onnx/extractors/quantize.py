@@ -9,8 +9,12 @@
 - QLinearConv / QLinearMatMul: dequantize, Convolution / MatMul in float, quantize (the
   int32 bias of QLinearConv becomes B * x_scale * w_scale); DynamicQuantizeLinear: its scale
   and zero point computed with reductions, as the operator's definition writes them.
-Per-tensor and per-axis scales (`axis`; known only at run time: per tensor or along the last axis), int8/uint8 (and int16/uint16); blocked quantization (opset 21's
-block_size) and other integer types are refused by name.
+Per-tensor and per-axis scales (`axis`; known only at run time: per tensor or along the last axis), int8/uint8 (and int16/uint16);
+INT4 / UINT4 initializers (read as int8 / uint8 by the loader) and QuantizeLinear's
+output_dtype INT4 / UINT4 quantize to the 4-bit range -8..7 / 0..15. Blocked quantization
+(opset 21's block_size) is supported for a DequantizeLinear of a constant with constant
+scale and zero point (dequantized at conversion, exactly as the operator defines it); any
+other blocked node and other integer types are refused by name.
 """
 
 from __future__ import annotations
@@ -27,12 +31,29 @@ from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl, to_xdsl
 
 RANGES = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.int8, np.uint8, np.int16, np.uint16)}
+FOUR_BIT_RANGES = {onnx.TensorProto.INT4: (-8, 7), onnx.TensorProto.UINT4: (0, 15)}
 
 
-def integer_range(ctx: NodeContext, dtype: np.dtype) -> tuple[int, int]:
+def integer_range(ctx: NodeContext, dtype: np.dtype, four_bit: int = 0) -> tuple[int, int]:
+    """The range of a quantized type; `four_bit` is the ONNX INT4 / UINT4 type number of a
+    tensor held in int8 / uint8 (its values then saturate to the 4-bit range)."""
+    if four_bit:
+        return FOUR_BIT_RANGES[four_bit]
     if dtype not in RANGES:
         raise IrforgeError(f"quantized type {dtype} is not supported", where=ctx.where, fix="quantize to int8, uint8, int16 or uint16", code="E170")
     return RANGES[dtype]
+
+
+def four_bit_type(ctx: NodeContext, tensor: str) -> int:
+    """TensorProto.INT4 / UINT4 when `tensor` is a 4-bit initializer or Constant, else 0 (the
+    loader unpacked it to int8 / uint8, so the xDSL type no longer says 4-bit)."""
+    found = getattr(ctx.importer, "_initializers", {}).get(tensor)
+    if found is None:
+        node = producer(ctx, tensor) if tensor else None
+        if node is not None and node.op_type == "Constant":
+            found = next((a.t for a in node.attribute if a.name == "value"), None)
+    data_type = found.data_type if found is not None else 0
+    return data_type if data_type in FOUR_BIT_RANGES else 0
 
 
 def broadcastable(ctx: NodeContext, value: np.ndarray, rank: int, axis: int) -> np.ndarray:
@@ -95,9 +116,9 @@ def nonzero(p: Param) -> bool:
     return not isinstance(p, np.ndarray) or bool(np.any(p))
 
 
-def quantize(ctx: NodeContext, x: SSAValue, scale: Param, zp: Param, suffix: str) -> SSAValue:
-    """saturate(round(x / s) + z) in zp's integer type."""
-    low, high = integer_range(ctx, param_dtype(zp))
+def quantize(ctx: NodeContext, x: SSAValue, scale: Param, zp: Param, suffix: str, four_bit: int = 0) -> SSAValue:
+    """saturate(round(x / s) + z) in zp's integer type (the 4-bit range when `four_bit`)."""
+    low, high = integer_range(ctx, param_dtype(zp), four_bit)
     dtype = from_xdsl(x.type.element_type)  # type: ignore[attr-defined]
     y = ctx.value(Eltwise, [x, operand(ctx, scale, dtype, f"{suffix}/scale")], suffix=f"{suffix}/div", operation="div")
     y = ctx.value(Activation, [y], suffix=f"{suffix}/round", kind="round")
@@ -124,12 +145,18 @@ def producer(ctx: NodeContext, tensor: str) -> onnx.NodeProto | None:
     return producers.get(tensor)
 
 
-def output_dtype(ctx: NodeContext) -> np.dtype:
-    """QuantizeLinear's integer type: its zero point's, else output_dtype (uint8 by default)."""
+def output_dtype(ctx: NodeContext) -> tuple[np.dtype, int]:
+    """QuantizeLinear's integer type: its zero point's, else output_dtype (uint8 by default);
+    and its ONNX 4-bit type number (0 when not INT4 / UINT4: those are held in int8 / uint8)."""
     if ctx.has_input(2):
-        return from_xdsl(ctx.input_type(2).element_type)
+        return from_xdsl(ctx.input_type(2).element_type), four_bit_type(ctx, ctx.node.input[2])
     code = int(ctx.attr("output_dtype", 0)) or onnx.TensorProto.UINT8
-    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+    if code in FOUR_BIT_RANGES:
+        return np.dtype(np.int8 if code == onnx.TensorProto.INT4 else np.uint8), code
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code)), 0
+    except (KeyError, ValueError, TypeError):
+        raise IrforgeError(f"output_dtype {code} is not a quantized type irforge supports", where=ctx.where, fix="quantize to int4, uint4, int8, uint8, int16 or uint16", code="E170") from None
 
 
 def only_paired_readers(ctx: NodeContext) -> bool:
@@ -146,16 +173,17 @@ def only_paired_readers(ctx: NodeContext) -> bool:
 @onnx_extractor("QuantizeLinear")
 def quantize_linear(ctx: NodeContext) -> SSAValue | list[None]:
     rank = len(ctx.input_shape(0))
-    scale, zp = params(ctx, rank, int(ctx.attr("axis", 1)), output_dtype(ctx))
+    dtype, four_bit = output_dtype(ctx)
+    scale, zp = params(ctx, rank, int(ctx.attr("axis", 1)), dtype)
     if isinstance(scale, np.ndarray) and isinstance(zp, np.ndarray) and only_paired_readers(ctx):
         # its readers take its input instead, so no node reads this output any more
         ctx.importer.used_names.discard(ctx.node.output[0])
         return [None]
-    return quantize(ctx, ctx.input(0), scale, zp, "")
+    return quantize(ctx, ctx.input(0), scale, zp, "", four_bit)
 
 
-def fake_quantize(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray) -> SSAValue:
-    low, high = integer_range(ctx, zp.dtype)
+def fake_quantize(ctx: NodeContext, x: SSAValue, scale: np.ndarray, zp: np.ndarray, four_bit: int = 0) -> SSAValue:
+    low, high = integer_range(ctx, zp.dtype, four_bit)
     dtype = scale.dtype
     lows = ((low - zp.astype(np.float64)) * scale).astype(dtype)
     highs = ((high - zp.astype(np.float64)) * scale).astype(dtype)
@@ -182,19 +210,59 @@ def quantize_pair(ctx: NodeContext) -> onnx.NodeProto | None:
 @onnx_extractor("DequantizeLinear")
 def dequantize_linear(ctx: NodeContext) -> SSAValue:
     axis = int(ctx.attr("axis", 1))
+    if int(ctx.attr("block_size", 0)):
+        return blocked_dequantize(ctx, axis)
     q = quantize_pair(ctx)
     if q is not None:
         x = ctx.importer.value(q.input[0])
         rank = len(x.type.get_shape())  # type: ignore[attr-defined]
-        dtype = from_xdsl(ctx.input_type(2).element_type) if ctx.has_input(2) else np.dtype(np.uint8)
+        if ctx.has_input(2):
+            dtype, four_bit = from_xdsl(ctx.input_type(2).element_type), four_bit_type(ctx, ctx.node.input[2])
+        else:
+            dtype, four_bit = output_dtype_of(ctx, q)
         scale, zp = constant_params(ctx, 1, 2, rank, axis, dtype)
-        return fake_quantize(ctx, x, scale, zp)
+        return fake_quantize(ctx, x, scale, zp, four_bit)
     rank = len(ctx.input_shape(0))
     dtype = from_xdsl(ctx.input_type(0).element_type)
     if dtype != np.int32:  # an int32 bias has no zero-point range and converts exactly
         integer_range(ctx, dtype)
     scale, zp = params(ctx, rank, axis, dtype)
     return dequantize(ctx, ctx.input(0), scale, zp, "")
+
+
+def output_dtype_of(ctx: NodeContext, q: onnx.NodeProto) -> tuple[np.dtype, int]:
+    """The integer type of QuantizeLinear `q` without a zero point (its output_dtype)."""
+    code = next((a.i for a in q.attribute if a.name == "output_dtype"), 0) or onnx.TensorProto.UINT8
+    if code in FOUR_BIT_RANGES:
+        return np.dtype(np.int8 if code == onnx.TensorProto.INT4 else np.uint8), code
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code)), 0
+
+
+def blocked_dequantize(ctx: NodeContext, axis: int) -> SSAValue:
+    """Opset 21's blocked DequantizeLinear of constant integers with constant scale and zero
+    point (onnxruntime's int4 QDQ weights): each run of `block_size` elements along `axis`
+    shares one scale and zero point; y = (x - z) * s, computed here in the scale's type."""
+    block = int(ctx.attr("block_size", 0))
+    x = ctx.constant_input(0)
+    if x is None:
+        raise NotConstantError("blocked quantization (block_size) of a tensor known only at run time is not supported", ctx.node.input[0],
+                               where=ctx.where, fix="make the quantized input a constant (weights), or quantize per tensor or per axis", code="E171")
+    if block < 0 or x.ndim == 0 or not -x.ndim <= axis < x.ndim:
+        raise IrforgeError(f"block_size {block} along axis {axis} of a tensor of shape {list(x.shape)}", where=ctx.where,
+                           fix="give a positive block_size and an axis within the input's rank", code="E171")
+    axis %= x.ndim
+    scale = ctx.required_constant(1, "scale")
+    zp = ctx.required_constant(2, "zero point") if ctx.has_input(2) else np.zeros(scale.shape, x.dtype)
+    blocks = -(-x.shape[axis] // block)
+    wanted = tuple(blocks if d == axis else n for d, n in enumerate(x.shape))
+    if scale.shape != wanted or zp.shape != wanted:
+        raise IrforgeError(f"blocked scale / zero point of shapes {list(scale.shape)} / {list(zp.shape)} for input {list(x.shape)}, block_size {block}, axis {axis} (expected {list(wanted)})",
+                           where=ctx.where, fix="give one scale and zero point per block along the axis", code="E171")
+    if x.dtype not in (np.dtype(np.int32),):
+        integer_range(ctx, x.dtype)  # refuses types irforge does not quantize with
+    expand = lambda v: np.repeat(v, block, axis=axis).take(np.arange(x.shape[axis]), axis=axis)  # noqa: E731
+    y = (x.astype(np.int64) - expand(zp).astype(np.int64)).astype(scale.dtype) * expand(scale)
+    return ctx.constant(y.astype(scale.dtype), "")
 
 
 def linear_params(ctx: NodeContext, scale_index: int, rank: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
