@@ -196,12 +196,13 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             chain.clamps.append((scalar(other(owner, side)), chain.factor, len(chain.terms)))  # type: ignore[arg-type]
             x = side
         elif operation in ("sum", "sub"):
-            # the scores' side leads back to a MatMul through the chain (both sides doing so
-            # is ambiguous: left to the other patterns)
-            reach_a, reach_b = reaches_matmul(a), operation == "sum" and reaches_matmul(b)
+            # the scores' side leads back to a MatMul of two activations through the chain
+            # (a product with constant weights, BoTNet's relative logits q @ W, is a term;
+            # two sides alike are ambiguous: left to the other patterns)
+            reach_a, reach_b = reaches_matmul(a), reaches_matmul(b) if operation == "sum" else 0
             if reach_a == reach_b:
                 return None
-            side = a if reach_a else b
+            side = a if reach_a > reach_b else b
             mask = other(owner, side)
             sign = -1.0 if operation == "sub" else 1.0
             chain.terms.append(Term(mask, sign * chain.factor, dims(x)))
@@ -214,20 +215,21 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
 STEPS = ("nn.eltwise", "nn.reshape", "nn.select")
 
 
-def reaches_matmul(value: SSAValue, depth: int = 12) -> bool:
-    """The value is a MatMul's result through at most `depth` single-use chain steps."""
+def reaches_matmul(value: SSAValue, depth: int = 12) -> int:
+    """2: the value is a MatMul's result through at most `depth` single-use chain steps, 1: a
+    MatMul with a constant operand (a projection by weights, not scores), 0: neither."""
     while depth > 0:
         owner = value.owner
         if isinstance(owner, MatMul):
-            return True
+            return 1 if any(isinstance(v.owner, Constant) for v in owner.operands) else 2
         if not isinstance(owner, Operation) or owner.name not in STEPS or not owner.results[0].has_one_use():
-            return False
+            return 0
         candidates = [v for v in owner.operands if not isinstance(v.owner, Constant)]
         if not candidates:
-            return False
+            return 0
         value = candidates[0]
         depth -= 1
-    return False
+    return 0
 
 
 def scaling(value: SSAValue) -> tuple[SSAValue, float] | None:

@@ -1,0 +1,60 @@
+// RUN: ir-opt %s --split-input-file -p replace-subgraph | filecheck %s
+
+// timm EfficientViT-M: channel-first values, y = v @ softmax(q^T k * c + bias)^T: the op
+// between a Permute of the values and one of its result.
+func.func @values_transposed(%q: tensor<2x8x6xf32>, %k: tensor<2x8x6xf32>, %v: tensor<2x8x6xf32>, %bias: tensor<6x6xf32>) -> tensor<2x8x6xf32> {
+  %c = nn.constant dense<0.3> : tensor<f32>
+  %qt = nn.permute %q {order = array<i64: 0, 2, 1>} : (tensor<2x8x6xf32>) -> tensor<2x6x8xf32>
+  %s = nn.matmul %qt, %k : (tensor<2x6x8xf32>, tensor<2x8x6xf32>) -> tensor<2x6x6xf32>
+  %m = nn.eltwise %s, %c {operation = "mul"} : (tensor<2x6x6xf32>, tensor<f32>) -> tensor<2x6x6xf32>
+  %a = nn.eltwise %m, %bias {operation = "sum"} : (tensor<2x6x6xf32>, tensor<6x6xf32>) -> tensor<2x6x6xf32>
+  %p = nn.softmax %a {axis = -1 : i64} : (tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %pt = nn.permute %p {order = array<i64: 0, 2, 1>} : (tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %y = nn.matmul %v, %pt {name = "attn"} : (tensor<2x8x6xf32>, tensor<2x6x6xf32>) -> tensor<2x8x6xf32>
+  func.return %y : tensor<2x8x6xf32>
+}
+// CHECK-LABEL: func.func @values_transposed
+// CHECK-NEXT:    %qt = nn.permute %q
+// CHECK-NEXT:    %[[V:[a-z_0-9]+]] = nn.permute %v {order = array<i64: 0, 2, 1>, name = "attn/value"}
+// CHECK-NEXT:    %[[K:[a-z_0-9]+]] = nn.permute %k {order = array<i64: 0, 2, 1>, name = "attn/key"}
+// CHECK-NEXT:    %[[O:[a-z_0-9]+]] = nn.scaled_dot_product_attention %qt, %[[K]], %[[V]], %bias {scale = 3.000000e-01 : f32, name = "attn/attention"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.permute %[[O]] {order = array<i64: 0, 2, 1>, name = "attn"}
+// CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// timm BoTNet: k^T reshaped from channel-first keys, relative logits computed from q by a
+// product with constant weights: that product is the mask, the other one the scores.
+func.func @relative_logits(%q: tensor<2x6x8xf32>, %keys: tensor<1x16x6xf32>, %v: tensor<2x6x8xf32>) -> tensor<2x6x8xf32> {
+  %c = nn.constant dense<0.353553385> : tensor<f32>
+  %w = nn.constant dense<0.5> : tensor<8x6xf32>
+  %kt = nn.reshape %keys {shape = array<i64: 2, 8, 6>} : (tensor<1x16x6xf32>) -> tensor<2x8x6xf32>
+  %s = nn.matmul %q, %kt : (tensor<2x6x8xf32>, tensor<2x8x6xf32>) -> tensor<2x6x6xf32>
+  %m = nn.eltwise %s, %c {operation = "mul"} : (tensor<2x6x6xf32>, tensor<f32>) -> tensor<2x6x6xf32>
+  %rel = nn.matmul %q, %w : (tensor<2x6x8xf32>, tensor<8x6xf32>) -> tensor<2x6x6xf32>
+  %a = nn.eltwise %m, %rel {operation = "sum"} : (tensor<2x6x6xf32>, tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %p = nn.softmax %a {axis = -1 : i64} : (tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<2x6x6xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  func.return %y : tensor<2x6x8xf32>
+}
+// CHECK-LABEL: func.func @relative_logits
+// CHECK:         %kt = nn.reshape %keys
+// CHECK:         %rel = nn.matmul %q, %w
+// CHECK-NEXT:    %[[K:[a-z_0-9]+]] = nn.permute %kt {order = array<i64: 0, 2, 1>, name = "attn/key"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %[[K]], %v, %rel {name = "attn"}
+// CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// A Permute of the probabilities that is not the swap of their last two axes: nothing changes.
+func.func @other_permute(%q: tensor<2x6x6x8xf32>, %k: tensor<2x6x6x8xf32>, %w: tensor<2x6x8x6xf32>) -> tensor<2x6x8x6xf32> {
+  %kt = nn.permute %k {order = array<i64: 0, 1, 3, 2>} : (tensor<2x6x6x8xf32>) -> tensor<2x6x8x6xf32>
+  %s = nn.matmul %q, %kt : (tensor<2x6x6x8xf32>, tensor<2x6x8x6xf32>) -> tensor<2x6x6x6xf32>
+  %p = nn.softmax %s {axis = -1 : i64} : (tensor<2x6x6x6xf32>) -> tensor<2x6x6x6xf32>
+  %pt = nn.permute %p {order = array<i64: 0, 2, 3, 1>} : (tensor<2x6x6x6xf32>) -> tensor<2x6x6x6xf32>
+  %y = nn.matmul %w, %pt {name = "attn"} : (tensor<2x6x8x6xf32>, tensor<2x6x6x6xf32>) -> tensor<2x6x8x6xf32>
+  func.return %y : tensor<2x6x8x6xf32>
+}
+// CHECK-LABEL: func.func @other_permute
+// CHECK-NOT:     nn.scaled_dot_product_attention
+// CHECK:         nn.matmul %w, %pt {name = "attn"}
