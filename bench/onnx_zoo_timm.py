@@ -98,6 +98,21 @@ FAMILIES: dict[str, tuple[int, dict[str, Any]]] = {
     "resmlp_12_224": (224, {}),
     "gmlp_ti16_224": (224, {}),
     "sequencer2d_s": (64, {}),
+    # relative-position and other attention layouts (issue 14, session 6)
+    "swinv2_tiny_window8_256": (256, {}),  # cosine attention, clamped logit scale, continuous position bias
+    "beit_base_patch16_224": (64, {"img_size": 64, **SMALL_VIT}),  # relative position bias table
+    "vit_relpos_small_patch16_224": (64, {"img_size": 64, **SMALL_VIT}),
+    "samvit_base_patch16": (64, {"img_size": 64, **SMALL_VIT}),  # decomposed relative positions
+    "mvitv2_tiny": (224, {}),  # pooled attention, decomposed relative positions
+    "twins_svt_small": (64, {}),
+    "nextvit_small": (64, {}),
+    "fastvit_sa12": (64, {}),
+    "mobilenetv4_hybrid_medium": (64, {}),
+    "shvit_s1": (224, {}),
+    "tnt_s_patch16_224": (224, {}),
+    "visformer_tiny": (224, {}),
+    "convit_tiny": (224, {}),
+    "vit_base_patch16_rope_224": (64, {"img_size": 64, **SMALL_VIT}),
 }
 
 

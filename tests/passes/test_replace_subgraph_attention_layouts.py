@@ -3,7 +3,8 @@
 through torch's SDPA export (q and k^T slices of one [B, H, 3E, S] qkv, each scaled by
 sqrt(scale), a learned relative bias), BoTNet's keys reshaped from a 1x1 convolution with
 relative logits computed from q, EfficientViT-M's `v @ attn^T` on channel-first values, a
-bare softmax(q @ k^T) @ v. One nn.scaled_dot_product_attention computing what the graph did
+bare softmax(q @ k^T) @ v, MViT v2's decomposed relative positions written into the scores
+(or the block of them without the class token) by ScatterND (`attention_relative.py`). One nn.scaled_dot_product_attention computing what the graph did
 (onnxruntime), on ref and cpu; softmax over the keys' token axis (CoaT's factorised
 attention) stays as it is."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import pytest
 from onnx import helper
 
@@ -57,6 +59,18 @@ def layout_graph(form: str) -> onnx.ModelProto:
     elif form == "bare":  # softmax(q @ k^T) @ v, no scale, k^T given
         g.node("MatMul", [g.node("Softmax", [g.node("MatMul", ["q", "kt"])], axis=-1), "v"], "attention")
         inputs = [info("q", [N, H, L, E]), info("kt", [N, H, E, L]), info("v", [N, H, L, E])]
+    elif form in ("mvit", "mvit-cls"):  # relative terms written into (a block of) the scores by ScatterND
+        cls = form == "mvit-cls"
+        n = 2 * 3 + cls  # a 2 x 3 grid of tokens, and the class token first
+        scores = g.node("MatMul", [g.node("Mul", ["q", g.tensor(np.array(E ** -0.5, np.float32), "scale")]), g.node("Transpose", ["k"], perm=[0, 1, 3, 2])])
+        block = g.node("Slice", [scores, g.tensor(i64([1, 1]), "start"), g.tensor(i64([n, n]), "end"), g.tensor(i64([2, 3]), "axes")]) if cls else scores
+        grid = g.node("Reshape", [block, g.tensor(i64([N, H, 2, 3, 2, 3]), "grid")])
+        grid = g.node("Add", [g.node("Add", [grid, "rel_h"]), "rel_w"])
+        update = g.node("Reshape", [grid, g.tensor(i64([N, H, 6, 6]), "back")])
+        coordinates = np.stack(np.meshgrid(np.arange(N), np.arange(H), np.arange(cls, n), np.arange(cls, n), indexing="ij"), axis=-1)
+        scores = g.node("ScatterND", [scores, g.tensor(coordinates.astype(np.int64), "indices"), update])
+        g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"], "attention")
+        inputs = [info("q", [N, H, n, E]), info("k", [N, H, n, E]), info("v", [N, H, n, E]), info("rel_h", [N, H, 2, 3, 2, 1]), info("rel_w", [N, H, 2, 3, 1, 3])]
     else:  # coat: softmax over the keys' token axis, then q @ (k^T @ v): not attention over q k^T
         kt = g.node("Transpose", [g.node("Softmax", ["k"], axis=-2)], perm=[0, 1, 3, 2])
         g.node("MatMul", ["q", g.node("MatMul", [kt, "v"])], "attention")
@@ -76,7 +90,7 @@ def converted(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
     return model, [op.name for op in model.func.body.block.ops]
 
 
-@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "bare"])
+@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "bare", "mvit", "mvit-cls"])
 def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
@@ -85,6 +99,7 @@ def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     model, names = converted(proto)
     assert names.count("nn.scaled_dot_product_attention") == 1, names
     assert "nn.softmax" not in names, names
+    assert names.count("nn.scatter_nd") == (1 if form == "mvit-cls" else 0), names  # the mask's, zero at the class token
     # the relative logits' own product stays; the scores' and the values' products go
     assert names.count("nn.matmul") == (1 if form == "botnet" else 0), names
     (want,) = ort_session_run(proto, x)
@@ -108,3 +123,16 @@ def test_transposed_probabilities_read_elsewhere_are_left_alone():
     _, names = converted(proto)
     assert "nn.scaled_dot_product_attention" not in names
     assert names.count("nn.permute") == 2  # nothing added: the values' transpose is taken back
+
+
+def test_a_scatter_elsewhere_than_the_block_is_left_alone():
+    proto = layout_graph("mvit-cls")
+    indices = next(t for t in proto.graph.initializer if t.name.startswith("indices"))
+    shifted = onnx.numpy_helper.to_array(indices).copy()
+    shifted[..., 2] -= 1  # rows 0..5 where the block read rows 1..6
+    indices.CopyFrom(onnx.numpy_helper.from_array(shifted, indices.name))
+    x = feeds(proto)
+    model, names = converted(proto)
+    assert "nn.scaled_dot_product_attention" not in names and "nn.scatter_nd" in names
+    (want,) = ort_session_run(proto, x)
+    np.testing.assert_allclose(next(iter(run(model, x).values())), want, rtol=1e-5, atol=1e-5)

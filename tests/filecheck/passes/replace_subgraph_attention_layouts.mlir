@@ -58,3 +58,28 @@ func.func @other_permute(%q: tensor<2x6x6x8xf32>, %k: tensor<2x6x6x8xf32>, %w: t
 // CHECK-LABEL: func.func @other_permute
 // CHECK-NOT:     nn.scaled_dot_product_attention
 // CHECK:         nn.matmul %w, %pt {name = "attn"}
+
+// -----
+
+// MViT v2 without a class token: the relative terms added on the [B, H, qh, qw, kh, kw] view
+// and written over all the scores by a ScatterND of every coordinate: the scores plus a mask.
+func.func @mvit_scatter(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>, %rel_h: tensor<1x1x2x2x2x1xf32>, %rel_w: tensor<1x1x2x2x1x2xf32>) -> tensor<1x1x4x8xf32> {
+  %idx = nn.constant dense<[[[[[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 2], [0, 0, 0, 3]], [[0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 1, 2], [0, 0, 1, 3]], [[0, 0, 2, 0], [0, 0, 2, 1], [0, 0, 2, 2], [0, 0, 2, 3]], [[0, 0, 3, 0], [0, 0, 3, 1], [0, 0, 3, 2], [0, 0, 3, 3]]]]]> : tensor<1x1x4x4x4xi64>
+  %kt = nn.permute %k {order = array<i64: 0, 1, 3, 2>} : (tensor<1x1x4x8xf32>) -> tensor<1x1x8x4xf32>
+  %s = nn.matmul %q, %kt : (tensor<1x1x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x4x4xf32>
+  %g = nn.reshape %s {shape = array<i64: 1, 1, 2, 2, 2, 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2x2x2xf32>
+  %a = nn.eltwise %g, %rel_h {operation = "sum"} : (tensor<1x1x2x2x2x2xf32>, tensor<1x1x2x2x2x1xf32>) -> tensor<1x1x2x2x2x2xf32>
+  %b = nn.eltwise %a, %rel_w {operation = "sum"} : (tensor<1x1x2x2x2x2xf32>, tensor<1x1x2x2x1x2xf32>) -> tensor<1x1x2x2x2x2xf32>
+  %u = nn.reshape %b {shape = array<i64: 1, 1, 4, 4>} : (tensor<1x1x2x2x2x2xf32>) -> tensor<1x1x4x4xf32>
+  %x = nn.scatter_nd %s, %idx, %u : (tensor<1x1x4x4xf32>, tensor<1x1x4x4x4xi64>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %p = nn.softmax %x {axis = -1 : i64} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  func.return %y : tensor<1x1x4x8xf32>
+}
+// CHECK-LABEL: func.func @mvit_scatter
+// CHECK-NOT:     nn.scatter_nd
+// CHECK:         %[[T:[a-z_0-9]+]] = nn.eltwise %rel_h, %rel_w {operation = "sum", name = "scatter_nd/term0_sum"}
+// CHECK-NEXT:    %[[M:[a-z_0-9]+]] = nn.reshape %[[T]] {shape = array<i64: 1, 1, 4, 4>, name = "scatter_nd/term0_view"}
+// CHECK-NEXT:    nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {scale = 1.000000e+00 : f32, name = "attn"}
+// CHECK-NOT:     nn.softmax
+// CHECK-NOT:     nn.scatter_nd

@@ -1,0 +1,182 @@
+"""MViT v2's decomposed relative positions, written into the scores by a ScatterND, as an
+added mask, so that attention_chains.py fuses the attention around them.
+
+timm's and torchvision's MViT v2 add the relative-position terms to a block of the scores in
+place, `attn[:, :, sp:, sp:] = (attn[:, :, sp:, sp:].view(B, H, qh, qw, kh, kw) + rel_h +
+rel_w).view(...)` (sp = 1 with a class token, else 0), which the exporters write as
+
+    u = reshape(reshape(slice(s)) + t1 + t2 ...)    slice(s): the block (s itself when sp = 0)
+    x = ScatterND(s, idx, u)                        idx: the block's coordinates, constant
+
+where each t_i broadcasts to the view it is added in (terms computed from q: BoTNet- and
+ViTDet-like relative logits). That is x = s + ScatterND(0, idx, T), T = the sum of the terms
+broadcast to their view and read in u's shape: the scores plus an additive mask (zero in the
+class token's row and column), the same sums up to their order. When idx covers every
+element of s in row-major order (no class token) the ScatterND is T itself.
+
+    %r = nn.reshape %s {shape = [B, H, qh, qw, kh, kw]}
+    %a = nn.eltwise %r, %rel_h {operation = "sum"}
+    %b = nn.eltwise %a, %rel_w {operation = "sum"}
+    %u = nn.reshape %b {shape = [B, H, L, S]}
+    %x = nn.scatter_nd %s, %idx, %u
+becomes
+    %t = (rel_h + rel_w broadcast to [B, H, qh, qw, kh, kw], reshaped to [B, H, L, S])
+    %x = nn.eltwise %s, %t {operation = "sum"}
+
+Only when every step is read once, the ScatterND has no reduction, the slice has unit steps
+and idx is exactly the block's coordinates in order; otherwise nothing changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from irforge.backends.reference import constant_value
+from irforge.dialects.nn.base import build
+from irforge.dialects.nn.constant import Constant
+from irforge.dialects.nn.elementwise import Eltwise
+from irforge.dialects.nn.indexing import ScatterND
+from irforge.dialects.nn.shape import Reshape, Slice
+from irforge.model import store_of
+from irforge.passes.patterns.affine import layer_name
+from irforge.passes.patterns.dag import Match
+from irforge.passes.patterns.subgraphs.attention_chains import dims, fits
+from irforge.passes.patterns.subgraphs.base import replace_match
+from irforge.weights.dtypes import from_xdsl
+
+MAX_STEPS = 8
+"""Reshapes and added terms between the block of the scores and the ScatterND's updates."""
+
+
+def block_of(scores: SSAValue, start: SSAValue) -> tuple[tuple[slice, ...], Slice | None] | None:
+    """The block of `scores` that `start` is (a unit-step Slice of it, or scores itself), and
+    that Slice; None otherwise."""
+    if start is scores:
+        return tuple(slice(0, d) for d in dims(scores)), None
+    owner = start.owner
+    if not isinstance(owner, Slice) or owner.input is not scores or not start.has_one_use():
+        return None
+    bounds = owner.bounds(dims(scores))
+    if any(step != 1 for _, _, step in bounds):
+        return None
+    return tuple(slice(begin, end) for begin, end, _ in bounds), owner
+
+
+def block_indices(region: tuple[slice, ...]) -> np.ndarray:
+    """The coordinates of a box of a tensor, in row-major order, as ScatterND indices."""
+    grids = np.meshgrid(*(np.arange(r.start, r.stop) for r in region), indexing="ij")
+    return np.stack(grids, axis=-1)
+
+
+class ScatteredRelativePositions(RewritePattern):
+    """ScatterND(s, idx, reshape(block(s) + terms)) -> s + mask: see the module docstring."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ScatterND) or op.str_prop("reduction") != "none":
+            return
+        scores, indices, updates = op.operands
+        if not isinstance(indices.owner, Constant) or from_xdsl(scores.type.element_type).kind != "f":  # type: ignore[attr-defined]
+            return
+        if any(d < 0 for d in dims(scores)) or sum(1 for _ in scores.uses) != 2:
+            return  # the data is read here and by the block's slice / view alone
+        terms: list[tuple[SSAValue, tuple[int, ...]]] = []
+        walked: list[Operation] = []
+        x = updates
+        for _ in range(MAX_STEPS):
+            owner = x.owner
+            if x is scores or isinstance(owner, Slice):
+                break
+            if not x.has_one_use() or not isinstance(owner, (Reshape, Eltwise)):
+                return
+            if isinstance(owner, Eltwise):
+                if owner.str_prop("operation") != "sum" or len(owner.operands) != 2:
+                    return
+                a, b = owner.operands
+                side = a if self.leads_to(a, scores) else b if self.leads_to(b, scores) else None
+                if side is None:
+                    return
+                term = b if side is a else a
+                if not fits(dims(term), dims(x)):
+                    return
+                terms.append((term, dims(x)))
+                x = side
+            else:
+                x = owner.operands[0]
+            walked.append(owner)
+        else:
+            return
+        if not terms:
+            return
+        found = block_of(scores, x)
+        if found is None:
+            return
+        region, cut = found
+        wanted = block_indices(region)
+        given = constant_value(indices.owner, store_of(indices.owner))
+        if given.shape != wanted.shape or dims(updates) != wanted.shape[:-1] or not np.array_equal(given, wanted):
+            return
+        name = layer_name(op, "scatter_nd")
+        new_ops = self.build(scores, terms, dims(updates), indices, name, whole=cut is None)
+        matched = (op, *walked, *([cut] if cut is not None else []))
+        replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
+
+    @staticmethod
+    def leads_to(value: SSAValue, scores: SSAValue) -> bool:
+        """The value comes from the scores' block through reshapes and sums (read once)."""
+        for _ in range(MAX_STEPS):
+            if value is scores:
+                return True
+            owner = value.owner
+            if isinstance(owner, Slice):
+                return owner.input is scores
+            if not isinstance(owner, (Reshape, Eltwise)) or not value.has_one_use():
+                return False
+            candidates = [v for v in owner.operands if not isinstance(v.owner, Constant)]
+            if not candidates:
+                return False
+            value = candidates[0]
+        return False
+
+    @staticmethod
+    def build(scores: SSAValue, terms: list[tuple[SSAValue, tuple[int, ...]]], shape: tuple[int, ...], indices: SSAValue,
+              name: str, whole: bool) -> list[Operation]:
+        dtype = from_xdsl(scores.type.element_type)  # type: ignore[attr-defined]
+        ops: list[Operation] = []
+        total: SSAValue | None = None
+        groups: list[tuple[tuple[int, ...], list[SSAValue]]] = []  # consecutive terms of one view
+        for term, view in reversed(terms):
+            if groups and groups[-1][0] == view:
+                groups[-1][1].append(term)
+            else:
+                groups.append((view, [term]))
+        for index, (view, values) in enumerate(groups):
+            value = values[0]
+            for other in values[1:]:  # rel_h + rel_w broadcast against each other in their view
+                both = build(Eltwise, [value, other], operation="sum", name=f"{name}/term{index}_sum")
+                ops.append(both)
+                value = both.output
+            if dims(value) != view:  # broadcast to the view they were added in
+                zeros = Constant.inline(np.zeros(view, dtype))
+                full = build(Eltwise, [value, zeros.output], operation="sum", name=f"{name}/term{index}_grid")
+                ops.extend([zeros, full])
+                value = full.output
+            if view != shape:  # read in u's shape (the same row-major elements)
+                view_op = build(Reshape, [value], shape=list(shape), name=f"{name}/term{index}_view")
+                ops.append(view_op)
+                value = view_op.output
+            if total is None:
+                total = value
+            else:
+                both = build(Eltwise, [total, value], operation="sum", name=f"{name}/terms{index}")
+                ops.append(both)
+                total = both.output
+        assert total is not None
+        if not whole:  # zero outside the block (the class token's row and column)
+            zeros = Constant.inline(np.zeros(dims(scores), dtype))
+            placed = build(ScatterND, [zeros.output, indices, total], name=f"{name}/mask")
+            ops.extend([zeros, placed])
+            total = placed.output
+        ops.append(build(Eltwise, [scores, total], operation="sum", name=name))
+        return ops
