@@ -3,7 +3,8 @@
 through torch's SDPA export (q and k^T slices of one [B, H, 3E, S] qkv, each scaled by
 sqrt(scale), a learned relative bias), BoTNet's keys reshaped from a 1x1 convolution with
 relative logits computed from q, EfficientViT-M's `v @ attn^T` on channel-first values, a
-bare softmax(q @ k^T) @ v, MViT v2's decomposed relative positions written into the scores
+bare softmax(q @ k^T) @ v, MobileNetV4's multi-query attention (one key and value for all
+heads, broadcast), MViT v2's decomposed relative positions written into the scores
 (or the block of them without the class token) by ScatterND (`attention_relative.py`). One nn.scaled_dot_product_attention computing what the graph did
 (onnxruntime), on ref and cpu; softmax over the keys' token axis (CoaT's factorised
 attention) stays as it is."""
@@ -56,6 +57,11 @@ def layout_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Add", [g.node("Mul", [scores, g.tensor(np.array(0.3, np.float32), "scale")]), g.tensor(g.rng.standard_normal((L, L)).astype(np.float32), "bias")])
         g.node("MatMul", ["v", g.node("Transpose", [g.node("Softmax", [scores], axis=-1)], perm=[0, 2, 1])], "attention")
         inputs = [info("q", [N * H, E, L]), info("k", [N * H, E, L]), info("v", [N * H, E, L])]
+    elif form == "mqa":  # one key and value for all heads, [B, 1, E, S] keys from a 1x1 convolution (MobileNetV4)
+        q = g.node("Mul", ["q", g.tensor(np.array([root]), "root")])
+        kt = g.node("Mul", [g.node("Reshape", ["keys", g.tensor(i64([N, 1, E, L]), "heads")]), g.tensor(np.array([root]), "root")])
+        g.node("MatMul", [g.node("Softmax", [g.node("MatMul", [q, kt])], axis=-1), "v"], "attention")
+        inputs = [info("q", [N, H, L, E]), info("keys", [N, E, 2, 3]), info("v", [N, 1, L, E])]
     elif form == "bare":  # softmax(q @ k^T) @ v, no scale, k^T given
         g.node("MatMul", [g.node("Softmax", [g.node("MatMul", ["q", "kt"])], axis=-1), "v"], "attention")
         inputs = [info("q", [N, H, L, E]), info("kt", [N, H, E, L]), info("v", [N, H, L, E])]
@@ -90,7 +96,7 @@ def converted(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
     return model, [op.name for op in model.func.body.block.ops]
 
 
-@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "bare", "mvit", "mvit-cls"])
+@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls"])
 def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 

@@ -259,6 +259,12 @@ def same_condition(a: SSAValue, b: SSAValue) -> bool:
     return x.shape == y.shape and bool(np.array_equal(x, y))
 
 
+def shared(shape: tuple[int, ...], lead: tuple[int, ...]) -> bool:
+    """k or v whose leading dims broadcast to the attention's (unit where it has heads: one
+    key and value for all query heads), at the same rank."""
+    return len(shape) - 2 == len(lead) and all(d in (1, n) for d, n in zip(shape[:-2], lead))
+
+
 def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
     """mask broadcasts to view without growing it."""
     if len(mask) > len(view):
@@ -330,7 +336,7 @@ class ChainedAttention(RewritePattern):
             mlead = dims(t.value)[:-2]
             if t.view != view and not wide(t.view, scores_dims) and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
                 return False
-        if math.prod(dims(q)[:-2]) != math.prod(lead) or math.prod(dims(v)[:-2]) != math.prod(lead):
+        if math.prod(dims(q)[:-2]) != math.prod(lead) or not (math.prod(dims(v)[:-2]) == math.prod(lead) or shared(dims(v), lead)):
             return False
         guard_term = None
         if guard is not None:
@@ -409,13 +415,13 @@ class ChainedAttention(RewritePattern):
 
         def in_view(value: SSAValue, tag: str) -> SSAValue:
             shape = dims(value)
-            if tuple(shape[:-2]) == tuple(lead):
-                return value
+            if tuple(shape[:-2]) == tuple(lead) or (tag != "query" and shared(shape, lead)):
+                return value  # (k and v shared by the heads broadcast: MobileNetV4's multi-query attention)
             reshape = build(Reshape, [value], shape=[*lead, *shape[-2:]], name=f"{name}/{tag}_view")
             ops.append(reshape)
             return reshape.output
 
-        if any(math.prod(dims(x)[:-2]) != math.prod(lead) for x in (q, k, v)):
+        if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
 
