@@ -65,11 +65,14 @@ def layout_graph(form: str) -> onnx.ModelProto:
     elif form == "bare":  # softmax(q @ k^T) @ v, no scale, k^T given
         g.node("MatMul", [g.node("Softmax", [g.node("MatMul", ["q", "kt"])], axis=-1), "v"], "attention")
         inputs = [info("q", [N, H, L, E]), info("kt", [N, H, E, L]), info("v", [N, H, L, E])]
-    elif form in ("mvit", "mvit-cls"):  # relative terms written into (a block of) the scores by ScatterND
-        cls = form == "mvit-cls"
+    elif form.startswith("mvit"):  # relative terms written into (a block of) the scores by ScatterND
+        cls = form != "mvit"
         n = 2 * 3 + cls  # a 2 x 3 grid of tokens, and the class token first
         scores = g.node("MatMul", [g.node("Mul", ["q", g.tensor(np.array(E ** -0.5, np.float32), "scale")]), g.node("Transpose", ["k"], perm=[0, 1, 3, 2])])
         block = g.node("Slice", [scores, g.tensor(i64([1, 1]), "start"), g.tensor(i64([n, n]), "end"), g.tensor(i64([2, 3]), "axes")]) if cls else scores
+        if form == "mvit-cls-rows":  # TorchScript's attn[:, :, 1:, 1:]: a slice per axis
+            rows = g.node("Slice", [scores, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([2]), "axes")])
+            block = g.node("Slice", [rows, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([3]), "axes")])
         grid = g.node("Reshape", [block, g.tensor(i64([N, H, 2, 3, 2, 3]), "grid")])
         grid = g.node("Add", [g.node("Add", [grid, "rel_h"]), "rel_w"])
         update = g.node("Reshape", [grid, g.tensor(i64([N, H, 6, 6]), "back")])
@@ -96,7 +99,7 @@ def converted(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
     return model, [op.name for op in model.func.body.block.ops]
 
 
-@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls"])
+@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows"])
 def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
@@ -105,7 +108,7 @@ def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     model, names = converted(proto)
     assert names.count("nn.scaled_dot_product_attention") == 1, names
     assert "nn.softmax" not in names, names
-    assert names.count("nn.scatter_nd") == (1 if form == "mvit-cls" else 0), names  # the mask's, zero at the class token
+    assert names.count("nn.scatter_nd") == (1 if form.startswith("mvit-cls") else 0), names  # the mask's, zero at the class token
     # the relative logits' own product stays; the scores' and the values' products go
     assert names.count("nn.matmul") == (1 if form == "botnet" else 0), names
     (want,) = ort_session_run(proto, x)

@@ -50,18 +50,25 @@ MAX_STEPS = 8
 """Reshapes and added terms between the block of the scores and the ScatterND's updates."""
 
 
-def block_of(scores: SSAValue, start: SSAValue) -> tuple[tuple[slice, ...], Slice | None] | None:
-    """The block of `scores` that `start` is (a unit-step Slice of it, or scores itself), and
-    that Slice; None otherwise."""
-    if start is scores:
-        return tuple(slice(0, d) for d in dims(scores)), None
-    owner = start.owner
-    if not isinstance(owner, Slice) or owner.input is not scores or not start.has_one_use():
-        return None
-    bounds = owner.bounds(dims(scores))
-    if any(step != 1 for _, _, step in bounds):
-        return None
-    return tuple(slice(begin, end) for begin, end, _ in bounds), owner
+def block_of(scores: SSAValue, start: SSAValue) -> tuple[tuple[slice, ...], list[Slice]] | None:
+    """The block of `scores` that `start` is (unit-step Slices of it, one per axis or one for
+    several, as the exporters write `attn[:, :, 1:, 1:]`; or scores itself), and those
+    Slices; None otherwise."""
+    cuts: list[Slice] = []
+    x = start
+    while x is not scores:
+        owner = x.owner
+        if not isinstance(owner, Slice) or not x.has_one_use() or len(cuts) == len(dims(scores)):
+            return None
+        cuts.append(owner)
+        x = owner.input
+    region = [slice(0, d) for d in dims(scores)]
+    for cut in reversed(cuts):  # outermost first: each slice's bounds are in its input's box
+        bounds = cut.bounds(dims(cut.input))
+        if any(step != 1 for _, _, step in bounds):
+            return None
+        region = [slice(r.start + begin, r.start + end) for r, (begin, end, _) in zip(region, bounds)]
+    return tuple(region), cuts
 
 
 def block_indices(region: tuple[slice, ...]) -> np.ndarray:
@@ -87,7 +94,7 @@ class ScatteredRelativePositions(RewritePattern):
         for _ in range(MAX_STEPS):
             owner = x.owner
             if x is scores or isinstance(owner, Slice):
-                break
+                break  # the block's first slice
             if not x.has_one_use() or not isinstance(owner, (Reshape, Eltwise)):
                 return
             if isinstance(owner, Eltwise):
@@ -112,14 +119,14 @@ class ScatteredRelativePositions(RewritePattern):
         found = block_of(scores, x)
         if found is None:
             return
-        region, cut = found
+        region, cuts = found
         wanted = block_indices(region)
         given = constant_value(indices.owner, store_of(indices.owner))
         if given.shape != wanted.shape or dims(updates) != wanted.shape[:-1] or not np.array_equal(given, wanted):
             return
         name = layer_name(op, "scatter_nd")
-        new_ops = self.build(scores, terms, dims(updates), indices, name, whole=cut is None)
-        matched = (op, *walked, *([cut] if cut is not None else []))
+        new_ops = self.build(scores, terms, dims(updates), indices, name, whole=not cuts)
+        matched = (op, *walked, *cuts)
         replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
 
     @staticmethod
@@ -130,7 +137,8 @@ class ScatteredRelativePositions(RewritePattern):
                 return True
             owner = value.owner
             if isinstance(owner, Slice):
-                return owner.input is scores
+                value = owner.input  # (a block of the scores: one slice per axis, or one for all)
+                continue
             if not isinstance(owner, (Reshape, Eltwise)) or not value.has_one_use():
                 return False
             candidates = [v for v in owner.operands if not isinstance(v.owner, Constant)]
