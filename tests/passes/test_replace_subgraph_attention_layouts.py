@@ -65,6 +65,15 @@ def layout_graph(form: str) -> onnx.ModelProto:
     elif form == "bare":  # softmax(q @ k^T) @ v, no scale, k^T given
         g.node("MatMul", [g.node("Softmax", [g.node("MatMul", ["q", "kt"])], axis=-1), "v"], "attention")
         inputs = [info("q", [N, H, L, E]), info("kt", [N, H, E, L]), info("v", [N, H, L, E])]
+    elif form == "slice-scatter":  # dynamo's slice_scatter on the key axis: Permute(ScatterND(Permute(s), rows, Permute(u)))
+        scores = g.node("MatMul", ["q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2])])
+        block = g.node("Slice", [scores, g.tensor(i64([1]), "start"), g.tensor(i64([L]), "end"), g.tensor(i64([3]), "axes")])
+        update = g.node("Add", [block, "rel"])
+        rows = g.tensor(np.arange(1, L, dtype=np.int64).reshape(-1, 1), "rows")
+        moved = g.node("ScatterND", [g.node("Transpose", [scores], perm=[3, 1, 2, 0]), rows, g.node("Transpose", [update], perm=[3, 1, 2, 0])])
+        scores = g.node("Transpose", [moved], perm=[3, 1, 2, 0])
+        g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"], "attention")
+        inputs = [info("q", [N, H, L, E]), info("k", [N, H, L, E]), info("v", [N, H, L, E]), info("rel", [N, H, L, L - 1])]
     elif form.startswith("mvit"):  # relative terms written into (a block of) the scores by ScatterND
         cls = form != "mvit"
         n = 2 * 3 + cls  # a 2 x 3 grid of tokens, and the class token first
@@ -99,7 +108,7 @@ def converted(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
     return model, [op.name for op in model.func.body.block.ops]
 
 
-@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows"])
+@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows", "slice-scatter"])
 def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
@@ -108,7 +117,8 @@ def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     model, names = converted(proto)
     assert names.count("nn.scaled_dot_product_attention") == 1, names
     assert "nn.softmax" not in names, names
-    assert names.count("nn.scatter_nd") == (1 if form.startswith("mvit-cls") else 0), names  # the mask's, zero at the class token
+    assert "nn.scatter_nd" not in names, names
+    assert names.count("nn.pad") == (1 if form.startswith("mvit-cls") or form == "slice-scatter" else 0), names  # the mask, zero at the class token
     # the relative logits' own product stays; the scores' and the values' products go
     assert names.count("nn.matmul") == (1 if form == "botnet" else 0), names
     (want,) = ort_session_run(proto, x)

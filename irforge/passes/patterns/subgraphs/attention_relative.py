@@ -9,10 +9,17 @@ rel_w).view(...)` (sp = 1 with a class token, else 0), which the exporters write
     x = ScatterND(s, idx, u)                        idx: the block's coordinates, constant
 
 where each t_i broadcasts to the view it is added in (terms computed from q: BoTNet- and
-ViTDet-like relative logits). That is x = s + ScatterND(0, idx, T), T = the sum of the terms
-broadcast to their view and read in u's shape: the scores plus an additive mask (zero in the
-class token's row and column), the same sums up to their order. When idx covers every
-element of s in row-major order (no class token) the ScatterND is T itself.
+ViTDet-like relative logits), and slice(s) may be one Slice per axis. dynamo writes a
+slice_scatter along one axis as Permute(ScatterND(Permute(s, P), rows, Permute(u, P)), P^-1),
+rows [n, 1] a range along axis P[0]: read the same way. That is x = s + pad(T), T = the sum
+of the terms broadcast to their view and read in u's shape, padded with zeros to s outside
+the block (the class token's row and column; no pad without a class token): the scores plus
+an additive mask, the same sums up to their order.
+
+Not read: dynamo's export of a block on two axes (`attn[:, :, 1:, 1:]` with a class token:
+timm's mvitv2_*_cls, torchvision's MViT v2) nests two such scatters, and canonicalize merges
+the inner one's closing Permute into the outer one's opening Permute, so that no
+Permute(updates, P) is left to read (the attention stays unfused, numbers right).
 
     %r = nn.reshape %s {shape = [B, H, qh, qw, kh, kw]}
     %a = nn.eltwise %r, %rel_h {operation = "sum"}
@@ -23,8 +30,8 @@ becomes
     %t = (rel_h + rel_w broadcast to [B, H, qh, qw, kh, kw], reshaped to [B, H, L, S])
     %x = nn.eltwise %s, %t {operation = "sum"}
 
-Only when every step is read once, the ScatterND has no reduction, the slice has unit steps
-and idx is exactly the block's coordinates in order; otherwise nothing changes.
+Only when every step is read once, the ScatterND has no reduction, the slices have unit
+steps and idx is exactly the block's coordinates in order; otherwise nothing changes.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from irforge.dialects.nn.base import build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Eltwise
 from irforge.dialects.nn.indexing import ScatterND
-from irforge.dialects.nn.shape import Reshape, Slice
+from irforge.dialects.nn.shape import Pad, Permute, Reshape, Slice
 from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
@@ -77,14 +84,67 @@ def block_indices(region: tuple[slice, ...]) -> np.ndarray:
     return np.stack(grids, axis=-1)
 
 
+def box_of(indices: np.ndarray) -> tuple[slice, ...] | None:
+    """The box whose coordinates, in row-major order, `indices` ([.., rank]) is; None if it is
+    not one."""
+    if indices.ndim < 2 or indices.size == 0:
+        return None
+    flat = indices.reshape(-1, indices.shape[-1])
+    region = tuple(slice(int(lo), int(hi) + 1) for lo, hi in zip(flat.min(axis=0), flat.max(axis=0)))
+    wanted = block_indices(region)
+    return region if wanted.shape == indices.shape and np.array_equal(wanted, indices) else None
+
+
+def inverse(order: list[int]) -> list[int]:
+    return [order.index(i) for i in range(len(order))]
+
+
+def scattered(op: Operation) -> tuple[SSAValue, SSAValue, tuple[slice, ...], list[Operation]] | None:
+    """(data, updates, the box of data the updates replace, the ops that do it) of a copy of
+    data with a box replaced: ScatterND(data, box coordinates, updates) (TorchScript), or
+    dynamo's slice_scatter along one axis, Permute(ScatterND(Permute(data, P), rows [n, 1],
+    Permute(updates, P)), P^-1) with rows a range along axis P[0]."""
+    if isinstance(op, ScatterND):
+        data, indices, updates = op.operands
+        if op.str_prop("reduction") != "none" or not isinstance(indices.owner, Constant):
+            return None
+        region = box_of(constant_value(indices.owner, store_of(indices.owner)))
+        if region is None or len(region) != len(dims(data)) or dims(updates) != tuple(r.stop - r.start for r in region):
+            return None
+        return data, updates, region, [op]
+    if not isinstance(op, Permute) or not isinstance(op.input.owner, ScatterND):
+        return None
+    scatter = op.input.owner
+    data_t, indices, updates_t = scatter.operands
+    order = list(op.ints("order"))
+    into, back = data_t.owner, updates_t.owner
+    if (scatter.str_prop("reduction") != "none" or not op.input.has_one_use() or not isinstance(indices.owner, Constant)
+            or not all(isinstance(p, Permute) and p.results[0].has_one_use() and list(p.ints("order")) == inverse(order)
+                       for p in (into, back))):
+        return None
+    rows = constant_value(indices.owner, store_of(indices.owner))
+    if rows.ndim != 2 or rows.shape[1] != 1 or rows.shape[0] == 0:
+        return None
+    start, n = int(rows[0, 0]), rows.shape[0]
+    if not np.array_equal(rows[:, 0], np.arange(start, start + n)):
+        return None
+    data, updates = into.operands[0], back.operands[0]  # type: ignore[union-attr]
+    axis = inverse(order)[0]
+    region = tuple(slice(start, start + n) if a == axis else slice(0, d) for a, d in enumerate(dims(data)))
+    if dims(updates) != tuple(r.stop - r.start for r in region):
+        return None
+    return data, updates, region, [op, scatter, into, back]  # type: ignore[list-item]
+
+
 class ScatteredRelativePositions(RewritePattern):
     """ScatterND(s, idx, reshape(block(s) + terms)) -> s + mask: see the module docstring."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, ScatterND) or op.str_prop("reduction") != "none":
+        found_scatter = scattered(op) if isinstance(op, (ScatterND, Permute)) else None
+        if found_scatter is None:
             return
-        scores, indices, updates = op.operands
-        if not isinstance(indices.owner, Constant) or from_xdsl(scores.type.element_type).kind != "f":  # type: ignore[attr-defined]
+        scores, updates, region, scatter_ops = found_scatter
+        if from_xdsl(scores.type.element_type).kind != "f":  # type: ignore[attr-defined]
             return
         if any(d < 0 for d in dims(scores)) or sum(1 for _ in scores.uses) != 2:
             return  # the data is read here and by the block's slice / view alone
@@ -119,14 +179,12 @@ class ScatteredRelativePositions(RewritePattern):
         found = block_of(scores, x)
         if found is None:
             return
-        region, cuts = found
-        wanted = block_indices(region)
-        given = constant_value(indices.owner, store_of(indices.owner))
-        if given.shape != wanted.shape or dims(updates) != wanted.shape[:-1] or not np.array_equal(given, wanted):
-            return
+        block, cuts = found
+        if block != region:
+            return  # the updates were read from another box than they are written to
         name = layer_name(op, "scatter_nd")
-        new_ops = self.build(scores, terms, dims(updates), indices, name, whole=not cuts)
-        matched = (op, *walked, *cuts)
+        new_ops = self.build(scores, terms, dims(updates), region, name)
+        matched = (*scatter_ops, *walked, *cuts)
         replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
 
     @staticmethod
@@ -148,8 +206,8 @@ class ScatteredRelativePositions(RewritePattern):
         return False
 
     @staticmethod
-    def build(scores: SSAValue, terms: list[tuple[SSAValue, tuple[int, ...]]], shape: tuple[int, ...], indices: SSAValue,
-              name: str, whole: bool) -> list[Operation]:
+    def build(scores: SSAValue, terms: list[tuple[SSAValue, tuple[int, ...]]], shape: tuple[int, ...],
+              region: tuple[slice, ...], name: str) -> list[Operation]:
         dtype = from_xdsl(scores.type.element_type)  # type: ignore[attr-defined]
         ops: list[Operation] = []
         total: SSAValue | None = None
@@ -181,10 +239,10 @@ class ScatteredRelativePositions(RewritePattern):
                 ops.append(both)
                 total = both.output
         assert total is not None
-        if not whole:  # zero outside the block (the class token's row and column)
-            zeros = Constant.inline(np.zeros(dims(scores), dtype))
-            placed = build(ScatterND, [zeros.output, indices, total], name=f"{name}/mask")
-            ops.extend([zeros, placed])
+        if shape != dims(scores):  # zero outside the block (the class token's row and column)
+            placed = build(Pad, [total], pads_begin=[r.start for r in region],
+                           pads_end=[d - r.stop for d, r in zip(dims(scores), region)], name=f"{name}/mask")
+            ops.append(placed)
             total = placed.output
         ops.append(build(Eltwise, [scores, total], operation="sum", name=name))
         return ops
