@@ -74,6 +74,20 @@ def layout_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Transpose", [moved], perm=[3, 1, 2, 0])
         g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"], "attention")
         inputs = [info("q", [N, H, L, E]), info("k", [N, H, L, E]), info("v", [N, H, L, E]), info("rel", [N, H, L, L - 1])]
+    elif form == "mvit-cls-dynamo":  # attn[:, :, 1:, 1:] = ... as dynamo writes it: two nested slice_scatters
+        n = 7
+        scores = g.node("MatMul", ["q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2])])
+        rows = g.node("Slice", [scores, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([2]), "axes")])
+        block = g.node("Slice", [rows, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([3]), "axes")])
+        grid = g.node("Reshape", [block, g.tensor(i64([N, H, 2, 3, 2, 3]), "grid")])
+        update = g.node("Reshape", [g.node("Add", [g.node("Add", [grid, "rel_h"]), "rel_w"]), g.tensor(i64([N, H, 6, 6]), "back")])
+        ranged = g.tensor(np.arange(1, n, dtype=np.int64).reshape(-1, 1), "range")
+        inner = g.node("ScatterND", [g.node("Transpose", [rows], perm=[3, 1, 2, 0]), ranged, g.node("Transpose", [update], perm=[3, 1, 2, 0])])
+        inner = g.node("Transpose", [inner], perm=[3, 1, 2, 0])
+        outer = g.node("ScatterND", [g.node("Transpose", [scores], perm=[2, 1, 0, 3]), ranged, g.node("Transpose", [inner], perm=[2, 1, 0, 3])])
+        scores = g.node("Transpose", [outer], perm=[2, 1, 0, 3])
+        g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"], "attention")
+        inputs = [info("q", [N, H, n, E]), info("k", [N, H, n, E]), info("v", [N, H, n, E]), info("rel_h", [N, H, 2, 3, 2, 1]), info("rel_w", [N, H, 2, 3, 1, 3])]
     elif form.startswith("mvit"):  # relative terms written into (a block of) the scores by ScatterND
         cls = form != "mvit"
         n = 2 * 3 + cls  # a 2 x 3 grid of tokens, and the class token first
@@ -108,7 +122,7 @@ def converted(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
     return model, [op.name for op in model.func.body.block.ops]
 
 
-@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows", "slice-scatter"])
+@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows", "slice-scatter", "mvit-cls-dynamo"])
 def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
@@ -118,7 +132,8 @@ def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     assert names.count("nn.scaled_dot_product_attention") == 1, names
     assert "nn.softmax" not in names, names
     assert "nn.scatter_nd" not in names, names
-    assert names.count("nn.pad") == (1 if form.startswith("mvit-cls") or form == "slice-scatter" else 0), names  # the mask, zero at the class token
+    # the mask is zero at the class token: one pad per scatter
+    assert names.count("nn.pad") == {"mvit-cls": 1, "mvit-cls-rows": 1, "slice-scatter": 1, "mvit-cls-dynamo": 2}.get(form, 0), names
     # the relative logits' own product stays; the scores' and the values' products go
     assert names.count("nn.matmul") == (1 if form == "botnet" else 0), names
     (want,) = ort_session_run(proto, x)

@@ -83,3 +83,23 @@ func.func @mvit_scatter(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: te
 // CHECK-NEXT:    nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {scale = 1.000000e+00 : f32, name = "attn"}
 // CHECK-NOT:     nn.softmax
 // CHECK-NOT:     nn.scatter_nd
+
+// -----
+
+// dynamo's nested slice_scatters after canonicalize: the outer scatter reads the inner one's
+// result through one composed Permute, split back into the inner's closing Permute (into the
+// data's frame) and the outer's opening one.
+func.func @split_scatter_permute(%d: tensor<1x1x4x3xf32>, %e: tensor<3x1x3x1xf32>, %u: tensor<2x1x3x1xf32>) -> tensor<1x1x4x3xf32> {
+  %rows = nn.constant dense<[[1], [2], [3]]> : tensor<3x1xi64>
+  %cols = nn.constant dense<[[1], [2]]> : tensor<2x1xi64>
+  %inner = nn.scatter_nd %e, %cols, %u : (tensor<3x1x3x1xf32>, tensor<2x1xi64>, tensor<2x1x3x1xf32>) -> tensor<3x1x3x1xf32>
+  %p = nn.permute %d {order = array<i64: 2, 1, 0, 3>} : (tensor<1x1x4x3xf32>) -> tensor<4x1x1x3xf32>
+  %c = nn.permute %inner {order = array<i64: 2, 1, 3, 0>, name = "merged"} : (tensor<3x1x3x1xf32>) -> tensor<3x1x1x3xf32>
+  %outer = nn.scatter_nd %p, %rows, %c : (tensor<4x1x1x3xf32>, tensor<3x1xi64>, tensor<3x1x1x3xf32>) -> tensor<4x1x1x3xf32>
+  %x = nn.permute %outer {order = array<i64: 2, 1, 0, 3>} : (tensor<4x1x1x3xf32>) -> tensor<1x1x4x3xf32>
+  func.return %x : tensor<1x1x4x3xf32>
+}
+// CHECK-LABEL: func.func @split_scatter_permute
+// CHECK:         %[[F:[a-z_0-9]+]] = nn.permute %inner {order = array<i64: 3, 1, 2, 0>, name = "merged/frame"}
+// CHECK-NEXT:    %[[C:[a-z_0-9]+]] = nn.permute %[[F]] {order = array<i64: 2, 1, 0, 3>, name = "merged"}
+// CHECK-NEXT:    nn.scatter_nd %p, %rows, %[[C]]

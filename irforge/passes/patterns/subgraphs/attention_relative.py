@@ -16,10 +16,11 @@ of the terms broadcast to their view and read in u's shape, padded with zeros to
 the block (the class token's row and column; no pad without a class token): the scores plus
 an additive mask, the same sums up to their order.
 
-Not read: dynamo's export of a block on two axes (`attn[:, :, 1:, 1:]` with a class token:
-timm's mvitv2_*_cls, torchvision's MViT v2) nests two such scatters, and canonicalize merges
-the inner one's closing Permute into the outer one's opening Permute, so that no
-Permute(updates, P) is left to read (the attention stays unfused, numbers right).
+dynamo's block on two axes (`attn[:, :, 1:, 1:]` with a class token: timm's mvitv2_*_cls,
+torchvision's MViT v2) nests two such scatters, and canonicalize composes the inner one's
+closing Permute with the outer one's opening one: `SplitScatterPermute` splits that Permute
+back in two, so the inner scatter is read in the scores' frame (rewritten first), then the
+outer one.
 
     %r = nn.reshape %s {shape = [B, H, qh, qw, kh, kw]}
     %a = nn.eltwise %r, %rel_h {operation = "sum"}
@@ -134,6 +135,31 @@ def scattered(op: Operation) -> tuple[SSAValue, SSAValue, tuple[slice, ...], lis
     if dims(updates) != tuple(r.stop - r.start for r in region):
         return None
     return data, updates, region, [op, scatter, into, back]  # type: ignore[list-item]
+
+
+class SplitScatterPermute(RewritePattern):
+    """Dynamo's nested slice_scatters (a block on two axes) after canonicalize: the outer
+    ScatterND(Permute(d, P), rows, Permute(y, Q)) reads the inner one's result through one
+    Permute composed of the inner's closing and the outer's opening ones. Split it back into
+    Permute(Permute(y, R), P) (R = Q read through P^-1: the same elements), so that
+    Permute(y, R) is the inner slice_scatter in d's frame, which `scattered` reads. A later
+    canonicalize merges the two again where nothing was fused."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ScatterND) or not isinstance(op.indices.owner, Constant) or len(dims(op.indices)) != 2:
+            return
+        into, back = op.data.owner, op.updates.owner
+        if not (isinstance(into, Permute) and isinstance(back, Permute) and op.updates.has_one_use()):
+            return
+        order, composed = list(into.ints("order")), list(back.ints("order"))
+        if composed == order or not isinstance(back.operands[0].owner, (ScatterND, Permute)):
+            return  # already split, or not a scatter's result (nothing to read through)
+        undo = inverse(order)
+        frame = [composed[undo[j]] for j in range(len(order))]  # Permute(Permute(y, frame), order) == Permute(y, composed)
+        name = layer_name(back, "permute")
+        first = build(Permute, [back.operands[0]], order=frame, name=f"{name}/frame")
+        second = build(Permute, [first.output], order=order, name=name)
+        rewriter.replace(back, [first, second], [second.output])
 
 
 class ScatteredRelativePositions(RewritePattern):
