@@ -74,20 +74,18 @@ def layout_graph(form: str) -> onnx.ModelProto:
         scores = g.node("Transpose", [moved], perm=[3, 1, 2, 0])
         g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"], "attention")
         inputs = [info("q", [N, H, L, E]), info("k", [N, H, L, E]), info("v", [N, H, L, E]), info("rel", [N, H, L, L - 1])]
-    elif form == "mvit-cls-dynamo":  # attn[:, :, 1:, 1:] = ... as dynamo writes it: two nested slice_scatters
-        n = 7
+    elif form in ("mvit-cls-dynamo", "mvit-two-writes"):  # attn[:, :, 1:, 1:] = ... as dynamo writes it
         scores = g.node("MatMul", ["q", g.node("Transpose", ["k"], perm=[0, 1, 3, 2])])
-        rows = g.node("Slice", [scores, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([2]), "axes")])
-        block = g.node("Slice", [rows, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([3]), "axes")])
-        grid = g.node("Reshape", [block, g.tensor(i64([N, H, 2, 3, 2, 3]), "grid")])
-        update = g.node("Reshape", [g.node("Add", [g.node("Add", [grid, "rel_h"]), "rel_w"]), g.tensor(i64([N, H, 6, 6]), "back")])
-        ranged = g.tensor(np.arange(1, n, dtype=np.int64).reshape(-1, 1), "range")
-        inner = g.node("ScatterND", [g.node("Transpose", [rows], perm=[3, 1, 2, 0]), ranged, g.node("Transpose", [update], perm=[3, 1, 2, 0])])
-        inner = g.node("Transpose", [inner], perm=[3, 1, 2, 0])
-        outer = g.node("ScatterND", [g.node("Transpose", [scores], perm=[2, 1, 0, 3]), ranged, g.node("Transpose", [inner], perm=[2, 1, 0, 3])])
-        scores = g.node("Transpose", [outer], perm=[2, 1, 0, 3])
+
+        def terms(block: str) -> str:
+            grid = g.node("Reshape", [block, g.tensor(i64([N, H, 2, 3, 2, 3]), "grid")])
+            return g.node("Reshape", [g.node("Add", [g.node("Add", [grid, "rel_h"]), "rel_w"]), g.tensor(i64([N, H, 6, 6]), "back")])
+
+        scores = dynamo_block_write(g, scores, 7, terms)
+        if form == "mvit-two-writes":  # torchvision's second write: the block through views only
+            scores = dynamo_block_write(g, scores, 7, lambda block: g.node("Reshape", [block, g.tensor(i64([N, H, 6, 6]), "same")]))
         g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"], "attention")
-        inputs = [info("q", [N, H, n, E]), info("k", [N, H, n, E]), info("v", [N, H, n, E]), info("rel_h", [N, H, 2, 3, 2, 1]), info("rel_w", [N, H, 2, 3, 1, 3])]
+        inputs = [info("q", [N, H, 7, E]), info("k", [N, H, 7, E]), info("v", [N, H, 7, E]), info("rel_h", [N, H, 2, 3, 2, 1]), info("rel_w", [N, H, 2, 3, 1, 3])]
     elif form.startswith("mvit"):  # relative terms written into (a block of) the scores by ScatterND
         cls = form != "mvit"
         n = 2 * 3 + cls  # a 2 x 3 grid of tokens, and the class token first
@@ -111,6 +109,18 @@ def layout_graph(form: str) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def dynamo_block_write(g: GraphBuilder, scores: str, n: int, update) -> str:  # type: ignore[no-untyped-def]
+    """scores[:, :, 1:, 1:] = update(scores[:, :, 1:, 1:]) as dynamo writes it: two nested
+    slice_scatters, each a ScatterND of rows along axis 0 between transposes."""
+    rows = g.node("Slice", [scores, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([2]), "axes")])
+    block = g.node("Slice", [rows, g.tensor(i64([1]), "start"), g.tensor(i64([n]), "end"), g.tensor(i64([3]), "axes")])
+    ranged = g.tensor(np.arange(1, n, dtype=np.int64).reshape(-1, 1), "range")
+    inner = g.node("ScatterND", [g.node("Transpose", [rows], perm=[3, 1, 2, 0]), ranged, g.node("Transpose", [update(block)], perm=[3, 1, 2, 0])])
+    inner = g.node("Transpose", [inner], perm=[3, 1, 2, 0])
+    outer = g.node("ScatterND", [g.node("Transpose", [scores], perm=[2, 1, 0, 3]), ranged, g.node("Transpose", [inner], perm=[2, 1, 0, 3])])
+    return g.node("Transpose", [outer], perm=[2, 1, 0, 3])
+
+
 def feeds(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(7)
     return {vi.name: rng.standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim]).astype(np.float32) for vi in proto.graph.input}
@@ -122,7 +132,7 @@ def converted(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
     return model, [op.name for op in model.func.body.block.ops]
 
 
-@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows", "slice-scatter", "mvit-cls-dynamo"])
+@pytest.mark.parametrize("form", ["coatnet", "botnet", "efficientvit", "mqa", "bare", "mvit", "mvit-cls", "mvit-cls-rows", "slice-scatter", "mvit-cls-dynamo", "mvit-two-writes"])
 def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     from irforge.backends.cpu import compile_model
 
@@ -133,7 +143,7 @@ def test_layout_becomes_one_attention_and_matches_onnxruntime(form):
     assert "nn.softmax" not in names, names
     assert "nn.scatter_nd" not in names, names
     # the mask is zero at the class token: one pad per scatter
-    assert names.count("nn.pad") == {"mvit-cls": 1, "mvit-cls-rows": 1, "slice-scatter": 1, "mvit-cls-dynamo": 2}.get(form, 0), names
+    assert names.count("nn.pad") == {"mvit-cls": 1, "mvit-cls-rows": 1, "slice-scatter": 1, "mvit-cls-dynamo": 2, "mvit-two-writes": 2}.get(form, 0), names
     # the relative logits' own product stays; the scores' and the values' products go
     assert names.count("nn.matmul") == (1 if form == "botnet" else 0), names
     (want,) = ort_session_run(proto, x)

@@ -148,6 +148,9 @@ class SplitScatterPermute(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, ScatterND) or not isinstance(op.indices.owner, Constant) or len(dims(op.indices)) != 2:
             return
+        if isinstance(op.data.owner, ScatterND):
+            self.split_data(op, rewriter)
+            return
         into, back = op.data.owner, op.updates.owner
         if not (isinstance(into, Permute) and isinstance(back, Permute) and op.updates.has_one_use()):
             return
@@ -160,6 +163,29 @@ class SplitScatterPermute(RewritePattern):
         first = build(Permute, [back.operands[0]], order=frame, name=f"{name}/frame")
         second = build(Permute, [first.output], order=order, name=name)
         rewriter.replace(back, [first, second], [second.output])
+
+
+    @staticmethod
+    def split_data(op: ScatterND, rewriter: PatternRewriter) -> None:
+        """Two writes in a row (torchvision's MViT v2): the second scatter's data is the first
+        one's result read directly, where canonicalize cancelled the first one's closing
+        Permute against the second one's opening one. Read it through that closing Permute
+        again, C = Permute(first, P^-1), as Permute(C, P): the first write is then a
+        slice_scatter with one user, and the second one reads its data through a Permute."""
+        first = op.data
+        closing = [u.operation for u in first.uses if isinstance(u.operation, Permute)]
+        if len(closing) != 1 or sum(1 for _ in first.uses) != 2:
+            return
+        (close,) = closing
+        earlier = op.prev_op
+        while earlier is not None and earlier is not close:
+            earlier = earlier.prev_op
+        if earlier is None:
+            return  # the closing Permute comes after this scatter: it cannot be read here
+        name = layer_name(op, "scatter_nd")
+        reopen = build(Permute, [close.results[0]], order=inverse(list(close.ints("order"))), name=f"{name}/data")
+        again = build(ScatterND, [reopen.output, op.indices, op.updates], reduction=op.str_prop("reduction"), name=name)
+        rewriter.replace(op, [reopen, again], [again.results[0]])
 
 
 class ScatteredRelativePositions(RewritePattern):
@@ -200,7 +226,7 @@ class ScatteredRelativePositions(RewritePattern):
             walked.append(owner)
         else:
             return
-        if not terms:
+        if not terms and any(isinstance(w, Eltwise) for w in walked):
             return
         found = block_of(scores, x)
         if found is None:
@@ -209,8 +235,21 @@ class ScatteredRelativePositions(RewritePattern):
         if block != region:
             return  # the updates were read from another box than they are written to
         name = layer_name(op, "scatter_nd")
-        new_ops = self.build(scores, terms, dims(updates), region, name)
+        new_ops = self.build(scores, terms, dims(updates), region, name) if terms else []
         matched = (*scatter_ops, *walked, *cuts)
+        if not terms:
+            # the block written back onto itself (torchvision's second write, through views
+            # only): the scores as they are
+            rewriter.replace(op, [], [scores])
+            pending = list(matched[1:])
+            while pending:
+                dead = [o for o in pending if all(not r.uses for r in o.results)]
+                if not dead:
+                    break
+                for o in dead:
+                    pending.remove(o)
+                    rewriter.erase(o)
+            return
         replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
 
     @staticmethod
