@@ -20,7 +20,10 @@ dynamo's block on two axes (`attn[:, :, 1:, 1:]` with a class token: timm's mvit
 torchvision's MViT v2) nests two such scatters, and canonicalize composes the inner one's
 closing Permute with the outer one's opening one: `SplitScatterPermute` splits that Permute
 back in two, so the inner scatter is read in the scores' frame (rewritten first), then the
-outer one.
+outer one. torchvision's MViT v2 writes the block twice; the second write's data is the first
+one's ScatterND read directly (canonicalize cancelled the Permutes between them), read again
+through the first one's closing Permute; its update is the block through views only (no
+term): a write of the block onto itself, the scores as they are.
 
     %r = nn.reshape %s {shape = [B, H, qh, qw, kh, kw]}
     %a = nn.eltwise %r, %rel_h {operation = "sum"}
