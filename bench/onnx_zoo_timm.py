@@ -5,11 +5,13 @@ export come from; its families cover convolutions, attention and MLP designs tha
 torchvision and transformers do not (TF-"same" padding, mixed depthwise kernels, reparam
 blocks, halo / lambda / outlook / cross-covariance attention, axial and window attention,
 recurrent mixers, weight-standardised convolutions). Same harness and columns as
-`onnx_zoo.py`; the attention column is the count of fused `nn.scaled_dot_product_attention`
-ops (blocks per model differ by family; linear, outlook or halo attention do not fuse into
-it by design).
+`onnx_zoo.py`; the attention column is fused `nn.scaled_dot_product_attention` ops / the
+family's softmax(q k^T) @ v blocks (`BLOCKS`), or the fused count alone where the family has
+none (linear, outlook, lambda, talking-heads attention do not fuse into it by design).
 
     PYTHONPATH=$PWD:$PWD/bench /work/zoo-venv/bin/python bench/onnx_zoo_timm.py [--models a,b] [--exporters torchscript,dynamo] [--out table.md]
+
+Both exporters run by default (dynamo: torch.export, opset 18; `dynamo23`: opset 23).
 """
 
 from __future__ import annotations
@@ -98,6 +100,40 @@ FAMILIES: dict[str, tuple[int, dict[str, Any]]] = {
     "resmlp_12_224": (224, {}),
     "gmlp_ti16_224": (224, {}),
     "sequencer2d_s": (64, {}),
+    # relative-position and other attention layouts (issue 14, session 6)
+    "swinv2_tiny_window8_256": (256, {}),  # cosine attention, clamped logit scale, continuous position bias
+    "beit_base_patch16_224": (64, {"img_size": 64, **SMALL_VIT}),  # relative position bias table
+    "vit_relpos_small_patch16_224": (64, {"img_size": 64, **SMALL_VIT}),
+    "samvit_base_patch16": (64, {"img_size": 64, **SMALL_VIT}),  # decomposed relative positions
+    "mvitv2_tiny": (224, {}),  # pooled attention, decomposed relative positions
+    "mvitv2_small_cls": (224, {}),  # the same with a class token (the relative terms skip its row and column)
+    "twins_svt_small": (64, {}),
+    "nextvit_small": (64, {}),
+    "fastvit_sa12": (64, {}),
+    "mobilenetv4_hybrid_medium": (64, {}),
+    "shvit_s1": (224, {}),
+    "tnt_s_patch16_224": (224, {}),
+    "visformer_tiny": (224, {}),
+    "convit_tiny": (224, {}),
+    "vit_base_patch16_rope_224": (64, {"img_size": 64, **SMALL_VIT}),
+}
+
+# name -> softmax(q k^T) @ v blocks (the attention column reads fused/blocks; families not
+# listed have none: their softmaxes are split attention over radix groups (ResNeSt, SK),
+# linear / factorised / lambda attention (MobileViTv2, CoaT, LambdaNet), outlook attention
+# (VOLO's 4 outlookers), talking heads (CaiT's and EfficientFormerV2's heads mixed before and
+# after the softmax) or ConViT's gated mixture of two softmaxes: not one SDPA each)
+BLOCKS: dict[str, int] = {
+    "beit_base_patch16_224": 2, "botnet26t_256": 3, "caformer_s18": 12, "cait_xxs24_224": 2, "coatnet_nano_rw_224": 9,
+    "convit_tiny": 2, "crossvit_tiny_240": 21, "davit_tiny": 12, "deit3_small_patch16_224": 2, "edgenext_xx_small": 3,
+    "efficientformer_l1": 1, "efficientformerv2_s0": 1, "efficientvit_m0": 24, "eva02_tiny_patch14_224": 2, "fastvit_sa12": 2,
+    "gcvit_xxtiny": 12, "halonet26t": 3, "hiera_tiny_224": 12, "levit_128s": 11, "maxvit_nano_rw_256": 14,
+    "mobilenetv4_hybrid_medium": 8, "mobilevit_xxs": 9, "mvitv2_tiny": 10, "mvitv2_small_cls": 16, "nest_tiny": 12,
+    "nextvit_small": 4, "pit_ti_224": 12, "pvt_v2_b0": 8, "samvit_base_patch16": 2, "shvit_s1": 9,
+    "swin_tiny_patch4_window7_224": 12, "swinv2_cr_tiny_ns_224": 12, "swinv2_tiny_window8_256": 12, "tiny_vit_5m_224": 10,
+    "tnt_s_patch16_224": 24, "twins_pcpvt_small": 16, "twins_svt_small": 18, "visformer_tiny": 8,
+    "vit_base_patch16_rope_224": 2, "vit_relpos_small_patch16_224": 2, "vit_tiny_patch16_224": 2, "volo_d1_224": 16,
+    "xcit_nano_12_p16_224": 4,
 }
 
 
@@ -138,7 +174,7 @@ def pixels(size: int) -> Callable[[], tuple[torch.Tensor, ...]]:
 
 
 def rows() -> list[ZooModel]:
-    return [ZooModel(name, timm_model(name, kwargs), pixels(size), ("x",), -1) for name, (size, kwargs) in FAMILIES.items()]
+    return [ZooModel(name, timm_model(name, kwargs), pixels(size), ("x",), BLOCKS.get(name, -1)) for name, (size, kwargs) in FAMILIES.items()]
 
 
 if __name__ == "__main__":

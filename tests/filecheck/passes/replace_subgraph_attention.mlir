@@ -115,7 +115,8 @@ func.func @weights_used_outside(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>
 
 // -----
 
-// k^T given as it is (no Transpose, no transpose_b) is not what exporters write: nothing changes.
+// k^T given as it is (no Transpose, no transpose_b): timm's CoAtNet / BoTNet / EfficientViT-M
+// exports write it (a slice or a reshape of a channel-first qkv): k is its transpose.
 func.func @untransposed_key(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %s = nn.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
   %c = nn.constant dense<0.353553385> : tensor<f32>
@@ -125,8 +126,9 @@ func.func @untransposed_key(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %
   func.return %y : tensor<1x2x4x8xf32>
 }
 // CHECK-LABEL: func.func @untransposed_key
-// CHECK-NOT:     nn.scaled_dot_product_attention
-// CHECK:         nn.matmul %p, %v {name = "attn"}
+// CHECK-NEXT:    %[[K:[a-z_0-9]+]] = nn.permute %kt {order = array<i64: 0, 1, 3, 2>, name = "attn/key"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %[[K]], %v {name = "attn"}
+// CHECK-NEXT:    func.return %[[Y]]
 
 // -----
 

@@ -11,6 +11,8 @@ def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.attention_chains import ChainedAttention
     from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
     from irforge.passes.patterns.subgraphs.attention_heads_in_batch import HeadsInBatchAttention
+    from irforge.passes.patterns.subgraphs.attention_relative import ScatteredRelativePositions, SplitScatterPermute
+    from irforge.passes.patterns.subgraphs.attention_transposed import TransposedAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
     from irforge.passes.patterns.subgraphs.layer_norm import KerasLayerNormalization
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
@@ -23,6 +25,9 @@ def builtin_replacements() -> list[RewritePattern]:
         ExportedAttention(),
         HeadsInBatchAttention(),
         ChainedAttention(),
+        TransposedAttention(),
+        ScatteredRelativePositions(),
+        SplitScatterPermute(),
         MeanVarianceNormalization(),
         KerasLayerNormalization(),
         BatchNormOfMoments(),

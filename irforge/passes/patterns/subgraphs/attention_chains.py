@@ -8,10 +8,11 @@ its steps does not matter:
 
     s  = q' @ k'     q' = q | q * c | q / c, and k' may be scaled so too (DeBERTa: k^T / c);
                      k' = permute(k) (any order swapping the last two axes, composed with the
-                     head split), k read with transpose_b, or channel-first keys split into
-                     heads, reshape([B, H*E, S]) to [B, H, E, S] (SqueezeBERT's 1x1
-                     convolutions)
-    x  = s, then any sequence of
+                     head split), k read with transpose_b, or any other k^T: channel-first
+                     keys split into heads, reshape([B, H*E, S]) to [B, H, E, S] (SqueezeBERT's
+                     1x1 convolutions, BoTNet's), a slice of a channel-first qkv (CoAtNet):
+                     k is then a Permute of it
+    x  = s, then any sequence of (none: a bare softmax(q @ k') @ v, scale 1)
          x * c | x / c                  (c a finite nonzero one-value constant)
          x + m | x - m                  (m anything that broadcasts to x without growing it)
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
@@ -195,12 +196,13 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             chain.clamps.append((scalar(other(owner, side)), chain.factor, len(chain.terms)))  # type: ignore[arg-type]
             x = side
         elif operation in ("sum", "sub"):
-            # the scores' side leads back to a MatMul through the chain (both sides doing so
-            # is ambiguous: left to the other patterns)
-            reach_a, reach_b = reaches_matmul(a), operation == "sum" and reaches_matmul(b)
+            # the scores' side leads back to a MatMul of two activations through the chain
+            # (a product with constant weights, BoTNet's relative logits q @ W, is a term;
+            # two sides alike are ambiguous: left to the other patterns)
+            reach_a, reach_b = reaches_matmul(a), reaches_matmul(b) if operation == "sum" else 0
             if reach_a == reach_b:
                 return None
-            side = a if reach_a else b
+            side = a if reach_a > reach_b else b
             mask = other(owner, side)
             sign = -1.0 if operation == "sub" else 1.0
             chain.terms.append(Term(mask, sign * chain.factor, dims(x)))
@@ -213,20 +215,21 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
 STEPS = ("nn.eltwise", "nn.reshape", "nn.select")
 
 
-def reaches_matmul(value: SSAValue, depth: int = 12) -> bool:
-    """The value is a MatMul's result through at most `depth` single-use chain steps."""
+def reaches_matmul(value: SSAValue, depth: int = 12) -> int:
+    """2: the value is a MatMul's result through at most `depth` single-use chain steps, 1: a
+    MatMul with a constant operand (a projection by weights, not scores), 0: neither."""
     while depth > 0:
         owner = value.owner
         if isinstance(owner, MatMul):
-            return True
+            return 1 if any(isinstance(v.owner, Constant) for v in owner.operands) else 2
         if not isinstance(owner, Operation) or owner.name not in STEPS or not owner.results[0].has_one_use():
-            return False
+            return 0
         candidates = [v for v in owner.operands if not isinstance(v.owner, Constant)]
         if not candidates:
-            return False
+            return 0
         value = candidates[0]
         depth -= 1
-    return False
+    return 0
 
 
 def scaling(value: SSAValue) -> tuple[SSAValue, float] | None:
@@ -256,6 +259,12 @@ def same_condition(a: SSAValue, b: SSAValue) -> bool:
     return x.shape == y.shape and bool(np.array_equal(x, y))
 
 
+def shared(shape: tuple[int, ...], lead: tuple[int, ...]) -> bool:
+    """k or v whose leading dims broadcast to the attention's (unit where it has heads: one
+    key and value for all query heads), at the same rank."""
+    return len(shape) - 2 == len(lead) and all(d in (1, n) for d, n in zip(shape[:-2], lead))
+
+
 def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
     """mask broadcasts to view without growing it."""
     if len(mask) > len(view):
@@ -270,27 +279,35 @@ class ChainedAttention(RewritePattern):
         if not isinstance(op, MatMul) or op.bool_prop("transpose_a") or op.bool_prop("transpose_b"):
             return
         probs_value, v = op.operands
+        self.fuse(op, probs_value, v, rewriter)
+
+    def fuse(self, op: MatMul, probs_value: SSAValue, v: SSAValue, rewriter: PatternRewriter,
+             transposed: bool = False, prelude: tuple[Operation, ...] = (), taken: tuple[Operation, ...] = ()) -> bool:
+        """Replace op = softmax(chain) @ v by one attention; False (nothing changed) if the
+        chain is not one of the module's forms (the caller erases its `prelude`, the ops that
+        make v). `transposed`: op computes v^T @ p^T (v is then the transposed value, and the
+        result is transposed back); `taken`: ops between the probabilities and op, replaced too."""
         joins: list[Operation] = []  # views of the probabilities back to v's (heads in the batch)
         while isinstance(probs_value.owner, Reshape) and probs_value.has_one_use() and leading_only(dims(probs_value.owner.operands[0]), dims(probs_value)):
             joins.append(probs_value.owner)
             probs_value = probs_value.owner.operands[0]
         if joins and not probs_value.has_one_use():
-            return
+            return False
         guard = self.guard(probs_value)
         probs = probs_value.owner if guard is None else guard[1]
         if guard is not None and not guard[0].results[0].has_one_use():
-            return
+            return False
         if not isinstance(probs, SoftMax) or probs.bool_prop("log") or not probs.results[0].has_one_use():
-            return
+            return False
         if probs.softmax_axis() != len(dims(probs.input)) - 1:
-            return
+            return False
         found = read_chain(probs.input)
         if found is None:
-            return
+            return False
         chain, scores = found
         chain.views.extend(dims(j.results[0]) for j in joins)
-        if scores.bool_prop("transpose_a") or not chain.ops:
-            return  # a bare q @ k^T -> softmax is attention.py's
+        if scores.bool_prop("transpose_a"):
+            return False  # (a bare softmax(q @ k^T) @ v that attention.py left has scale 1: taken here)
         q, kt = scores.operands
         scalings: list[Operation] = []  # q * c, k^T / c (DeBERTa): their factors join the chain's
         for _ in range(2):
@@ -302,25 +319,25 @@ class ChainedAttention(RewritePattern):
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
         shapes = [dims(q), dims(kt), dims(v), *chain.views, dims(op.results[0])]
         if any(d < 0 for s in shapes for d in s) or any(len(s) < 3 for s in shapes[:3]):
-            return
+            return False
         if any(not fits(dims(t.value), t.view) for t in chain.terms):
-            return
+            return False
         if from_xdsl(q.type.element_type).kind != "f":  # type: ignore[attr-defined]
-            return
+            return False
         scores_dims = dims(scores.results[0])
         views = [w for w in chain.views if not wide(w, scores_dims)]
         view = max(views, key=len)
         lead = view[:-2]
         if any(math.prod(w[:-2]) != math.prod(lead) for w in views):
-            return
+            return False
         if any(wide(w, scores_dims) and not grid_split(view, w) for w in chain.views):
-            return  # a grid view must split the attention's own view
+            return False  # a grid view must split the attention's own view
         for t in chain.terms:
             mlead = dims(t.value)[:-2]
             if t.view != view and not wide(t.view, scores_dims) and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
-                return
-        if math.prod(dims(q)[:-2]) != math.prod(lead) or math.prod(dims(v)[:-2]) != math.prod(lead):
-            return
+                return False
+        if math.prod(dims(q)[:-2]) != math.prod(lead) or not (math.prod(dims(v)[:-2]) == math.prod(lead) or shared(dims(v), lead)):
+            return False
         guard_term = None
         if guard is not None:
             # the probabilities of the masked keys zeroed again after the softmax (DeBERTa's
@@ -328,20 +345,29 @@ class ChainedAttention(RewritePattern):
             guard_term = next((t for t in chain.terms if t.fill is not None and t.keep == guard[3] and t.view == view
                                and same_condition(t.value, guard[2])), None)
             if guard_term is None:
-                return
+                return False
         name = layer_name(op, "matmul")
         key = self.key(scores, kt, name)
         if key is None:
-            return
+            return False
         k, ops, permute = key
-        new_ops = self.build(chain, q, k, v, view, name, op, ops, guard_term)
+        out = dims(op.results[0])
+        if transposed:
+            out = (*out[:-2], out[-1], out[-2])
+        new_ops = self.build(chain, q, k, v, view, name, out, ops, guard_term, transposed)
+        if new_ops is not None and transposed:
+            rank = len(out)
+            back = build(Permute, [new_ops[-1].results[0]], order=[*range(rank - 2), rank - 1, rank - 2], name=name)
+            new_ops.append(back)
         if new_ops is None or new_ops[-1].results[0].type != op.results[0].type:
             for new in reversed(new_ops or ops):
                 new.erase()
-            return
-        matched = (op, *joins, *([guard[0]] if guard is not None else []), probs, *reversed(chain.ops), scores, *scalings,
+            return False
+        new_ops = [*prelude, *new_ops]
+        matched = (op, *taken, *joins, *([guard[0]] if guard is not None else []), probs, *reversed(chain.ops), scores, *scalings,
                    *([permute] if permute is not None else []))
         replace_match(rewriter, Match(op, {}, {}, {}, matched), new_ops)
+        return True
 
     @staticmethod
     def guard(probs: SSAValue) -> tuple[Select, SoftMax, SSAValue, bool] | None:
@@ -370,29 +396,32 @@ class ChainedAttention(RewritePattern):
                 return source, [], kt_owner
             restored = build(Permute, [source], order=order, name=f"{name}/key")
             return restored.output, [restored], kt_owner
-        # channel-first keys split into heads, [B, H*E, S] -> [B, H, E, S] (SqueezeBERT's
-        # from a 1x1 convolution): already k^T; any other value is not an exporter's key
-        if not isinstance(kt_owner, Reshape) or dims(kt_owner.operands[0])[-1] != dims(kt)[-1]:
-            return None
+        # any other k^T: channel-first keys split into heads, [B, H*E, S] -> [B, H, E, S]
+        # (SqueezeBERT's from a 1x1 convolution, BoTNet's [B*H, E, S]), a slice of a fused
+        # qkv in [B, H, 3E, S] (CoAtNet's NCHW attention, through torch's SDPA export, whose
+        # k.transpose().transpose() cancels): q @ kt is q @ k^T with k = kt's last two axes
+        # swapped, whatever made kt
         rank = len(dims(kt))
         restored = build(Permute, [kt], order=[*range(rank - 2), rank - 1, rank - 2], name=f"{name}/key")
         return restored.output, [restored], None
 
-    def build(self, chain: Chain, q: SSAValue, k: SSAValue, v: SSAValue, view: tuple[int, ...], name: str, root: MatMul,
-              ops: list[Operation], guard: Term | None = None) -> list[Operation] | None:
+    def build(self, chain: Chain, q: SSAValue, k: SSAValue, v: SSAValue, view: tuple[int, ...], name: str,
+              out: tuple[int, ...], ops: list[Operation], guard: Term | None = None, named_after: bool = False) -> list[Operation] | None:
+        """The ops computing the attention in `out`'s shape (`named_after`: a later op takes the
+        layer's name)."""
         ops = list(ops)
         dtype = from_xdsl(q.type.element_type)  # type: ignore[attr-defined]
         lead = list(view[:-2])
 
         def in_view(value: SSAValue, tag: str) -> SSAValue:
             shape = dims(value)
-            if tuple(shape[:-2]) == tuple(lead):
-                return value
+            if tuple(shape[:-2]) == tuple(lead) or (tag != "query" and shared(shape, lead)):
+                return value  # (k and v shared by the heads broadcast: MobileNetV4's multi-query attention)
             reshape = build(Reshape, [value], shape=[*lead, *shape[-2:]], name=f"{name}/{tag}_view")
             ops.append(reshape)
             return reshape.output
 
-        if any(math.prod(dims(x)[:-2]) != math.prod(lead) for x in (q, k, v)):
+        if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
 
@@ -480,7 +509,7 @@ class ChainedAttention(RewritePattern):
         if math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
             scale = None
         attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
-                          name=f"{name}/attention" if view[:-2] != dims(root.results[0])[:-2] else name)
+                          name=f"{name}/attention" if view[:-2] != out[:-2] or named_after else name)
         ops.append(attention)
         result = attention.output
         if guard is not None:
@@ -492,8 +521,7 @@ class ChainedAttention(RewritePattern):
             zeroed = build(Eltwise, [result, rows.output], operation="mul", name=f"{name}/masked_rows")
             ops.extend([one, zero, kept, rows, zeroed])
             result = zeroed.output
-        out = dims(root.results[0])
         if dims(result) != out:
-            back = build(Reshape, [result], shape=list(out), name=name)
+            back = build(Reshape, [result], shape=list(out), name=f"{name}/view" if named_after else name)
             ops.append(back)
         return ops
