@@ -95,13 +95,16 @@ def test_cum_prod_over_a_long_axis_is_refused_by_name():
     assert e.value.code == "E184" and "1000 elements" in e.value.what
 
 
-def test_reverse_sequence_of_dynamic_shape_is_refused():
-    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"])
-    proto = model(node, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 3]), helper.make_tensor_value_info("lens", TensorProto.INT64, [3])],
-                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["T", 3])], 10)
-    with pytest.raises(IrforgeError) as e:
-        import_onnx(proto)
-    assert e.value.code == "E184"
+def test_reverse_sequence_of_dynamic_steps_and_batch_matches_onnxruntime():
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], time_axis=1, batch_axis=0)
+    proto = model(node, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T", 4]), helper.make_tensor_value_info("lens", TensorProto.INT64, ["B"])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "T", 4])], 10)
+    imported = import_onnx(proto)
+    rng = np.random.default_rng(6)
+    for b, t in ((3, 5), (2, 7)):
+        feeds = {"x": rng.normal(size=[b, t, 4]).astype(np.float32), "lens": rng.integers(0, t + 1, b).astype(np.int64)}
+        (want,) = ort_session_run(proto, feeds)
+        np.testing.assert_array_equal(run(imported, feeds)["y"], want)
 
 
 def test_compositions_run_in_openvino_from_ir_xml(tmp_path):

@@ -2,8 +2,8 @@
 so the reference, CPU, OpenCL and IR XML paths come from those nodes:
 
     ReverseSequence(x, lens)   GatherElements(x, idx, time_axis), idx[t, b] = len_b - 1 - t where
-                               t < len_b, else t (lens may be a run-time input; tf2onnx's
-                               bidirectional RNNs, BiDAF)
+                               t < len_b, else t (lens and the dims may be known at run
+                               time only; tf2onnx's bidirectional RNNs, BiDAF)
     CenterCropPad(x, shape)    Slice (crop) then Pad (zeros), the start offset floor(diff / 2)
                                as ONNX's reference puts it; `shape` must be constant
     AffineGrid(theta, size)    a constant base grid [(x, y[, z], 1)] @ theta^T, reshaped to
@@ -46,24 +46,28 @@ def _axis(ctx: NodeContext, axis: int, rank: int, what: str) -> int:
 
 @onnx_extractor("ReverseSequence")
 def reverse_sequence(ctx: NodeContext) -> SSAValue:
-    shape = _static_shape(ctx, 0, "the input")
+    shape = ctx.input_shape(0)
     time_axis, batch_axis = int(ctx.attr("time_axis", 0)), int(ctx.attr("batch_axis", 1))
     if {time_axis, batch_axis} != {0, 1}:
         raise _unsupported(ctx, f"time_axis={time_axis}, batch_axis={batch_axis}", "use time_axis/batch_axis 0 and 1 (one each), as ONNX requires")
     if len(shape) < 2:
         raise _unsupported(ctx, f"an input of rank {len(shape)}", "give an input of rank >= 2")
-    steps = shape[time_axis]
     ex = Expansion(ctx)
-    lens_shape = [1, shape[batch_axis]] if time_axis == 0 else [shape[batch_axis], 1]
-    time_shape = [steps, 1] if time_axis == 0 else [1, steps]
-    lens = ex.one("Reshape", [ex.one("Cast", [ex.input(1)], to=7), ex.constant(lens_shape, np.int64)])
-    t = ex.constant(np.arange(steps, dtype=np.int64).reshape(time_shape))
+    lens = ex.one("Unsqueeze", [ex.one("Cast", [ex.input(1)], to=7), ex.constant([1 - batch_axis], np.int64)])  # [1, B] / [B, 1]
+    if shape[time_axis] != DYN:
+        t = ex.constant(np.arange(shape[time_axis], dtype=np.int64))
+    else:  # the steps known at run time only (tf2onnx's dynamic sequence length)
+        steps = ex.one("Gather", [ex.one("Shape", [ex.input(0)]), ex.constant(time_axis, np.int64)], axis=0)
+        t = ex.one("Range", [ex.constant(0, np.int64), steps, ex.constant(1, np.int64)])
+    t = ex.one("Unsqueeze", [t, ex.constant([1 - time_axis], np.int64)])  # [T, 1] / [1, T]
     inside = ex.one("Less", [t, lens])
     reversed_t = ex.one("Sub", [ex.one("Sub", [lens, ex.constant(1, np.int64)]), t])
     idx = ex.one("Where", [inside, reversed_t, t])
     # [T, B] -> [T, B, 1, ...] -> x's shape, one index per element
-    idx = ex.one("Reshape", [idx, ex.constant(list(shape[:2]) + [1] * (len(shape) - 2), np.int64)])
-    idx = ex.one("Expand", [idx, ex.constant(list(shape), np.int64)])
+    if len(shape) > 2:
+        idx = ex.one("Unsqueeze", [idx, ex.constant(list(range(2, len(shape))), np.int64)])
+    full = ex.constant(list(shape), np.int64) if DYN not in shape else ex.one("Shape", [ex.input(0)])
+    idx = ex.one("Expand", [idx, full])
     return ex.result(ex.one("GatherElements", [ex.input(0), idx], axis=time_axis))
 
 
