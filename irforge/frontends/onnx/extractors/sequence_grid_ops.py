@@ -128,7 +128,10 @@ def affine_grid(ctx: NodeContext) -> SSAValue:
     base = np.stack([m.reshape(-1) for m in reversed(mesh)] + [np.ones(int(np.prod(spatial)))], axis=1)
     ex = Expansion(ctx)
     theta_t = ex.one("Transpose", [ex.input(0)], perm=[0, 2, 1])
-    grid = ex.one("MatMul", [ex.constant(base, np.float32), theta_t])
+    from irforge.weights.dtypes import from_xdsl
+
+    # the base grid in theta's element type (float16 / float64 models)
+    grid = ex.one("MatMul", [ex.constant(base, np.dtype(from_xdsl(ctx.input_type(0).element_type))), theta_t])
     return ex.result(ex.one("Reshape", [grid, ex.constant([size[0], *spatial, dims], np.int64)]))
 
 
