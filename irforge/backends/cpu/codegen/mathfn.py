@@ -82,16 +82,7 @@ def vector_exp(kb: KernelBuilder, x: ir.Value) -> ir.Value:
     as 2^(n-1) * 2 so n = 128 stays finite until the product. NaN stays NaN."""
     b = kb.b
     clamped = kb.call_binary("maxnum", kb.call_binary("minnum", x, _c(kb, EXP_HIGH, x)), _c(kb, EXP_LOW, x))
-    n = kb.call_unary("roundeven", b.fmul(clamped, _c(kb, 1 / math.log(2), x)))
-    r = kb.fma(n, _c(kb, -LN2_HIGH, x), clamped)
-    r = kb.fma(n, _c(kb, -LN2_LOW, x), r)
-    poly = _c(kb, EXP_POLY[0], x)
-    for coefficient in EXP_POLY[1:]:
-        poly = kb.fma(poly, r, _c(kb, coefficient, x))
-    value = b.fadd(kb.fma(poly, b.fmul(r, r), r), _c(kb, 1.0, x))
-    ints = ir.VectorType(I32, x.type.count)
-    exponent = b.shl(b.add(b.fptosi(n, ints), kb.vconst(126, x.type.count, I32)), kb.vconst(23, x.type.count, I32))
-    value = b.fmul(b.fmul(value, b.bitcast(exponent, x.type)), _c(kb, 2.0, x))
+    value = b.fmul(_exp_scaled(kb, clamped, 126), _c(kb, 2.0, x))
     value = _select(kb, "<", x, _c(kb, EXP_LOW, x), _c(kb, 0.0, x), value)
     value = _select(kb, ">", x, _c(kb, EXP_HIGH, x), _c(kb, math.inf, x), value)
     return _select(kb, "uno", x, x, x, value)
@@ -104,6 +95,12 @@ EXP_TOP = 88.0
 def _exp_inside(kb: KernelBuilder, t: ir.Value) -> ir.Value:
     """exp(t) for t already in [EXP_LOW, EXP_TOP] (no limit selects; 2^n built directly, n in
     [-126, 127]): `vector_exp` without its three compares and one of its two scalings."""
+    return _exp_scaled(kb, t, 127)
+
+
+def _exp_scaled(kb: KernelBuilder, t: ir.Value, bias: int) -> ir.Value:
+    """exp(r) * 2^(n + bias - 127) for t = n ln 2 + r (two-part ln 2), t inside the range
+    where n + bias is a normal float's biased exponent."""
     b = kb.b
     n = kb.call_unary("roundeven", b.fmul(t, _c(kb, 1 / math.log(2), t)))
     r = kb.fma(n, _c(kb, -LN2_HIGH, t), t)
@@ -113,7 +110,7 @@ def _exp_inside(kb: KernelBuilder, t: ir.Value) -> ir.Value:
         poly = kb.fma(poly, r, _c(kb, coefficient, t))
     value = b.fadd(kb.fma(poly, b.fmul(r, r), r), _c(kb, 1.0, t))
     ints = ir.VectorType(I32, t.type.count)
-    exponent = b.shl(b.add(b.fptosi(n, ints), kb.vconst(127, t.type.count, I32)), kb.vconst(23, t.type.count, I32))
+    exponent = b.shl(b.add(b.fptosi(n, ints), kb.vconst(bias, t.type.count, I32)), kb.vconst(23, t.type.count, I32))
     return b.fmul(value, b.bitcast(exponent, t.type))
 
 
