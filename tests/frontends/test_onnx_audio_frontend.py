@@ -64,6 +64,7 @@ def test_mel_weight_matrix_matches_onnxruntime():
     ([2, 64, 1], 8, 16, True, 1),
     ([1, 50, 1], 5, 12, False, 0),
     ([1, 40, 2], 7, 10, True, 0),
+    ([1, 40, 2], 7, 10, True, None),  # ONNX's default onesided=1 on a complex signal: the first half of the full DFT
     ([2, 33, 1], 4, None, True, 1),  # frame_length from the window
 ])
 def test_stft_matches_onnxruntime(shape, step, frame_length, window, onesided):
@@ -76,7 +77,7 @@ def test_stft_matches_onnxruntime(shape, step, frame_length, window, onesided):
     if frame_length:
         inits.append(numpy_helper.from_array(np.array(frame_length, np.int64), "frame_length"))
         inputs[3] = "frame_length"
-    node = helper.make_node("STFT", inputs, ["y"], onesided=onesided)
+    node = helper.make_node("STFT", inputs, ["y"], **({} if onesided is None else dict(onesided=onesided)))
     proto = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)], inits)
     _check(proto, {"x": np.random.default_rng(2).normal(0, 1, shape).astype(np.float32)}, rtol=1e-4, atol=1e-4)
 

@@ -14,11 +14,13 @@ constants of the model, so:
     STFT(signal [B, L, 1|2], frame_step, window, frame_length)
         Gather of the frames (constant indices [frames, frame_length] along L) -> [B, frames,
         frame_length, 1|2], times the window ([1, 1, frame_length, 1], may be a run-time
-        value), then the existing DFT along axis 2 (onesided as given): [B, frames, bins, 2],
+        value), then the existing DFT along axis 2 (onesided, ONNX's default, keeps bins
+        0 .. frame_length // 2; on a complex signal the full DFT cut there, as onnxruntime
+        and the ONNX reference do): [B, frames, bins, 2],
         frames = 1 + (L - frame_length) // frame_step (the ONNX reference's count)
 
 A size known only at run time is a one-line error naming the input (E131); a malformed form
-(negative sizes, a window that disagrees with frame_length, onesided on a complex signal)
+(negative sizes, a window that disagrees with frame_length)
 is E132.
 """
 
@@ -29,7 +31,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.base import DYN
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, NotConstantError
 from irforge.frontends.onnx.node_expansion import Expansion
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -53,8 +55,9 @@ def _scalar(ctx: NodeContext, index: int, what: str, kinds: str = "iu") -> float
         raise _bad(ctx, f"{what} (input #{index}) is required", fix="give it as a constant")
     value = ctx.constant_input(index)
     if value is None:
-        raise IrforgeError(f"{ctx.node.op_type}: {what} (input #{index}, '{ctx.node.input[index]}') is computed at run time",
-                           where=ctx.where, fix=f"make {what} a constant of the model (an initializer): its size shapes the result",
+        # NotConstantError names the tensor: the node suite's harness (and mo-style freezing) can fix it to a value
+        raise NotConstantError(f"{ctx.node.op_type}: {what} (input #{index}, '{ctx.node.input[index]}') is computed at run time",
+                           ctx.node.input[index], where=ctx.where, fix=f"make {what} a constant of the model (an initializer): its size shapes the result",
                            code="E131")
     if value.size != 1 or value.dtype.kind not in kinds:
         raise _bad(ctx, f"{what} must be one {'integer' if kinds == 'iu' else 'number'}, got {value.dtype} of shape {list(value.shape)}",
@@ -158,9 +161,7 @@ def stft(ctx: NodeContext) -> SSAValue:
     if step < 1 or not 1 <= frame_length <= length:
         raise _bad(ctx, f"frame_step {step} must be >= 1 and frame_length {frame_length} in [1, {length}] (the signal length)",
                    fix="check frame_step and frame_length")
-    onesided = int(ctx.attr("onesided", 0))
-    if onesided and shape[2] == 2:
-        raise _bad(ctx, "onesided=1 on a complex signal", fix="onesided applies to real signals ([B, L, 1])")
+    onesided = int(ctx.attr("onesided", 1))  # ONNX's default: onesided
     frames = 1 + (length - frame_length) // step
     indices = np.arange(frames)[:, None] * step + np.arange(frame_length)[None, :]
     ex = Expansion(ctx)
@@ -168,5 +169,10 @@ def stft(ctx: NodeContext) -> SSAValue:
     if has_window:
         column = ex.one("Reshape", [ex.input(2), ex.constant([1, 1, frame_length, 1], np.int64)])
         framed = ex.one("Mul", [framed, column])
-    out = ex.node("DFT", [framed], axis=2, onesided=onesided)[0]
+    complex_signal = shape[2] == 2
+    out = ex.one("DFT", [framed], axis=2, onesided=onesided and not complex_signal)
+    if onesided and complex_signal:
+        # onnxruntime and the ONNX reference keep the first frame_length // 2 + 1 bins of the full DFT
+        bounds = [ex.constant([v], np.int64) for v in (0, frame_length // 2 + 1, 2)]
+        out = ex.one("Slice", [out, *bounds])
     return ex.result(out)
