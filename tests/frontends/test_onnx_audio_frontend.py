@@ -23,11 +23,12 @@ def _model(nodes, inputs, inits, out=TensorProto.FLOAT, opset=17):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def _check(proto, feeds, rtol=1e-4, atol=2e-5):
+def _check(proto, feeds, rtol=1e-4, atol=2e-5, cpu=True):
+    """ref and cpu (cpu needs static shapes) against onnxruntime."""
     (want,) = ort_session_run(proto, feeds)
     model = import_onnx(proto)
     apply_pipeline(model.module, DEFAULT_PIPELINE)
-    for got in (run(model, feeds), compile_model(model)(feeds)):
+    for got in (run(model, feeds), *([compile_model(model)(feeds)] if cpu else [])):
         value = next(iter(got.values()))
         assert value.shape == want.shape and value.dtype == want.dtype
         np.testing.assert_allclose(value, want, rtol=rtol, atol=atol)
@@ -68,6 +69,22 @@ def test_mel_weight_matrix_matches_onnxruntime():
     ([2, 33, 1], 4, None, True, 1),  # frame_length from the window
 ])
 def test_stft_matches_onnxruntime(shape, step, frame_length, window, onesided):
+    _stft_case(shape, shape, step, frame_length, window, onesided)
+
+
+def test_stft_with_a_dynamic_batch(tmp_path):
+    """A batch unknown at conversion: ref and OpenVINO (the CPU backend needs static shapes)."""
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    proto, feeds = _stft_case(["batch", 48, 1], [3, 48, 1], 6, 12, True, 1, cpu=False)
+    (want,) = ort_session_run(proto, feeds)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    got = next(iter(run_openvino(tmp_path / "m.xml", feeds).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _stft_case(declared, shape, step, frame_length, window, onesided, cpu=True):
     size = frame_length or 10
     inits = [numpy_helper.from_array(np.array(step, np.int64), "step")]
     inputs = ["x", "step", "", ""]
@@ -78,11 +95,13 @@ def test_stft_matches_onnxruntime(shape, step, frame_length, window, onesided):
         inits.append(numpy_helper.from_array(np.array(frame_length, np.int64), "frame_length"))
         inputs[3] = "frame_length"
     node = helper.make_node("STFT", inputs, ["y"], **({} if onesided is None else dict(onesided=onesided)))
-    proto = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)], inits)
-    _check(proto, {"x": np.random.default_rng(2).normal(0, 1, shape).astype(np.float32)}, rtol=1e-4, atol=1e-4)
+    proto = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, declared)], inits)
+    feeds = {"x": np.random.default_rng(2).normal(0, 1, shape).astype(np.float32)}
+    _check(proto, feeds, rtol=1e-4, atol=1e-4, cpu=cpu)
+    return proto, feeds
 
 
-def test_log_mel_front_end_like_whisper():
+def log_mel_model():
     """HannWindow -> STFT -> |X|^2 -> MelWeightMatrix -> log, as exported feature extractors do."""
     n_fft, hop, bins = 64, 16, 8
     nodes = [
@@ -99,8 +118,28 @@ def test_log_mel_front_end_like_whisper():
     inits += [numpy_helper.from_array(np.array(v, t), n) for v, t, n in (
         (hop, np.int64, "hop"), ([-1], np.int64, "last"), (1e-6, np.float32, "eps"))]
     inits = [i for i in inits if i.name != "n"] + [numpy_helper.from_array(np.array(n_fft, np.int64), "n")]
-    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 400, 1])], inits)
-    _check(proto, {"x": np.random.default_rng(3).normal(0, 1, [1, 400, 1]).astype(np.float32)}, rtol=1e-3, atol=1e-3)
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 400, 1])], inits)
+
+
+SIGNAL = np.random.default_rng(3).normal(0, 1, [1, 400, 1]).astype(np.float32)
+
+
+def test_log_mel_front_end_like_whisper():
+    _check(log_mel_model(), {"x": SIGNAL}, rtol=1e-3, atol=1e-3)
+
+
+def test_log_mel_front_end_runs_in_openvino(tmp_path):
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    proto = log_mel_model()
+    (want,) = ort_session_run(proto, {"x": SIGNAL})
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    write_ir_xml(model, tmp_path / "m.xml")
+    got = next(iter(run_openvino(tmp_path / "m.xml", {"x": SIGNAL}).values()))
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
 
 
 def test_window_size_at_run_time_names_the_input():

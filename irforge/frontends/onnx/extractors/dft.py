@@ -53,6 +53,14 @@ def _axis(ctx: NodeContext, rank: int) -> int:
     return axis
 
 
+def _target(dims: list[int]) -> dict[str, object]:
+    """Reshape props for `dims`; a dim unknown at conversion (a dynamic batch) is copied from
+    the same position of the input (special_zero), where both reshapes keep it."""
+    if DYN not in dims:
+        return {"shape": dims, "special_zero": False}
+    return {"shape": [0 if d == DYN else d for d in dims], "special_zero": True}
+
+
 @onnx_extractor("DFT")
 def dft(ctx: NodeContext) -> SSAValue:
     shape = ctx.input_shape(0)
@@ -94,7 +102,7 @@ def dft(ctx: NodeContext) -> SSAValue:
     def part(index: int, tag: str) -> SSAValue:
         picked = ctx.value(Slice, [x], suffix=f"/{tag}", axes=[rank - 1, axis], begins=[index, 0], ends=[index + 1, used])
         squeezed = ctx.value(Reshape, [picked], suffix=f"/{tag}_squeezed",
-                             shape=[d if i != axis else used for i, d in enumerate(shape[:-1])], special_zero=False)
+                             **_target([d if i != axis else used for i, d in enumerate(shape[:-1])]))
         return ctx.value(Permute, [squeezed], suffix=f"/{tag}_last", order=order)
 
     def times(value: SSAValue, matrix: np.ndarray, tag: str) -> SSAValue:
@@ -112,5 +120,5 @@ def dft(ctx: NodeContext) -> SSAValue:
     joined = []
     for value, tag in ((real, "real_out"), (imag, "imag_out")):
         placed = ctx.value(Permute, [value], suffix=f"/{tag}_axis", order=back)
-        joined.append(ctx.value(Reshape, [placed], suffix=f"/{tag}", shape=[*out, 1], special_zero=False))
+        joined.append(ctx.value(Reshape, [placed], suffix=f"/{tag}", **_target([*out, 1])))
     return ctx.value(Concat, joined, axis=rank - 1)
