@@ -158,3 +158,12 @@ def test_stft_window_and_frame_length_disagree():
     with pytest.raises(IrforgeError) as err:
         import_onnx(proto)
     assert err.value.code == "E132" and "frame_length" in err.value.what
+
+
+def test_mel_filter_past_the_nyquist_bin_is_refused():
+    # onnxruntime refuses it at run time as well ("out of range given the dft_length and the sample_rate")
+    mel = helper.make_node("MelWeightMatrix", ["bins", "n", "rate", "low", "high"], ["y"])
+    proto = _model([mel], [], _mel_inputs(10, 64, 16000, 0.0, 12000.0))
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(proto)
+    assert err.value.code == "E132" and "upper_edge_hertz" in err.value.what

@@ -80,8 +80,8 @@ def _output_dtype(ctx: NodeContext) -> np.dtype:
 @onnx_extractor(*WINDOW_COEFFICIENTS)
 def window(ctx: NodeContext) -> SSAValue:
     size = _scalar(ctx, 0, "size")
-    if not 0 <= size <= MAX_CONSTANT:
-        raise _bad(ctx, f"size {size} is out of range", fix=f"give a size in [0, {MAX_CONSTANT}]")
+    if not 1 <= size <= MAX_CONSTANT:  # onnxruntime refuses 0 too
+        raise _bad(ctx, f"size {size} is out of range", fix=f"give a size in [1, {MAX_CONSTANT}]")
     periodic = int(ctx.attr("periodic", 1))
     a0, a1, a2 = WINDOW_COEFFICIENTS[ctx.node.op_type]
     period = size if periodic else size - 1
