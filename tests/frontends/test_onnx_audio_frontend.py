@@ -167,3 +167,13 @@ def test_mel_filter_past_the_nyquist_bin_is_refused():
     with pytest.raises(IrforgeError) as err:
         import_onnx(proto)
     assert err.value.code == "E132" and "upper_edge_hertz" in err.value.what
+
+
+def test_stft_with_a_run_time_window():
+    """The window is a model input (not folded): the frames are multiplied at run time."""
+    inits = [numpy_helper.from_array(np.array(4, np.int64), "step")]
+    node = helper.make_node("STFT", ["x", "step", "w"], ["y"])
+    proto = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 30, 1]),
+                            helper.make_tensor_value_info("w", TensorProto.FLOAT, [8])], inits)
+    rng = np.random.default_rng(4)
+    _check(proto, {"x": rng.normal(0, 1, [2, 30, 1]).astype(np.float32), "w": rng.random(8, np.float32)}, rtol=1e-4, atol=1e-4)
