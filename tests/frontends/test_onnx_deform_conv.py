@@ -80,3 +80,58 @@ def test_deform_conv_with_zero_offsets_is_a_convolution():
     (conv_want,) = ort_session_run(helper.make_model(conv_graph, opset_imports=[helper.make_opsetid("", 19)]), {"x": feeds["x"]})
     np.testing.assert_allclose(want, conv_want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(run(import_onnx(proto), feeds)["y"], conv_want, rtol=1e-5, atol=1e-5)
+
+
+OV_CASES = ["v2-mask-bias", "v1-no-mask-no-bias", "groups-2-offset-group-2", "stride-2", "dilation-2", "pads-asymmetric"]
+
+
+@pytest.mark.parametrize("name", OV_CASES)
+def test_deform_conv_through_openvino_matches_onnxruntime(tmp_path, name):
+    """Our IR (DeformableConvolution-8 with bilinear_interpolation_pad true) on OpenVINO, and read back on ref."""
+    from irforge.frontends.ir_xml import read_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    proto, feeds = deform_model(**CASES[name])
+    (want,) = ort_session_run(proto, feeds)
+    xml = tmp_path / "m.xml"
+    write_ir_xml(import_onnx(proto), xml)
+    text = xml.read_text()
+    assert 'type="DeformableConvolution"' in text and 'version="opset8"' in text and 'bilinear_interpolation_pad="true"' in text
+    np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    (got,) = run(read_ir_xml(xml), feeds).values()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("pad", [False, True])
+@pytest.mark.parametrize("version", ["opset8", "opset1"])
+def test_deformable_convolution_written_by_openvino_reads_back(tmp_path, pad, version):
+    """OpenVINO's own DeformableConvolution (-8 with either bilinear_interpolation_pad, -1
+    without a mask), saved as IR, read by irforge: ref and cpu against OpenVINO's CPU plugin."""
+    import openvino as ov
+    import openvino.opset1 as o1
+    import openvino.opset8 as o8
+
+    from irforge.frontends.ir_xml import read_ir_xml
+
+    if version == "opset1" and pad:
+        pytest.skip("DeformableConvolution-1 has no bilinear_interpolation_pad")
+    proto, feeds = deform_model(group=2, offset_group=2, strides=(2, 1), dilations=(1, 2), pads=(1, 2, 0, 2), mask=version == "opset8", bias=False)
+    w = numpy_helper.to_array(proto.graph.initializer[0])
+    params = [o8.parameter(v.shape, np.float32, name=n) for n, v in feeds.items()]
+    window = ([2, 1], [1, 2], [0, 2], [1, 2])  # strides, pads_begin, pads_end, dilations
+    if version == "opset8":
+        y = o8.deformable_convolution(params[0], params[1], o8.constant(w), *window, mask=params[2], group=2, deformable_group=2,
+                                      bilinear_interpolation_pad=pad)
+    else:
+        y = o1.deformable_convolution(params[0], params[1], o8.constant(w), *window, group=2, deformable_group=2)
+    model = ov.Model([y], params)
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    want = compiled(list(feeds.values()))[0]
+    xml = tmp_path / "ov.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    assert 'type="DeformableConvolution"' in xml.read_text()
+    ours = read_ir_xml(xml)
+    (got,) = run(ours, feeds).values()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    (got_cpu,) = compile_model(ours)(feeds).values()
+    np.testing.assert_allclose(got_cpu, want, rtol=1e-4, atol=1e-4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, TensorType, i64
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def
 
 from irforge.dialects.nn.base import known, tensor
@@ -20,8 +20,9 @@ class DeformableConvolution(WindowedOp):
     input read 0) at row y*s_h - pad_top + i*d_h + dy and column x*s_w - pad_left + j*d_w + dx,
     where (dy, dx) = offsets[n, 2*t, y, x], offsets[n, 2*t + 1, y, x] for
     t = g_off * kH*kW + i*kW + j, and g_off is c's offset group (C / deformable_group channels
-    each). With a mask the sample is multiplied by mask[n, t, y, x]. Weights are O(C/group)HW
-    as in Convolution; no bias (a separate add).
+    each; bilinear_interpolation_pad false changes the border: see the property). With a
+    mask the sample is multiplied by mask[n, t, y, x]. Weights are O(C/group)HW as in
+    Convolution; no bias (a separate add).
     """
 
     name = "nn.deformable_convolution"
@@ -32,6 +33,10 @@ class DeformableConvolution(WindowedOp):
     output = result_def(TensorType)
     group = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(1, i64))
     deformable_group = opt_prop_def(IntegerAttr.constr(type=i64), default_value=IntegerAttr(1, i64))
+    # true (ONNX, torchvision, mmcv): each of the 4 neighbours outside the input reads 0;
+    # false (OpenVINO's default, MXNet): a point outside [0, H) x [0, W) reads 0, inside ones
+    # clamp their neighbours into the input
+    bilinear_interpolation_pad = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(True))
 
     SAME_ELEMENT_TYPE: ClassVar = ("input", "offsets", "weights", "mask")
 

@@ -30,6 +30,29 @@ def _bilinear(image: np.ndarray, py: np.ndarray, px: np.ndarray) -> np.ndarray:
     return out
 
 
+def _bilinear_unpadded(image: np.ndarray, py: np.ndarray, px: np.ndarray) -> np.ndarray:
+    """OpenVINO's DeformableConvolution with bilinear_interpolation_pad false: a point outside
+    [0, H) x [0, W) reads 0; inside, the neighbours are floor and ceil clamped into the image
+    (so a point between the last row and H reads the last row)."""
+    n, g, cg, height, width = image.shape
+    inside = (py >= 0) & (py < height) & (px >= 0) & (px < width)
+    y1 = np.maximum(np.floor(py), 0).astype(np.int64)
+    x1 = np.maximum(np.floor(px), 0).astype(np.int64)
+    y2 = np.minimum(np.ceil(py), height - 1).astype(np.int64)
+    x2 = np.minimum(np.ceil(px), width - 1).astype(np.int64)
+    ty, tx = py - y1, px - x1
+    bi = np.arange(n).reshape(n, 1, 1, 1, 1)
+    gi = np.arange(g).reshape(1, g, 1, 1, 1)
+    one = np.ones((), py.dtype)
+    out = np.zeros((n, g, cg, *py.shape[2:]), image.dtype)
+    for iy, wy in ((y1, one - ty), (y2, ty)):
+        for ix, wx in ((x1, one - tx), (x2, tx)):
+            v = image[bi, gi, :, np.clip(iy, 0, height - 1), np.clip(ix, 0, width - 1)]
+            weight = (wy * wx * inside).astype(image.dtype)
+            out += np.moveaxis(v * weight[..., None], -1, 2)
+    return out
+
+
 @kernel(DeformableConvolution)
 def deformable_convolution(op: DeformableConvolution, x: np.ndarray, offsets: np.ndarray, w: np.ndarray, *mask: np.ndarray) -> np.ndarray:
     dtype = np.float64 if x.dtype == np.float64 else np.float32
@@ -47,7 +70,8 @@ def deformable_convolution(op: DeformableConvolution, x: np.ndarray, offsets: np
     py = base_y.astype(dtype) + off[:, :, :, 0]
     px = base_x.astype(dtype) + off[:, :, :, 1]
     image = x.astype(dtype).reshape(n, dgroup, c // dgroup, height, width)
-    cols = _bilinear(image, py, px)  # [N, Gd, C/Gd, T, Ho, Wo]
+    sample = _bilinear if op.bool_prop("bilinear_interpolation_pad") else _bilinear_unpadded
+    cols = sample(image, py, px)  # [N, Gd, C/Gd, T, Ho, Wo]
     if mask:
         cols = cols * mask[0].astype(dtype).reshape(n, dgroup, 1, taps, ho, wo)
     cols = cols.reshape(n, group, cpg * taps, ho * wo)
