@@ -135,3 +135,52 @@ def test_deformable_convolution_written_by_openvino_reads_back(tmp_path, pad, ve
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     (got_cpu,) = compile_model(ours)(feeds).values()
     np.testing.assert_allclose(got_cpu, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", ["ref", "cpu"])
+def test_onnx_node_suite_deform_conv_cases_pass(device):
+    from irforge.frontends.onnx.conformance import node_cases, run_case
+    from irforge.tools.ir_conformance import executor
+
+    cases = [case for case in node_cases() if "deform_conv" in case.name]
+    assert len(cases) >= 4
+    outcomes = {case.name: run_case(case, executor(device)) for case in cases}
+    assert all(o.passed for o in outcomes.values()), {n: o.message for n, o in outcomes.items() if not o.passed}
+
+
+def test_deform_conv_runs_on_opencl_through_the_hetero_fallback():
+    from irforge.backends.opencl import compile_model as compile_opencl
+
+    proto, feeds = deform_model(offset_group=2)
+    (want,) = ort_session_run(proto, feeds)
+    compiled = compile_opencl(import_onnx(proto))
+    assert "nn.deformable_convolution" in [f.op.split()[0] for f in compiled.fallbacks]
+    np.testing.assert_allclose(compiled(feeds)["y"], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "code", "named"),
+    [({"strides": (0, 1)}, "E134", "strides=[0, 1]"), ({"dilations": (1,)}, "E134", "dilations=[1]"),
+     ({"pads": (1, 1)}, "E134", "pads=[1, 1]"), ({"kernel_shape": [2, 2]}, "E134", "kernel_shape=[2, 2]")],
+)
+def test_deform_conv_unsupported_attribute_names_it(attrs, code, named):
+    proto, _ = deform_model()
+    node = proto.graph.node[0]
+    for name, value in attrs.items():
+        kept = [a for a in node.attribute if a.name != name]
+        del node.attribute[:]
+        node.attribute.extend([*kept, helper.make_attribute(name, list(value))])
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(proto)
+    assert err.value.code == code and named in err.value.what and "DeformConv" in err.value.what
+
+
+def test_deform_conv_1d_is_refused():
+    node = helper.make_node("DeformConv", ["x", "w", "offset"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5]),
+                                            helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 2, 2]),
+                                            helper.make_tensor_value_info("offset", TensorProto.FLOAT, [1, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
+    assert err.value.code == "E133" and "rank-3" in err.value.what
