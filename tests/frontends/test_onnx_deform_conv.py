@@ -184,3 +184,36 @@ def test_deform_conv_1d_is_refused():
     with pytest.raises(IrforgeError) as err:
         import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
     assert err.value.code == "E133" and "rank-3" in err.value.what
+
+
+def test_dcn_v2_block_as_detection_models_write_it(tmp_path):
+    """Conv -> (offsets from a Conv, mask from Sigmoid(Conv)) -> DeformConv -> Relu, as a
+    DCNv2 block of a detection backbone exports: the host step among compiled CPU kernels,
+    and OpenVINO on our IR."""
+    from tests.backends.ir_xml_support import run_openvino
+
+    rng = np.random.default_rng(5)
+    c, o, h, w = 8, 8, 10, 12
+
+    def init(name, *shape):  # type: ignore[no-untyped-def]
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    inits = [init("w0", c, 3, 3, 3), init("b0", c), init("woff", 2 * 2 * 9, c, 3, 3), init("boff", 2 * 2 * 9),
+             init("wm", 2 * 9, c, 3, 3), init("bm", 2 * 9), init("wd", o, c // 2, 3, 3), init("bd", o)]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["f"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["f", "woff", "boff"], ["off"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Conv", ["f", "wm", "bm"], ["ml"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Sigmoid", ["ml"], ["m"]),
+             helper.make_node("DeformConv", ["f", "wd", "off", "bd", "m"], ["d"], pads=[1, 1, 1, 1], strides=[2, 2], group=2, offset_group=2),
+             helper.make_node("Relu", ["d"], ["y"])]
+    graph = helper.make_graph(nodes, "dcn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    feeds = {"x": rng.standard_normal((1, 3, h, w)).astype(np.float32) * 3}
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(compile_model(model)(feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    xml = tmp_path / "m.xml"
+    write_ir_xml(model, xml)
+    np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-4)
