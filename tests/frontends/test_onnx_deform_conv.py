@@ -214,3 +214,19 @@ def test_dcn_v2_block_as_detection_models_write_it(tmp_path):
     xml = tmp_path / "m.xml"
     write_ir_xml(model, xml)
     np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv_with_dynamic_batch_and_spatial_dims(tmp_path):
+    """N, H and W unknown at conversion: the IR carries -1 and OpenVINO and ref still match."""
+    from tests.backends.ir_xml_support import run_openvino
+
+    proto, feeds = deform_model(offset_group=2)
+    for value in proto.graph.input:
+        for axis, name in ((0, "N"), (2, "H"), (3, "W")):
+            value.type.tensor_type.shape.dim[axis].dim_param = name
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    xml = tmp_path / "m.xml"
+    write_ir_xml(model, xml)
+    np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-4)
