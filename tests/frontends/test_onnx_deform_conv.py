@@ -230,3 +230,26 @@ def test_deform_conv_with_dynamic_batch_and_spatial_dims(tmp_path):
     xml = tmp_path / "m.xml"
     write_ir_xml(model, xml)
     np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_deformable_convolution_with_auto_pad_written_by_openvino_reads_back(tmp_path):
+    """auto_pad same_upper in OpenVINO's IR becomes explicit pads from the static input shape."""
+    import openvino as ov
+    import openvino.opset8 as o8
+
+    from irforge.frontends.ir_xml import read_ir_xml
+
+    proto, feeds = deform_model(strides=(2, 2), pads=(1, 0, 1, 1), mask=False, bias=False)  # same_upper of 7x8, 3x3, stride 2
+    w = numpy_helper.to_array(proto.graph.initializer[0])
+    params = [o8.parameter(v.shape, np.float32, name=n) for n, v in feeds.items()]
+    y = o8.deformable_convolution(params[0], params[1], o8.constant(w), [2, 2], [0, 0], [0, 0], [1, 1], auto_pad="same_upper",
+                                  bilinear_interpolation_pad=True)
+    model = ov.Model([y], params)
+    want = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(list(feeds.values()))[0]
+    xml = tmp_path / "ov.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    assert 'auto_pad="same_upper"' in xml.read_text()
+    (got,) = run(read_ir_xml(xml), feeds).values()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    (expected,) = ort_session_run(proto, feeds)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

@@ -22,8 +22,8 @@ def deformable_convolution(ctx: LayerContext) -> SSAValue:
             raise ctx.fail(f"DeformableConvolution auto_pad '{props['auto_pad']}' needs static input dims, got {list(spatial)}", fix="give static input shapes")
         ones = [1] * len(spatial)
         begin, end = resolve_pads(str(props["auto_pad"]), spatial, kernel, props.get("strides", ones), props.get("dilations", ones),  # type: ignore[arg-type]
-                                  props.get("pads_begin", ones), props.get("pads_end", ones))  # type: ignore[arg-type]
+                                  props.get("pads_begin", [0] * len(spatial)), props.get("pads_end", [0] * len(spatial)))  # type: ignore[arg-type]
         props.update(auto_pad="explicit", pads_begin=list(begin), pads_end=list(end))
     operands = [ctx.input(0), ctx.input(1), ctx.input(2)] + ([ctx.input(3)] if ctx.num_inputs > 3 else [])
-    return ctx.value(DeformableConvolution, operands, group=int(ctx.attr("group", "1")), deformable_group=int(ctx.attr("deformable_group", "1")),
+    return ctx.value(DeformableConvolution, operands, group=ctx.int("group", "1"), deformable_group=ctx.int("deformable_group", "1"),
                      bilinear_interpolation_pad=ctx.bool("bilinear_interpolation_pad", "false"), **props)
