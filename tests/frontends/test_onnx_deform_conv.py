@@ -253,3 +253,13 @@ def test_deformable_convolution_with_auto_pad_written_by_openvino_reads_back(tmp
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     (expected,) = ort_session_run(proto, feeds)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv_bias_of_one_value_is_refused():
+    """A [1] bias would broadcast over the channels where onnxruntime refuses the model."""
+    proto, _ = deform_model()
+    inits = {t.name: t for t in proto.graph.initializer}
+    inits["b"].CopyFrom(numpy_helper.from_array(np.ones(1, np.float32), "b"))
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(proto)
+    assert err.value.code == "E134" and "bias has shape [1], expected [6]" in err.value.what
