@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from irforge.dialects.nn.base import known
 from irforge.dialects.nn.deformable import DeformableConvolution
 from irforge.dialects.nn.elementwise import Eltwise
 from irforge.dialects.nn.shape import Unsqueeze
@@ -36,7 +37,8 @@ def deform_conv(ctx: NodeContext) -> SSAValue:
                   group=int(ctx.attr("group", 1)), deformable_group=int(ctx.attr("offset_group", 1)))
     if not ctx.has_input(3):
         return y
-    if list(ctx.input_shape(3)) != w_shape[:1]:  # [1] would broadcast silently
+    b_shape = list(ctx.input_shape(3))
+    if len(b_shape) != 1 or (known(b_shape[0], w_shape[0]) and b_shape[0] != w_shape[0]):  # [1] would broadcast silently
         raise IrforgeError(f"DeformConv bias has shape {list(ctx.input_shape(3))}, expected [{w_shape[0]}] (one per output channel)",
                            where=ctx.where, code="E134", fix="give one bias value per output channel")
     bias = ctx.value(Unsqueeze, [ctx.input(3)], suffix="/bias", axes=[0, 2, 3])
