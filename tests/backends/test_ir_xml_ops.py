@@ -129,6 +129,10 @@ def resample_cases():  # type: ignore[no-untyped-def]
     yield case(nn.GridSample, [X4, grid], id="grid_sample-bilinear")
     yield case(nn.GridSample, [X4, grid], mode="bicubic", padding_mode="reflection", align_corners=True, id="grid_sample-bicubic-reflection")
     yield case(nn.GridSample, [X4, grid], mode="nearest", padding_mode="border", id="grid_sample-nearest-border")
+    offsets = rand(2, 2 * 3 * 3, 3, 6, seed=91, low=-2.5, high=2.5)  # 3x3 taps, stride (2, 1), pads 1: 3 x 6 outputs
+    yield case(nn.DeformableConvolution, [X4, offsets, W_CONV], strides=[2, 1], pads_begin=[1, 1], pads_end=[1, 1], id="deformable_convolution")
+    yield case(nn.DeformableConvolution, [X4, offsets, W_CONV, rand(2, 9, 3, 6, seed=92)], strides=[2, 1], pads_begin=[1, 1], pads_end=[1, 1],
+               bilinear_interpolation_pad=False, id="deformable_convolution-mask-unpadded")
 
 
 def shape_cases():  # type: ignore[no-untyped-def]

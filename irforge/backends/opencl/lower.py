@@ -268,6 +268,7 @@ CPU_ONLY_REASONS = {
     "nn.is_nan": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.is_inf": "predicate without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.roi_align": "per-box pooling of detection post-processing",
+    "nn.deformable_convolution": "bilinear sampling at data-dependent offsets without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.grid_sample": "gather at data-dependent grid coordinates without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.non_max_suppression": "sequential non-maximum suppression; output size known only at run time",
     "nn.lstm_sequence": "a recurrence of T dependent small GEMMs; the CPU backend runs it",

@@ -20,11 +20,13 @@ from irforge.backends.cpu.ops.fusion import require_f32
 from irforge.backends.cpu.ops.movement import emit_moves
 from irforge.backends.reference.kernels.resample import cubic_taps, linear_taps, nearest_taps, source_coordinates
 from irforge.backends.cpu.host_steps import host_step_op
-from irforge.dialects.nn import GridSample, Norm, Resample
+from irforge.dialects.nn import DeformableConvolution, GridSample, Norm, Resample
 
 # GridSample gathers at data-dependent coordinates (a grid computed by the model): its
 # reference kernel runs as a host step
 host_step_op(GridSample)
+# DeformableConvolution samples at data-dependent offsets too (bilinear im2col, then a GEMM)
+host_step_op(DeformableConvolution)
 
 
 def emit_taps(ctx: Lowering, shape: tuple[int, ...], axis: int, n_out: int, index: np.ndarray, weight: np.ndarray, src: Buffer, dst: Buffer) -> None:
