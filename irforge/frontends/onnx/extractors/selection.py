@@ -1,4 +1,6 @@
-"""ONNX Compress and Det as compositions of existing nn ops (OpenVINO's opset has neither):
+"""ONNX Compress and Det as compositions of existing nn ops (OpenVINO's opset has neither),
+and Unique as nn.unique (OpenVINO's Unique-10: the same four outputs, sorted or in order of
+first occurrence, flattened or along an axis; its output sizes are known only at run time):
 
     Compress(x, condition, axis)   Gather(x, NonZero(condition) as a 1-D list, axis); with no
                                    axis, x is flattened first. The indices are those of the
@@ -25,6 +27,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Eltwise, Gather, Reduce, Reshape
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import NonZero
+from irforge.dialects.nn.unique import Unique
 from irforge.errors import IrforgeError
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
@@ -105,3 +108,17 @@ def det(ctx: NodeContext) -> SSAValue:
     products = ctx.value(Reduce, [picked], suffix="/products", operation="prod", axes=[batch + 1], keep_dims=False)
     signed = ctx.value(Eltwise, [products, ctx.constant(signs.astype(dtype), "/signs")], suffix="/signed", operation="mul")
     return ctx.value(Reduce, [signed], operation="sum", axes=[batch], keep_dims=False)
+
+
+@onnx_extractor("Unique")
+def unique(ctx: NodeContext) -> list[SSAValue]:
+    axis = ctx.attr("axis", None)
+    if axis is not None:
+        rank = len(ctx.input_shape(0))
+        if not -rank <= int(axis) < rank:
+            raise IrforgeError(
+                f"Unique axis {axis} is out of range for an input of rank {rank}",
+                where=ctx.where, fix=f"use an axis in [{-rank}, {rank - 1}]", code="E130",
+            )
+        axis = int(axis) % rank
+    return ctx.add(Unique, [ctx.input(0)], num_results=4, axis=axis, sorted=bool(ctx.attr("sorted", 1)))
