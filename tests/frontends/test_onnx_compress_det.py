@@ -56,11 +56,12 @@ def test_compress_with_a_run_time_condition_matches_onnxruntime(axis):
     assert len(gathered) == 1 and DYN in gathered[0].results[0].type.get_shape()
 
 
-def test_compress_with_a_shorter_constant_condition_selects_among_its_entries():
+@pytest.mark.parametrize("cond, kept", [([False, True, True], 2), ([False, False, False], 0)])
+def test_compress_with_a_shorter_constant_condition_selects_among_its_entries(cond, kept):
     x = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
     nodes = [helper.make_node("Compress", ["x", "cond"], ["y"], axis=1)]
-    model = check(make(nodes, [("x", FLOAT, [2, 4, 3])], [("cond", np.array([False, True, True]))]), {"x": x})
-    assert model.func.body.block.ops.last.operands[0].type.get_shape() == (2, 2, 3)  # type: ignore[union-attr]
+    model = check(make(nodes, [("x", FLOAT, [2, 4, 3])], [("cond", np.array(cond))]), {"x": x})
+    assert model.func.body.block.ops.last.operands[0].type.get_shape() == (2, kept, 3)  # type: ignore[union-attr]
 
 
 def test_compress_condition_input_at_run_time():
