@@ -52,6 +52,13 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     rows = np.array([[2, 1, 2, 0], [5, 3, 5, 3], [2, 1, 2, 0]], np.int64)
     yield case(nn.Unique, [rows], num_results=4, axis=0, id="unique-axis")
     yield case(nn.Unique, [rows], num_results=4, axis=-1, sorted=False, id="unique-axis-unsorted")
+    ints = np.array([[5, -3, 12, 7], [0, 1, -128, 64]], np.int32)
+    for operation in ("and", "or", "xor"):
+        yield case(nn.Bitwise, [ints, np.array([6, -1, 3, 12], np.int32)], operation=operation, id=f"bitwise-{operation}")
+    yield case(nn.Bitwise, [ints], operation="not", id="bitwise-not")
+    bytes_ = np.array([[1, 2, 128], [255, 7, 16]], np.uint8)
+    yield case(nn.Bitwise, [bytes_, np.array([3, 1, 0], np.uint8)], operation="left_shift", id="bitwise-left_shift")
+    yield case(nn.Bitwise, [bytes_], [np.array([1, 0, 4], np.uint8)], operation="right_shift", id="bitwise-right_shift")
     yield case(nn.IsNaN, [SPECIAL], id="is_nan")
     yield case(nn.IsInf, [SPECIAL], id="is_inf")
     yield case(nn.IsInf, [SPECIAL], detect_negative=False, id="is_inf-positive")
@@ -76,7 +83,7 @@ def test_indexing_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, 
 
 
 def test_every_indexing_op_is_run_here():
-    from irforge.dialects.nn import boxes, indexing, unique
+    from irforge.dialects.nn import bitwise, boxes, indexing, unique
 
-    ops = {op for op in nn.OPS if op.__module__ in (indexing.__name__, boxes.__name__, unique.__name__)}
+    ops = {op for op in nn.OPS if op.__module__ in (indexing.__name__, boxes.__name__, unique.__name__, bitwise.__name__)}
     assert ops - {p.values[0] for p in INDEXING_CASES} == set()

@@ -3,6 +3,7 @@
 from irforge.frontends.onnx.extractors import (
     activation,
     attention,
+    bitwise,
     compositions,
     control_flow,
     conv,
@@ -32,4 +33,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, selection, sequence_grid_ops, shape)
+FAMILIES = (activation, attention, bitwise, compositions, control_flow, conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, selection, sequence_grid_ops, shape)
