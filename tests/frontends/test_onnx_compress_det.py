@@ -92,3 +92,22 @@ def test_det_of_large_matrices_is_refused():
     with pytest.raises(IrforgeError, match="5x5 matrices is not supported") as info:
         import_onnx(make(nodes, [("x", FLOAT, [5, 5])]))
     assert info.value.code == "E129"
+
+
+@pytest.mark.parametrize("which", ["compress", "det"])
+def test_compress_and_det_ir_run_in_openvino_like_onnxruntime(tmp_path, which):
+    """The IR of a run-time Compress (NonZero-3 -> Reshape -> Gather-8, a -1 dim) and of a
+    batched Det (Gather, ReduceProd, ReduceSum) run in OpenVINO."""
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import assert_close, run_openvino
+
+    rng = np.random.default_rng(9)
+    if which == "compress":
+        proto = make([helper.make_node("Compress", ["x", "cond"], ["y"], axis=1)], [("x", FLOAT, [3, 6]), ("cond", BOOL, [6])])
+        feeds = {"x": rng.standard_normal((3, 6)).astype(np.float32), "cond": np.array([1, 0, 1, 1, 0, 1], bool)}
+    else:
+        proto = make([helper.make_node("Det", ["x"], ["y"])], [("x", FLOAT, [2, 3, 3])])
+        feeds = {"x": rng.standard_normal((2, 3, 3)).astype(np.float32)}
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    (want,) = ort_session_run(proto, feeds)
+    assert_close(run_openvino(tmp_path / "m.xml", feeds)["y"], want, rtol=1e-5, what=which)

@@ -12,7 +12,8 @@ first occurrence, flattened or along an axis; its output sizes are known only at
     Det(x)                         Leibniz's formula over the last two axes, for n <= 4:
                                    sum over the n! permutations p of sign(p) * prod_i x[i, p(i)],
                                    written as one Gather of the permuted entries of the
-                                   flattened matrices, a ReduceProd, a signed ReduceSum.
+                                   flattened matrices, signed on each first factor, a
+                                   ReduceProd and a ReduceSum.
                                    Larger matrices are refused (E129): the formula grows as n!
                                    and an LU needs data-dependent pivoting.
 """
@@ -105,9 +106,13 @@ def det(ctx: NodeContext) -> SSAValue:
     flat = ctx.value(Reshape, [ctx.input(0)], suffix="/flat", shape=[0] * batch + [n * n])
     positions, signs = _permutations(n)
     picked = ctx.value(Gather, [flat, ctx.constant(positions, "/positions")], suffix="/picked", axis=batch)  # [..., n!, n]
-    products = ctx.value(Reduce, [picked], suffix="/products", operation="prod", axes=[batch + 1], keep_dims=False)
-    signed = ctx.value(Eltwise, [products, ctx.constant(signs.astype(dtype), "/signs")], suffix="/signed", operation="mul")
-    return ctx.value(Reduce, [signed], operation="sum", axes=[batch], keep_dims=False)
+    # the sign goes on each product's first factor, before the ReduceProd: OpenVINO's CPU
+    # plugin (2026.4) drops a Multiply that follows a ReduceProd with keep_dims=false
+    factors = np.ones(positions.shape, dtype)
+    factors[:, 0] = signs
+    signed = ctx.value(Eltwise, [picked, ctx.constant(factors, "/signs")], suffix="/signed", operation="mul")
+    products = ctx.value(Reduce, [signed], suffix="/products", operation="prod", axes=[batch + 1], keep_dims=False)
+    return ctx.value(Reduce, [products], operation="sum", axes=[batch], keep_dims=False)
 
 
 @onnx_extractor("Unique")
