@@ -55,3 +55,23 @@ def test_unique_axis_out_of_range_is_refused():
     with pytest.raises(IrforgeError, match="axis 2 is out of range") as info:
         import_onnx(unique_model([3, 4], axis=2))
     assert info.value.code == "E130"
+
+
+def test_unique_and_bit_ops_run_on_opencl_as_fallbacks():
+    """OpenCL has no kernel for nn.unique or nn.bitwise: the HETERO fallback runs them."""
+    pytest.importorskip("pyopencl")
+    from irforge.backends.opencl import compile_model as compile_opencl
+    from irforge.backends.opencl.device import _all_devices
+    from tests.frontends.test_onnx_bitwise import model as bit_model
+
+    if not _all_devices():
+        pytest.skip("no OpenCL device")
+    x = np.array([[2, 0, 2, 1], [3, -1, 3, 0], [2, 0, 2, 1]], np.float32)
+    proto = unique_model([3, 4], axis=1, sorted=0)
+    got = compile_opencl(import_onnx(proto))({"x": x})
+    for name, w in zip(OUTPUTS, ort_session_run(proto, {"x": x})):
+        np.testing.assert_array_equal(got[name], w, err_msg=name)
+    a, b = np.arange(12, dtype=np.int32).reshape(3, 4) - 5, np.array([3, -5, 6, 7], np.int32)
+    proto = bit_model("BitwiseXor", TensorProto.INT32, [[3, 4], [4]])
+    (want,) = ort_session_run(proto, {"a": a, "b": b})
+    np.testing.assert_array_equal(compile_opencl(import_onnx(proto))({"a": a, "b": b})["y"], want)
