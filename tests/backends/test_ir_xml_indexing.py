@@ -46,6 +46,19 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     yield case(nn.ReshapeTo, [X, np.array([-1, 5], np.int64)], special_zero=False, id="reshape_to-no-special-zero")
     yield case(nn.SliceTo, [X, np.array([1, -4], np.int64), np.array([3, 100], np.int64)], axes=[0, 2], id="slice_to")
     yield case(nn.SliceTo, [X, np.array([3], np.int32), np.array([-5], np.int32)], axes=[-2], steps=[-2], id="slice_to-i32-backwards")
+    repeated = np.round(rand(3, 4, seed=71) * 1.5)  # few distinct values, repeated
+    yield case(nn.Unique, [repeated], num_results=4, id="unique")
+    yield case(nn.Unique, [repeated], num_results=4, sorted=False, id="unique-unsorted")
+    rows = np.array([[2, 1, 2, 0], [5, 3, 5, 3], [2, 1, 2, 0]], np.int64)
+    yield case(nn.Unique, [rows], num_results=4, axis=0, id="unique-axis")
+    yield case(nn.Unique, [rows], num_results=4, axis=-1, sorted=False, id="unique-axis-unsorted")
+    ints = np.array([[5, -3, 12, 7], [0, 1, -128, 64]], np.int32)
+    for operation in ("and", "or", "xor"):
+        yield case(nn.Bitwise, [ints, np.array([6, -1, 3, 12], np.int32)], operation=operation, id=f"bitwise-{operation}")
+    yield case(nn.Bitwise, [ints], operation="not", id="bitwise-not")
+    bytes_ = np.array([[1, 2, 128], [255, 7, 16]], np.uint8)
+    yield case(nn.Bitwise, [bytes_, np.array([3, 1, 0], np.uint8)], operation="left_shift", id="bitwise-left_shift")
+    yield case(nn.Bitwise, [bytes_], [np.array([1, 0, 4], np.uint8)], operation="right_shift", id="bitwise-right_shift")
     yield case(nn.IsNaN, [SPECIAL], id="is_nan")
     yield case(nn.IsInf, [SPECIAL], id="is_inf")
     yield case(nn.IsInf, [SPECIAL], detect_negative=False, id="is_inf-positive")
@@ -70,7 +83,7 @@ def test_indexing_op_runs_in_openvino_like_the_reference(tmp_path, cls, inputs, 
 
 
 def test_every_indexing_op_is_run_here():
-    from irforge.dialects.nn import boxes, indexing
+    from irforge.dialects.nn import bitwise, boxes, indexing, unique
 
-    ops = {op for op in nn.OPS if op.__module__ in (indexing.__name__, boxes.__name__)}
+    ops = {op for op in nn.OPS if op.__module__ in (indexing.__name__, boxes.__name__, unique.__name__, bitwise.__name__)}
     assert ops - {p.values[0] for p in INDEXING_CASES} == set()

@@ -13,19 +13,21 @@ from tests.helpers import ort_session_run
 
 
 def mask_model(dims):  # type: ignore[no-untyped-def]
-    """x + Compress(ConstantOfShape(Shape(x)[1:]), keep, axis=0) + Det(its first 5 columns): a
-    mask built from the input's shape by ops irforge has no extractor for (Det, Compress;
-    EyeLike, Hardmax and CenterCropPad, used here before, now import)."""
+    """x + NegativeLogLikelihoodLoss(ConstantOfShape(Shape(x)[1:]), target) as a [5, 1] mask +
+    SoftmaxCrossEntropyLoss(its first 5 columns): a mask built from the input's shape by ops
+    irforge has no extractor for (training losses; EyeLike, Hardmax, CenterCropPad, Det and
+    Compress, used here before, now import)."""
     nodes = [
         helper.make_node("Shape", ["x"], ["s"], start=1),
         helper.make_node("ConstantOfShape", ["s"], ["zeros"], value=numpy_helper.from_array(np.array([0.0], np.float32))),
         helper.make_node("Slice", ["zeros", "zero", "five", "one"], ["square"]),
-        helper.make_node("Det", ["square"], ["det"]),
-        helper.make_node("Compress", ["zeros", "keep"], ["mask"], axis=0),
+        helper.make_node("SoftmaxCrossEntropyLoss", ["square", "labels"], ["det"]),
+        helper.make_node("NegativeLogLikelihoodLoss", ["zeros", "labels"], ["loss"], reduction="none"),
+        helper.make_node("Unsqueeze", ["loss", "one"], ["mask"]),
         helper.make_node("Add", ["x", "mask"], ["masked"]),
         helper.make_node("Add", ["masked", "det"], ["y"]),
     ]
-    keep = numpy_helper.from_array(np.array([True, True, True, True, True]), "keep")
+    keep = numpy_helper.from_array(np.array([0, 1, 2, 3, 4], np.int64), "labels")
     ints = [numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("zero", 0), ("five", 5), ("one", 1))]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
@@ -46,14 +48,14 @@ def test_constant_subgraph_of_unsupported_ops_folds_and_matches_onnxruntime():
 
 def test_unsupported_ops_on_run_time_values_are_all_listed():
     proto = mask_model([2, "n", 6])  # a dynamic dim: the mask is not constant
-    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: Compress x1 \(mask\); Det x1 \(det\)"):
+    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: NegativeLogLikelihoodLoss x1 \(loss\); SoftmaxCrossEntropyLoss x1 \(det\)"):
         import_onnx(proto)
 
 
 def test_fold_over_the_size_budget_is_reported(monkeypatch):
     monkeypatch.setattr(reference_fold, "FOLD_LIMIT_BYTES", 16)
-    # Det's scalar (4 bytes) fits the budget and folds; Compress's [5, 6] mask does not
-    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: Compress x1 \(mask\); make"):
+    # the mean loss (a scalar, 4 bytes) fits the budget and folds; the [5] losses (20) do not
+    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: NegativeLogLikelihoodLoss x1 \(loss\); make"):
         import_onnx(mask_model([2, 5, 6]))
 
 

@@ -256,6 +256,8 @@ CPU_ONLY_REASONS = {
     "nn.scatter_elements": "sequential scatter (later updates win) without an OpenCL kernel",
     "nn.one_hot": "indexing op without an OpenCL kernel yet (runs on its reference kernel)",
     "nn.non_zero": "output size known only at run time",
+    "nn.unique": "output size known only at run time",
+    "nn.bitwise": "integer bit operation without an OpenCL kernel (runs on its reference kernel)",
     "nn.shape_of": "dims known only at run time (it is a constant where they are known)",
     "nn.broadcast_to": "dims known only at run time (a constant target is a Tile)",
     "nn.reshape_to": "dims known only at run time (a constant target is nn.reshape)",

@@ -16,10 +16,10 @@ from types import ModuleType
 
 from xdsl.ir import Dialect
 
-from irforge.dialects.nn import activation, attention, boxes, constant, control_flow, conv, deformable, detection, elementwise, grid_sample, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unpool, yolo
+from irforge.dialects.nn import activation, attention, bitwise, boxes, constant, control_flow, conv, deformable, detection, elementwise, grid_sample, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unique, unpool, yolo
 from irforge.dialects.nn.base import NNOp, build
 
-FAMILIES: tuple[ModuleType, ...] = (activation, attention, boxes, constant, control_flow, conv, deformable, detection, elementwise, grid_sample, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unpool, yolo)
+FAMILIES: tuple[ModuleType, ...] = (activation, attention, bitwise, boxes, constant, control_flow, conv, deformable, detection, elementwise, grid_sample, indexing, linear, normalization, quantize, rcnn, recurrent, reduce, resample, shape, unique, unpool, yolo)
 
 
 def _ops_of(module: ModuleType) -> list[type[NNOp]]:

@@ -21,6 +21,8 @@ from irforge.frontends.ir_xml import readers_indexing  # noqa: F401  (after read
 from irforge.frontends.ir_xml import readers_control_flow  # noqa: F401
 from irforge.frontends.ir_xml import readers_grid_sample  # noqa: F401
 from irforge.frontends.ir_xml import readers_deformable  # noqa: F401
+from irforge.frontends.ir_xml import readers_unique  # noqa: F401
+from irforge.frontends.ir_xml import readers_bitwise  # noqa: F401
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES
 from irforge.weights.dtypes import to_xdsl

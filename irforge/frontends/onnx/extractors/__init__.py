@@ -4,6 +4,7 @@ from irforge.frontends.onnx.extractors import (
     activation,
     attention,
     audio_frontend,
+    bitwise,
     compositions,
     control_flow,
     conv,
@@ -29,8 +30,9 @@ from irforge.frontends.onnx.extractors import (
     reduce,
     resample,
     scan,
+    selection,
     sequence_grid_ops,
     shape,
 )
 
-FAMILIES = (activation, attention, audio_frontend, compositions, control_flow, conv, deform_conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, sequence_grid_ops, shape)
+FAMILIES = (activation, attention, audio_frontend, bitwise, compositions, control_flow, conv, deform_conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, selection, sequence_grid_ops, shape)
