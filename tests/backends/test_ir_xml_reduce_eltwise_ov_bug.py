@@ -2,7 +2,8 @@
 rank-3 tensor followed by an element-wise op with a per-channel constant wrong for batch > 1
 (the constant is applied along the batch axis). x-vector statistics pooling exports hit it
 (ReduceMean over time, then BatchNorm1d as Mul + Add). The IR writer emits that Reduce as
-keep_dims=true + Squeeze, which OpenVINO computes right; other Reduces are written as before."""
+keep_dims=true + Squeeze (keep_dims=true: followed by Maximum(y, y)), which OpenVINO
+computes right; other Reduces are written as before."""
 
 from __future__ import annotations
 
@@ -55,9 +56,11 @@ def test_last_axis_reduce_then_per_channel_constant_runs_right_in_openvino(tmp_p
     assert 'type="Squeeze"' in xml  # the workaround's form
 
 
-@pytest.mark.xfail(strict=True, reason="OpenVINO 2026.4.1 CPU bug with keep_dims=true; no IR form found that avoids it")
-def test_keep_dims_form_is_still_wrong_in_openvino(tmp_path):
-    check_in_openvino(tmp_path, model("ReduceMean", 2, 1, ["Mul"], 2))
+@pytest.mark.parametrize("batch", [2, "n"])
+@pytest.mark.parametrize(("reduce", "tail"), [("ReduceMean", ["Mul", "Add"]), ("ReduceMax", ["Sub"])])
+def test_keep_dims_form_runs_right_in_openvino(tmp_path, batch, reduce, tail):
+    xml = check_in_openvino(tmp_path, model(reduce, 2, 1, tail, batch))
+    assert 'type="Maximum"' in xml  # the workaround's barrier
 
 
 @pytest.mark.parametrize(("axis", "tail", "batch"), [

@@ -146,9 +146,9 @@ AFTER = {"log_sum": "Log", "log_sum_exp": "Log"}
 
 def hits_ov_reduce_eltwise_bug(op: Reduce, dims: tuple[int, ...]) -> bool:
     """Whether `op` is the form OpenVINO 2026.4.1's CPU plugin computes wrong when followed by
-    an arithmetic Eltwise: a keep_dims=false Reduce of a rank-3 input over its last axis only,
-    with a batch that is not known to be 1, feeding an arithmetic `nn.eltwise`."""
-    if op.bool_prop("keep_dims") or len(dims) != 3 or dims[0] == 1:
+    an arithmetic Eltwise: a Reduce (keep_dims either) of a rank-3 input over its last axis
+    only, with a batch that is not known to be 1, feeding an arithmetic `nn.eltwise`."""
+    if len(dims) != 3 or dims[0] == 1:
         return False
     if [a % 3 for a in op.reduced_axes()] != [2]:
         return False
@@ -178,11 +178,15 @@ def reduce(ctx: EmitContext, op: Reduce, inputs: list[Port]) -> list[Port]:
     if hits_ov_reduce_eltwise_bug(op, dims):
         # OpenVINO 2026.4.1's CPU plugin applies a per-channel constant of a following
         # element-wise op along the batch axis for this form (docs/STATUS.md, "OpenVINO
-        # Reduce + eltwise bug"); keep_dims=true + Squeeze computes the same and is right there
+        # Reduce + eltwise bug"); keep_dims=true + Squeeze computes the same and is right there;
+        # with keep_dims=true a Maximum(y, y) (exactly y, NaN included) keeps OpenVINO from it
         kept = out.with_dims([1 if i == len(dims) - 1 else d for i, d in enumerate(dims)])
         y = ctx.single(ov_type, [x, axes], kept, name=ctx.name(op, "keep"), data={"keep_dims": "true"}, version=version)
-        squeeze_axes = ctx.ints([len(dims) - 1], ctx.name(op, "squeeze_axes"))
-        y = ctx.single("Squeeze", [y, squeeze_axes], out, name=name)
+        if op.bool_prop("keep_dims"):
+            y = binary(ctx, "Maximum", y, y, out, name)
+        else:
+            squeeze_axes = ctx.ints([len(dims) - 1], ctx.name(op, "squeeze_axes"))
+            y = ctx.single("Squeeze", [y, squeeze_axes], out, name=name)
     else:
         y = ctx.single(ov_type, [x, axes], out, name=name, data={"keep_dims": fmt_bool(op.bool_prop("keep_dims"))}, version=version)
     if operation in AFTER:
