@@ -13,6 +13,7 @@ import numpy as np
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
+from irforge.dialects.nn.elementwise import ARITHMETIC, Eltwise
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample, ResampleBy, ResampleTo
 from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
@@ -143,6 +144,17 @@ BEFORE = {"sum_square": "Square", "log_sum_exp": "Exp"}
 AFTER = {"log_sum": "Log", "log_sum_exp": "Log"}
 
 
+def hits_ov_reduce_eltwise_bug(op: Reduce, dims: tuple[int, ...]) -> bool:
+    """Whether `op` is the form OpenVINO 2026.4.1's CPU plugin computes wrong when followed by
+    an arithmetic Eltwise: a Reduce (keep_dims either) of a rank-3 input over its last axis
+    only, with a batch that is not known to be 1, feeding an arithmetic `nn.eltwise`."""
+    if len(dims) != 3 or dims[0] == 1:
+        return False
+    if [a % 3 for a in op.reduced_axes()] != [2]:
+        return False
+    return any(isinstance(use.operation, Eltwise) and use.operation.str_prop("operation") in ARITHMETIC for use in op.results[0].uses)
+
+
 @ir_xml_emitter(Reduce)
 def reduce(ctx: EmitContext, op: Reduce, inputs: list[Port]) -> list[Port]:
     operation, x, out = op.str_prop("operation"), inputs[0], out_type(op)
@@ -163,7 +175,20 @@ def reduce(ctx: EmitContext, op: Reduce, inputs: list[Port]) -> list[Port]:
     ov_type, version = REDUCTIONS[operation]
     axes = ctx.ints(op.reduced_axes(), ctx.name(op, "axes"))
     name = ctx.name(op, "reduce") if operation in AFTER else ctx.name(op)
-    y = ctx.single(ov_type, [x, axes], out, name=name, data={"keep_dims": fmt_bool(op.bool_prop("keep_dims"))}, version=version)
+    if hits_ov_reduce_eltwise_bug(op, dims):
+        # OpenVINO 2026.4.1's CPU plugin applies a per-channel constant of a following
+        # element-wise op along the batch axis for this form (docs/STATUS.md, "OpenVINO
+        # Reduce + eltwise bug"); keep_dims=true + Squeeze computes the same and is right there;
+        # with keep_dims=true a Maximum(y, y) (exactly y, NaN included) keeps OpenVINO from it
+        kept = out.with_dims([1 if i == len(dims) - 1 else d for i, d in enumerate(dims)])
+        y = ctx.single(ov_type, [x, axes], kept, name=ctx.name(op, "keep"), data={"keep_dims": "true"}, version=version)
+        if op.bool_prop("keep_dims"):
+            y = binary(ctx, "Maximum", y, y, out, name)
+        else:
+            squeeze_axes = ctx.ints([len(dims) - 1], ctx.name(op, "squeeze_axes"))
+            y = ctx.single("Squeeze", [y, squeeze_axes], out, name=name)
+    else:
+        y = ctx.single(ov_type, [x, axes], out, name=name, data={"keep_dims": fmt_bool(op.bool_prop("keep_dims"))}, version=version)
     if operation in AFTER:
         y = ctx.single("Log", [y], out, name=ctx.name(op))
     return [y]
