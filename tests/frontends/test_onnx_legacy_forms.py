@@ -208,3 +208,11 @@ def test_non_utf8_string_attribute_is_refused_by_name():
     with pytest.raises(IrforgeError) as err:
         import_onnx(model("Resize", {"mode": b"\xff"}, 10, [("sc", np.array([1, 1, 2, 2], np.float32))]))
     assert "mode" in err.value.what
+
+
+@pytest.mark.parametrize("scales", [np.ones((4, 2), np.float32), np.ones(3, np.float32)])
+def test_upsample9_scales_of_the_wrong_shape_is_one_line(scales: np.ndarray) -> None:
+    """A fuzz finding: a 2-D scales tensor ended in a TypeError (internal error)."""
+    with pytest.raises(IrforgeError) as err:
+        import_onnx(model("Upsample", {"mode": "nearest"}, 9, [("sc", scales)]))
+    assert "scales has shape" in err.value.what

@@ -164,5 +164,9 @@ def upsample(ctx: NodeContext) -> SSAValue:
     }
     if ctx.opset >= 9 and ctx.constant_input(1) is None:  # scales computed at run time
         return resize_by(ctx, 1, props)
-    scales = ctx.attr("scales") if ctx.opset < 9 else ctx.required_constant(1, "scales")
+    scales = np.asarray(ctx.attr("scales") if ctx.opset < 9 else ctx.required_constant(1, "scales"))
+    rank = len(ctx.input_shape(0))
+    if scales.ndim != 1 or len(scales) != rank:
+        raise ctx.fail(f"scales has shape {list(scales.shape)}, but the input has rank {rank}",
+                       fix=f"give scales as one value per input axis ({rank} values)")
     return ctx.value(Resample, [ctx.input(0)], scales=[float(s) for s in scales], **props)
