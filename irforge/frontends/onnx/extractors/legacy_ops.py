@@ -29,6 +29,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
+from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.node_expansion import Expansion
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
@@ -202,7 +203,7 @@ def max_unpool(ctx: NodeContext) -> SSAValue:
         raise ctx.fail(f"kernel_shape {kernel}, strides {strides}, pads {pads} do not fit an input of shape {list(shape)}",
                        fix="give one kernel size and stride per spatial axis and a begin and end pad for each")
     if ctx.has_input(2):
-        out = [int(d) for d in ctx.required_constant(2, "output_shape").reshape(-1)]
+        out = int_list(ctx, ctx.required_constant(2, "output_shape"), "output_shape")
     else:
         out = [*shape[:2], *((shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[spatial + i] for i in range(spatial))]
     if len(out) != len(shape) or out[:2] != list(shape[:2]) or min(out) < 1:

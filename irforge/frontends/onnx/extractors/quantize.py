@@ -92,7 +92,7 @@ def params(ctx: NodeContext, rank: int, axis: int, zp_dtype: np.dtype) -> tuple[
             found.append(broadcastable(ctx, value, rank, axis))
             continue
         shape = ctx.input_shape(index)
-        if len(shape) > 1 or (shape and shape[0] != 1 and axis % rank != rank - 1):
+        if len(shape) > 1 or (shape and shape[0] != 1 and (rank == 0 or axis % rank != rank - 1)):
             raise NotConstantError(
                 "a per-axis scale or zero point known only at run time is supported along the last axis only",
                 ctx.node.input[index], where=ctx.where, fix="make the scale and zero point constants", code="E172",

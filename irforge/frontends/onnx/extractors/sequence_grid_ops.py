@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
+from irforge.frontends.onnx.checked_constants import one_int
 from irforge.frontends.onnx.node_expansion import Expansion
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -157,7 +158,7 @@ def cum_prod(ctx: NodeContext) -> SSAValue:
     axis_value = ctx.required_constant(1, "axis").reshape(-1)
     if axis_value.size != 1:
         raise _unsupported(ctx, f"axis holds {axis_value.size} values", "give one axis")
-    axis = _axis(ctx, int(axis_value[0]), len(shape), "axis")
+    axis = _axis(ctx, one_int(ctx, axis_value, "axis"), len(shape), "axis")
     steps = shape[axis]
     if steps == DYN or steps > CUMPROD_MAX_STEPS:
         raise _unsupported(ctx, f"a product scan along an axis of {'unknown' if steps == DYN else steps} elements (unrolled up to {CUMPROD_MAX_STEPS})",
