@@ -1,0 +1,70 @@
+"""Fuzz irforge with the ONNX backend node suite's models of chosen ops, mutated.
+
+    python bench/fuzz_node_models.py --cases 1000 --seed 8 [--ops DeformConv,STFT,...]
+
+Seeds: every (non-expanded) node-suite case whose graph uses one of `--ops` (default: the
+ops added in session 6 and the legacy forms). Each case is one or two edits of a seed by
+`irforge.testing.fuzz_new_ops.mutate_onnx_new_ops`, run in process through ir-convert or
+ir-run (ref or cpu); prints the outcome counts of `irforge.testing.fuzz.run_case` and every
+finding (internal error, traceback, hang, partial output, outside access, multi-line error),
+writing each finding's model to `--keep` for reproduction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import tempfile
+from pathlib import Path
+
+import onnx.backend.test.case.node as node_cases
+
+from irforge.testing.fuzz import run_case
+from irforge.testing.fuzz_flags import Case
+from irforge.testing.fuzz_new_ops import mutate_onnx_new_ops
+
+SESSION6_OPS = (
+    "DeformConv,STFT,HannWindow,HammingWindow,BlackmanWindow,MelWeightMatrix,Compress,Unique,Det,BitwiseAnd,BitwiseOr,"
+    "BitwiseXor,BitwiseNot,BitShift,ReverseSequence,CenterCropPad,AffineGrid,CumProd,SwiGLU,SequenceEmpty,SequenceConstruct,"
+    "SequenceInsert,SequenceAt,SequenceErase,SequenceLength,SplitToSequence,ConcatFromSequence,SequenceMap,Optional,"
+    "OptionalHasElement,OptionalGetElement,Scan,LpPool,GlobalLpPool,Hardmax,MaxUnpool,RotaryEmbedding,DequantizeLinear,"
+    "Upsample,MeanVarianceNormalization"
+)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", type=int, default=400)
+    p.add_argument("--seed", type=int, default=6)
+    p.add_argument("--ops", default=SESSION6_OPS, help="comma-separated ONNX op types whose node cases seed the run")
+    p.add_argument("--keep", type=Path, default=Path("fuzz-findings"), help="folder for the findings' models")
+    args = p.parse_args()
+    wanted = set(args.ops.split(","))
+    seeds = {case.name: case.model.SerializeToString() for case in node_cases.collect_testcases(None)
+             if "expanded" not in case.name and wanted & {n.op_type for n in case.model.graph.node}}
+    print(f"{len(seeds)} seed models", flush=True)
+    rng = random.Random(args.seed)
+    names = sorted(seeds)
+    counts: collections.Counter[str] = collections.Counter()
+    with tempfile.TemporaryDirectory(prefix="irforge-fuzz-nodes-") as tmp:
+        for i in range(args.cases):
+            name = rng.choice(names)
+            data = mutate_onnx_new_ops(seeds[name], rng)
+            if rng.random() < 0.5:
+                case = Case("ir-convert", ["--input_model", "IN/m.onnx", "--output_dir", "OUT"], {"m.onnx": data}, name)
+            else:
+                case = Case("ir-run", ["IN/m.onnx", "--device", rng.choice(["ref", "cpu"]), "--output", "OUT/o.npz"], {"m.onnx": data}, name)
+            outcome = run_case(case, Path(tmp) / str(i), in_process=True, timeout=20)
+            counts[outcome.kind] += 1
+            if outcome.kind not in ("ok", "clean"):
+                args.keep.mkdir(parents=True, exist_ok=True)
+                kept = args.keep / f"{i}_{name}.onnx"
+                kept.write_bytes(data)
+                last = outcome.stderr.strip().splitlines()[-1] if outcome.stderr.strip() else ""
+                print(f"{outcome.kind}: {case.tool} {name} -> {kept}: {last[:300]}", flush=True)
+    print(dict(counts))
+
+
+if __name__ == "__main__":
+    main()
