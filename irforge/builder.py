@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region, SSAValue
 
@@ -18,13 +18,18 @@ from irforge.weights import WeightStore
 from irforge.weights.dtypes import to_xdsl
 
 
-def constant_op(array: np.ndarray, store: WeightStore, name_hint: str) -> Constant:
-    """An `nn.constant` for `array`: inline when small, else a new entry of `store`."""
+def constant_op(array: np.ndarray, store: WeightStore, name_hint: str, bits: int = 0) -> Constant:
+    """An `nn.constant` for `array`: inline when small, else a new entry of `store`; `bits`
+    4 marks int8 / uint8 values of the 4-bit range, stored packed (i4 / u4) in an IR."""
     array = np.asarray(array)
     if array.size <= INLINE_LIMIT:
-        return Constant.inline(array)
-    weight = store.add(array, name_hint)
-    return Constant.reference(weight, TensorType(to_xdsl(array.dtype), list(array.shape)))
+        op = Constant.inline(array)
+    else:
+        weight = store.add(array, name_hint)
+        op = Constant.reference(weight, TensorType(to_xdsl(array.dtype), list(array.shape)))
+    if bits:
+        op.properties["bits"] = IntegerAttr(bits, i64)
+    return op
 
 
 MAX_INPUT_BYTES = 1 << 50
@@ -57,9 +62,10 @@ class ModelBuilder:
         t = TensorType(to_xdsl(np.dtype(dtype)), list(shape))
         return self.block.insert_arg(t, len(self.block.args))
 
-    def constant(self, array: np.ndarray, name: str = "const") -> SSAValue:
-        """A constant: inline when small, otherwise a new weight-store entry."""
-        op = constant_op(array, self.store, name)
+    def constant(self, array: np.ndarray, name: str = "const", bits: int = 0) -> SSAValue:
+        """A constant: inline when small, otherwise a new weight-store entry (`bits`: see
+        `constant_op`)."""
+        op = constant_op(array, self.store, name, bits)
         self.block.add_op(op)
         return op.output
 

@@ -17,12 +17,23 @@ import numpy as np
 CHUNK_ELEMENTS = 1 << 20
 
 
-def blob_chunks(array: np.ndarray, dtype: np.dtype):  # type: ignore[no-untyped-def]
-    """Raw little-endian bytes of `array` cast to `dtype`, a bounded chunk at a time."""
+def blob_chunks(array: np.ndarray, dtype: np.dtype, bits: int = 0):  # type: ignore[no-untyped-def]
+    """Raw little-endian bytes of `array` cast to `dtype`, a bounded chunk at a time; with
+    `bits` 4, int8 / uint8 values packed two per byte (OpenVINO's i4 / u4)."""
     flat = array.reshape(-1)
-    for start in range(0, flat.size, CHUNK_ELEMENTS):
+    for start in range(0, flat.size, CHUNK_ELEMENTS):  # CHUNK_ELEMENTS is even: packed chunks join
         chunk = np.ascontiguousarray(flat[start : start + CHUNK_ELEMENTS]).astype(dtype, copy=False)
-        yield memoryview(chunk).cast("B")
+        yield memoryview(pack_nibbles(chunk) if bits == 4 else chunk).cast("B")
+
+
+def pack_nibbles(values: np.ndarray) -> np.ndarray:
+    """4-bit values (int8 -8..7 or uint8 0..15) two per byte, the first in the low nibble, as
+    OpenVINO lays out i4 / u4 (and ONNX INT4 / UINT4); an odd count leaves the last high
+    nibble 0."""
+    nibbles = values.view(np.uint8) & np.uint8(0x0F)
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return nibbles[0::2] | (nibbles[1::2] << np.uint8(4))
 
 
 class BinWriter:
@@ -33,11 +44,11 @@ class BinWriter:
         self.end = 0
         self._seen: dict[bytes, tuple[int, int]] = {}
 
-    def add(self, array: np.ndarray, dtype: np.dtype) -> tuple[int, int]:
+    def add(self, array: np.ndarray, dtype: np.dtype, bits: int = 0) -> tuple[int, int]:
         start = self.end
         digest = hashlib.sha256()
         self.f.seek(start)
-        for chunk in blob_chunks(array, dtype):
+        for chunk in blob_chunks(array, dtype, bits):
             digest.update(chunk)
             self.f.write(chunk)
         size = self.f.tell() - start

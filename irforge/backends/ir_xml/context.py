@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from irforge.backends.ir_xml.xml_text import escape_name
-from irforge.backends.ir_xml.graph import Edge, IrGraph, Layer, PortType, fmt_ints, fmt_partial_shape, element_name
+from irforge.backends.ir_xml.graph import Edge, IrGraph, Layer, PortType, element_name, fmt_ints, fmt_partial_shape, packed_element_name
 from irforge.errors import IrforgeError
 
 F16_MAX = float(np.finfo(np.float16).max)
@@ -24,12 +24,13 @@ _RANGE_CHUNK = 1 << 20
 class Port:
     """An output of an emitted layer, or a constant whose Const layer is made on first use."""
 
-    def __init__(self, type: PortType, layer: int | None = None, index: int = 0, array: np.ndarray | None = None, name: str = "") -> None:
+    def __init__(self, type: PortType, layer: int | None = None, index: int = 0, array: np.ndarray | None = None, name: str = "", bits: int = 0) -> None:
         self.type = type
         self.layer = layer
         self.index = index
         self.array = array
         self.name = name
+        self.bits = bits  # 4: a constant stored packed (i4 / u4), see nn.constant's `bits`
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -71,6 +72,20 @@ def fits_f16(array: np.ndarray) -> bool:
         if finite.size and float(np.abs(finite).max()) > F16_MAX:
             return False
     return True
+
+
+def check_packable(array: np.ndarray, bits: int, name: str) -> None:
+    """Raise E124 unless `array` (int8 / uint8) holds only values of the `bits`-bit range."""
+    signed = array.dtype == np.int8
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    flat = array.reshape(-1)
+    for start in range(0, flat.size, _RANGE_CHUNK):
+        chunk = flat[start : start + _RANGE_CHUNK]
+        if array.dtype not in (np.int8, np.uint8) or (chunk.size and (int(chunk.min()) < low or int(chunk.max()) > high)):
+            raise IrforgeError(
+                f"constant '{name}' is marked {bits}-bit (bits = {bits}) but holds {array.dtype} values outside {low}..{high}",
+                fix="drop `bits` from the nn.constant, or give it values of the packed range", code="E124",
+            )  # fmt: skip
 
 
 class EmitContext:
@@ -148,10 +163,11 @@ class EmitContext:
             names.append(name)
 
     # -- constants -----------------------------------------------------------------------
-    def const(self, array: np.ndarray, name: str = "Constant") -> Port:
-        """A deferred constant: it becomes a Const layer when a layer first reads it."""
+    def const(self, array: np.ndarray, name: str = "Constant", bits: int = 0) -> Port:
+        """A deferred constant: it becomes a Const layer when a layer first reads it; with
+        `bits` 4, an i4 / u4 one (int8 / uint8 values that fit in 4 bits)."""
         array = np.asarray(array)
-        return Port(PortType(array.dtype, array.shape), array=array, name=name)
+        return Port(PortType(array.dtype, array.shape, bits), array=array, name=name, bits=bits)
 
     def ints(self, values: Sequence[int], name: str = "Constant") -> Port:
         """A 1-D i64 constant (axes, shapes, pads)."""
@@ -174,16 +190,20 @@ class EmitContext:
             converted = self.layer("Convert", [stored], [port.type], name=port.name, data=data, rt_info=["decompression"])[0]
             port.layer, port.index = converted.layer, converted.index
         else:
-            stored = self._const_layer(array, array.dtype, port.name)
+            if port.bits:
+                check_packable(array, port.bits, port.name)
+            stored = self._const_layer(array, array.dtype, port.name, port.bits)
             port.layer, port.index = stored.layer, stored.index
         return port
 
-    def _const_layer(self, array: np.ndarray, dtype: np.dtype, name: str) -> Port:
-        t = PortType(np.dtype(dtype), tuple(array.shape))
-        data = {"element_type": element_name(t.dtype), "shape": fmt_ints(t.dims)}
+    def _const_layer(self, array: np.ndarray, dtype: np.dtype, name: str, bits: int = 0) -> Port:
+        t = PortType(np.dtype(dtype), tuple(array.shape), bits)
+        element = packed_element_name(t.dtype, bits) if bits else element_name(t.dtype)
+        data = {"element_type": element, "shape": fmt_ints(t.dims)}
         port = self.single("Const", [], t, name=name, data=data)
         layer = self.graph.layers[port.layer]  # type: ignore[index]
         layer.blob = array
+        layer.blob_bits = bits
         return port
 
     def reshape(self, port: Port, dims: Sequence[int], name: str) -> Port:
@@ -193,7 +213,7 @@ class EmitContext:
         if any(d < 0 for d in dims):
             raise IrforgeError(f"layer '{name}' needs static dims to reshape to, got {list(dims)}", fix="give static input shapes", code="E848")
         if port.array is not None:
-            return self.const(port.array.reshape(dims), port.name)
+            return self.const(port.array.reshape(dims), port.name, port.bits)
         if port.dims == dims:
             return port
         return self.single("Reshape", [port, self.ints(dims, f"{name}/shape")], port.type.with_dims(dims), name=name, data={"special_zero": "false"})

@@ -38,12 +38,19 @@ def element_name(dtype: np.dtype) -> str:
         raise IrforgeError(f"element type {dtype} has no OpenVINO IR equivalent", code="E851") from None
 
 
+def packed_element_name(dtype: np.dtype, bits: int) -> str:
+    """`i4` / `u4`: the OpenVINO element type of int8 / uint8 values stored in `bits` bits."""
+    return ("i" if np.dtype(dtype) == np.int8 else "u") + str(bits)
+
+
 @dataclass(frozen=True)
 class PortType:
     """Element type and dims of a port; -1 for a dim known only at run time."""
 
     dtype: np.dtype
     dims: tuple[int, ...]
+    bits: int = 0
+    """4 for a packed i4 / u4 Const's output (its values held as int8 / uint8 in `dtype`)."""
 
     @staticmethod
     def of(t: Attribute) -> PortType:
@@ -58,7 +65,7 @@ class PortType:
 
     @property
     def precision(self) -> str:
-        return ELEMENT_TYPES[self.dtype][1]
+        return ELEMENT_TYPES[self.dtype][1] if not self.bits else packed_element_name(self.dtype, self.bits).upper()
 
     @property
     def rank(self) -> int:
@@ -82,6 +89,8 @@ class Layer:
     """Extra attributes of the <layer> element itself (a Result's output_names)."""
     blob: np.ndarray | None = None
     """Const layers: the values, in the element type written to the .bin."""
+    blob_bits: int = 0
+    """4 when the blob's int8 / uint8 values are written packed, two per byte (i4 / u4)."""
     maps: list[tuple[str, list[tuple[str, dict[str, str]]]]] = field(default_factory=list)
     """If/Loop: elements printed before the ports (`port_map`, `back_edges`), each a list of
     (tag, attributes) children."""

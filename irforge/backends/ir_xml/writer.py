@@ -58,7 +58,7 @@ def emit_ops(ctx: EmitContext, ops: Iterable[Operation], ports: dict[SSAValue, P
             break
         if isinstance(op, Constant):
             array = store[op.weight_name] if op.weight_name is not None else op.inline_array()
-            ports[op.output] = ctx.const(array, ctx.name(op) if op.layer_name else op.weight_name or "Constant")
+            ports[op.output] = ctx.const(array, ctx.name(op) if op.layer_name else op.weight_name or "Constant", op.packed_bits)
             continue
         outputs = list(EMITTERS[type(op)](ctx, op, [ports[v] for v in op.operands]))
         if len(outputs) != len(op.results):
@@ -72,7 +72,7 @@ def write_bin(graph: IrGraph, f) -> None:  # type: ignore[no-untyped-def]
     for layer in graph.all_layers():  # If/Loop bodies' Consts share the one .bin
         if layer.blob is None:
             continue
-        offset, size = bin_writer.add(layer.blob, layer.outputs[0].dtype)
+        offset, size = bin_writer.add(layer.blob, layer.outputs[0].dtype, layer.blob_bits)
         layer.data["offset"] = str(offset)
         layer.data["size"] = str(size)
 

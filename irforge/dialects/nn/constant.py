@@ -5,6 +5,11 @@ shape vectors) may be inline dense attributes:
 
     %w = nn.constant @conv1_w : tensor<64x3x7x7xf32>
     %s = nn.constant dense<[1, 2048]> : tensor<2xi64>
+    %q = nn.constant @fc_w_q4 {bits = 4 : i64} : tensor<96x2x32xui8>
+
+`bits = 4` marks an i8 / u8 constant whose values fit in 4 bits (-8..7 / 0..15): packed
+INT4 / UINT4 weights of the source model, held one per byte here (every backend computes
+with them as they are) and stored packed, as OpenVINO's i4 / u4, by the IR writer.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -29,6 +36,8 @@ from irforge.weights.dtypes import from_xdsl, to_xdsl
 
 INLINE_LIMIT = 16
 """Constants with at most this many elements are printed inline, larger ones go to the store."""
+PACKED_BITS = 4
+"""The one packed width `bits` takes (OpenVINO's i4 / u4)."""
 
 
 @irdl_op_definition
@@ -39,6 +48,7 @@ class Constant(NNOp):
 
     weight = opt_prop_def(SymbolRefAttr)
     value = opt_prop_def(DenseIntOrFPElementsAttr)
+    bits = opt_prop_def(IntegerAttr)
     output = result_def(TensorType)
 
     assembly_format = None
@@ -57,6 +67,15 @@ class Constant(NNOp):
         result_type = self.output.type
         if isinstance(result_type, TensorType) and DYN in result_type.get_shape():
             raise self.error(f"a constant needs a static shape, got {result_type}")
+        if self.bits is not None:
+            element = result_type.element_type if isinstance(result_type, TensorType) else None
+            if self.bits.value.data != PACKED_BITS or not (isinstance(element, IntegerType) and element.width.data == 8):
+                raise self.error(f"bits = {self.bits.value.data} needs bits = {PACKED_BITS} on an i8 / u8 constant, got {result_type}")
+
+    @property
+    def packed_bits(self) -> int:
+        """4 when the values are stored packed 4-bit (see the module docstring), else 0."""
+        return 0 if self.bits is None else self.bits.value.data
 
     @property
     def weight_name(self) -> str | None:
@@ -124,10 +143,10 @@ class Constant(NNOp):
             printer.print_attribute(self.weight)
         else:
             self._print_value(printer)
-        if self.layer_name is not None:
-            printer.print_string(" {name = ")
-            printer.print_attribute(self.layer_name)
-            printer.print_string("}")
+        extra = {k: v for k, v in (("name", self.layer_name), ("bits", self.bits)) if v is not None}
+        if extra:
+            printer.print_string(" ")
+            printer.print_attr_dict(extra)
         if self.weight is not None:
             printer.print_string(" : ")
             printer.print_attribute(self.output.type)
@@ -146,4 +165,4 @@ class Constant(NNOp):
             printer.print_attribute(value)
 
 
-__all__ = ["INLINE_LIMIT", "Constant"]
+__all__ = ["INLINE_LIMIT", "PACKED_BITS", "Constant"]

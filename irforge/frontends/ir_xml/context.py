@@ -156,7 +156,7 @@ class LayerContext:
 
         pending = self.importer.pending.get(self.source(index))
         if pending is not None:
-            return self.importer.constant(pending[0].reshape(tuple(dims)), pending[1])
+            return self.importer.constant(pending[0].reshape(tuple(dims)), pending[1], pending[2])
         return self.value(Reshape, [self.input(index)], suffix=suffix, shape=list(dims), special_zero=False)
 
     def fail(self, message: str, fix: str | None = None) -> IrforgeError:

@@ -26,7 +26,7 @@ from irforge.dialects.nn.base import DYN, NNOp, build
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 from irforge.frontends.ir_xml.context import READERS, LayerContext
-from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES, BinFile, IrLayer, IrNet, parse_ir_xml, split_names
+from irforge.frontends.ir_xml.parse import ELEMENT_DTYPES, PACKED_ELEMENTS, BinFile, IrLayer, IrNet, parse_ir_xml, split_names
 from irforge.frontends.ir_xml.readers_custom import custom_op_of, custom_reader
 from irforge.model import Model
 
@@ -40,7 +40,7 @@ class IrImporter:
         self.builder = ModelBuilder()
         self.constants: dict[SSAValue, np.ndarray] = {}
         self.values: dict[tuple[int, int], SSAValue] = {}
-        self.pending: dict[tuple[int, int], tuple[np.ndarray, str]] = {}
+        self.pending: dict[tuple[int, int], tuple[np.ndarray, str, int]] = {}
         """Const layers not yet made `nn.constant`s: a layer may read them as values only."""
         self.squeezed: dict[SSAValue, tuple[SSAValue, list[int]]] = {}
         """Values a reader squeezed to the opset's rank -> (the `nn` value, the axes): an
@@ -55,16 +55,16 @@ class IrImporter:
             self.consumers[(from_layer, from_port)] += 1
 
     # -- values --------------------------------------------------------------------------
-    def constant(self, array: np.ndarray, name: str) -> SSAValue:
-        value = self.builder.constant(array, name)
+    def constant(self, array: np.ndarray, name: str, bits: int = 0) -> SSAValue:
+        value = self.builder.constant(array, name, bits)
         self.constants[value] = array
         return value
 
     def value_at(self, key: tuple[int, int]) -> SSAValue:
         """The value of output port `key` = (layer id, port id); a Const gets its op now."""
         if key not in self.values:
-            array, name = self.pending[key]
-            self.values[key] = self.constant(array, name)
+            array, name, bits = self.pending[key]
+            self.values[key] = self.constant(array, name, bits)
         return self.values[key]
 
     def constant_at(self, key: tuple[int, int]) -> np.ndarray | None:
@@ -156,7 +156,8 @@ class IrImporter:
             array = self.weights.const(layer)
             if not layer.outputs or layer.outputs[0].dims != array.shape:
                 raise IrforgeError(f"Const shape {list(array.shape)} differs from its output port", where=layer.label, fix="the IR is corrupt; regenerate it", code="E641")
-            self.pending[(layer.id, layer.outputs[0].id)] = (array, layer.name)
+            bits = 4 if layer.data.get("element_type") in PACKED_ELEMENTS else 0
+            self.pending[(layer.id, layer.outputs[0].id)] = (array, layer.name, bits)
             return
         if layer.type == "Parameter":
             results: Sequence[SSAValue | None] = [self.parameter(layer)]

@@ -24,7 +24,11 @@ ELEMENT_DTYPES: dict[str, np.dtype] = {
     "i8": np.dtype(np.int8), "u8": np.dtype(np.uint8), "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64), "boolean": np.dtype(np.bool_),
 }  # fmt: skip
+PACKED_ELEMENTS: dict[str, np.dtype] = {"i4": np.dtype(np.int8), "u4": np.dtype(np.uint8)}
+"""4-bit Const element types (compressed weights): read unpacked into int8 / uint8, one value
+per byte, the constant marked `bits = 4` so that a written IR packs them again."""
 PRECISION_DTYPES: dict[str, np.dtype] = {
+    "I4": PACKED_ELEMENTS["i4"], "U4": PACKED_ELEMENTS["u4"],
     "FP16": ELEMENT_DTYPES["f16"], "FP32": ELEMENT_DTYPES["f32"], "FP64": ELEMENT_DTYPES["f64"],
     "I8": ELEMENT_DTYPES["i8"], "U8": ELEMENT_DTYPES["u8"], "I32": ELEMENT_DTYPES["i32"],
     "I64": ELEMENT_DTYPES["i64"], "BOOL": ELEMENT_DTYPES["boolean"],
@@ -176,13 +180,13 @@ class BinFile:
         data = layer.data
         where = f"{self.path.with_suffix('.xml').name}: {layer.label}"
         element = data.get("element_type", "")
-        if element not in ELEMENT_DTYPES:
-            raise IrforgeError(f"Const element type '{element}' is not supported", where=where, fix=f"use one of {', '.join(ELEMENT_DTYPES)}", code="E642")
-        dtype = ELEMENT_DTYPES[element]
+        if element not in ELEMENT_DTYPES and element not in PACKED_ELEMENTS:
+            raise IrforgeError(f"Const element type '{element}' is not supported", where=where, fix=f"use one of {', '.join([*ELEMENT_DTYPES, *PACKED_ELEMENTS])}", code="E642")
+        dtype = ELEMENT_DTYPES.get(element) or PACKED_ELEMENTS[element]
         shape_text = data.get("shape", "").strip()
         shape = tuple(_int(s, "a Const shape", where) for s in shape_text.split(",")) if shape_text else ()
         offset, size = _int(data.get("offset"), "offset", where), _int(data.get("size"), "size", where)
-        expected = math.prod(shape) * dtype.itemsize
+        expected = -(-math.prod(shape) // 2) if element in PACKED_ELEMENTS else math.prod(shape) * dtype.itemsize
         if size != expected:
             raise IrforgeError(f"Const size {size} does not match {element}{list(shape)} ({expected} bytes)", where=where, fix="the IR is corrupt; regenerate it", code="E642")
         if offset < 0 or offset + size > self.size:
@@ -192,4 +196,15 @@ class BinFile:
                 fix=f"the .bin is truncated or belongs to another .xml; regenerate {self.path.name}",
                 code="E642",
             )
+        if element in PACKED_ELEMENTS:
+            return unpack_nibbles(self._mapped[offset : offset + size], dtype, math.prod(shape)).reshape(shape)
         return self._mapped[offset : offset + size].view(dtype).reshape(shape)
+
+
+def unpack_nibbles(packed: np.ndarray, dtype: np.dtype, count: int) -> np.ndarray:
+    """`count` 4-bit values, two per byte with the first in the low nibble (OpenVINO's i4 /
+    u4), as int8 (sign-extended) or uint8."""
+    nibbles = np.stack([packed & np.uint8(0x0F), packed >> np.uint8(4)], axis=-1).reshape(-1)[:count]
+    if dtype == np.int8:
+        return ((nibbles ^ np.uint8(8)).astype(np.int8) - np.int8(8)).astype(np.int8)
+    return nibbles.astype(np.uint8)
