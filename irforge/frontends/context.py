@@ -38,8 +38,10 @@ class BuildContext:
         """The single result of `add(...)`."""
         return self.add(cls, operands, suffix=suffix, **props)[0]
 
-    def constant(self, array: np.ndarray, suffix: str = "/const") -> SSAValue:
-        return self.importer.constant(np.asarray(array), self.name + suffix)
+    def constant(self, array: np.ndarray, suffix: str = "/const", bits: int = 0) -> SSAValue:
+        """A constant named after the node; `bits` 4 stores int8 / uint8 values packed (i4 /
+        u4) in an IR (see `irforge.builder.constant_op`)."""
+        return self.importer.constant(np.asarray(array), self.name + suffix, bits)
 
     def filled(self, shape: Sequence[int], value: np.ndarray, suffix: str = "") -> SSAValue:
         """`shape` filled with the one element of `value` (a Tile when too big to fold)."""

@@ -33,9 +33,9 @@ class FoldingBuilder:
     def constant_value(self, value: SSAValue) -> np.ndarray | None:
         return self.constants.get(value)
 
-    def constant(self, array: np.ndarray, name: str) -> SSAValue:
+    def constant(self, array: np.ndarray, name: str, bits: int = 0) -> SSAValue:
         check_dtype(array.dtype, name)
-        value = self.builder.constant(array, name)
+        value = self.builder.constant(array, name, bits)
         self.constants[value] = array
         return value
 

@@ -13,8 +13,10 @@ Per-tensor and per-axis scales (`axis`; known only at run time: per tensor or al
 INT4 / UINT4 initializers (read as int8 / uint8 by the loader) and QuantizeLinear's
 output_dtype INT4 / UINT4 quantize to the 4-bit range -8..7 / 0..15. Blocked quantization
 (opset 21's block_size) is supported for a DequantizeLinear of a constant with constant
-scale and zero point (dequantized at conversion, exactly as the operator defines it); any
-other blocked node and other integer types are refused by name.
+scale and zero point: 4- and 8-bit weights stay compressed in OpenVINO's grouped form
+(`compressed_weights.py`; i4 / u4 in an IR), 16- and 32-bit ones are dequantized at
+conversion, exactly as the operator defines it; any other blocked node and other integer
+types are refused by name.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Activation, Clamp, Convert, Convolution, Eltwise, MatMul, Reduce
 from irforge.dialects.nn.quantize import FakeQuantize
 from irforge.errors import IrforgeError, NotConstantError
+from irforge.frontends.onnx.extractors.compressed_weights import decompressed_weights, grouped
 from irforge.frontends.onnx.extractors.conv import window_props
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl, to_xdsl
@@ -260,6 +263,13 @@ def blocked_dequantize(ctx: NodeContext, axis: int) -> SSAValue:
                            where=ctx.where, fix="give one scale and zero point per block along the axis", code="E171")
     if x.dtype not in (np.dtype(np.int32),):
         integer_range(ctx, x.dtype)  # refuses types irforge does not quantize with
+    if x.dtype.itemsize == 1 and zp.dtype == x.dtype:
+        # 4- and 8-bit weights stay compressed: OpenVINO's grouped decompression subgraph
+        blocked = lambda v: grouped(v, axis, block)  # noqa: E731
+        one_per_block = lambda v: np.expand_dims(v, axis + 1)  # noqa: E731
+        bits = 4 if four_bit_type(ctx, ctx.node.input[0]) else 8
+        return decompressed_weights(ctx, blocked(x), one_per_block(scale), one_per_block(zp), axis=axis, length=x.shape[axis],
+                                    bits=bits, dtype=scale.dtype, suffix="")  # fmt: skip
     expand = lambda v: np.repeat(v, block, axis=axis).take(np.arange(x.shape[axis]), axis=axis)  # noqa: E731
     y = (x.astype(np.int64) - expand(zp).astype(np.int64)).astype(scale.dtype) * expand(scale)
     return ctx.constant(y.astype(scale.dtype), "")
