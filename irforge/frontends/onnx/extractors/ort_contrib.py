@@ -18,9 +18,10 @@ optimisations and its 4-bit weight quantizer write into a model a user then brin
     FusedGemm(a, b, c; activation, ...)                     act(Gemm)
     MatMulNBits(a, packed b, scales, zero points?, g_idx?, bias?; K, N, bits, block_size)
                                         a @ dequantize(b)^T + bias, b's blocks of
-                                        `block_size` values along K dequantized at conversion
-                                        ((q - zero point) * scale, the zero point 2^(bits-1)
-                                        when absent): the same f32 weights onnxruntime
+                                        `block_size` values along K kept compressed
+                                        (u4 when 4-bit, else u8; `compressed_weights.py`):
+                                        (q - zero point) * scale, the zero point 2^(bits-1)
+                                        when absent: the same f32 weights onnxruntime
                                         multiplies by at accuracy_level 0/1; at level 4 it
                                         quantizes the activations to int8 per block as well,
                                         an approximation irforge does not make (its numbers are
@@ -36,6 +37,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import MVN, Activation, Clamp, Eltwise, FullyConnected, MatMul, Power, Reduce, ReLU
+from irforge.frontends.onnx.extractors.compressed_weights import decompressed_weights
 from irforge.frontends.onnx.extractors.conv import conv
 from irforge.frontends.onnx.extractors.linear import gemm
 from irforge.frontends.onnx.extractors.quantize_contrib import MS, check_attributes
@@ -222,8 +224,8 @@ def matmul_nbits(ctx: NodeContext) -> SSAValue:
     if packed.dtype != np.uint8 or packed.size != n * blocks * block * bits // 8 or scales.size != n * blocks or scales.dtype.kind != "f":
         raise ctx.fail(f"packed weights {list(packed.shape)} ({packed.dtype}) / scales {list(scales.shape)} ({scales.dtype}) do not fit "
                        f"K={k}, N={n}, bits={bits}, block_size={block}")
-    q = _unpacked(packed.reshape(n, blocks, -1), bits, block).astype(np.float32)
-    zero = np.float32(1 << (bits - 1))
+    q = _unpacked(packed.reshape(n, blocks, -1), bits, block)
+    zero: np.ndarray = np.full((1, 1, 1), 1 << (bits - 1), np.uint8)
     if ctx.has_input(3):
         zp = ctx.required_constant(3, "the zero points")
         # packed: ceil(blocks * bits / 8) bytes per row; else one value of a float type per block
@@ -233,12 +235,12 @@ def matmul_nbits(ctx: NodeContext) -> SSAValue:
                            f"({want} {'packed uint8' if zp.dtype == np.uint8 else 'float'} values)",
                            fix="give packed uint8 zero points or one float per block")
         if zp.dtype == np.uint8:
-            zero = _unpacked(zp.reshape(n, -1), bits, blocks).astype(np.float32)[..., None]
+            zero = _unpacked(zp.reshape(n, -1), bits, blocks)[..., None]
         else:  # zero points of the scales' type, one per block
             zero = zp.astype(np.float32).reshape(n, blocks, 1)
-    weights = ((q - zero) * scales.astype(np.float32).reshape(n, blocks, 1)).reshape(n, blocks * block)[:, :k]
-    dtype = _dtype(ctx)
-    operands = [ctx.input(0), ctx.constant(np.ascontiguousarray(weights.astype(dtype)), "/weights")]
+    # kept compressed ([N, blocks, block] u4 / u8 + the decompression chain), as ovc writes it
+    weights = decompressed_weights(ctx, q, scales.reshape(n, blocks, 1), zero, axis=1, length=k, bits=bits, dtype=_dtype(ctx), suffix="/weights")
+    operands = [ctx.input(0), weights]
     if ctx.has_input(5):
         operands.append(ctx.input(5))
     return ctx.value(FullyConnected, operands)
