@@ -97,6 +97,12 @@ def _flatten_concats() -> type[ModulePass]:
     return FlattenConcatsPass
 
 
+def _dequantize_weights() -> type[ModulePass]:
+    from irforge.passes.dequantize_weights import DequantizeWeightsPass
+
+    return DequantizeWeightsPass
+
+
 def _flip_layout_regions() -> type[ModulePass]:
     from irforge.passes.flip_layout_regions import FlipLayoutRegionsPass
 
@@ -127,6 +133,7 @@ BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-layout": _convert_layout,
     "cse": _cse,
     "cut": _cut,
+    "dequantize-weights": _dequantize_weights,
     "flatten-concats": _flatten_concats,
     "flip-layout-regions": _flip_layout_regions,
     "fuse-grouped-conv": _fuse_grouped_conv,

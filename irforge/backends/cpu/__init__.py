@@ -33,8 +33,9 @@ from xdsl.ir import Operation
 from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
 
-PIPELINE = "widen-f16,infer-shapes,canonicalize,fuse-linear-ops"
-"""widen-f16 first: the kernels compute in f32, and so does a half-precision model here."""
+PIPELINE = "widen-f16,dequantize-weights,infer-shapes,canonicalize,fuse-linear-ops"
+"""widen-f16 first: the kernels compute in f32, and so does a half-precision model here;
+dequantize-weights: compressed (INT8 / INT4) weights become f32 constants at compile time."""
 
 
 @dataclass
