@@ -16,7 +16,7 @@ import openvino as ov
 CORE = ov.Core()
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}  # else this CPU computes in bf16
 PRECISIONS = {
-    "FP32": "f32", "FP16": "f16", "FP64": "f64", "I8": "i8", "U8": "u8", "I32": "i32", "I64": "i64", "BOOL": "boolean",
+    "FP32": "f32", "FP16": "f16", "FP64": "f64", "I8": "i8", "U8": "u8", "I4": "i4", "U4": "u4", "I32": "i32", "I64": "i64", "BOOL": "boolean",
 }  # fmt: skip
 
 

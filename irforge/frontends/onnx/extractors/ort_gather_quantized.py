@@ -8,8 +8,8 @@ table:
 data is a constant uint8 [rows, columns * bits / 8] with `bits`-bit values packed along the
 last axis (low bits first), quantized in blocks of `block_size` along it; dequantize(q) =
 (q - zero point) * scale per block, the zero point 2^(bits-1) without zero_points (uint8
-packed like data otherwise). The table is dequantized at conversion, once, as MatMulNBits'
-weights are (ort_contrib.py): the same f32 values onnxruntime multiplies by.
+packed like data otherwise). The table stays compressed (u4 when 4-bit, else u8), as
+MatMulNBits' weights do (`compressed_weights.py`): the same values onnxruntime gathers.
 
 data may also be an INT4 / UINT4 initializer [rows, columns] (onnxruntime-genai's int4
 Whisper decoder), which the loader unpacks to int8 / uint8: then its zero points, if any, are
@@ -26,6 +26,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Gather
+from irforge.frontends.onnx.extractors.compressed_weights import decompressed_weights, grouped
 from irforge.frontends.onnx.extractors.ort_contrib import _unpacked
 from irforge.frontends.onnx.extractors.ort_rotary import unsupported
 from irforge.frontends.onnx.extractors.quantize import four_bit_type
@@ -54,17 +55,22 @@ def gather_block_quantized(ctx: NodeContext) -> SSAValue:
     blocks = -(-columns // block)
     if scales.shape != (rows, blocks) or scales.dtype.kind != "f":
         raise ctx.fail(f"scales {list(scales.shape)} ({scales.dtype}) do not fit a table of {rows} x {columns} in blocks of {block}")
-    values = _unpacked(data, bits, columns).astype(np.float32)
-    zero: np.ndarray | np.float32 = np.float32(1 << (bits - 1))
+    values = _unpacked(data, bits, columns)
+    zero = np.full((1, 1, 1), 1 << (bits - 1), np.uint8)
     if ctx.has_input(3):
         zp = ctx.required_constant(3, "the zero points")
         if zp.dtype != np.uint8 or zp.shape[0] != rows or zp.size * 8 // bits < rows * blocks:
             raise ctx.fail(f"zero points {list(zp.shape)} ({zp.dtype}) do not fit {rows} x {blocks} blocks of {bits} bits")
-        zero = np.repeat(_unpacked(zp.reshape(rows, -1), bits, blocks).astype(np.float32), block, axis=1)[:, :columns]
-    table = (values - zero) * np.repeat(scales.astype(np.float32), block, axis=1)[:, :columns]
-    dtype = np.dtype(scales.dtype)
-    return ctx.value(Gather, [ctx.constant(table.astype(dtype), "/table"), ctx.input(1)], axis=0)
+        zero = _unpacked(zp.reshape(rows, -1), bits, blocks)[..., None]
+    return gathered_table(ctx, values, scales, zero, bits, block)
 
+
+def gathered_table(ctx: NodeContext, values: np.ndarray, scales: np.ndarray, zero: np.ndarray | None, bits: int, block: int) -> SSAValue:
+    """Gather of the table `values` [rows, columns] kept compressed (`compressed_weights.py`);
+    scales [rows, blocks], zero [rows, blocks, 1] or broadcasting to it, or None (0)."""
+    q = grouped(values, 1, block)
+    table = decompressed_weights(ctx, q, scales[..., None], zero, axis=1, length=values.shape[1], bits=bits, dtype=scales.dtype, suffix="/table")
+    return ctx.value(Gather, [table, ctx.input(1)], axis=0)
 
 
 def four_bit_table(ctx: NodeContext, data: np.ndarray, four_bit: int) -> SSAValue:
@@ -80,12 +86,10 @@ def four_bit_table(ctx: NodeContext, data: np.ndarray, four_bit: int) -> SSAValu
     scales = ctx.required_constant(2, "the scales")
     if scales.shape != (rows, blocks) or scales.dtype.kind != "f":
         raise ctx.fail(f"scales {list(scales.shape)} ({scales.dtype}) do not fit a table of {rows} x {columns} in blocks of {block}")
-    zp = np.zeros((rows, blocks), np.float32)  # onnxruntime's default for int4 and uint4 data alike
+    zp = None  # onnxruntime's default for int4 and uint4 data alike: 0
     if ctx.has_input(3):
         given = ctx.required_constant(3, "the zero points")
         if four_bit_type(ctx, ctx.node.input[3]) != four_bit or given.shape != (rows, blocks):
             raise ctx.fail(f"zero points {list(given.shape)} ({given.dtype}) are not {rows} x {blocks} values of the table's 4-bit type")
-        zp = given.astype(np.float32)
-    expand = lambda v: np.repeat(v, block, axis=1)[:, :columns]  # noqa: E731
-    table = (data.astype(np.float32) - expand(zp)) * expand(scales.astype(np.float32))
-    return ctx.value(Gather, [ctx.constant(table.astype(scales.dtype), "/table"), ctx.input(1)], axis=0)
+        zp = given[..., None]
+    return gathered_table(ctx, data, scales, zp, 4, block)
