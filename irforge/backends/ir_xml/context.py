@@ -31,6 +31,7 @@ class Port:
         self.array = array
         self.name = name
         self.bits = bits  # 4: a constant stored packed (i4 / u4), see nn.constant's `bits`
+        self.keep_precision = False  # a constant an FP16 IR keeps in f32 (compressed weights' scales)
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -95,6 +96,8 @@ class EmitContext:
         self.graph = IrGraph(name)
         self.compress_to_fp16 = compress_to_fp16
         self._used: set[str] = set()
+        self._decompression: set[tuple[int, int]] = set()
+        """Outputs of integer weights' decompression subgraphs (Convert, Subtract, Multiply)."""
 
     # -- names ---------------------------------------------------------------------------
     def unique(self, name: str) -> str:
@@ -162,6 +165,14 @@ class EmitContext:
         if name not in names:
             names.append(name)
 
+    # -- compressed weights --------------------------------------------------------------
+    def mark_decompression(self, port: Port) -> None:
+        """`port` is integer weights being decompressed (their scales then stay f32)."""
+        self._decompression.add((port.layer, port.index))  # type: ignore[arg-type]
+
+    def is_decompression(self, port: Port) -> bool:
+        return port.layer is not None and (port.layer, port.index) in self._decompression
+
     # -- constants -----------------------------------------------------------------------
     def const(self, array: np.ndarray, name: str = "Constant", bits: int = 0) -> Port:
         """A deferred constant: it becomes a Const layer when a layer first reads it; with
@@ -184,7 +195,7 @@ class EmitContext:
             return port
         assert port.array is not None
         array = port.array
-        if self.compress_to_fp16 and array.dtype == np.float32 and array.size and fits_f16(array):
+        if self.compress_to_fp16 and not port.keep_precision and array.dtype == np.float32 and array.size and fits_f16(array):
             stored = self._const_layer(array, np.dtype(np.float16), f"{port.name}_compressed")
             data = {"destination_type": "f32"}
             converted = self.layer("Convert", [stored], [port.type], name=port.name, data=data, rt_info=["decompression"])[0]

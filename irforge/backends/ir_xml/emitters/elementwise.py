@@ -134,7 +134,16 @@ def binary(ctx: EmitContext, ov_type: str, a: Port, b: Port, out: PortType, name
 @ir_xml_emitter(Eltwise)
 def eltwise(ctx: EmitContext, op: Eltwise, inputs: list[Port]) -> list[Port]:
     out = PortType.of(op.output.type)
-    return [binary(ctx, ELTWISE[op.str_prop("operation")], inputs[0], inputs[1], out, ctx.name(op))]
+    operation = op.str_prop("operation")
+    # the zero point / scale of compressed weights: kept f32 in an FP16 IR, as ovc keeps them
+    decompressing = operation in ("sub", "mul") and any(ctx.is_decompression(p) for p in inputs)
+    if decompressing:
+        for port in inputs:
+            port.keep_precision = port.array is not None or port.keep_precision
+    result = binary(ctx, ELTWISE[operation], inputs[0], inputs[1], out, ctx.name(op))
+    if decompressing:
+        ctx.mark_decompression(result)
+    return [result]
 
 
 @ir_xml_emitter(Select)
@@ -150,7 +159,12 @@ def convert(ctx: EmitContext, op: Convert, inputs: list[Port]) -> list[Port]:
     # f16 weights widened to f32 (compress-fp16): marked as OpenVINO marks its own, so that
     # its plugins may keep the weights in f16
     weights = inputs[0].array is not None and inputs[0].dtype == np.float16 and out.dtype == np.float32
-    return ctx.layer("Convert", inputs, [out], name=ctx.name(op), data=data, rt_info=["decompression"] if weights else ())
+    # integer weights (i4 / u4 / i8 / u8) to float: the start of their decompression subgraph
+    compressed = inputs[0].array is not None and inputs[0].dtype in (np.int8, np.uint8) and out.dtype.kind == "f"
+    outputs = ctx.layer("Convert", inputs, [out], name=ctx.name(op), data=data, rt_info=["decompression"] if weights else ())
+    if compressed:
+        ctx.mark_decompression(outputs[0])
+    return outputs
 
 
 @ir_xml_emitter(Identity)
