@@ -67,6 +67,10 @@ def test_matmul_nbits_writes_u4_weights_and_zero_points(tmp_path):
     xml = check_everywhere(model, feeds, want, tmp_path, "nbits")
     assert ("u4", "6, 3, 16") in consts(xml) and ("u4", "6, 3, 1") in consts(xml)
     assert not any(shape == "6, 40" for _, shape in consts(xml))  # no f32 copy of the weights
+    # an FP16 IR keeps the scales f32 (as ovc does), so its numbers are the FP32 IR's
+    xml16, _ = write_ir_xml(import_onnx(model), tmp_path / "nbits16.xml", "FP16")
+    assert ("f32", "6, 3, 1") in consts(xml16) and not any(element == "f16" for element, _ in consts(xml16))
+    np.testing.assert_allclose(run_openvino(xml16, feeds)["y"], want, **TOL)
 
 
 @pytest.mark.parametrize(("data_type", "element"), [(TensorProto.INT4, "i4"), (TensorProto.UINT4, "u4")])

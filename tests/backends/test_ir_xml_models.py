@@ -91,7 +91,7 @@ def test_failed_write_leaves_previous_files_untouched(tmp_path, monkeypatch):
     (tmp_path / "m.xml").write_text("old xml")
     (tmp_path / "m.bin").write_bytes(b"old bin")
 
-    def broken(self, array, dtype):  # type: ignore[no-untyped-def]
+    def broken(self, array, dtype, bits=0):  # type: ignore[no-untyped-def]
         self.f.write(b"partial")
         raise OSError("disk full")
 
