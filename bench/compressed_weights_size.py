@@ -74,12 +74,12 @@ def measure(directory: Path, name: str, feeds: dict[str, np.ndarray]) -> str:
     from irforge.backends.cpu import compile_model
     from irforge.backends.ir_xml import write_ir_xml
     from irforge.backends.reference import run
-    from irforge.frontends.onnx.importer import import_onnx
+    from irforge.api import convert_model
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     want = ort.InferenceSession(str(directory / f"{name}.onnx"), options).run(None, feeds)[0]
-    model = import_onnx(str(directory / f"{name}.onnx"))
+    model = convert_model(str(directory / f"{name}.onnx"))  # ir-convert's pipeline
     ref = np.abs(run(model, feeds)["y"] - want).max()
     compiled = compile_model(model, threads=2, cache_dir=False)
     cpu = np.abs(compiled(feeds)["y"] - want).max()
