@@ -10,7 +10,7 @@ import defusedxml.ElementTree as ET
 import numpy as np
 import openvino as ov
 import pytest
-from onnx import TensorProto
+from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import f32 as xdsl_f32
 
 from irforge.backends.cpu import compile_model
@@ -127,3 +127,18 @@ def test_a_constant_marked_four_bit_round_trips_as_text_and_refuses_wide_values(
         write_ir_xml(wide.finish(), tmp_path / "wide.xml")
     assert e.value.code == "E124" and "-8..7" in e.value.what
 
+
+
+def test_per_axis_int4_dequantize_writes_i4_weights(tmp_path):
+    rng = np.random.default_rng(0)
+    inits = [helper.make_tensor("w", TensorProto.INT4, [6, 4], packed(rng.integers(-8, 8, size=24)), raw=True),
+             numpy_helper.from_array(np.array([0.1, 0.2, 0.3, 0.4], np.float32), "s"),
+             helper.make_tensor("z", TensorProto.INT4, [4], [1, -2, 0, 3])]  # fmt: skip
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"], axis=1), helper.make_node("MatMul", ["x", "wf"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], inits)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    feeds = {"x": rand(2, 6, seed=5)}
+    (want,) = ort_session_run(model, feeds)
+    xml = check_everywhere(model, feeds, want, tmp_path, "per_axis")
+    assert ("i4", "6, 4") in consts(xml)

@@ -230,7 +230,10 @@ def dequantize_linear(ctx: NodeContext) -> SSAValue:
     if dtype != np.int32:  # an int32 bias has no zero-point range and converts exactly
         integer_range(ctx, dtype)
     scale, zp = params(ctx, rank, axis, dtype)
-    return dequantize(ctx, ctx.input(0), scale, zp, "")
+    q = ctx.input(0)
+    if four_bit_type(ctx, ctx.node.input[0]) and (weights := ctx.constant_input(0)) is not None:
+        q = ctx.constant(weights, "/q", bits=4)  # INT4 / UINT4 weights stay 4-bit in an IR (i4 / u4)
+    return dequantize(ctx, q, scale, zp, "")
 
 
 def output_dtype_of(ctx: NodeContext, q: onnx.NodeProto) -> tuple[np.dtype, int]:
