@@ -141,4 +141,4 @@ def test_per_axis_int4_dequantize_writes_i4_weights(tmp_path):
     feeds = {"x": rand(2, 6, seed=5)}
     (want,) = ort_session_run(model, feeds)
     xml = check_everywhere(model, feeds, want, tmp_path, "per_axis")
-    assert ("i4", "6, 4") in consts(xml)
+    assert ("i4", "6, 4") in consts(xml) and ("i4", "1, 4") in consts(xml)  # weights and zero points

@@ -232,7 +232,10 @@ def dequantize_linear(ctx: NodeContext) -> SSAValue:
     scale, zp = params(ctx, rank, axis, dtype)
     q = ctx.input(0)
     if four_bit_type(ctx, ctx.node.input[0]) and (weights := ctx.constant_input(0)) is not None:
-        q = ctx.constant(weights, "/q", bits=4)  # INT4 / UINT4 weights stay 4-bit in an IR (i4 / u4)
+        # INT4 / UINT4 weights stay 4-bit in an IR (i4 / u4), their zero points too (as ovc)
+        q = ctx.constant(weights, "/q", bits=4)
+        if isinstance(zp, np.ndarray) and np.any(zp) and four_bit_type(ctx, ctx.node.input[2]):
+            zp = ctx.constant(zp, "/zero_point_q", bits=4)
     return dequantize(ctx, q, scale, zp, "")
 
 
