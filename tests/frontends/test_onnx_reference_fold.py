@@ -13,27 +13,26 @@ from tests.helpers import ort_session_run
 
 
 def mask_model(dims):  # type: ignore[no-untyped-def]
-    """x + NegativeLogLikelihoodLoss(ConstantOfShape(Shape(x)[1:]), target) as a [5, 1] mask +
-    SoftmaxCrossEntropyLoss(its first 5 columns): a mask built from the input's shape by ops
-    irforge has no extractor for (training losses; EyeLike, Hardmax, CenterCropPad, Det and
-    Compress, used here before, now import)."""
+    """x + ArrayFeatureExtractor(ConstantOfShape(Shape(x)[1:]), [0]) as a [5, 1] mask +
+    Binarizer(the sum of its first 5 columns): a mask built from the input's shape by ops
+    irforge has no extractor for (ai.onnx.ml ops; EyeLike, Hardmax, CenterCropPad, Det,
+    Compress and the training losses, used here before, now import)."""
     nodes = [
         helper.make_node("Shape", ["x"], ["s"], start=1),
         helper.make_node("ConstantOfShape", ["s"], ["zeros"], value=numpy_helper.from_array(np.array([0.0], np.float32))),
         helper.make_node("Slice", ["zeros", "zero", "five", "one"], ["square"]),
-        helper.make_node("SoftmaxCrossEntropyLoss", ["square", "labels"], ["det"]),
-        helper.make_node("NegativeLogLikelihoodLoss", ["zeros", "labels"], ["loss"], reduction="none"),
-        helper.make_node("Unsqueeze", ["loss", "one"], ["mask"]),
-        helper.make_node("Add", ["x", "mask"], ["masked"]),
+        helper.make_node("ReduceSum", ["square"], ["total"], keepdims=0),
+        helper.make_node("Binarizer", ["total"], ["det"], domain="ai.onnx.ml", threshold=-1.0),
+        helper.make_node("ArrayFeatureExtractor", ["zeros", "zero"], ["loss"], domain="ai.onnx.ml"),
+        helper.make_node("Add", ["x", "loss"], ["masked"]),
         helper.make_node("Add", ["masked", "det"], ["y"]),
     ]
-    keep = numpy_helper.from_array(np.array([0, 1, 2, 3, 4], np.int64), "labels")
     ints = [numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("zero", 0), ("five", 5), ("one", 1))]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [keep, *ints],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], ints,
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("ai.onnx.ml", 3)])
 
 
 def test_constant_subgraph_of_unsupported_ops_folds_and_matches_onnxruntime():
@@ -48,14 +47,14 @@ def test_constant_subgraph_of_unsupported_ops_folds_and_matches_onnxruntime():
 
 def test_unsupported_ops_on_run_time_values_are_all_listed():
     proto = mask_model([2, "n", 6])  # a dynamic dim: the mask is not constant
-    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: NegativeLogLikelihoodLoss x1 \(loss\); SoftmaxCrossEntropyLoss x1 \(det\)"):
+    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: ai.onnx.ml::ArrayFeatureExtractor x1 \(loss\); ai.onnx.ml::Binarizer x1 \(det\)"):
         import_onnx(proto)
 
 
 def test_fold_over_the_size_budget_is_reported(monkeypatch):
     monkeypatch.setattr(reference_fold, "FOLD_LIMIT_BYTES", 16)
-    # the mean loss (a scalar, 4 bytes) fits the budget and folds; the [5] losses (20) do not
-    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: NegativeLogLikelihoodLoss x1 \(loss\); make"):
+    # the binarized sum (a scalar, 4 bytes) fits the budget and folds; the [5, 1] column (20) does not
+    with pytest.raises(IrforgeError, match=r"unsupported ONNX ops: ai.onnx.ml::ArrayFeatureExtractor x1 \(loss\); make"):
         import_onnx(mask_model([2, 5, 6]))
 
 
@@ -69,3 +68,14 @@ def test_random_ops_are_never_folded():
     )
     with pytest.raises(IrforgeError, match="unsupported ONNX ops: RandomNormal x1"):
         import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_random_ops_are_refused_saying_why():
+    """RandomUniformLike of a constant is never folded (one sample would become a weight), and
+    the error says why no extension can make it match onnxruntime."""
+    nodes = [helper.make_node("RandomUniformLike", ["x"], ["r"], seed=1.0), helper.make_node("Add", ["x", "r"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])  # fmt: skip
+    with pytest.raises(IrforgeError, match="RandomUniformLike x1") as info:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)]))
+    assert info.value.code == "E196" and "Philox" in str(info.value) and "feed the random tensor as an input" in str(info.value)

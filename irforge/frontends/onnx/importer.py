@@ -26,7 +26,7 @@ from irforge.frontends.folding import FoldingBuilder, check_dtype
 from irforge.frontends.graph_order import dependency_order
 from irforge.frontends.onnx.legacy_forms import upgrade_legacy
 from irforge.frontends.onnx.loader import OnnxFile, element_dtype, load_onnx_file, tensor_to_array
-from irforge.frontends.onnx.reference_fold import fold_node
+from irforge.frontends.onnx.reference_fold import RANDOM_OPS, fold_node
 from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_extractor
 from irforge.frontends.onnx.sequences import OptionalValue, bad_kind, element_names, flat_outputs, is_structured, sequence_model_input, structured_input_error
 from irforge.frontends.tensor_names import record_tensor_names
@@ -209,7 +209,13 @@ def report_unsupported(missing: Mapping[str, list[str]]) -> None:
             f"{op} x{len(nodes)} ({', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})"
             for op, nodes in sorted(missing.items())
         ]
-        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=EXTENSION_HINT, code="E196")
+        fix = EXTENSION_HINT
+        random = sorted(op for op in missing if op in RANDOM_OPS)
+        if random:  # no extension can make these right: say why
+            fix = (f"{', '.join(random)} draw random numbers at run time: OpenVINO's RandomUniform-8 (Philox) cannot give "
+                   "onnxruntime's numbers, and folding one sample would change the model; feed the random tensor as an "
+                   "input instead (for unsupported others, " + EXTENSION_HINT + ")")
+        raise IrforgeError(f"unsupported ONNX ops: {'; '.join(parts)}", fix=fix, code="E196")
 
 
 def topological_order(graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:

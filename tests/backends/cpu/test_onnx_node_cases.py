@@ -2,8 +2,8 @@
 
 The cases run are those the importer supports whose tensors are all f32 and whose imported
 ops all have CPU lowerings, and those of f32, i64 and bool tensors whose ops all run on the
-host (host steps, data-dependent shapes) or natively on f32 values; each is compared with its expected outputs at the case's own
-tolerances, on every data set. Known failures are listed with their reasons in
+host (host steps, data-dependent shapes) or natively on f32, i64 and bool values; each is
+compared with its expected outputs at the case's own tolerances, on every data set. Known failures are listed with their reasons in
 onnx_node_expected_failures.txt beside this file (strict xfail: a fixed case must leave
 the list). `test_case_count` prints how many cases run.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import TensorType, f32, i1, i64
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Operation
 
@@ -57,24 +57,25 @@ def has_cpu_kernels(model: Model) -> bool:
     return all(isinstance(op, Constant | ReturnOp) or type(op) in LOWERINGS for op in model.func.body.block.ops)
 
 
-def runs_on_host_or_f32(model: Model) -> bool:
+def runs_on_host_or_natively(model: Model) -> bool:
     """Every op touches a data-dependent dim (a host segment), is a host step (its reference
-    kernel, any element type), or is lowered natively on f32 values only."""
+    kernel, any element type), or is lowered natively on f32, i64 and bool values only (the
+    index arithmetic of compositions: loss targets, KV-cache write positions, masks)."""
 
-    def f32_only(op: Operation) -> bool:
-        return all(isinstance(v.type, TensorType) and v.type.element_type == f32 for v in (*op.operands, *op.results))
+    def native_types(op: Operation) -> bool:
+        return all(isinstance(v.type, TensorType) and v.type.element_type in (f32, i64, i1) for v in (*op.operands, *op.results))
 
     return all(
         isinstance(op, Constant | ReturnOp) or touches_dynamic(op) or type(op) in HOST_STEP_OPS
-        or (type(op) in LOWERINGS and f32_only(op))
+        or (type(op) in LOWERINGS and native_types(op))
         for op in model.func.body.block.ops
     )  # fmt: skip
 
 
 def cpu_cases() -> list:  # type: ignore[type-arg]
-    """f32 cases whose ops all lower; and f32/i64/bool cases with data-dependent shapes
-    (NonZero, NonMaxSuppression, TopK of a run-time k: segments) or host steps (indexing,
-    box and recurrent ops) among f32 ops."""
+    """f32 cases whose ops all lower; and f32/i64/bool cases whose ops lower on those types,
+    have data-dependent shapes (NonZero, NonMaxSuppression, TopK of a run-time k: segments)
+    or are host steps (indexing, box and recurrent ops)."""
     chosen = []
     for case in supported_cases():
         types = set(graph_element_types(case.model.graph))
@@ -86,11 +87,11 @@ def cpu_cases() -> list:  # type: ignore[type-arg]
         model = entry[0]
         if types <= {onnx.TensorProto.FLOAT} and has_cpu_kernels(model):
             chosen.append(case)
-        elif has_cpu_kernels(model) and runs_on_host_or_f32(model):  # i64/bool inputs frozen into constants (axes, shapes)
+        elif has_cpu_kernels(model) and runs_on_host_or_natively(model):  # i64/bool index arithmetic, or inputs frozen into constants
             chosen.append(case)
         elif has_data_dependent_shapes(model):  # segments: every op runs, natively or on the host
             chosen.append(case)
-        elif runs_on_host_or_f32(model) and any(type(op) in HOST_STEP_OPS for op in model.func.body.block.ops):
+        elif runs_on_host_or_natively(model) and any(type(op) in HOST_STEP_OPS for op in model.func.body.block.ops):
             chosen.append(case)
     return chosen
 

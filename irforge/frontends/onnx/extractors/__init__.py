@@ -4,7 +4,9 @@ from irforge.frontends.onnx.extractors import (
     activation,
     attention,
     audio_frontend,
+    bitcast,
     bitwise,
+    causal_conv,
     compositions,
     control_flow,
     conv,
@@ -15,8 +17,11 @@ from irforge.frontends.onnx.extractors import (
     grid_sample,
     indexing,
     integer_ops,
+    kv_cache,
     legacy_ops,
+    losses,
     linear,
+    linear_attention,
     normalization,
     ort_attention,
     ort_contrib,
@@ -35,4 +40,4 @@ from irforge.frontends.onnx.extractors import (
     shape,
 )
 
-FAMILIES = (activation, attention, audio_frontend, bitwise, compositions, control_flow, conv, deform_conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, legacy_ops, linear, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, selection, sequence_grid_ops, shape)
+FAMILIES = (activation, attention, audio_frontend, bitcast, bitwise, causal_conv, compositions, control_flow, conv, deform_conv, dft, einsum, elementwise, grid_sample, indexing, integer_ops, kv_cache, legacy_ops, losses, linear, linear_attention, normalization, ort_attention, ort_contrib, ort_gather_quantized, ort_gqa, ort_mha, ort_rotary, quantize, quantize_contrib, recurrent, reduce, resample, scan, selection, sequence_grid_ops, shape)
