@@ -173,15 +173,16 @@ def test_winograd_matrices(m) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_narrow_windows_keep_im2col() -> None:
-    """Stride-1 windows narrower than a vector, strided ones narrower than 8 columns, and 1x3
-    stride-2 windows (1.5 taps per phase) keep im2col; 3x3 stride-2 windows (2.25) take the
-    phase planes."""
+    """Stride-1 windows narrower than a vector, strided ones narrower than 15 columns, and 1x3
+    stride-2 windows (1.5 taps per phase) keep im2col; wider 3x3 stride-2 windows (2.25)
+    take the phase planes."""
     narrow = ConvGeometry(1, 64, 14, 14, 3, 3, 14, 14, (1, 1), (1, 1), (1, 1))
     assert not shifted_pays(narrow)
     assert shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 28, 28, (1, 1), (1, 1), (1, 1)))
     assert shifted_pays(ConvGeometry(1, 64, 56, 56, 3, 3, 28, 28, (2, 2), (1, 1), (1, 1)))
     assert not shifted_pays(ConvGeometry(1, 64, 56, 56, 1, 3, 28, 28, (2, 2), (1, 1), (0, 1)))
-    assert shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 14, 14, (2, 2), (1, 1), (1, 1)))
+    assert not shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 14, 14, (2, 2), (1, 1), (1, 1)))
+    assert shifted_pays(ConvGeometry(1, 64, 32, 32, 3, 3, 16, 16, (2, 2), (1, 1), (1, 1)))
     assert not shifted_pays(ConvGeometry(1, 64, 14, 14, 3, 3, 7, 7, (2, 2), (1, 1), (1, 1)))
 
 
