@@ -10,6 +10,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen import gemm
 from irforge.backends.cpu.codegen.gemm import largest_share, splits_columns
 from irforge.backends.cpu.codegen.winograd import MATRICES, transform_weights
+from irforge.backends.cpu.ops import linear
 from irforge.backends.cpu.ops.linear import geometry, shifted_pays
 from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
@@ -195,9 +196,13 @@ COLUMN_TAIL_CASES = [
 ]
 
 
+@pytest.mark.parametrize("pack_plane_max", [0, 196])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,w_shape,props,residual", COLUMN_TAIL_CASES)
-def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, pack_plane_max, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """1x1 layers with B read in place (rows of 49, 196, 33 floats) and packed first
+    (`linear.PACK_PLANE_MAX`), and a strided 3x3 on im2col."""
+    monkeypatch.setattr(linear, "PACK_PLANE_MAX", pack_plane_max)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
     feeds = {"x0": rand(*x_shape)}
     g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
