@@ -161,6 +161,33 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
     kb.finish()
 
 
+def pack_rows_kernel(module: ir.Module, p: int, name: str) -> None:
+    """args: X [K][p] (a 1x1 stride-1 layer's input, one sample), col [p/NR][K][NR], K (one
+    i64): B's panels of the GEMM, generic in K (one kernel for every layer over a p-position
+    plane). Plain loads and stores, the last panel's columns past p zeros (a masked load);
+    threads split the K rows."""
+    kb = KernelBuilder(module, name)
+    x, col = kb.slot(0), kb.slot(1)
+    b = kb.b
+    k = b.load(kb.slot(2, I64))
+    r0 = b.sdiv(b.mul(k, kb.tid), kb.nth)
+    r1 = b.sdiv(b.mul(k, b.add(kb.tid, i64(1))), kb.nth)
+    full, tail = divmod(p, NR)
+    with kb.loop(r0, r1, name="row") as r:
+        src, dst = kb.at(x, b.mul(r, i64(p))), kb.at(col, b.mul(r, i64(NR)))
+        panel_step = b.mul(k, i64(NR))
+        with kb.loop(0, full, name="panel") as panel:
+            for part in range(0, NR, VW):
+                kb.vstore(kb.vload(kb.at(src, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, panel_step), i64(part))))
+        if tail:
+            last = kb.at(dst, b.mul(i64(full), panel_step))
+            for part in range(0, NR, VW):
+                mask = kb.mask(tail - part) if tail - part < VW else None
+                value = kb.vload(kb.at(src, full * NR + part), mask=mask) if tail > part else kb.vconst(0.0)
+                kb.vstore(value, kb.at(last, part))
+    kb.finish()
+
+
 def _zero_tail(kb: KernelBuilder, g: ConvGeometry, r0, r1, y1, row_pointers) -> None:  # type: ignore[no-untyped-def]
     """The last panel's columns past the output: zeros, by the thread with the last output row."""
     tail = g.panels * NR - g.p
