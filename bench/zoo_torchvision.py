@@ -22,56 +22,72 @@ import sys
 import torch
 from zoo_detection import greedy_nms  # bench/, next to this script
 
-_LIB = torch.library.Library("torchvision", "DEF")
-_LIB.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_LIB.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_LIB.define("roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, "
-            "int sampling_ratio, bool aligned) -> Tensor")
+def _native_ops() -> bool:
+    """Whether this torchvision's own compiled ops load with this torch (torchvision 0.29's
+    `_C_stable.so` does on the CPU torch 2.15; then defining them here first is a duplicate
+    registration that aborts the process). Probed in a child: a failed import leaves
+    torchvision half-imported."""
+    import subprocess
+
+    probe = "import torch, torchvision; torch.ops.torchvision.nms; torch.ops.torchvision.roi_align"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
 
 
-def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
-    return greedy_nms(dets, scores, iou_threshold) if len(dets) else torch.zeros(0, dtype=torch.int64)
+if _native_ops():
+    import torchvision  # noqa: E402
+    import torchvision.ops.boxes  # noqa: E402
+else:
+    _LIB = torch.library.Library("torchvision", "DEF")
+    _LIB.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    _LIB.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    _LIB.define("roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, "
+                "int sampling_ratio, bool aligned) -> Tensor")
 
 
-def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
-               sampling_ratio: int, aligned: bool) -> torch.Tensor:
-    # torchvision's pure-Python kernel, without its lazy torch.compile wrapper: compiling
-    # inside torch.jit.trace (the TorchScript exporter runs this kernel) is refused
-    python_roi_align = getattr(_ROI_ALIGN_MODULE._roi_align, "__wrapped__", _ROI_ALIGN_MODULE._roi_align)
-    return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
+    def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+        return greedy_nms(dets, scores, iou_threshold) if len(dets) else torch.zeros(0, dtype=torch.int64)
 
 
-_LIB.impl("nms", _nms, "CPU")
-_LIB.impl("roi_align", _roi_align, "CPU")
+    def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
+                   sampling_ratio: int, aligned: bool) -> torch.Tensor:
+        # torchvision's pure-Python kernel, without its lazy torch.compile wrapper: compiling
+        # inside torch.jit.trace (the TorchScript exporter runs this kernel) is refused
+        python_roi_align = getattr(_ROI_ALIGN_MODULE._roi_align, "__wrapped__", _ROI_ALIGN_MODULE._roi_align)
+        return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
 
 
-@torch.library.register_fake("torchvision::roi_align")
-def _(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):  # type: ignore[no-untyped-def]
-    return input.new_empty((rois.shape[0], input.shape[1], pooled_height, pooled_width))
+    _LIB.impl("nms", _nms, "CPU")
+    _LIB.impl("roi_align", _roi_align, "CPU")
 
 
-@torch.library.register_fake("torchvision::nms")
-def _(dets, scores, iou_threshold):  # type: ignore[no-untyped-def]
-    # how many boxes survive depends on the data: a dynamic size for torch.export
-    return dets.new_empty((torch.library.get_ctx().new_dynamic_size(),), dtype=torch.int64)
+    @torch.library.register_fake("torchvision::roi_align")
+    def _(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):  # type: ignore[no-untyped-def]
+        return input.new_empty((rois.shape[0], input.shape[1], pooled_height, pooled_width))
 
 
-import torchvision  # noqa: E402  (after the ops exist)
-import torchvision.extension  # noqa: E402
-import torchvision.ops.roi_align  # noqa: E402
-
-# `torchvision.ops.roi_align` is the function (ops/__init__ imports it over the submodule's
-# name): patch the module itself, or roi_align still sees no C op and takes the torch.compile'd
-# Python path, which torch.jit.trace refuses ("using FX to torch.jit.trace a dynamo-optimized function")
-_ROI_ALIGN_MODULE = sys.modules["torchvision.ops.roi_align"]
+    @torch.library.register_fake("torchvision::nms")
+    def _(dets, scores, iou_threshold):  # type: ignore[no-untyped-def]
+        # how many boxes survive depends on the data: a dynamic size for torch.export
+        return dets.new_empty((torch.library.get_ctx().new_dynamic_size(),), dtype=torch.int64)
 
 
-def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the callers while tracing
-    return True
+    import torchvision  # noqa: E402  (after the ops exist)
+    import torchvision.extension  # noqa: E402
+    import torchvision.ops.roi_align  # noqa: E402
+
+    # `torchvision.ops.roi_align` is the function (ops/__init__ imports it over the submodule's
+    # name): patch the module itself, or roi_align still sees no C op and takes the torch.compile'd
+    # Python path, which torch.jit.trace refuses ("using FX to torch.jit.trace a dynamo-optimized function")
+    _ROI_ALIGN_MODULE = sys.modules["torchvision.ops.roi_align"]
 
 
-torchvision.extension._has_ops = _has_ops  # what _assert_has_ops reads
-_ROI_ALIGN_MODULE._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
+    def _has_ops() -> bool:  # a def, not a lambda: torch.jit.script compiles the callers while tracing
+        return True
+
+
+    torchvision.extension._has_ops = _has_ops  # what _assert_has_ops reads
+    _ROI_ALIGN_MODULE._has_ops = _has_ops  # imported by name: the C op, not the Python fallback
+
 
 
 

@@ -120,12 +120,16 @@ def test_shifted_stem_stores(size, residual, tile) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_strided_window_of_14_columns_on_phase_planes(threads, tile) -> None:  # type: ignore[no-untyped-def]
+def test_strided_window_of_14_columns_on_phase_planes(threads, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A 3x3 stride-2 window with 14 output columns (rows of 15 on the planes: a C vector
-    spans at most two output rows) runs on the planes, not im2col, and matches; one of 10
-    columns (rows widened to 15: 33% pad columns) keeps im2col."""
+    spans at most two output rows) runs on the planes when they start at 8 columns (session
+    5's `MIN_STRIDED_COLUMNS`; since session 7 such windows take im2col by default), not
+    im2col, and matches; one of 10 columns (rows widened to 15: 33% pad columns) keeps im2col."""
     model = one_op_model(Convolution, [rand(1, 24, 28, 28)], [rand(20, 24, 3, 3, seed=1), rand(20, seed=2)],
                          strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])
+    g = ConvGeometry(1, 24, 28, 28, 3, 3, 14, 14, (2, 2), (1, 1), (1, 1))
+    assert not shifted.shifted_pays(g)  # the default: im2col through the stack row
+    monkeypatch.setattr(shifted, "MIN_STRIDED_COLUMNS", 8)
     compiled = compile_model(model, threads=threads, cache_dir=False)
     try:
         assert [p.tag for p in compiled._executable.program.phases][-1] == "conv3x3"

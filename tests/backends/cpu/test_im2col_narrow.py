@@ -1,6 +1,7 @@
 """im2col of output rows at most a vector wide (14x14, 7x7, 5x5; rows split at a panel
 boundary), and at x-stride 3 (gathers): lanes of rows outside the input are zeros, the tail
-panel's columns past the output too. Against the reference interpreter, with AVX2's
+panel's columns past the output too; narrow rows through the stack row of the plane
+(`conv.NARROW_BUFFERED`) and through two masked stores per row. Against the reference interpreter, with AVX2's
 16-wide and AVX-512's 32-wide panels, on one and two threads."""
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
     return request.param
 
 
+@pytest.mark.parametrize("buffered", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,w_shape,props", CASES)
-def test_narrow_im2col(x_shape, w_shape, props, threads, panels) -> None:  # type: ignore[no-untyped-def]
+def test_narrow_im2col(x_shape, w_shape, props, threads, panels, buffered, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(conv_codegen, "NARROW_BUFFERED", buffered)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
     feeds = {"x0": rand(*x_shape)}
     compiled = compile_model(model, threads=threads, cache_dir=False)

@@ -10,6 +10,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen import gemm
 from irforge.backends.cpu.codegen.gemm import largest_share, splits_columns
 from irforge.backends.cpu.codegen.winograd import MATRICES, transform_weights
+from irforge.backends.cpu.ops import linear
 from irforge.backends.cpu.ops.linear import geometry, shifted_pays
 from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
@@ -173,15 +174,16 @@ def test_winograd_matrices(m) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_narrow_windows_keep_im2col() -> None:
-    """Stride-1 windows narrower than a vector, strided ones narrower than 8 columns, and 1x3
-    stride-2 windows (1.5 taps per phase) keep im2col; 3x3 stride-2 windows (2.25) take the
-    phase planes."""
+    """Stride-1 windows narrower than a vector, strided ones narrower than 15 columns, and 1x3
+    stride-2 windows (1.5 taps per phase) keep im2col; wider 3x3 stride-2 windows (2.25)
+    take the phase planes."""
     narrow = ConvGeometry(1, 64, 14, 14, 3, 3, 14, 14, (1, 1), (1, 1), (1, 1))
     assert not shifted_pays(narrow)
     assert shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 28, 28, (1, 1), (1, 1), (1, 1)))
     assert shifted_pays(ConvGeometry(1, 64, 56, 56, 3, 3, 28, 28, (2, 2), (1, 1), (1, 1)))
     assert not shifted_pays(ConvGeometry(1, 64, 56, 56, 1, 3, 28, 28, (2, 2), (1, 1), (0, 1)))
-    assert shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 14, 14, (2, 2), (1, 1), (1, 1)))
+    assert not shifted_pays(ConvGeometry(1, 64, 28, 28, 3, 3, 14, 14, (2, 2), (1, 1), (1, 1)))
+    assert shifted_pays(ConvGeometry(1, 64, 32, 32, 3, 3, 16, 16, (2, 2), (1, 1), (1, 1)))
     assert not shifted_pays(ConvGeometry(1, 64, 14, 14, 3, 3, 7, 7, (2, 2), (1, 1), (1, 1)))
 
 
@@ -194,9 +196,13 @@ COLUMN_TAIL_CASES = [
 ]
 
 
+@pytest.mark.parametrize("pack_plane_max", [0, 196])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,w_shape,props,residual", COLUMN_TAIL_CASES)
-def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, pack_plane_max, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """1x1 layers with B read in place (rows of 49, 196, 33 floats) and packed first
+    (`linear.PACK_PLANE_MAX`), and a strided 3x3 on im2col."""
+    monkeypatch.setattr(linear, "PACK_PLANE_MAX", pack_plane_max)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
     feeds = {"x0": rand(*x_shape)}
     g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))

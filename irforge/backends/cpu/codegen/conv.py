@@ -6,7 +6,7 @@ first unfolded by `im2col_kernel`, which writes each (channel, ky, kx) row of th
 input straight into the [P/NR][K][NR] panel layout, 16 output positions at a time: along
 output rows with masked contiguous loads at x-stride 1 or 2 (two loads and an even-lane
 shuffle) and plain stores of panel-aligned vectors (masked at each row's two ends; a row
-at most a vector wide is two masked stores split at the panel boundary); at other strides one masked gather
+at most a vector wide goes through a stack row of the plane, see `_im2col_narrow_buffered`); at other strides one masked gather
 per vector (padding and the tail panel become zeros). Depthwise convolutions (one input channel per group) have their own
 kernel, in `depthwise.py`.
 """
@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.gemm import NR
-from irforge.backends.cpu.codegen.irutil import I64, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64, vec
+
+NARROW_BUFFERED = True
+"""Rows at most a vector wide (`g.ow <= 16`) are unfolded into a stack row of the whole
+output plane with plain overlapping stores, then copied into the panels a panel vector at
+a time (`_im2col_narrow_buffered`), instead of two masked stores per output row (slow on
+this AMD host: vmaskmovps)."""
+NARROW_BUFFER_MAX = 4096
+"""Output planes (positions) up to which the narrow rows take the stack row (16 KiB)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,11 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
             with kb.loop(r0, r1, name="row") as r:
                 _im2col_row(kb, g, *row_pointers(r), oy)
         _zero_tail(kb, g, r0, r1, y1, row_pointers)
+    elif g.stride[1] in (1, 2) and NARROW_BUFFERED and not by_positions and g.panels * NR <= NARROW_BUFFER_MAX:
+        with b.goto_block(kb.fn.entry_basic_block):
+            buf = b.bitcast(b.alloca(ir.ArrayType(F32, g.panels * NR + VW)), ir.PointerType(F32))
+        with kb.loop(r0, r1, name="row") as r:
+            _im2col_narrow_buffered(kb, g, *row_pointers(r), buf)
     elif g.stride[1] in (1, 2):
         with kb.loop(r0, r1, name="row") as r:
             dst, src, dy, dx = row_pointers(r)
@@ -145,6 +158,33 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
                 panel = b.udiv(p0, i64(NR))
                 offset = b.add(b.mul(panel, i64(g.k_per_group * NR)), b.urem(p0, i64(NR)))
                 kb.vstore(values, kb.at(dst, offset))
+    kb.finish()
+
+
+def pack_rows_kernel(module: ir.Module, p: int, name: str) -> None:
+    """args: X [K][p] (a 1x1 stride-1 layer's input, one sample), col [p/NR][K][NR], K (one
+    i64): B's panels of the GEMM, generic in K (one kernel for every layer over a p-position
+    plane). Plain loads and stores, the last panel's columns past p zeros (a masked load);
+    threads split the K rows."""
+    kb = KernelBuilder(module, name)
+    x, col = kb.slot(0), kb.slot(1)
+    b = kb.b
+    k = b.load(kb.slot(2, I64))
+    r0 = b.sdiv(b.mul(k, kb.tid), kb.nth)
+    r1 = b.sdiv(b.mul(k, b.add(kb.tid, i64(1))), kb.nth)
+    full, tail = divmod(p, NR)
+    with kb.loop(r0, r1, name="row") as r:
+        src, dst = kb.at(x, b.mul(r, i64(p))), kb.at(col, b.mul(r, i64(NR)))
+        panel_step = b.mul(k, i64(NR))
+        with kb.loop(0, full, name="panel") as panel:
+            for part in range(0, NR, VW):
+                kb.vstore(kb.vload(kb.at(src, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, panel_step), i64(part))))
+        if tail:
+            last = kb.at(dst, b.mul(i64(full), panel_step))
+            for part in range(0, NR, VW):
+                mask = kb.mask(tail - part) if tail - part < VW else None
+                value = kb.vload(kb.at(src, full * NR + part), mask=mask) if tail > part else kb.vconst(0.0)
+                kb.vstore(value, kb.at(last, part))
     kb.finish()
 
 
@@ -181,6 +221,28 @@ def _im2col_narrow_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy)
     kb.vstore(values, kb.at(dst, b.add(b.mul(panel, i64(step)), within)), b.and_(inside, here))
     spill = b.gep(dst, [b.sub(b.mul(b.add(panel, i64(1)), i64(step)), b.sub(i64(NR), within))])
     kb.vstore(values, spill, b.and_(inside, b.not_(here)))
+
+
+def _im2col_narrow_buffered(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, buf) -> None:  # type: ignore[no-untyped-def]
+    """One unfolded row of output rows at most a vector wide: each output row's 16 values
+    (one masked load, or two and an even-lane shuffle at stride 2) stored whole at its
+    position in `buf` (a row of the plane: the lanes past the row's end are overwritten by
+    the next row's store, the last row's by the zeros of the tail panel), then `buf` copied
+    into the panels with plain loads and stores, `NR` positions per panel."""
+    b = kb.b
+    step = g.k_per_group * NR
+    with kb.loop(0, g.oh, name="oy") as oy:
+        iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
+        ok = b.icmp_unsigned("<", iy, i64(g.h))
+        row = kb.at(src, b.mul(b.select(ok, iy, i64(0)), i64(g.w)))
+        row_ok = kb.splat(ok)
+        masks = [b.and_(kb.inside(b.add(dx, i64(part * VW)) if part else dx, g.w), row_ok) for part in range(g.stride[1])]
+        kb.vstore(kb.load_strided(row, dx, masks), kb.at(buf, b.mul(oy, i64(g.ow))))
+    for tail in range(g.p, g.panels * NR, VW):
+        kb.vstore(kb.vconst(0.0), kb.at(buf, tail))
+    with kb.loop(0, g.panels, name="panel") as panel:
+        for part in range(0, NR, VW):
+            kb.vstore(kb.vload(kb.at(buf, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, i64(step)), i64(part))))
 
 
 def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> None:  # type: ignore[no-untyped-def]

@@ -38,11 +38,13 @@ and B's rows spread over four planes) until the shifted tiles prefetched every t
 and B row; since they prefetch each line once, ResNet-50's 128-channel 56x56 -> 28x28
 layer (Conv + bias + ReLU alone, min of 60 alternating calls) runs 3.5-3.8 ms on im2col and
 3.0-3.2 on the planes. 1x3 / 3x1 stride-2 windows (1.5 taps per phase) keep im2col."""
-MIN_STRIDED_COLUMNS = 8
+MIN_STRIDED_COLUMNS = 15
 """A strided dense window takes the planes from this many output columns up (stride-1 ones
 from a vector's 16), the pad-column waste permitting: ResNet-50's 256-channel 3x3 stride-2
 layer at 14x14 outputs (rows of 15 on the planes) ran im2col 0.91 + GEMM 2.47 ms, and
-planes 0.13 + GEMM 3.06 (min of 100 alternating; whole layer min of 40: 0.95-0.97x)."""
+planes 0.13 + GEMM 3.06 (session 5: from 8 columns); since narrow rows are unfolded
+through a stack row (`conv.NARROW_BUFFERED`, no masked stores) im2col is the cheaper one:
+the whole layer 0.80x the planes' time (min of 40, twice, session 7)."""
 GROUPED_LEAST_ROW = 1
 """A grouped layer's plane rows are at least this long (were a vector's 16 while the tile's
 stores handled two output rows per vector: ResNeXt-50's 7x7 layers ran 2.2-2.3x onnxruntime;
