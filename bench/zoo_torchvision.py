@@ -22,39 +22,55 @@ import sys
 import torch
 from zoo_detection import greedy_nms  # bench/, next to this script
 
-_LIB = torch.library.Library("torchvision", "DEF")
-_LIB.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_LIB.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-_LIB.define("roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, "
-            "int sampling_ratio, bool aligned) -> Tensor")
+
+def _native_torchvision() -> bool:
+    """Whether torchvision imports with its own compiled ops (a wheel built for this CPU
+    torch): then defining them here too makes its `_C.so` abort the process (a duplicate
+    registration)."""
+    try:
+        import torchvision  # noqa: F401
+
+        return hasattr(torch.ops.torchvision, "nms")
+    except Exception:  # noqa: BLE001  (the CUDA-linked wheel fails in _meta_registrations)
+        for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
+            del sys.modules[name]
+        return False
 
 
-def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
-    return greedy_nms(dets, scores, iou_threshold) if len(dets) else torch.zeros(0, dtype=torch.int64)
+def _define_ops() -> None:
+    """torchvision's ops with Python CPU kernels and fake kernels (see the docstring)."""
+    global _LIB
+    _LIB = torch.library.Library("torchvision", "DEF")
+    _LIB.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    _LIB.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    _LIB.define("roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, SymInt pooled_width, "
+                "int sampling_ratio, bool aligned) -> Tensor")
+
+    def _nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+        return greedy_nms(dets, scores, iou_threshold) if len(dets) else torch.zeros(0, dtype=torch.int64)
+
+    def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
+                   sampling_ratio: int, aligned: bool) -> torch.Tensor:
+        # torchvision's pure-Python kernel, without its lazy torch.compile wrapper: compiling
+        # inside torch.jit.trace (the TorchScript exporter runs this kernel) is refused
+        python_roi_align = getattr(_ROI_ALIGN_MODULE._roi_align, "__wrapped__", _ROI_ALIGN_MODULE._roi_align)
+        return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
+
+    _LIB.impl("nms", _nms, "CPU")
+    _LIB.impl("roi_align", _roi_align, "CPU")
+
+    @torch.library.register_fake("torchvision::roi_align")
+    def _(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):  # type: ignore[no-untyped-def]
+        return input.new_empty((rois.shape[0], input.shape[1], pooled_height, pooled_width))
+
+    @torch.library.register_fake("torchvision::nms")
+    def _(dets, scores, iou_threshold):  # type: ignore[no-untyped-def]
+        # how many boxes survive depends on the data: a dynamic size for torch.export
+        return dets.new_empty((torch.library.get_ctx().new_dynamic_size(),), dtype=torch.int64)
 
 
-def _roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
-               sampling_ratio: int, aligned: bool) -> torch.Tensor:
-    # torchvision's pure-Python kernel, without its lazy torch.compile wrapper: compiling
-    # inside torch.jit.trace (the TorchScript exporter runs this kernel) is refused
-    python_roi_align = getattr(_ROI_ALIGN_MODULE._roi_align, "__wrapped__", _ROI_ALIGN_MODULE._roi_align)
-    return python_roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
-
-
-_LIB.impl("nms", _nms, "CPU")
-_LIB.impl("roi_align", _roi_align, "CPU")
-
-
-@torch.library.register_fake("torchvision::roi_align")
-def _(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):  # type: ignore[no-untyped-def]
-    return input.new_empty((rois.shape[0], input.shape[1], pooled_height, pooled_width))
-
-
-@torch.library.register_fake("torchvision::nms")
-def _(dets, scores, iou_threshold):  # type: ignore[no-untyped-def]
-    # how many boxes survive depends on the data: a dynamic size for torch.export
-    return dets.new_empty((torch.library.get_ctx().new_dynamic_size(),), dtype=torch.int64)
-
+if not _native_torchvision():
+    _define_ops()
 
 import torchvision  # noqa: E402  (after the ops exist)
 import torchvision.extension  # noqa: E402
