@@ -35,6 +35,10 @@ from irforge.model import Model
 
 PIPELINE = "widen-f16,infer-shapes,canonicalize,fuse-linear-ops"
 """widen-f16 first: the kernels compute in f32, and so does a half-precision model here."""
+EAGER_WORKER_OPS = 64
+"""A model of this many ops or more (after the pipeline) starts its first LLVM worker process
+before lowering (`Jit.start(eager=True)`): such a model compiles enough IR to keep it busy
+(ResNet-50: ~200 ops), and the worker no longer waits for `llvm_worker.PARALLEL_BYTES` of IR."""
 
 
 @dataclass
@@ -170,7 +174,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
             work, lambda op: runs_natively(work, op, cache_dir),
             lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
         )  # fmt: skip
-    jit.start(_compile_workers())
+    jit.start(_compile_workers(), eager=len(work.func.body.block.ops) >= EAGER_WORKER_OPS)
     try:
         program = lower(work, jit.module, jit.submit)  # LLVM starts on each kernel as its IR is built
         arena = plan(program.buffers)
