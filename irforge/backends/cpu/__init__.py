@@ -163,7 +163,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.lower import lower
     from irforge.backends.cpu.planner import naive_size, plan
-    from irforge.backends.cpu.runtime import Executable, driver_module
+    from irforge.backends.cpu.runtime import Executable, driver_module, gather_constants_meanwhile
     from irforge.passes import apply_pipeline
 
     work = copy_model(model)
@@ -178,6 +178,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     try:
         program = lower(work, jit.module, jit.submit)  # LLVM starts on each kernel as its IR is built
         arena = plan(program.buffers)
+        constants = gather_constants_meanwhile(program)
         driver = jit.module("driver")
         driver_module(driver, [p.function for p in program.phases])
         jit.add_all([*program.modules, driver], track=track)
@@ -185,7 +186,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
         jit.abandon()
         raise
     jit.finalize()
-    executable = Executable(program, arena, jit.address, threads)
+    executable = Executable(program, arena, jit.address, threads, constants())
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     unplanned = naive_size(program.buffers)
     if key is not None and program_cache.saveable(program):
