@@ -36,6 +36,10 @@ from irforge.model import Model
 PIPELINE = "widen-f16,dequantize-weights,infer-shapes,canonicalize,fuse-linear-ops"
 """widen-f16 first: the kernels compute in f32, and so does a half-precision model here;
 dequantize-weights: compressed (INT8 / INT4) weights become f32 constants at compile time."""
+EAGER_WORKER_OPS = 64
+"""A model of this many ops or more (after the pipeline) starts its first LLVM worker process
+before lowering (`Jit.start(eager=True)`): such a model compiles enough IR to keep it busy
+(ResNet-50: ~200 ops), and the worker no longer waits for `llvm_worker.PARALLEL_BYTES` of IR."""
 
 
 @dataclass
@@ -160,7 +164,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.lower import lower
     from irforge.backends.cpu.planner import naive_size, plan
-    from irforge.backends.cpu.runtime import Executable, driver_module
+    from irforge.backends.cpu.runtime import Executable, driver_module, gather_constants_meanwhile
     from irforge.passes import apply_pipeline
 
     work = copy_model(model)
@@ -171,10 +175,11 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
             work, lambda op: runs_natively(work, op, cache_dir),
             lambda part: compile_model(part, threads, cache_dir, pipeline="", track=track),
         )  # fmt: skip
-    jit.start(_compile_workers())
+    jit.start(_compile_workers(), eager=len(work.func.body.block.ops) >= EAGER_WORKER_OPS)
     try:
         program = lower(work, jit.module, jit.submit)  # LLVM starts on each kernel as its IR is built
         arena = plan(program.buffers)
+        constants = gather_constants_meanwhile(program)
         driver = jit.module("driver")
         driver_module(driver, [p.function for p in program.phases])
         jit.add_all([*program.modules, driver], track=track)
@@ -182,7 +187,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
         jit.abandon()
         raise
     jit.finalize()
-    executable = Executable(program, arena, jit.address, threads)
+    executable = Executable(program, arena, jit.address, threads, constants())
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     unplanned = naive_size(program.buffers)
     if key is not None and program_cache.saveable(program):

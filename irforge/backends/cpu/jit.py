@@ -68,10 +68,13 @@ class Jit:
         )
         return f"{text}\nattributes #0 = {{ {attrs} }}\n"
 
-    def start(self, workers: int) -> None:
+    def start(self, workers: int, eager: bool = False) -> None:
         """Compile modules with up to `workers` processes from now on: `submit` hands each
-        one to them as soon as its IR is built (see `llvm_worker.Pool`)."""
+        one to them as soon as its IR is built (see `llvm_worker.Pool`); `eager`: start the
+        first worker process now (`Pool.prestart`)."""
         self._pool = Pool((self.triple, self.cpu, self.features), workers)
+        if eager:
+            self._pool.prestart()
 
     def submit(self, module: ir.Module) -> None:
         """Queue `module` for compiling unless its object is cached (or it is queued)."""

@@ -153,9 +153,19 @@ class Pool:
             self.waiting += len(item[1])
             self.cond.notify()
         while len(self.feeders) < min(self.workers - 1, self.waiting // PARALLEL_BYTES):
-            feeder = threading.Thread(target=self._feed, name="irforge-llvm-feeder", daemon=True)
-            feeder.start()
-            self.feeders.append(feeder)
+            self._start_feeder()
+
+    def prestart(self) -> None:
+        """Start the first worker process now, before any IR is submitted (a large model:
+        its ~0.1 s of start-up then overlaps the pass pipeline and the first lowerings,
+        and the modules built before `PARALLEL_BYTES` were submitted no longer wait)."""
+        if self.workers > 1 and not self.feeders:
+            self._start_feeder()
+
+    def _start_feeder(self) -> None:
+        feeder = threading.Thread(target=self._feed, name="irforge-llvm-feeder", daemon=True)
+        feeder.start()
+        self.feeders.append(feeder)
 
     def _next(self) -> Item | None:
         with self.cond:

@@ -181,3 +181,46 @@ def test_grouped_short_rows(x_shape, w_shape, props, rows, residual, aligned, ti
     finally:
         compiled.close()
     _check(model, feeds)
+
+
+
+def _run_gemm(spec: gemm.GemmSpec, a, b, c, bias, res, threads: int) -> None:  # type: ignore[no-untyped-def]
+    """Compile `spec` alone and call it on numpy buffers, `threads` thread ids in turn."""
+    import ctypes
+
+    from irforge.backends.cpu.jit import Jit
+
+    jit = Jit(None)
+    module = jit.module("kgemm_tail")
+    gemm.gemm_kernel(module, spec, "kgemm_tail")
+    jit.add_all([module])
+    jit.finalize()
+    fn = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64)(jit.address("kgemm_tail"))
+    slots = (ctypes.c_void_p * 5)(*(x.ctypes.data for x in (a, b, c, bias, res)))
+    for t in range(threads):
+        fn(slots, t, threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m,n,k", [
+    (20, 49, 40),  # 49 columns: the column accumulators' lanes follow the short block
+    (21, 15, 400),  # 15 columns (masked vectors), 2 K blocks: C loaded between them
+    (26, 196, 24),  # 196 columns, split between threads by panels
+])
+def test_short_last_block_runs_the_full_micro_kernel(m, n, k, threads, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A GEMM whose last M block is short runs it with the MR-row micro-kernel (forced here
+    for small M): rows past M are computed from A's zero padding and never stored (C's rows
+    after M keep their canary), and C, the residual and the row bias are read only inside
+    their M rows; bias, residual and ReLU as in ResNet's 1x1 layers."""
+    monkeypatch.setattr(gemm, "TAIL_ROWS_WASTE", 1.0)
+    spec = gemm.GemmSpec(m=m, n=n, k=k, a_panel=True, ldb=n, ldc=n, bias="row",
+                         epilogue=gemm.Epilogue(residual=True, activation="relu"))
+    assert m % gemm.MR and gemm.merges_tail_rows(spec)
+    assert not gemm.merges_tail_rows(gemm.GemmSpec(m=m, n=n, k=k, a_panel=True, batches=(gemm.Batch(2, 0, 0, 0),)))
+    weights, x = rand(m, k, seed=1), rand(k, n, seed=2)
+    bias, res = rand(m, seed=3), rand(m, n, seed=4)
+    c = np.full((m + gemm.MR, n), 7.0, np.float32)  # rows past M: a canary
+    _run_gemm(spec, gemm.pack_a(weights, m, k), x, c, bias, res, threads)
+    want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + res, 0)
+    np.testing.assert_allclose(c[:m], want, rtol=1e-4, atol=1e-4)
+    assert (c[m:] == 7.0).all()

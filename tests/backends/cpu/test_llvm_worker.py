@@ -33,6 +33,32 @@ def test_modules_compiled_by_a_worker_process(tmp_path: Path, monkeypatch: pytes
     np.testing.assert_allclose(got, ort_session_run(proto, x)[0], rtol=1e-4, atol=1e-5)
 
 
+def test_a_large_model_starts_its_worker_before_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With as many ops as `EAGER_WORKER_OPS` the first worker process starts before any IR
+    is submitted (PARALLEL_BYTES is out of reach here: no worker otherwise) and compiles
+    what it is sent."""
+    import irforge.backends.cpu as cpu
+
+    started = []
+    real_init = llvm_worker.Worker.__init__
+
+    def spy(self, target) -> None:  # type: ignore[no-untyped-def]
+        real_init(self, target)
+        started.append(self)
+
+    monkeypatch.setattr(llvm_worker, "PARALLEL_BYTES", 1 << 40)
+    monkeypatch.setattr(llvm_worker.Worker, "__init__", spy)
+    monkeypatch.setattr(cpu, "_compile_workers", lambda: 2)
+    monkeypatch.setattr(cpu, "EAGER_WORKER_OPS", 1)
+    proto = onnx_models.vgg()
+    x = {"data": np.random.default_rng(4).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    compiled = compile_model(import_onnx(proto), threads=1, cache_dir=False)
+    got = next(iter(compiled(x).values()))
+    compiled.close()
+    assert len(started) == 1 and started[0].process.returncode == 0
+    np.testing.assert_allclose(got, ort_session_run(proto, x)[0], rtol=1e-4, atol=1e-5)
+
+
 def test_a_failed_worker_leaves_its_share_to_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llvm_worker, "PARALLEL_BYTES", 1)
     monkeypatch.setattr(llvm_worker.Worker, "receive", lambda self: (self.process.kill(), self.process.wait(), None)[2])

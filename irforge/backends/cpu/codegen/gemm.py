@@ -67,6 +67,12 @@ SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
 """The thread count the N-or-M split is balanced for (the kernels run with any)."""
+TAIL_ROWS_WASTE = 0.01
+"""A plain GEMM (packed A, no batch levels, no shifted B) whose last M block is short runs
+that block with the full MR-row micro-kernel (A's panel is zero-padded; the rows past M are
+computed and not stored) when the padded rows are at most this fraction of its rows: one
+micro-kernel per module instead of two, so LLVM compiles about half the code (M >= 256 on
+AVX2's MR = 6: 2-4 wasted rows in 258-2052)."""
 UNROLL_PLAIN = False
 """Whether LLVM unrolls the loops of a GEMM with packed A and without batch levels or shifted
 B (`jit.unrolls`): its micro-kernels' k loops are register-blocked by hand, so unrolling
@@ -197,34 +203,44 @@ def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
     return np.ascontiguousarray(padded.reshape(k, panels, NR).transpose(1, 0, 2))
 
 
-def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked: bool) -> ir.Function:
+def merges_tail_rows(spec: GemmSpec) -> bool:
+    """Whether the short last M block runs with the MR-row micro-kernel (`TAIL_ROWS_WASTE`)."""
+    m_blocks, m_tail = -(-spec.m // MR), spec.m % MR
+    plain = spec.a_panel and spec.shifted is None and not spec.batches
+    return bool(plain and m_tail and m_blocks > 1 and MR - m_tail <= TAIL_ROWS_WASTE * m_blocks * MR)
+
+
+def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked: bool, tail_rows: int = 0) -> ir.Function:
     """An MR x NR (or rows x NR, masked along n) tile: acc over kc, then epilogue and store.
 
     The masked variant serves the last panel only, so it keeps just the vectors that the
     n tail reaches, and runs 1-4 columns past its whole vectors as column accumulators
     (`column_tail`: a tail of 4 columns costs 4 FMAs per k, not a vector per row).
     Arguments: a, b, c, r, bias pointers at the tile origin (a shifted B's C and R: at the
-    tile's first row), kc (a shifted B: channels), first, last, ncount.
+    tile's first row), kc (a shifted B: channels), first, last, ncount; with `tail_rows`
+    (`merges_tail_rows`) also `full`: false for the last M block, whose rows from
+    `tail_rows` on are computed but neither loaded (C, the residual, a row bias: read at
+    row tail_rows - 1 instead, inside the buffers) nor stored.
     """
     nv = -(-(spec.n % NR) // VW) if masked and spec.n % NR else NV
     columns = column_tail(spec) if masked else 0
     if columns:
         nv, masked = (spec.n % NR) // VW, False
     p = ir.PointerType(F32)
-    fn_type = ir.FunctionType(VOID, [p, p, p, p, p, I64, I1, I1, I64])
+    fn_type = ir.FunctionType(VOID, [p, p, p, p, p, I64, I1, I1, I64] + [I1] * bool(tail_rows))
     kb = KernelBuilder(module, name, fn_type)
     kb.fn.linkage = "internal"
-    a, b_ptr, c, r, bias, kc, first, last, ncount = kb.fn.args
+    a, b_ptr, c, r, bias, kc, first, last, ncount = kb.fn.args[:9]
     for arg in (a, b_ptr, c, r, bias):
         arg.add_attribute("noalias")
     bld = kb.b
-    tile = _TileIO(kb, spec, nv, ncount, masked)
+    tile = _TileIO(kb, spec, nv, ncount, masked, kb.fn.args[9] if tail_rows else None, tail_rows)
     zero = kb.vconst(0.0)
     init = [bld.select(first, zero, tile.load(c, i, j)) for i in range(rows) for j in range(nv)]
     # column accumulators hold a tile column's MR rows: one host register (AVX2's 6 rows in
     # 8 lanes, not a 16-lane pair whose upper half would be FMAs of zeros)
     cw = column_lanes()
-    lanes = kb.mask(rows, cw)
+    lanes = kb.mask(rows, cw) if not tail_rows else bld.select(tile.full, kb.mask(rows, cw), kb.mask(tail_rows, cw))
     offsets = ir.Constant(vec(cw, I64), [lane * spec.ldc for lane in range(cw)])
     column_zero = kb.vconst(0.0, cw)
     init += [bld.select(first, column_zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
@@ -398,8 +414,11 @@ class _TileIO:
     the pad columns x >= cols (and rows past the last) nowhere.
     """
 
-    def __init__(self, kb: KernelBuilder, spec: GemmSpec, nv: int, ncount, masked: bool) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, kb: KernelBuilder, spec: GemmSpec, nv: int, ncount, masked: bool,  # type: ignore[no-untyped-def]
+                 full=None, tail_rows: int = 0) -> None:
         self.kb, self.spec = kb, spec
+        self.full, self.tail_rows = full, tail_rows
+        """rows >= tail_rows exist only where `full` (see `micro_kernel`)"""
         self.masks = [kb.mask(kb.b.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
         self.parts: list[list[tuple[ir.Value, ir.Value]]] = []
         self.inside: list[ir.Value] = []
@@ -431,10 +450,17 @@ class _TileIO:
             self.parts.append(parts)
             self.inside.append(b.and_(b.icmp_signed("<=", b.add(x0, i64(VW)), i64(sh.cols)), b.icmp_signed("<", y0, i64(sh.rows))))
 
+    def row(self, i: int, step: int):  # type: ignore[no-untyped-def]
+        """Row i's offset (rows `step` apart) for a load: a row that may not exist (past
+        `tail_rows` in the last M block) reads the last one that does."""
+        if self.full is None or i < self.tail_rows:
+            return step * i
+        return self.kb.b.select(self.full, i64(step * i), i64(step * (self.tail_rows - 1)))
+
     def load(self, ptr, i: int, j: int):  # type: ignore[no-untyped-def]
         kb, row = self.kb, self.spec.ldc * i
         if not self.parts:
-            return kb.vload(kb.at(ptr, row + j * VW), mask=self.masks[j])
+            return kb.vload(kb.at(ptr, kb.add(self.row(i, self.spec.ldc), j * VW)), mask=self.masks[j])
         (base, mask), *rest = self.parts[j]
         value = kb.vload(kb.at(ptr, kb.b.add(base, i64(row))), mask=mask)
         for base, mask in rest:
@@ -444,7 +470,11 @@ class _TileIO:
     def store(self, value, ptr, i: int, j: int) -> None:  # type: ignore[no-untyped-def]
         kb, row = self.kb, self.spec.ldc * i
         if not self.parts:
-            kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
+            if self.full is not None and i >= self.tail_rows:
+                with kb.if_(self.full):
+                    kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
+            else:
+                kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
             return
         if not SHIFTED_PLAIN_STORES:
             for base, mask in self.parts[j]:
@@ -462,7 +492,7 @@ class _TileIO:
 
 def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: int, r, bias):  # type: ignore[no-untyped-def]
     if spec.bias == "row":
-        acc = kb.b.fadd(acc, kb.splat(kb.b.load(kb.at(bias, i))))
+        acc = kb.b.fadd(acc, kb.splat(kb.b.load(kb.at(bias, tile.row(i, 1)))))
     elif spec.bias == "col":
         acc = kb.b.fadd(acc, kb.vload(kb.at(bias, j * VW), mask=tile.masks[j]))
     residual = tile.load(r, i, j) if spec.epilogue.residual else None
@@ -476,11 +506,12 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     m_full, m_tail = divmod(spec.m, MR)
     n_full, n_tail = divmod(spec.n, NR)
     variants = {}
-    for rows in {MR, m_tail} - {0}:
+    tail_rows = m_tail if merges_tail_rows(spec) else 0
+    for rows in {MR} if tail_rows else {MR, m_tail} - {0}:
         # a shifted B has no tail variant: its tile IO masks every vector, and its loads
         # past the last position stay inside the padded input's slack
         for masked in {False} if spec.shifted else {False, n_tail > 0} if n_full else {True}:
-            variants[rows, masked] = micro_kernel(module, spec, f"{name}.u{rows}{'m' if masked else ''}", rows, masked)
+            variants[rows, masked] = micro_kernel(module, spec, f"{name}.u{rows}{'m' if masked else ''}", rows, masked, tail_rows)
     kb = KernelBuilder(module, name)
     args = [kb.slot(i) for i in range(3)]
     extra = 3
@@ -603,13 +634,16 @@ def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, 
                 last = bld.icmp_signed(">=", bld.add(k0, i64(spec.kc)), k_value)
             with kb.loop(m0, m1, name="mb") as mb:
                 full_rows = bld.icmp_signed("<", mb, i64(spec.m // MR))
-                for rows in sorted({r for r, _ in variants}, reverse=True):
-                    cond = full_rows if rows == MR else bld.not_(full_rows)
-                    with kb.if_(cond):
-                        _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k)
+                if merges_tail_rows(spec):  # one micro-kernel for all blocks, told which is short
+                    _panels(kb, spec, variants, MR, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k, full_rows)
+                else:
+                    for rows in sorted({r for r, _ in variants}, reverse=True):
+                        cond = full_rows if rows == MR else bld.not_(full_rows)
+                        with kb.if_(cond):
+                            _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k)
 
 
-def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k) -> None:  # type: ignore[no-untyped-def]
+def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k, full_rows=None) -> None:  # type: ignore[no-untyped-def]
     bld = kb.b
     a_tile = kb.at(a, spec.a_block(mb, k0, kc, kb))
     row0 = bld.mul(mb, i64(MR))
@@ -628,7 +662,7 @@ def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c
             kb.at(res, c_off) if spec.epilogue.residual else res,
             kb.at(bias, n0) if spec.bias == "col" else bias_row,
             loop_count, first, last, ncount,
-        ]
+        ] + ([full_rows] if full_rows is not None else [])
         masked_fn = variants.get((rows, True))
         full_fn = variants.get((rows, False))
         if full_fn is None:
