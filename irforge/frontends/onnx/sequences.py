@@ -192,7 +192,7 @@ def concat_from_sequence(ctx: NodeContext) -> list[Value]:
     items = list(sequence_input(ctx, 0).items)
     if not items:
         raise IrforgeError("ConcatFromSequence of an empty sequence", where=ctx.where, fix="check the model: ONNX requires at least one tensor", code="E188")
-    axis, new_axis = int(ctx.attr("axis")), int(ctx.attr("new_axis", 0))
+    axis, new_axis = int(ctx.attr("axis")), int(ctx.flag("new_axis"))
     rank = len(items[0].type.get_shape())  # type: ignore[attr-defined]
     if new_axis:
         if not -rank - 1 <= axis <= rank:
@@ -235,7 +235,7 @@ def split_to_sequence(ctx: NodeContext) -> list[Value]:
     if not lengths:
         return [SequenceValue(())]
     parts = ctx.add(Split, [ctx.input(0)], num_results=len(lengths), axis=axis, split_lengths=lengths) if len(lengths) > 1 else [ctx.input(0)]
-    if split is None and not int(ctx.attr("keepdims", 1)):
+    if split is None and not ctx.flag("keepdims", 1):
         parts = [ctx.value(Squeeze, [p], suffix=f"/squeeze{i}", axes=[axis]) for i, p in enumerate(parts)]
     return [SequenceValue(tuple(parts))]
 

@@ -164,7 +164,7 @@ class _GQA:
         positions = self.positions()
         cos = ctx.value(Unsqueeze, [cache_rows(ctx, 7, positions, "/cos")], suffix="/cos_heads", axes=[1])
         sin = ctx.value(Unsqueeze, [cache_rows(ctx, 8, positions, "/sin")], suffix="/sin_heads", axes=[1])
-        interleaved = bool(ctx.attr("rotary_interleaved", 0))
+        interleaved = ctx.flag("rotary_interleaved")
         self.q = rotate(ctx, self.q, cos, sin, 2 * width, interleaved, "/q_rotary")
         self.k = rotate(ctx, self.k, cos, sin, 2 * width, interleaved, "/k_rotary")
 
@@ -256,7 +256,7 @@ def _softcapped(ctx: NodeContext, gqa: _GQA, q: SSAValue, k: SSAValue, v: SSAVal
 def group_query_attention(ctx: NodeContext) -> list[SSAValue | None]:
     check_forms(ctx)
     gqa = _GQA(ctx)
-    if int(ctx.attr("do_rotary", 0)):
+    if ctx.flag("do_rotary"):
         gqa.rotate()
     present_k, present_v = gqa.cache()
     mask = gqa.visible(gqa.present_len)

@@ -163,7 +163,7 @@ def cum_prod(ctx: NodeContext) -> SSAValue:
     if steps == DYN or steps > CUMPROD_MAX_STEPS:
         raise _unsupported(ctx, f"a product scan along an axis of {'unknown' if steps == DYN else steps} elements (unrolled up to {CUMPROD_MAX_STEPS})",
                            "give the axis a static size within the limit, or make CumProd a custom layer (--extensions)")
-    reverse, exclusive = int(ctx.attr("reverse", 0)), int(ctx.attr("exclusive", 0))
+    reverse, exclusive = ctx.flag("reverse"), ctx.flag("exclusive")
     ex = Expansion(ctx)
     order = list(range(steps))[::-1] if reverse else list(range(steps))
     pieces = {i: ex.one("Slice", [ex.input(0), ex.constant([i], np.int64), ex.constant([i + 1], np.int64), ex.constant([axis], np.int64)]) for i in order}
