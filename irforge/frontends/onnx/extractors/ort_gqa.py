@@ -108,6 +108,8 @@ class _GQA:
             raise ctx.fail(f"seqlens_k of shape {show(seqlens)} is not [batch {self.batch}]")
         self.seqlens = ctx.input(5)
         self.index_dtype = element_dtype(self.seqlens)
+        if self.index_dtype.kind not in "iu":  # the positions below are built in its type
+            raise ctx.fail(f"seqlens_k has element type {self.index_dtype}, an integer tensor (int32) is needed")
 
     def _split(self, hidden: int) -> tuple[SSAValue, SSAValue, SSAValue]:
         """Q [B, N, S, H], K and V [B, Nkv, S, H] from the packed or separate inputs."""

@@ -99,6 +99,9 @@ def _scan8(ctx: NodeContext, e: Expansion, body: onnx.GraphProto, m: int) -> lis
     batch = ctx.input_shape(len(names) - 1)[0]
     if batch == DYN:
         raise _error(ctx, "Scan-8 with a dynamic batch size", fix="give static input shapes (--input_shape)")
+    steps = ctx.input_shape(len(names) - 1)[1] if len(ctx.input_shape(len(names) - 1)) > 1 else 1
+    if batch < 1 or steps != DYN and batch * steps > MAX_STEPS:  # one unrolled scan per batch element
+        raise _error(ctx, f"Scan-8 of batch {batch} x {steps} steps is not unrolled (1 to {MAX_STEPS} bodies in all)", fix="scan fewer steps or a smaller batch")
     per_batch = []
     for b in range(batch):
         pick = e.constant(b, np.int64)

@@ -1,0 +1,103 @@
+"""Fuzz findings of session 7 (irforge/testing/fuzz_session6_ops.py's seeds of session 6's ops,
+mutated: `bench/fuzz_campaign.py --focus session6`, `bench/fuzz_numbers.py --only session6`):
+internal errors and numbers that differed from onnxruntime's; each is now a one-line coded error
+or onnxruntime's numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+from irforge.backends.reference import run
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx.importer import import_onnx
+from irforge.testing import fuzz_session6_ops as s6
+
+MS = "com.microsoft"
+
+
+def _seed(name: str) -> onnx.ModelProto:
+    return onnx.load_from_string(s6.SEEDS[name]())
+
+
+def _set(model: onnx.ModelProto, op: str, **attrs: object) -> onnx.ModelProto:
+    node = next(n for n in model.graph.node if n.op_type == op)
+    for name, value in attrs.items():
+        for attr in [a for a in node.attribute if a.name == name]:
+            node.attribute.remove(attr)
+        node.attribute.append(helper.make_attribute(name, value))
+    return model
+
+
+def _constant(model: onnx.ModelProto, name: str, array: np.ndarray) -> onnx.ModelProto:
+    init = next(t for t in model.graph.initializer if t.name == name)
+    init.CopyFrom(numpy_helper.from_array(array, name))
+    return model
+
+
+def _identity_without_input(model: onnx.ModelProto) -> onnx.ModelProto:
+    scan = next(n for n in model.graph.node if n.op_type == "Scan")
+    body = scan.attribute[0].g
+    del next(n for n in body.node if n.op_type == "Identity").input[:]
+    return model
+
+
+@pytest.mark.parametrize(
+    ("model", "words"),
+    [
+        # 0/1 attributes given 2: onnxruntime reads `== 1` (not interleaved / not causal), irforge read `!= 0`
+        (_set(_seed("rot23.onnx"), "RotaryEmbedding", interleaved=2), "interleaved=2 must be 0 or 1"),
+        (_set(_seed("mhacross.onnx"), "MultiHeadAttention", unidirectional=2), "unidirectional=2 must be 0 or 1"),
+        (_set(_seed("swishcp.onnx"), "CumProd", exclusive=7), "exclusive=7 must be 0 or 1"),
+        # GatherBlockQuantized quantize_axis=-3 of a 2-D table was read as -3 % 2 = 1
+        (_set(_seed("gbq.onnx"), "GatherBlockQuantized", quantize_axis=-3), "quantize_axis=-3"),
+        # GroupQueryAttention seqlens_k of type bool: np.arange(..., dtype=bool) (TypeError)
+        (_constant(_seed("gqapacked.onnx"), "seqlens", np.array([True])), "seqlens_k has element type bool"),
+        # MultiHeadAttention attention_bias of shape [1]: written, but OpenVINO refused the IR
+        (_constant(_seed("mhacross.onnx"), "ab", np.array([np.inf], np.float32)), "attention_bias of shape [1]"),
+        # an Identity without inputs in a Scan body: node.input[0] (IndexError)
+        (_identity_without_input(_seed("legacyresize.onnx")), "input #0 is required"),
+    ],
+    ids=["rotary-interleaved-2", "mha-unidirectional-2", "cumprod-exclusive-7", "gbq-quantize-axis-minus-3", "gqa-bool-seqlens",
+         "mha-attention-bias-1d", "identity-without-input"],
+)
+def test_finding_is_a_coded_error(model: onnx.ModelProto, words: str) -> None:
+    with pytest.raises(IrforgeError, match=words.replace("[", r"\[").replace("]", r"\]")) as info:
+        import_onnx(model)
+    assert info.value.code in ("E041", "E186")  # E186: a form irforge does not read (GatherBlockQuantized's axes)
+    assert "\n" not in str(info.value)
+
+
+def test_scan8_batch_times_steps_is_bounded() -> None:
+    """Scan-8 unrolls one scan per batch element: a batch of 64 x 100 steps (6,400 bodies) is
+    refused instead of unrolled for minutes."""
+    model = _seed("legacyscan.onnx")
+    model.graph.input[1].CopyFrom(helper.make_tensor_value_info("x", T.FLOAT, [64, 100, 3]))
+    model.graph.input[0].CopyFrom(helper.make_tensor_value_info("init", T.FLOAT, [64, 3]))
+    with pytest.raises(IrforgeError, match="Scan-8 of batch 64 x 100 steps") as info:
+        import_onnx(model)
+    assert info.value.code == "E135"
+
+
+def test_mha_unidirectional_with_a_fully_padded_query_matches_onnxruntime() -> None:
+    """onnxruntime masks later keys with the type's lowest value, stronger than the padding's
+    mask_filter_value: a query whose visible keys are all padded still ignores later keys
+    (irforge added -10000 to both and averaged over every key)."""
+    model = _seed("mha.onnx")
+    rng = np.random.default_rng(0)
+    feeds = {"q": rng.standard_normal((2, 3, 16)).astype(np.float32), "k": rng.standard_normal((2, 3, 16)).astype(np.float32),
+             "v": rng.standard_normal((2, 3, 16)).astype(np.float32), "mask": np.array([[0, 0, 0, 3, 2], [0, 2, 1, 2, 1]], np.int32),
+             "pk": rng.standard_normal((2, 2, 2, 8)).astype(np.float32), "pv": rng.standard_normal((2, 2, 2, 8)).astype(np.float32)}
+    # what onnxruntime gives (checked against it): batch 0's first query sees keys 0..2, all padded
+    q, k, v = (feeds[n] + numpy_helper.to_array(model.graph.initializer[0])[i * 16:(i + 1) * 16] for i, n in enumerate("qkv"))
+    heads = [a.reshape(2, 3, 2, 8).transpose(0, 2, 1, 3) for a in (q, k, v)]
+    keys, values = np.concatenate([feeds["pk"], heads[1]], 2), np.concatenate([feeds["pv"], heads[2]], 2)
+    scores = heads[0] @ keys.transpose(0, 1, 3, 2) / np.sqrt(8)
+    scores += np.where(feeds["mask"] > 0, 0, -10000.0)[:, None, None, :]
+    scores[..., np.arange(5)[None, :] > np.arange(3)[:, None] + 2] = -np.inf
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    want = ((p / p.sum(-1, keepdims=True)) @ values).transpose(0, 2, 1, 3).reshape(2, 3, 16)
+    np.testing.assert_allclose(run(import_onnx(model), feeds)["y"], want, rtol=1e-3, atol=1e-3)
