@@ -101,3 +101,17 @@ def test_mha_unidirectional_with_a_fully_padded_query_matches_onnxruntime() -> N
     p = np.exp(scores - scores.max(-1, keepdims=True))
     want = ((p / p.sum(-1, keepdims=True)) @ values).transpose(0, 2, 1, 3).reshape(2, 3, 16)
     np.testing.assert_allclose(run(import_onnx(model), feeds)["y"], want, rtol=1e-3, atol=1e-3)
+
+
+def test_gqa_decoding_keeps_a_non_finite_key_in_its_row() -> None:
+    """GroupQueryAttention wrote the new keys into the cache with a 0/1 matrix times K: an
+    infinite key (here from an infinite sin_cache) gave NaN in every row of present_key;
+    onnxruntime copies the row (inf there, the past rows as they were)."""
+    model = _constant(_seed("gqa.onnx"), "sin", np.full((16, 8), -np.inf, np.float32))
+    rng = np.random.default_rng(1)
+    feeds = {"q": rng.standard_normal((1, 3, 64)).astype(np.float32), "k": rng.standard_normal((1, 3, 32)).astype(np.float32),
+             "v": rng.standard_normal((1, 3, 32)).astype(np.float32), "pk": rng.standard_normal((1, 2, 2, 16)).astype(np.float32),
+             "pv": rng.standard_normal((1, 2, 2, 16)).astype(np.float32), "seqlens": np.array([4], np.int32)}
+    present = run(import_onnx(model), feeds)["pres_k"]
+    np.testing.assert_array_equal(present[:, :, :2], feeds["pk"])  # the past rows, untouched
+    assert not np.isnan(present[:, :, 2:]).any()  # x * cos - y * sin with sin = -inf: +-inf, no NaN

@@ -15,7 +15,7 @@ for the rotary embedding and the KV cache, following onnxruntime's CPU kernel:
 - The first prompt (S == T): no past rows are read; token s has position s (padding rows
   too, as onnxruntime's CPU kernel); query s sees keys 0..s. Later calls (decoding, S == 1, or
   a batch-1 follow-up prompt): past[b] = seqlens_k[b] + 1 - S rows of the cache are kept,
-  the new keys are written at past[b]..past[b]+S-1 (a 0/1 placement matrix times K, exact),
+  the new keys are written at past[b]..past[b]+S-1 (gathered: row r takes new row r - past[b]),
   the rest of present is 0 (onnxruntime's separate present buffer); token s has position
   past[b] + s and sees keys 0..past[b]+s.
 - do_rotary: Q and K turned with cos_cache / sin_cache rows at those positions (ort_rotary).
@@ -36,7 +36,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Activation, Concat, Convert, Eltwise, MatMul, Permute, Reshape, Select, Slice, SoftMax, Unsqueeze
+from irforge.dialects.nn import Activation, Concat, Convert, Eltwise, GatherElements, MatMul, Permute, Reshape, Select, Slice, SoftMax, Unsqueeze
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.linear import show
@@ -185,7 +185,10 @@ class _GQA:
             past = ctx.value(Concat, [past, self._zeros(rows - self.past_len, f"/{name}_grown")], suffix=f"/{name}_past_grown", axis=2)
         keys = self.const(np.arange(rows, dtype=self.index_dtype).reshape(1, 1, rows, 1), "/cache_rows")
         kept = ctx.value(Eltwise, [keys, self.past_start], suffix=f"/{name}_kept", operation="less")
-        placed = ctx.value(MatMul, [self.placement, new], suffix=f"/{name}_placed")
+        # new row (r - past[b]) gathered, not a 0/1 matrix times K: inf * 0 would spread a
+        # non-finite key over every row of the cache (onnxruntime copies rows)
+        placed = ctx.value(GatherElements, [new, self.placement], suffix=f"/{name}_placed", axis=2)
+        placed = ctx.value(Select, [self.placed_rows, placed, self._zeros(rows, f"/{name}_unwritten")], suffix=f"/{name}_written")
         return ctx.value(Select, [kept, past, placed], suffix=f"/present_{name}")
 
     def cache(self) -> tuple[SSAValue, SSAValue]:
@@ -195,9 +198,13 @@ class _GQA:
             self.past_start = self.past_rows()
             rows = self.const(np.arange(self.present_len, dtype=self.index_dtype).reshape(1, 1, -1, 1), "/rows")
             offset = self.ctx.value(Eltwise, [rows, self.past_start], suffix="/row_offset", operation="sub")
-            steps = self.const(np.arange(self.length, dtype=self.index_dtype).reshape(1, 1, 1, -1), "/new_rows")
-            hit = self.ctx.value(Eltwise, [offset, steps], suffix="/row_hit", operation="equal")
-            self.placement = self.ctx.value(Convert, [hit], suffix="/placement", destination_type=self.ctx.input_type(0).element_type)
+            self.placed_rows = self.ctx.value(Eltwise, [offset, self.const(np.array(self.length, self.index_dtype), "/new_count")],
+                                              suffix="/row_written", operation="less")  # and not kept: offset >= 0
+            clipped = self.ctx.value(Eltwise, [offset, self.const(np.array(0, self.index_dtype), "/first_new")], suffix="/row_low", operation="max")
+            clipped = self.ctx.value(Eltwise, [clipped, self.const(np.array(self.length - 1, self.index_dtype), "/last_new")], suffix="/row_source",
+                                     operation="min")
+            spread = self.const(np.zeros((1, self.kv_heads, 1, self.head), self.index_dtype), "/row_spread")
+            self.placement = self.ctx.value(Eltwise, [clipped, spread], suffix="/placement", operation="sum")  # [B, Nkv, rows, H]
         return self.present(self.k, 3, "key"), self.present(self.v, 4, "value")
 
     # -- the mask ----------------------------------------------------------------------------
