@@ -45,6 +45,16 @@ def _identity_without_input(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
+def _without_input(model: onnx.ModelProto, op: str, index: int) -> onnx.ModelProto:
+    del next(n for n in model.graph.node if n.op_type == op).input[index]
+    return model
+
+
+def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int]) -> onnx.ModelProto:
+    next(i for i in model.graph.input if i.name == name).CopyFrom(helper.make_tensor_value_info(name, elem, shape))
+    return model
+
+
 @pytest.mark.parametrize(
     ("model", "words"),
     [
@@ -60,14 +70,20 @@ def _identity_without_input(model: onnx.ModelProto) -> onnx.ModelProto:
         (_constant(_seed("mhacross.onnx"), "ab", np.array([np.inf], np.float32)), "attention_bias of shape [1]"),
         # an Identity without inputs in a Scan body: node.input[0] (IndexError)
         (_identity_without_input(_seed("legacyresize.onnx")), "input #0 is required"),
+        # MaxUnpool (an expansion into standard ops) without its indices: node.input[1] (IndexError)
+        (_without_input(_seed("legacyresize.onnx"), "MaxUnpool", 0), "input #1 is required"),
+        # AffineGrid's size as floats holding NaN: int(nan) (ValueError)
+        (_constant(_seed("affgrid.onnx"), "size", np.full((2, 2), np.nan, np.float32)), "size of element type float32"),
+        # a Scan-8 scan input of rank 1 (rank 0 per batch element): shape[axis] (IndexError)
+        (_retyped_input(_seed("legacyscan.onnx"), "x", T.INT64, [3]), "have no axis"),
     ],
     ids=["rotary-interleaved-2", "mha-unidirectional-2", "cumprod-exclusive-7", "gbq-quantize-axis-minus-3", "gqa-bool-seqlens",
-         "mha-attention-bias-1d", "identity-without-input"],
+         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "affinegrid-nan-size", "scan8-rank-1-input"],
 )
 def test_finding_is_a_coded_error(model: onnx.ModelProto, words: str) -> None:
     with pytest.raises(IrforgeError, match=words.replace("[", r"\[").replace("]", r"\]")) as info:
         import_onnx(model)
-    assert info.value.code in ("E041", "E186")  # E186: a form irforge does not read (GatherBlockQuantized's axes)
+    assert info.value.code in ("E041", "E135", "E184", "E186")  # E041 generic; Scan, AffineGrid, GatherBlockQuantized forms
     assert "\n" not in str(info.value)
 
 
@@ -115,3 +131,14 @@ def test_gqa_decoding_keeps_a_non_finite_key_in_its_row() -> None:
     present = run(import_onnx(model), feeds)["pres_k"]
     np.testing.assert_array_equal(present[:, :, :2], feeds["pk"])  # the past rows, untouched
     assert not np.isnan(present[:, :, 2:]).any()  # x * cos - y * sin with sin = -inf: +-inf, no NaN
+
+
+def test_gqa_window_wider_than_the_cache_is_no_window() -> None:
+    """local_window_size=2**40 was written as an int32 constant (OverflowError); a window wider
+    than the cache hides nothing."""
+    wide = _set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=2**40)
+    plain = _set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=-1)
+    rng = np.random.default_rng(2)
+    feeds = {"qkv": rng.standard_normal((1, 1, 32)).astype(np.float32), "pk": rng.standard_normal((1, 1, 4, 8)).astype(np.float32),
+             "pv": rng.standard_normal((1, 1, 4, 8)).astype(np.float32)}
+    np.testing.assert_array_equal(run(import_onnx(wide), feeds)["y"], run(import_onnx(plain), feeds)["y"])

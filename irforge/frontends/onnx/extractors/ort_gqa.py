@@ -211,6 +211,8 @@ class _GQA:
     def visible(self, keys: int) -> SSAValue | None:
         """[B or 1, 1, S, keys] bool: key j visible to query s (None: plain causal, S == keys)."""
         window = int(self.ctx.attr("local_window_size", -1))
+        if window > keys:  # a window wider than the cache hides nothing (and 2**40 fits no int32)
+            window = -1
         if self.first:
             query = np.arange(self.length)[:, None]
             key = np.arange(keys)[None, :]

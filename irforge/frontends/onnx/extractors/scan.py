@@ -62,6 +62,8 @@ def _scan(ctx: NodeContext, e: Expansion, body: onnx.GraphProto, states: list[st
     shapes = [e.result(name).type.get_shape() for name in scanned]  # type: ignore[attr-defined]
     in_axes = _axes(ctx, "scan_input_axes", m, [len(s) for s in shapes]) if ctx.opset >= 9 else [0] * m
     in_dirs = [int(d) for d in ctx.attr("scan_input_directions" if ctx.opset >= 9 else "directions", [0] * m)]
+    if any(not 0 <= axis < len(shape) for shape, axis in zip(shapes, in_axes)):
+        raise _error(ctx, f"scan inputs of shapes {[list(s) for s in shapes]} have no axis {in_axes}", fix="check scan_input_axes and the inputs' ranks")
     steps = {shape[axis] for shape, axis in zip(shapes, in_axes)}
     if len(steps) != 1 or DYN in steps:
         raise _error(ctx, f"the scan inputs' scanned axes have sizes {sorted(steps)}: one static size is needed", fix="give static input shapes (--input_shape)")

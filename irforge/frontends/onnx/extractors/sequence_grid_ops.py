@@ -115,7 +115,10 @@ def affine_grid(ctx: NodeContext) -> SSAValue:
     align = int(ctx.attr("align_corners", 0))
     if align not in (0, 1):
         raise _unsupported(ctx, f"align_corners={align}", "use 0 or 1")
-    size = [int(v) for v in ctx.required_constant(1, "size").reshape(-1)]
+    size_value = ctx.required_constant(1, "size")
+    if size_value.dtype.kind not in "iu":
+        raise _unsupported(ctx, f"size of element type {size_value.dtype}", "give an int64 tensor [N, C, H, W] or [N, C, D, H, W]")
+    size = [int(v) for v in size_value.reshape(-1)]
     if len(size) not in (4, 5) or min(size) < 1:
         raise _unsupported(ctx, f"size {size}", "give [N, C, H, W] (2-D) or [N, C, D, H, W] (3-D) with positive sizes")
     spatial = size[2:]
