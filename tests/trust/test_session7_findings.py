@@ -32,10 +32,18 @@ def _set(model: onnx.ModelProto, op: str, **attrs: object) -> onnx.ModelProto:
     return model
 
 
-def _constant(model: onnx.ModelProto, name: str, array: np.ndarray) -> onnx.ModelProto:
+def _constant(model: onnx.ModelProto, name: str, array: np.ndarray, **more: np.ndarray) -> onnx.ModelProto:
+    """Initializer `name` replaced; `more`: model inputs turned into initializers."""
     init = next(t for t in model.graph.initializer if t.name == name)
     init.CopyFrom(numpy_helper.from_array(array, name))
+    for other, value in more.items():
+        model.graph.initializer.append(numpy_helper.from_array(value, other))
+        model.graph.input.remove(next(i for i in model.graph.input if i.name == other))
     return model
+
+
+def _seed_array(seed: str, name: str) -> np.ndarray:
+    return numpy_helper.to_array(next(t for t in _seed(seed).graph.initializer if t.name == name))
 
 
 def _identity_without_input(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -76,9 +84,15 @@ def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int
         (_constant(_seed("affgrid.onnx"), "size", np.full((2, 2), np.nan, np.float32)), "size of element type float32"),
         # a Scan-8 scan input of rank 1 (rank 0 per batch element): shape[axis] (IndexError)
         (_retyped_input(_seed("legacyscan.onnx"), "x", T.INT64, [3]), "have no axis"),
+        # com.microsoft RotaryEmbedding's position_ids as bool: np.arange(..., dtype=bool) (TypeError)
+        (_constant(_retyped_input(_seed("rotms.onnx"), "pos", T.INT64, [1]), "cos", _seed_array("rotms.onnx", "cos"), pos=np.array([True])),
+         "position_ids has element type bool"),
+        # Swish of int32: written, but OpenVINO refused the IR (Swish needs a float input)
+        (_retyped_input(_seed("swishcp.onnx"), "x", T.INT32, [3, 4]), "Swish of a i32 input"),
     ],
     ids=["rotary-interleaved-2", "mha-unidirectional-2", "cumprod-exclusive-7", "gbq-quantize-axis-minus-3", "gqa-bool-seqlens",
-         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "affinegrid-nan-size", "scan8-rank-1-input"],
+         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "affinegrid-nan-size", "scan8-rank-1-input",
+         "rotary-bool-positions", "swish-int32"],
 )
 def test_finding_is_a_coded_error(model: onnx.ModelProto, words: str) -> None:
     with pytest.raises(IrforgeError, match=words.replace("[", r"\[").replace("]", r"\]")) as info:
@@ -142,3 +156,17 @@ def test_gqa_window_wider_than_the_cache_is_no_window() -> None:
     feeds = {"qkv": rng.standard_normal((1, 1, 32)).astype(np.float32), "pk": rng.standard_normal((1, 1, 4, 8)).astype(np.float32),
              "pv": rng.standard_normal((1, 1, 4, 8)).astype(np.float32)}
     np.testing.assert_array_equal(run(import_onnx(wide), feeds)["y"], run(import_onnx(plain), feeds)["y"])
+
+
+def test_a_loop_body_op_type_not_utf8_is_e115(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A Loop body node whose op type is not UTF-8 (protobuf hands back bytes) reached
+    ', '.join (TypeError); the loader now checks nested graphs' names too."""
+    from irforge.frontends.onnx.loader import load_model_proto
+
+    data = s6.SEEDS["seqloop.onnx"]()
+    assert data.count(b"SequenceInsert") == 1
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data.replace(b"SequenceInsert", b"SequenceInser\xff"))
+    with pytest.raises(IrforgeError, match="not UTF-8") as info:
+        load_model_proto(path)
+    assert info.value.code == "E115"

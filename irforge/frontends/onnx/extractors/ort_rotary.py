@@ -95,6 +95,8 @@ def _positions(ctx: NodeContext, index: int, batch: int, length: int) -> SSAValu
     shape = shape_of(positions)
     if DYN in shape:
         raise ctx.fail(f"position_ids of shape {show(shape)} needs its shape at conversion", fix="give static input shapes (--input_shape)")
+    if element_dtype(positions).kind not in "iu":  # the positions index the caches
+        raise ctx.fail(f"position_ids has element type {element_dtype(positions)}, an integer tensor (int64) is needed")
     if int(np.prod(shape)) == 1 and len(shape) <= 1:
         dtype = element_dtype(positions)
         first = ctx.value(Reshape, [positions], suffix="/first_position", shape=[1, 1])
