@@ -170,3 +170,25 @@ def test_a_loop_body_op_type_not_utf8_is_e115(tmp_path) -> None:  # type: ignore
     with pytest.raises(IrforgeError, match="not UTF-8") as info:
         load_model_proto(path)
     assert info.value.code == "E115"
+
+
+def test_mxnet_integer_beyond_64_bits_is_e411(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An MXNet Convolution pad of 10**20 reached an i64 attribute (ValueError in xdsl)."""
+    import irforge
+    from irforge.testing.fuzz_formats import mxnet_seed
+
+    seed = mxnet_seed()
+    assert b'"kernel": "(3, 3)"' in seed["m-symbol.json"]
+    (tmp_path / "m-symbol.json").write_bytes(seed["m-symbol.json"].replace(b'"kernel": "(3, 3)"', b'"kernel": "(99999999999999999999, 3)"'))
+    (tmp_path / "m-0000.params").write_bytes(seed["m-0000.params"])
+    with pytest.raises(IrforgeError, match="is not a tuple of integers") as info:
+        irforge.convert_model(str(tmp_path / "m-0000.params"))
+    assert info.value.code == "E411"
+
+
+def test_gqa_total_sequence_length_infinite_is_e041() -> None:
+    """total_sequence_length as a float infinity: int(inf) (OverflowError)."""
+    model = _constant(_seed("gqapacked.onnx"), "total", np.array([np.inf], np.float32))
+    with pytest.raises(IrforgeError, match="total_sequence_length must be one integer") as info:
+        import_onnx(model)
+    assert info.value.code == "E041"

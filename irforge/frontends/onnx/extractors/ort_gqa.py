@@ -86,8 +86,8 @@ class _GQA:
         self.batch, self.length, hidden = shape
         self.dtype = element_dtype(ctx.input(0))
         total = ctx.required_constant(6, "total_sequence_length")
-        if total.size != 1:
-            raise ctx.fail(f"total_sequence_length must be one value, got shape {list(total.shape)}")
+        if total.size != 1 or total.dtype.kind not in "iu":
+            raise ctx.fail(f"total_sequence_length must be one integer, got shape {list(total.shape)} of {total.dtype}")
         self.total = int(total.reshape(()))
         self.first = self.length == self.total
         if not self.first and self.length > 1 and self.batch != 1:
