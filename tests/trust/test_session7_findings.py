@@ -83,7 +83,7 @@ def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int
         # AffineGrid's size as floats holding NaN: int(nan) (ValueError)
         (_constant(_seed("affgrid.onnx"), "size", np.full((2, 2), np.nan, np.float32)), "size of element type float32"),
         # a Scan-8 scan input of rank 1 (rank 0 per batch element): shape[axis] (IndexError)
-        (_retyped_input(_seed("legacyscan.onnx"), "x", T.INT64, [3]), "have no axis"),
+        (_retyped_input(_seed("legacyscan.onnx"), "x", T.INT64, [3]), "Scan-8 states need a batch axis"),
         # com.microsoft RotaryEmbedding's position_ids as bool: np.arange(..., dtype=bool) (TypeError)
         (_constant(_retyped_input(_seed("rotms.onnx"), "pos", T.INT64, [1]), "cos", _seed_array("rotms.onnx", "cos"), pos=np.array([True])),
          "position_ids has element type bool"),
@@ -192,3 +192,13 @@ def test_gqa_total_sequence_length_infinite_is_e041() -> None:
     with pytest.raises(IrforgeError, match="total_sequence_length must be one integer") as info:
         import_onnx(model)
     assert info.value.code == "E041"
+
+
+def test_scan8_scalar_scan_input_is_e135() -> None:
+    """A Scan-8 scan input turned into a scalar constant: shape[0] (IndexError)."""
+    model = _seed("legacyscan.onnx")
+    model.graph.initializer.append(numpy_helper.from_array(np.array(-1, np.int32), "x"))
+    model.graph.input.remove(next(i for i in model.graph.input if i.name == "x"))
+    with pytest.raises(IrforgeError, match="Scan-8 states need a batch axis") as info:
+        import_onnx(model)
+    assert info.value.code == "E135"
