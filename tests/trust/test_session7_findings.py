@@ -80,6 +80,10 @@ def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int
         (_identity_without_input(_seed("legacyresize.onnx")), "input #0 is required"),
         # MaxUnpool (an expansion into standard ops) without its indices: node.input[1] (IndexError)
         (_without_input(_seed("legacyresize.onnx"), "MaxUnpool", 0), "input #1 is required"),
+        # GroupQueryAttention local_window_size 2**40: OverflowError in an int32 constant; onnxruntime
+        # reads it as 32 bits (0: y = 0), as it does local_window_size=0
+        (_set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=2**40), "local_window_size=1099511627776 must be"),
+        (_set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=0), "local_window_size=0 must be"),
         # AffineGrid's size as floats holding NaN: int(nan) (ValueError)
         (_constant(_seed("affgrid.onnx"), "size", np.full((2, 2), np.nan, np.float32)), "size of element type float32"),
         # a Scan-8 scan input of rank 1 (rank 0 per batch element): shape[axis] (IndexError)
@@ -91,7 +95,7 @@ def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int
         (_retyped_input(_seed("swishcp.onnx"), "x", T.INT32, [3, 4]), "Swish of a i32 input"),
     ],
     ids=["rotary-interleaved-2", "mha-unidirectional-2", "cumprod-exclusive-7", "gbq-quantize-axis-minus-3", "gqa-bool-seqlens",
-         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "affinegrid-nan-size", "scan8-rank-1-input",
+         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "gqa-window-2-40", "gqa-window-0", "affinegrid-nan-size", "scan8-rank-1-input",
          "rotary-bool-positions", "swish-int32"],
 )
 def test_finding_is_a_coded_error(model: onnx.ModelProto, words: str) -> None:
@@ -148,9 +152,9 @@ def test_gqa_decoding_keeps_a_non_finite_key_in_its_row() -> None:
 
 
 def test_gqa_window_wider_than_the_cache_is_no_window() -> None:
-    """local_window_size=2**40 was written as an int32 constant (OverflowError); a window wider
-    than the cache hides nothing."""
-    wide = _set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=2**40)
+    """local_window_size=2**20 was written as an int32 constant wider than the cache; a window
+    wider than the cache hides nothing (as onnxruntime)."""
+    wide = _set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=2**20)
     plain = _set(_seed("gqapacked.onnx"), "GroupQueryAttention", local_window_size=-1)
     rng = np.random.default_rng(2)
     feeds = {"qkv": rng.standard_normal((1, 1, 32)).astype(np.float32), "pk": rng.standard_normal((1, 1, 4, 8)).astype(np.float32),

@@ -19,7 +19,7 @@ for the rotary embedding and the KV cache, following onnxruntime's CPU kernel:
   the rest of present is 0 (onnxruntime's separate present buffer); token s has position
   past[b] + s and sees keys 0..past[b]+s.
 - do_rotary: Q and K turned with cos_cache / sin_cache rows at those positions (ort_rotary).
-- local_window_size W > 0: query at position p sees the W keys p-W+1..p.
+- local_window_size W > 0: query at position p sees the W keys p-W+1..p (W = 0 or beyond 32 bits: E041).
 - grouped heads: Q as [B, Nkv, N/Nkv, S, H], K / V broadcast over the group axis.
 - smooth_softmax: a key of zeros with value zeros, always visible, adds exp(0) to the
   denominator (onnxruntime's smooth softmax), so the op stays fused.
@@ -211,7 +211,9 @@ class _GQA:
     def visible(self, keys: int) -> SSAValue | None:
         """[B or 1, 1, S, keys] bool: key j visible to query s (None: plain causal, S == keys)."""
         window = int(self.ctx.attr("local_window_size", -1))
-        if window > keys:  # a window wider than the cache hides nothing (and 2**40 fits no int32)
+        if window == 0 or window >= 2**31:  # onnxruntime: 0 hides every key (y = 0); a 32-bit int (2**32 is 0 there)
+            raise self.ctx.fail(f"attribute local_window_size={window} must be -1 (no window) or from 1 to 2**31 - 1")
+        if window > keys:  # a window wider than the cache hides nothing
             window = -1
         if self.first:
             query = np.arange(self.length)[:, None]
