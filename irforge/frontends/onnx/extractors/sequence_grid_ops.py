@@ -76,7 +76,10 @@ def reverse_sequence(ctx: NodeContext) -> SSAValue:
 def center_crop_pad(ctx: NodeContext) -> SSAValue:
     shape = _static_shape(ctx, 0, "the input")
     rank = len(shape)
-    target = [int(v) for v in ctx.required_constant(1, "shape").reshape(-1)]
+    target_value = ctx.required_constant(1, "shape")
+    if target_value.dtype.kind not in "iu":
+        raise _unsupported(ctx, f"shape of element type {target_value.dtype}", "give an int64 tensor of the target sizes")
+    target = [int(v) for v in target_value.reshape(-1)]
     axes_attr = ctx.attr("axes")
     axes = list(range(rank)) if axes_attr is None else [_axis(ctx, int(a), rank, "axes value") for a in axes_attr]
     if len(set(axes)) != len(axes) or len(axes) != len(target):
