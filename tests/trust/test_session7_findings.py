@@ -88,6 +88,8 @@ def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int
         (_constant(_seed("seqloop.onnx"), "yes", np.zeros(0, np.uint8)), "the loop condition has 0 values"),
         # CenterCropPad's shape as a float NaN: int(nan) (ValueError)
         (_constant(_seed("select.onnx"), "crop", np.array(np.nan, np.float32)), "shape of element type float32"),
+        # SplitToSequence's split as a float infinity: int(inf) (OverflowError)
+        (_constant(_seed("seqs.onnx"), "three", np.array([np.inf], np.float32)), "split must be an integer tensor"),
         # AffineGrid's size as floats holding NaN: int(nan) (ValueError)
         (_constant(_seed("affgrid.onnx"), "size", np.full((2, 2), np.nan, np.float32)), "size of element type float32"),
         # a Scan-8 scan input of rank 1 (rank 0 per batch element): shape[axis] (IndexError)
@@ -99,7 +101,7 @@ def _retyped_input(model: onnx.ModelProto, name: str, elem: int, shape: list[int
         (_retyped_input(_seed("swishcp.onnx"), "x", T.INT32, [3, 4]), "Swish of a i32 input"),
     ],
     ids=["rotary-interleaved-2", "mha-unidirectional-2", "cumprod-exclusive-7", "gbq-quantize-axis-minus-3", "gqa-bool-seqlens",
-         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "gqa-window-2-40", "gqa-window-0", "loop-empty-condition", "centercroppad-nan-shape", "affinegrid-nan-size", "scan8-rank-1-input",
+         "mha-attention-bias-1d", "identity-without-input", "maxunpool-one-input", "gqa-window-2-40", "gqa-window-0", "loop-empty-condition", "centercroppad-nan-shape", "split-to-sequence-inf", "affinegrid-nan-size", "scan8-rank-1-input",
          "rotary-bool-positions", "swish-int32"],
 )
 def test_finding_is_a_coded_error(model: onnx.ModelProto, words: str) -> None:

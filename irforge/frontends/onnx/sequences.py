@@ -216,6 +216,8 @@ def split_to_sequence(ctx: NodeContext) -> list[Value]:
     split = ctx.constant_input(1) if ctx.has_input(1) else None
     if ctx.has_input(1) and split is None:
         ctx.required_constant(1, "split")  # raises: the lengths decide the sequence's length
+    if split is not None and np.asarray(split).dtype.kind not in "iu":  # int(inf) / int(nan) below
+        raise ctx.fail(f"split must be an integer tensor, got {np.asarray(split).dtype}")
     if split is not None and np.asarray(split).ndim > 1:
         raise ctx.fail(f"split must be a scalar or a 1-D tensor, got shape {list(np.shape(split))}")
     if split is not None and np.asarray(split).ndim == 1:
