@@ -212,3 +212,18 @@ def test_scan8_scalar_scan_input_is_e135() -> None:
     with pytest.raises(IrforgeError, match="Scan-8 states need a batch axis") as info:
         import_onnx(model)
     assert info.value.code == "E135"
+
+
+def test_kaldi_nnet2_huge_splice_context_is_e508(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A corrupt nnet2 <Context> of 2**31 frames (+1 of the second splice): gathering the context frames ran for minutes
+    (np.arange of billions of indices; the fuzz campaign's hang)."""
+    import irforge
+    from irforge.testing import kaldi_models as km
+
+    layers, priors = km.nnet2_model()
+    splice = next(layer for layer in layers if layer.kind == "<SpliceComponent>")
+    splice.fields[1] = ("<Context>", km.Ints((-(2**31 - 1), 0, 2)))
+    (tmp_path / "m.mdl").write_bytes(km.write_nnet2(layers, priors, binary=False))
+    with pytest.raises(IrforgeError, match="a context of 2147483648 \\+ 3 frames") as info:
+        irforge.convert_model(str(tmp_path / "m.mdl"), input_shape=[13, 6])
+    assert info.value.code == "E508"
