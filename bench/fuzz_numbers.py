@@ -112,7 +112,7 @@ def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
 def main() -> None:
     import onnx
 
-    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops
+    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100)
@@ -121,13 +121,14 @@ def main() -> None:
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
     p.add_argument("--show", type=int, default=10)
-    p.add_argument("--only", default="", choices=["", "session5"], help="session5: only irforge.testing.fuzz_session5_ops's seeds")
+    p.add_argument("--only", default="", choices=["", "session5", "session6"], help="session5 / session6: only irforge.testing.fuzz_session5_ops's / _session6_ops's seeds")
     p.add_argument("--keep", default="fuzz-numbers-findings", help="folder for the mutants of findings")
     args = p.parse_args()
     rng = random.Random(f"numbers-{args.seed}")
     seeds = {**fuzz_new_ops.onnx_seeds(), **{k: v for k, v in fuzz_control_flow.onnx_seeds().items() if k in ("attn.onnx", "if.onnx", "loop.onnx")}}
-    if args.only == "session5":
-        seeds = {k: v for k, v in seeds.items() if k in fuzz_session5_ops.SEEDS}
+    if args.only:
+        only = fuzz_session5_ops.SEEDS if args.only == "session5" else fuzz_session6_ops.SEEDS
+        seeds = {k: v for k, v in seeds.items() if k in only}
     counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "differ"), 0)
     findings: list[str] = []
     devices = ["ref", "cpu"] if args.cpu else ["ref"]

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops, fuzz_session5_ops
+from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops
 from irforge.testing.fuzz_flags import Case, flag_case, run_case_argv, tool_case
 
 SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
@@ -234,9 +234,10 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]], 
     else:
         main = MAIN_FILE[fmt]
     others = sorted(n for n in files if n != main and Path(n).suffix == Path(main).suffix)
-    if focus in ("new-ops", "session5") and fmt in ("onnx", "xml", "mlir"):
-        others = [n for n in others if _new_op_seed(fmt, n) and (focus == "new-ops" or n in fuzz_session5_ops.SEEDS)]
-    if others and (focus in ("new-ops", "session5") or rng.random() < 0.5):  # a control-flow / quantized / attention seed (fuzz_control_flow)
+    if focus in ("new-ops", "session5", "session6") and fmt in ("onnx", "xml", "mlir"):
+        only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS}.get(focus)
+        others = [n for n in others if _new_op_seed(fmt, n) and (only is None or n in only)]
+    if others and (focus in ("new-ops", "session5", "session6") or rng.random() < 0.5):  # a control-flow / quantized / attention seed (fuzz_control_flow)
         main = rng.choice(others)
         stem, suffix = Path(main).stem, Path(main).suffix
         files = {n: files[n] for n in (main, stem + COMPANION.get(suffix, suffix)) if n in files}

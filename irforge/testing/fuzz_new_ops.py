@@ -304,6 +304,14 @@ BAD_ATTRIBUTES.update(_s5.BAD_ATTRIBUTES)
 BAD_CONSTANTS += _s5.BAD_CONSTANTS
 BAD_INPUT_TYPES += _s5.BAD_INPUT_TYPES
 
+from irforge.testing import fuzz_session6_ops as _s6  # noqa: E402
+
+ONNX_SEEDS.update(_s6.SEEDS)
+for _op, _values in _s6.BAD_ATTRIBUTES.items():  # merged: Attention, Resize, Pad... have lists already
+    BAD_ATTRIBUTES[_op] = BAD_ATTRIBUTES.get(_op, []) + _values
+BAD_CONSTANTS += _s6.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s6.BAD_INPUT_TYPES
+
 
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
@@ -408,6 +416,8 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 
 
 VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
+for _op, _values in _s6.VALID_ATTRIBUTES.items():
+    VALID_ATTRIBUTES[_op] = VALID_ATTRIBUTES.get(_op, []) + _values
 
 
 def vary_onnx_new_ops(data: bytes, rng: random.Random) -> bytes:

@@ -165,9 +165,16 @@ def nnet2_context(components: Sequence[Component]) -> tuple[int, int]:
     return left, right
 
 
+MAX_CONTEXT = 65536
+"""Splice context frames (left + right) beyond this are refused: no real nnet2 model has them."""
+
+
 def run_nnet2(builder: FoldingBuilder, components: Sequence[Component], x: SSAValue) -> SSAValue:
     frames = int(x.type.get_shape()[0])  # type: ignore[attr-defined]
     left, right = nnet2_context(components)
+    if left + right > MAX_CONTEXT:  # a corrupt <LeftContext> of 10**9 would gather 10**9 frames
+        raise IrforgeError(f"Kaldi component <SpliceComponent>: a context of {left} + {right} frames is larger than {MAX_CONTEXT}",
+                           fix="check the model's <Context> / <LeftContext> / <RightContext>", code="E508")
     if left or right:
         indices = np.clip(np.arange(-left, frames + right), 0, frames - 1).astype(np.int32)
         x = builder.add(Gather, [x, builder.constant(indices, "input_context/frames")], name="input_context", axis=0)[0]

@@ -115,11 +115,11 @@ class Attrs:
         if key not in self.values:
             return default
         value = self._literal(key)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
             return value
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and value.is_integer() and -(2.0**63) <= value < 2.0**63:
             return int(value)
-        raise self.fail(key, "an integer")
+        raise self.fail(key, "an integer (of 64 bits)")
 
     def optional_int(self, key: str) -> int | None:
         """An int, or None where absent or `None`."""
@@ -146,8 +146,8 @@ class Attrs:
         if value is None:
             return None
         items = list(value) if isinstance(value, (tuple, list)) else [value]
-        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in items):
-            raise self.fail(key, "a tuple of integers")
+        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63) for v in items):
+            raise self.fail(key, "a tuple of integers (of 64 bits)")
         return items
 
     def floats(self, key: str, default: Sequence[float] | None = None) -> list[float] | None:

@@ -159,7 +159,7 @@ class GraphImporter(FoldingBuilder):
         if extractor is None:
             self._fold_unsupported(node, domain)
             return
-        if node.op_type == "Identity" and not domain and is_structured(self.values.get(node.input[0])):
+        if node.op_type == "Identity" and not domain and node.input and is_structured(self.values.get(node.input[0])):
             self.values[node.output[0]] = self.values[node.input[0]]  # a sequence or optional passes as is
             return
         ctx = upgrade_legacy(NodeContext(self, node, self.opsets.get(domain, 1)))

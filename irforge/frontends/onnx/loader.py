@@ -76,6 +76,9 @@ def check_text_fields(graph: onnx.GraphProto, path: Path) -> None:
                 fix="the model file is corrupt; re-export it",
                 code="E115",
             )
+        for attribute in node.attribute:  # Loop / If / Scan bodies too
+            for body in [attribute.g, *attribute.graphs]:
+                check_text_fields(body, path)
 
 
 def load_model_proto(path: str | os.PathLike[str]) -> onnx.ModelProto:

@@ -46,6 +46,8 @@ class Expansion:
         return name
 
     def input(self, index: int) -> str:
+        if index >= len(self.ctx.node.input):  # a malformed node: fewer inputs than the op has
+            raise self.ctx.fail(f"input #{index} is required")
         return self.ctx.node.input[index]
 
     def node(self, op_type: str, inputs: Sequence[str], outputs: int = 1, **attrs: Any) -> list[str]:

@@ -155,6 +155,14 @@ class NodeContext(BuildContext):
             return [v.decode(errors="replace") if isinstance(v, bytes) else v for v in value]
         return value
 
+    def flag(self, name: str, default: int = 0) -> bool:
+        """A 0/1 attribute: any other value is a one-line error (E041), since runtimes differ
+        on it (onnxruntime reads some as `!= 0`, others as `== 1`)."""
+        value = self.attr(name, default)
+        if value not in (0, 1):
+            raise self.fail(f"attribute {name}={value} must be 0 or 1")
+        return bool(value)
+
     @property
     def where(self) -> str:
         return f"ONNX node '{self.name}' of type {self.node.op_type}"

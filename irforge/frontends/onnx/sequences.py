@@ -192,7 +192,7 @@ def concat_from_sequence(ctx: NodeContext) -> list[Value]:
     items = list(sequence_input(ctx, 0).items)
     if not items:
         raise IrforgeError("ConcatFromSequence of an empty sequence", where=ctx.where, fix="check the model: ONNX requires at least one tensor", code="E188")
-    axis, new_axis = int(ctx.attr("axis")), int(ctx.attr("new_axis", 0))
+    axis, new_axis = int(ctx.attr("axis")), int(ctx.flag("new_axis"))
     rank = len(items[0].type.get_shape())  # type: ignore[attr-defined]
     if new_axis:
         if not -rank - 1 <= axis <= rank:
@@ -216,6 +216,8 @@ def split_to_sequence(ctx: NodeContext) -> list[Value]:
     split = ctx.constant_input(1) if ctx.has_input(1) else None
     if ctx.has_input(1) and split is None:
         ctx.required_constant(1, "split")  # raises: the lengths decide the sequence's length
+    if split is not None and np.asarray(split).dtype.kind not in "iu":  # int(inf) / int(nan) below
+        raise ctx.fail(f"split must be an integer tensor, got {np.asarray(split).dtype}")
     if split is not None and np.asarray(split).ndim > 1:
         raise ctx.fail(f"split must be a scalar or a 1-D tensor, got shape {list(np.shape(split))}")
     if split is not None and np.asarray(split).ndim == 1:
@@ -235,7 +237,7 @@ def split_to_sequence(ctx: NodeContext) -> list[Value]:
     if not lengths:
         return [SequenceValue(())]
     parts = ctx.add(Split, [ctx.input(0)], num_results=len(lengths), axis=axis, split_lengths=lengths) if len(lengths) > 1 else [ctx.input(0)]
-    if split is None and not int(ctx.attr("keepdims", 1)):
+    if split is None and not ctx.flag("keepdims", 1):
         parts = [ctx.value(Squeeze, [p], suffix=f"/squeeze{i}", axes=[axis]) for i, p in enumerate(parts)]
     return [SequenceValue(tuple(parts))]
 

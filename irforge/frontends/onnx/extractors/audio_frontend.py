@@ -82,7 +82,7 @@ def window(ctx: NodeContext) -> SSAValue:
     size = _scalar(ctx, 0, "size")
     if not 1 <= size <= MAX_CONSTANT:  # onnxruntime refuses 0 too
         raise _bad(ctx, f"size {size} is out of range", fix=f"give a size in [1, {MAX_CONSTANT}]")
-    periodic = int(ctx.attr("periodic", 1))
+    periodic = ctx.flag("periodic", 1)
     a0, a1, a2 = WINDOW_COEFFICIENTS[ctx.node.op_type]
     period = size if periodic else size - 1
     n = np.arange(size, dtype=np.float64)
@@ -161,7 +161,7 @@ def stft(ctx: NodeContext) -> SSAValue:
     if step < 1 or not 1 <= frame_length <= length:
         raise _bad(ctx, f"frame_step {step} must be >= 1 and frame_length {frame_length} in [1, {length}] (the signal length)",
                    fix="check frame_step and frame_length")
-    onesided = int(ctx.attr("onesided", 1))  # ONNX's default: onesided
+    onesided = ctx.flag("onesided", 1)  # ONNX's default: onesided
     frames = 1 + (length - frame_length) // step
     indices = np.arange(frames)[:, None] * step + np.arange(frame_length)[None, :]
     ex = Expansion(ctx)

@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 import onnx
+from xdsl.dialects.builtin import bf16, f16, f32, f64
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import MVN, Activation, Convert, Deconvolution, Eltwise, Power, Reduce, Reshape, Select
@@ -193,6 +194,8 @@ def rms_normalization(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("Swish")
 def swish(ctx: NodeContext) -> SSAValue:
+    if ctx.input_type(0).element_type not in (f16, f32, f64, bf16):  # ONNX's T: floats; OpenVINO refuses others
+        raise ctx.fail(f"Swish of a {ctx.input_type(0).element_type} input: a float tensor is needed")
     return ctx.value(Activation, [ctx.input(0)], kind="swish", alpha=float(ctx.attr("alpha", 1.0)))
 
 

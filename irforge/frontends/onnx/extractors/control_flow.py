@@ -102,6 +102,8 @@ def known_condition(ctx: NodeContext, value: SSAValue | None) -> bool:
     known = ctx.importer.constant_value(value)
     if known is None:
         raise NotUnrollable
+    if np.asarray(known).size != 1:  # a condition is one boolean
+        raise ctx.fail(f"the loop condition has {np.asarray(known).size} values, one boolean is needed")
     return bool(np.asarray(known).reshape(-1)[0])
 
 

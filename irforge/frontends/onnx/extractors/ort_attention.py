@@ -12,7 +12,8 @@ qkv_hidden_sizes, mask_filter_value, scale):
       - mask_index [B]: keys at or past the end position are masked; [2B]: also keys before
         the start position (the second half);
       - [B, total] or [B, S, total]: a raw mask, masked where it is 0;
-      - unidirectional: keys after the query are masked too (the value added once more).
+      - unidirectional: keys after the query are masked too (the type's lowest value added,
+        as onnxruntime: stronger than mask_filter_value).
     past [2, B, N, P, H] (the KV cache): K and V after past[0] / past[1], the mask over the
     P + S keys, unidirectional aligned bottom-right; present = [K, V] stacked, [2, B, N,
     P + S, H]. A 4-D mask is refused (E041); past_sequence_length /
@@ -86,9 +87,11 @@ def mask_bias(ctx: NodeContext, batch: int, length: int, total: int, dtype: np.d
             raise ctx.fail(f"mask_index of shape {show(shape)} is not a form irforge reads (batch {batch}, {length} queries, {total} keys)",
                            fix="use end positions [B] / [2B] or a raw mask [B, total] / [B, S, total]")
         bias = ctx.value(Select, [keep, zero, masked], suffix="/mask_bias")
-    if int(ctx.attr("unidirectional", 0)):
+    if ctx.flag("unidirectional"):
+        # onnxruntime's PrepareMask writes the type's lowest value (not mask_filter_value) at
+        # later keys: a query whose keys are all padded still never sees a later key
         later = np.arange(total)[None, :] > np.arange(length)[:, None] + (total - length)
-        causal = ctx.constant(np.where(later, np.array(fill, dtype), np.array(0, dtype)).astype(dtype), "/causal_bias")
+        causal = ctx.constant(np.where(later, np.finfo(dtype).min, np.array(0, dtype)).astype(dtype), "/causal_bias")
         bias = causal if bias is None else ctx.value(Eltwise, [bias, causal], suffix="/mask_causal", operation="sum")
     return bias
 
@@ -115,9 +118,9 @@ def _with_past(ctx: NodeContext, past: SSAValue, k: SSAValue, v: SSAValue) -> tu
 def ort_attention(ctx: NodeContext) -> list[SSAValue | None]:
     check_attributes(ctx, {"num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
                            "rotary_embedding_dim", "past_present_share_buffer"})
-    if int(ctx.attr("do_rotary", 0)):
+    if ctx.flag("do_rotary"):
         raise unsupported(ctx, "do_rotary=1 (rotary embeddings inside Attention)", "export without onnxruntime's rotary fusion")
-    if int(ctx.attr("past_present_share_buffer", 0)):
+    if ctx.flag("past_present_share_buffer"):
         raise unsupported(ctx, "past_present_share_buffer=1 (a preallocated cache)", "export with separate past and present")
     if ctx.has_input(6):
         raise unsupported(ctx, "input #6 past_sequence_length (a preallocated cache)", "export with separate past and present")

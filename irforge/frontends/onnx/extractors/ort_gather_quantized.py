@@ -44,8 +44,7 @@ def gather_block_quantized(ctx: NodeContext) -> SSAValue:
     if data.dtype != np.uint8 or data.ndim != 2:
         raise unsupported(ctx, f"data of type {data.dtype} and rank {data.ndim}", "quantize the table to packed uint8 [rows, bytes]")
     bits, block = int(ctx.attr("bits", 4)), int(ctx.attr("block_size", 128))
-    gather_axis, quantize_axis = int(ctx.attr("gather_axis", 0)) % 2, int(ctx.attr("quantize_axis", 1)) % 2
-    if gather_axis != 0 or quantize_axis != 1:
+    if int(ctx.attr("gather_axis", 0)) not in (0, -2) or int(ctx.attr("quantize_axis", 1)) not in (1, -1):  # -3 % 2 is 1: no modulo
         raise unsupported(ctx, f"gather_axis={ctx.attr('gather_axis', 0)} / quantize_axis={ctx.attr('quantize_axis', 1)}",
                           "gather rows of a table quantized along its last axis")
     if bits not in (2, 4, 8) or block < 16 or block & (block - 1):
@@ -76,7 +75,7 @@ def gathered_table(ctx: NodeContext, values: np.ndarray, scales: np.ndarray, zer
 def four_bit_table(ctx: NodeContext, data: np.ndarray, four_bit: int) -> SSAValue:
     """GatherBlockQuantized of an INT4 / UINT4 table (values already one per element)."""
     bits, block = int(ctx.attr("bits", 4)), int(ctx.attr("block_size", 128))
-    if data.ndim != 2 or int(ctx.attr("gather_axis", 0)) % 2 != 0 or int(ctx.attr("quantize_axis", 1)) % 2 != 1:
+    if data.ndim != 2 or int(ctx.attr("gather_axis", 0)) not in (0, -2) or int(ctx.attr("quantize_axis", 1)) not in (1, -1):
         raise unsupported(ctx, f"a 4-bit table of rank {data.ndim} with gather_axis={ctx.attr('gather_axis', 0)} / quantize_axis={ctx.attr('quantize_axis', 1)}",
                           "gather rows of a rank-2 table quantized along its last axis")
     if bits != 4 or block < 16 or block & (block - 1):

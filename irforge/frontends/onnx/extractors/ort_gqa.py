@@ -15,11 +15,11 @@ for the rotary embedding and the KV cache, following onnxruntime's CPU kernel:
 - The first prompt (S == T): no past rows are read; token s has position s (padding rows
   too, as onnxruntime's CPU kernel); query s sees keys 0..s. Later calls (decoding, S == 1, or
   a batch-1 follow-up prompt): past[b] = seqlens_k[b] + 1 - S rows of the cache are kept,
-  the new keys are written at past[b]..past[b]+S-1 (a 0/1 placement matrix times K, exact),
+  the new keys are written at past[b]..past[b]+S-1 (gathered: row r takes new row r - past[b]),
   the rest of present is 0 (onnxruntime's separate present buffer); token s has position
   past[b] + s and sees keys 0..past[b]+s.
 - do_rotary: Q and K turned with cos_cache / sin_cache rows at those positions (ort_rotary).
-- local_window_size W > 0: query at position p sees the W keys p-W+1..p.
+- local_window_size W > 0: query at position p sees the W keys p-W+1..p (W = 0 or beyond 32 bits: E041).
 - grouped heads: Q as [B, Nkv, N/Nkv, S, H], K / V broadcast over the group axis.
 - smooth_softmax: a key of zeros with value zeros, always visible, adds exp(0) to the
   denominator (onnxruntime's smooth softmax), so the op stays fused.
@@ -36,7 +36,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Activation, Concat, Convert, Eltwise, MatMul, Permute, Reshape, Select, Slice, SoftMax, Unsqueeze
+from irforge.dialects.nn import Activation, Concat, Convert, Eltwise, GatherElements, MatMul, Permute, Reshape, Select, Slice, SoftMax, Unsqueeze
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.linear import show
@@ -86,8 +86,8 @@ class _GQA:
         self.batch, self.length, hidden = shape
         self.dtype = element_dtype(ctx.input(0))
         total = ctx.required_constant(6, "total_sequence_length")
-        if total.size != 1:
-            raise ctx.fail(f"total_sequence_length must be one value, got shape {list(total.shape)}")
+        if total.size != 1 or total.dtype.kind not in "iu":
+            raise ctx.fail(f"total_sequence_length must be one integer, got shape {list(total.shape)} of {total.dtype}")
         self.total = int(total.reshape(()))
         self.first = self.length == self.total
         if not self.first and self.length > 1 and self.batch != 1:
@@ -108,6 +108,8 @@ class _GQA:
             raise ctx.fail(f"seqlens_k of shape {show(seqlens)} is not [batch {self.batch}]")
         self.seqlens = ctx.input(5)
         self.index_dtype = element_dtype(self.seqlens)
+        if self.index_dtype.kind not in "iu":  # the positions below are built in its type
+            raise ctx.fail(f"seqlens_k has element type {self.index_dtype}, an integer tensor (int32) is needed")
 
     def _split(self, hidden: int) -> tuple[SSAValue, SSAValue, SSAValue]:
         """Q [B, N, S, H], K and V [B, Nkv, S, H] from the packed or separate inputs."""
@@ -164,7 +166,7 @@ class _GQA:
         positions = self.positions()
         cos = ctx.value(Unsqueeze, [cache_rows(ctx, 7, positions, "/cos")], suffix="/cos_heads", axes=[1])
         sin = ctx.value(Unsqueeze, [cache_rows(ctx, 8, positions, "/sin")], suffix="/sin_heads", axes=[1])
-        interleaved = bool(ctx.attr("rotary_interleaved", 0))
+        interleaved = ctx.flag("rotary_interleaved")
         self.q = rotate(ctx, self.q, cos, sin, 2 * width, interleaved, "/q_rotary")
         self.k = rotate(ctx, self.k, cos, sin, 2 * width, interleaved, "/k_rotary")
 
@@ -183,7 +185,10 @@ class _GQA:
             past = ctx.value(Concat, [past, self._zeros(rows - self.past_len, f"/{name}_grown")], suffix=f"/{name}_past_grown", axis=2)
         keys = self.const(np.arange(rows, dtype=self.index_dtype).reshape(1, 1, rows, 1), "/cache_rows")
         kept = ctx.value(Eltwise, [keys, self.past_start], suffix=f"/{name}_kept", operation="less")
-        placed = ctx.value(MatMul, [self.placement, new], suffix=f"/{name}_placed")
+        # new row (r - past[b]) gathered, not a 0/1 matrix times K: inf * 0 would spread a
+        # non-finite key over every row of the cache (onnxruntime copies rows)
+        placed = ctx.value(GatherElements, [new, self.placement], suffix=f"/{name}_placed", axis=2)
+        placed = ctx.value(Select, [self.placed_rows, placed, self._zeros(rows, f"/{name}_unwritten")], suffix=f"/{name}_written")
         return ctx.value(Select, [kept, past, placed], suffix=f"/present_{name}")
 
     def cache(self) -> tuple[SSAValue, SSAValue]:
@@ -193,15 +198,23 @@ class _GQA:
             self.past_start = self.past_rows()
             rows = self.const(np.arange(self.present_len, dtype=self.index_dtype).reshape(1, 1, -1, 1), "/rows")
             offset = self.ctx.value(Eltwise, [rows, self.past_start], suffix="/row_offset", operation="sub")
-            steps = self.const(np.arange(self.length, dtype=self.index_dtype).reshape(1, 1, 1, -1), "/new_rows")
-            hit = self.ctx.value(Eltwise, [offset, steps], suffix="/row_hit", operation="equal")
-            self.placement = self.ctx.value(Convert, [hit], suffix="/placement", destination_type=self.ctx.input_type(0).element_type)
+            self.placed_rows = self.ctx.value(Eltwise, [offset, self.const(np.array(self.length, self.index_dtype), "/new_count")],
+                                              suffix="/row_written", operation="less")  # and not kept: offset >= 0
+            clipped = self.ctx.value(Eltwise, [offset, self.const(np.array(0, self.index_dtype), "/first_new")], suffix="/row_low", operation="max")
+            clipped = self.ctx.value(Eltwise, [clipped, self.const(np.array(self.length - 1, self.index_dtype), "/last_new")], suffix="/row_source",
+                                     operation="min")
+            spread = self.const(np.zeros((1, self.kv_heads, 1, self.head), self.index_dtype), "/row_spread")
+            self.placement = self.ctx.value(Eltwise, [clipped, spread], suffix="/placement", operation="sum")  # [B, Nkv, rows, H]
         return self.present(self.k, 3, "key"), self.present(self.v, 4, "value")
 
     # -- the mask ----------------------------------------------------------------------------
     def visible(self, keys: int) -> SSAValue | None:
         """[B or 1, 1, S, keys] bool: key j visible to query s (None: plain causal, S == keys)."""
         window = int(self.ctx.attr("local_window_size", -1))
+        if window == 0 or window >= 2**31:  # onnxruntime: 0 hides every key (y = 0); a 32-bit int (2**32 is 0 there)
+            raise self.ctx.fail(f"attribute local_window_size={window} must be -1 (no window) or from 1 to 2**31 - 1")
+        if window > keys:  # a window wider than the cache hides nothing
+            window = -1
         if self.first:
             query = np.arange(self.length)[:, None]
             key = np.arange(keys)[None, :]
@@ -256,7 +269,7 @@ def _softcapped(ctx: NodeContext, gqa: _GQA, q: SSAValue, k: SSAValue, v: SSAVal
 def group_query_attention(ctx: NodeContext) -> list[SSAValue | None]:
     check_forms(ctx)
     gqa = _GQA(ctx)
-    if int(ctx.attr("do_rotary", 0)):
+    if ctx.flag("do_rotary"):
         gqa.rotate()
     present_k, present_v = gqa.cache()
     mask = gqa.visible(gqa.present_len)

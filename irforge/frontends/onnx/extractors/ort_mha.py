@@ -127,6 +127,9 @@ def multi_head_attention(ctx: NodeContext) -> list[SSAValue | None]:
     if bias is not None:
         bias = ctx.value(Reshape, [bias], suffix="/mask_heads", shape=[batch, 1, *shape_of(bias)[-2:]] if len(shape_of(bias)) == 3 else [1, 1, *shape_of(bias)])
     if ctx.has_input(5):
+        wanted = shape_of(ctx.input(5))  # onnxruntime's form; OpenVINO refuses other broadcasts
+        if len(wanted) != 4 or wanted[0] not in (1, batch) or wanted[1] not in (1, heads) or tuple(wanted[2:]) != (length, total):
+            raise ctx.fail(f"attention_bias of shape {show(wanted)} is not [{batch} or 1, {heads} or 1, {length}, {total}]")
         bias = ctx.input(5) if bias is None else ctx.value(Eltwise, [bias, ctx.input(5)], suffix="/attention_bias", operation="sum")
     props: dict[str, object] = {}
     if ctx.attr("scale", None) is not None and float(ctx.attr("scale")) != 0.0:

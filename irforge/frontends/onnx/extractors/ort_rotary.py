@@ -95,6 +95,8 @@ def _positions(ctx: NodeContext, index: int, batch: int, length: int) -> SSAValu
     shape = shape_of(positions)
     if DYN in shape:
         raise ctx.fail(f"position_ids of shape {show(shape)} needs its shape at conversion", fix="give static input shapes (--input_shape)")
+    if element_dtype(positions).kind not in "iu":  # the positions index the caches
+        raise ctx.fail(f"position_ids has element type {element_dtype(positions)}, an integer tensor (int64) is needed")
     if int(np.prod(shape)) == 1 and len(shape) <= 1:
         dtype = element_dtype(positions)
         first = ctx.value(Reshape, [positions], suffix="/first_position", shape=[1, 1])
@@ -136,7 +138,7 @@ def _rotated_input(ctx: NodeContext, x: SSAValue, heads: int, rotary: int, cos: 
 @onnx_extractor("RotaryEmbedding", domain=MS)
 def ms_rotary_embedding(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"interleaved", "num_heads", "rotary_embedding_dim", "is_packed_batching", "scale"})
-    if int(ctx.attr("is_packed_batching", 0)):
+    if ctx.flag("is_packed_batching"):
         raise unsupported(ctx, "is_packed_batching=1 (sequences packed without padding)", "export with padded batches")
     if float(ctx.attr("scale", 1.0)) != 1.0:
         raise unsupported(ctx, f"scale={ctx.attr('scale')}", "fold the scale into the cos / sin caches")
@@ -156,7 +158,7 @@ def ms_rotary_embedding(ctx: NodeContext) -> SSAValue:
     length = shape[2] if len(shape) == 4 else shape[1]
     positions = _positions(ctx, 1, shape[0], length)
     cos, sin = cache_rows(ctx, 2, positions, "/cos"), cache_rows(ctx, 3, positions, "/sin")
-    return _rotated_input(ctx, x, heads, rotary, cos, sin, bool(ctx.attr("interleaved", 0)))
+    return _rotated_input(ctx, x, heads, rotary, cos, sin, ctx.flag("interleaved"))
 
 
 @onnx_extractor("RotaryEmbedding")
@@ -177,4 +179,4 @@ def rotary_embedding(ctx: NodeContext) -> SSAValue:
         if len(shape_of(cos)) != 3:
             raise ctx.fail(f"without position_ids the caches must be [B, S, R/2], got {show(shape_of(cos))}")
     return _rotated_input(ctx, x, int(ctx.attr("num_heads", 0)), int(ctx.attr("rotary_embedding_dim", 0)), cos, sin,
-                          bool(ctx.attr("interleaved", 0)))
+                          ctx.flag("interleaved"))

@@ -62,6 +62,8 @@ def _scan(ctx: NodeContext, e: Expansion, body: onnx.GraphProto, states: list[st
     shapes = [e.result(name).type.get_shape() for name in scanned]  # type: ignore[attr-defined]
     in_axes = _axes(ctx, "scan_input_axes", m, [len(s) for s in shapes]) if ctx.opset >= 9 else [0] * m
     in_dirs = [int(d) for d in ctx.attr("scan_input_directions" if ctx.opset >= 9 else "directions", [0] * m)]
+    if any(not 0 <= axis < len(shape) for shape, axis in zip(shapes, in_axes)):
+        raise _error(ctx, f"scan inputs of shapes {[list(s) for s in shapes]} have no axis {in_axes}", fix="check scan_input_axes and the inputs' ranks")
     steps = {shape[axis] for shape, axis in zip(shapes, in_axes)}
     if len(steps) != 1 or DYN in steps:
         raise _error(ctx, f"the scan inputs' scanned axes have sizes {sorted(steps)}: one static size is needed", fix="give static input shapes (--input_shape)")
@@ -88,6 +90,9 @@ def _scan(ctx: NodeContext, e: Expansion, body: onnx.GraphProto, states: list[st
 
 def _scan8(ctx: NodeContext, e: Expansion, body: onnx.GraphProto, m: int) -> list[SSAValue]:
     """Scan-8: states and scan inputs carry a batch axis 0 (scan inputs scan axis 1)."""
+    if any(len(ctx.input_shape(i)) < (1 if i < ctx.num_inputs - m else 2) for i in range(1, ctx.num_inputs)):
+        raise _error(ctx, "Scan-8 states need a batch axis and scan inputs a batch and a scanned axis",
+                     fix="give states [batch, ...] and scan inputs [batch, steps, ...]")
     if ctx.has_input(0):
         lengths = ctx.constant_input(0)
         steps = ctx.input_shape(ctx.num_inputs - m)[1]
@@ -99,6 +104,9 @@ def _scan8(ctx: NodeContext, e: Expansion, body: onnx.GraphProto, m: int) -> lis
     batch = ctx.input_shape(len(names) - 1)[0]
     if batch == DYN:
         raise _error(ctx, "Scan-8 with a dynamic batch size", fix="give static input shapes (--input_shape)")
+    steps = ctx.input_shape(len(names) - 1)[1]
+    if batch < 1 or steps != DYN and batch * steps > MAX_STEPS:  # one unrolled scan per batch element
+        raise _error(ctx, f"Scan-8 of batch {batch} x {steps} steps is not unrolled (1 to {MAX_STEPS} bodies in all)", fix="scan fewer steps or a smaller batch")
     per_batch = []
     for b in range(batch):
         pick = e.constant(b, np.int64)

@@ -126,4 +126,4 @@ def unique(ctx: NodeContext) -> list[SSAValue]:
                 where=ctx.where, fix=f"use an axis in [{-rank}, {rank - 1}]", code="E130",
             )
         axis = int(axis) % rank
-    return ctx.add(Unique, [ctx.input(0)], num_results=4, axis=axis, sorted=bool(ctx.attr("sorted", 1)))
+    return ctx.add(Unique, [ctx.input(0)], num_results=4, axis=axis, sorted=ctx.flag("sorted", 1))

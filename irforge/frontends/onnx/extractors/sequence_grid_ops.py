@@ -76,7 +76,10 @@ def reverse_sequence(ctx: NodeContext) -> SSAValue:
 def center_crop_pad(ctx: NodeContext) -> SSAValue:
     shape = _static_shape(ctx, 0, "the input")
     rank = len(shape)
-    target = [int(v) for v in ctx.required_constant(1, "shape").reshape(-1)]
+    target_value = ctx.required_constant(1, "shape")
+    if target_value.dtype.kind not in "iu":
+        raise _unsupported(ctx, f"shape of element type {target_value.dtype}", "give an int64 tensor of the target sizes")
+    target = [int(v) for v in target_value.reshape(-1)]
     axes_attr = ctx.attr("axes")
     axes = list(range(rank)) if axes_attr is None else [_axis(ctx, int(a), rank, "axes value") for a in axes_attr]
     if len(set(axes)) != len(axes) or len(axes) != len(target):
@@ -115,7 +118,10 @@ def affine_grid(ctx: NodeContext) -> SSAValue:
     align = int(ctx.attr("align_corners", 0))
     if align not in (0, 1):
         raise _unsupported(ctx, f"align_corners={align}", "use 0 or 1")
-    size = [int(v) for v in ctx.required_constant(1, "size").reshape(-1)]
+    size_value = ctx.required_constant(1, "size")
+    if size_value.dtype.kind not in "iu":
+        raise _unsupported(ctx, f"size of element type {size_value.dtype}", "give an int64 tensor [N, C, H, W] or [N, C, D, H, W]")
+    size = [int(v) for v in size_value.reshape(-1)]
     if len(size) not in (4, 5) or min(size) < 1:
         raise _unsupported(ctx, f"size {size}", "give [N, C, H, W] (2-D) or [N, C, D, H, W] (3-D) with positive sizes")
     spatial = size[2:]
@@ -163,7 +169,7 @@ def cum_prod(ctx: NodeContext) -> SSAValue:
     if steps == DYN or steps > CUMPROD_MAX_STEPS:
         raise _unsupported(ctx, f"a product scan along an axis of {'unknown' if steps == DYN else steps} elements (unrolled up to {CUMPROD_MAX_STEPS})",
                            "give the axis a static size within the limit, or make CumProd a custom layer (--extensions)")
-    reverse, exclusive = int(ctx.attr("reverse", 0)), int(ctx.attr("exclusive", 0))
+    reverse, exclusive = ctx.flag("reverse"), ctx.flag("exclusive")
     ex = Expansion(ctx)
     order = list(range(steps))[::-1] if reverse else list(range(steps))
     pieces = {i: ex.one("Slice", [ex.input(0), ex.constant([i], np.int64), ex.constant([i + 1], np.int64), ex.constant([axis], np.int64)]) for i in order}
