@@ -59,3 +59,15 @@ def test_non_float_mixtures_stay_a_coded_error(a, b):
     )  # fmt: skip
     with pytest.raises(IrforgeError, match="operand element types differ"):
         import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_a_cast_whose_declared_output_type_differs_is_refused():
+    """onnxconverter-common's float16 files: Cast to FLOAT, its output declared FLOAT16 (E147)."""
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["h"], ["c"], to=F32), helper.make_node("Add", ["c", "h"], ["y"])], "g",
+        [helper.make_tensor_value_info("h", F16, [2])], [helper.make_tensor_value_info("y", F16, None)],
+        value_info=[helper.make_tensor_value_info("c", F16, [2])],
+    )  # fmt: skip
+    with pytest.raises(IrforgeError, match="Cast to FLOAT but the file declares its output 'c' FLOAT16") as caught:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert caught.value.code == "E147"
