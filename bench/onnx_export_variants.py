@@ -118,7 +118,8 @@ SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, interme
 
 def whisper_encoder(t: Any) -> nn.Module:
     config = t.WhisperConfig(d_model=32, encoder_layers=2, encoder_attention_heads=2, decoder_layers=1, decoder_attention_heads=2,
-                             encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=16, vocab_size=100)
+                             encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=16, vocab_size=100,
+                             pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
     return t.WhisperModel(config).get_encoder()
 
 
@@ -181,6 +182,9 @@ class Variant:
 def torch_export(spec: Spec, path: Path, opset: int, dynamo: bool = False, dynamic: bool = False, half: bool = False) -> dict[str, np.ndarray]:
     model = spec.build()
     inputs = spec.inputs()
+    if isinstance(model, Keywords) and opset < 14 and not dynamo:
+        # the TorchScript exporter writes SDPA from opset 14 on: below it users export eager attention
+        model.model.config._attn_implementation = "eager"
     if half:
         model = model.half()
         inputs = tuple(t.half() if t.is_floating_point() else t for t in inputs)
