@@ -286,8 +286,8 @@ VARIANTS = [
     Variant("external-data", derived(external_data)),
 ]
 DEFAULT_MODELS = ("resnet18", "mobilenet_v3", "vit", "bert", "gpt2", "whisper-encoder")
-DEFAULT_VARIANTS = ("ts11", "ts14", "ts17-dynamic", "dynamo18-dynamic", "dynamo23", "ts17-half", "fp16-converted", "onnxsim",
-                    "ort-basic", "ort-extended", "external-data")
+DEFAULT_VARIANTS = ("ts11", "ts17-dynamic", "dynamo18-dynamic", "dynamo23", "ts17-half", "fp16-converted", "onnxsim", "ort-extended",
+                    "external-data")
 
 
 # -- one row ------------------------------------------------------------------------------------
