@@ -77,6 +77,12 @@ CASES = {
     "SimplifiedLayerNormalization": lambda: contrib_model("SimplifiedLayerNormalization", {"x": X}, [("scale", f32(16))], domain="",
                                                           epsilon=1e-6),
     "FusedMatMul": lambda: contrib_model("FusedMatMul", {"a": X, "b": f32(2, 7, 16)}, alpha=0.5, transB=1),
+    # onnxruntime's level-2 fusion of torch MHA's `view(L, B*H, D).transpose(0, 1)` (torchvision ViT):
+    # the first axis moved to the row axis ([d0, d1, .., d_{r-1}] -> [d1, .., d0, d_{r-1}])
+    "FusedMatMul-transBatchA": lambda: contrib_model("FusedMatMul", {"a": f32(5, 6, 4), "b": f32(6, 4, 3)}, alpha=0.5, transBatchA=1),
+    "FusedMatMul-transBatchA-transA": lambda: contrib_model("FusedMatMul", {"a": f32(4, 2, 3, 5), "b": f32(2, 3, 4, 6)}, transBatchA=1, transA=1),
+    "FusedMatMul-transBatchB-transB": lambda: contrib_model("FusedMatMul", {"a": f32(2, 3, 5, 4), "b": f32(6, 2, 3, 4)}, transBatchB=1, transB=1),
+    "FusedMatMul-transBatch-both": lambda: contrib_model("FusedMatMul", {"a": f32(5, 2, 3, 4), "b": f32(4, 2, 3, 6)}, transBatchA=1, transBatchB=1),
     "FusedConv": lambda: contrib_model("FusedConv", {"x": f32(1, 3, 8, 8), "z": f32(1, 4, 8, 8)}, [("w", f32(4, 3, 3, 3)), ("bias", f32(4))],
                                        _names=["x", "w", "bias", "z"], pads=[1, 1, 1, 1], activation="LeakyRelu", activation_params=[0.1]),
     "FusedConv-clip": lambda: contrib_model("FusedConv", {"x": f32(1, 3, 8, 8)}, [("w", f32(4, 3, 3, 3))], strides=[2, 2], activation="Clip",
@@ -116,7 +122,7 @@ def test_contrib_op_matches_onnxruntime_on_ref_and_cpu(case):
             np.testing.assert_allclose(got[name], expected, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")
 
 
-@pytest.mark.parametrize("case", ["SkipLayerNormalization", "FastGelu", "MatMulNBits-4-zp-bias", "FusedConv"])
+@pytest.mark.parametrize("case", ["SkipLayerNormalization", "FastGelu", "MatMulNBits-4-zp-bias", "FusedConv", "FusedMatMul-transBatch-both"])
 def test_contrib_op_through_openvino(tmp_path, case):
     from tests.backends.ir_xml_support import run_openvino
 
@@ -137,7 +143,7 @@ def test_contrib_op_through_openvino(tmp_path, case):
     [
         (lambda: contrib_model("QuickGelu", {"x": X}, beta=2.0), "beta"),
         (lambda: contrib_model("FusedConv", {"x": f32(1, 3, 8, 8)}, [("w", f32(4, 3, 3, 3))], activation="Selu"), "Selu"),
-        (lambda: contrib_model("FusedMatMul", {"a": X, "b": f32(2, 16, 7)}, transBatchA=1), "transBatchA"),
+        (lambda: contrib_model("FusedMatMul", {"a": f32(5, 16), "b": f32(16, 7)}, transBatchA=1), "transBatchA"),  # rank 2: no batch axes
         (lambda: contrib_model("MatMulNBits", {"a": X}, nbits_weights(16, 24, 4, 16, "none"), K=16, N=24, bits=3, block_size=16), "bits=3"),
     ],
 )

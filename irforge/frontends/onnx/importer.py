@@ -11,6 +11,7 @@ extractor folds too when its inputs are all constant, through ONNX's reference i
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -87,6 +88,11 @@ class GraphImporter(FoldingBuilder):
         return base if self._names[base] == 1 else f"{base}_{self._names[base]}"
 
     # -- the graph -----------------------------------------------------------------------
+    @functools.cached_property
+    def declared_element_types(self) -> dict[str, int]:
+        """The element type the file declares for each value it types (value_info, outputs)."""
+        return {vi.name: vi.type.tensor_type.elem_type for vi in (*self.graph.value_info, *self.graph.output) if vi.type.HasField("tensor_type")}
+
     def run(self) -> Model:
         initializer_names = set(self._initializers)
         real_inputs = model_inputs(self.model)  # opset < 9 graphs list initializers as inputs too

@@ -7,6 +7,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Convert, Eltwise, Select
+from irforge.frontends.onnx.mixed_floats import check_cast_declared_type, promoted
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl, to_xdsl
 
@@ -33,6 +34,7 @@ def binary(ctx: NodeContext) -> SSAValue:
     a, b = ctx.input(0), ctx.input(1)
     if ctx.node.op_type == "Pow" and a.type.element_type != b.type.element_type:  # type: ignore[attr-defined]
         b = ctx.value(Convert, [b], suffix="/exponent", destination_type=a.type.element_type)  # type: ignore[attr-defined]
+    a, b = promoted(ctx, a, b)  # torch's half exports: float16 with float32 (mixed_floats.py)
     return ctx.value(Eltwise, [a, b], operation=BINARY[ctx.node.op_type])
 
 
@@ -65,9 +67,11 @@ def cast(ctx: NodeContext) -> SSAValue:
         target = to_xdsl(dtype)
     except Exception:
         raise ctx.fail(f"Cast to ONNX type {to} is not supported", fix="cast to float32/float16/int32/int64/bool") from None
+    check_cast_declared_type(ctx, to)
     return ctx.value(Convert, [ctx.input(0)], destination_type=target)
 
 
 @onnx_extractor("Where")
 def where(ctx: NodeContext) -> SSAValue:
-    return ctx.value(Select, [ctx.input(0), ctx.input(1), ctx.input(2)])
+    then, otherwise = promoted(ctx, ctx.input(1), ctx.input(2))  # torch.where promotes too (mixed_floats.py)
+    return ctx.value(Select, [ctx.input(0), then, otherwise])

@@ -6,6 +6,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import MVN, BatchNormalization, Eltwise, FullyConnected, MatMul, Power, Reduce, ScaleShift
+from irforge.frontends.onnx.mixed_floats import converted_to
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
 
@@ -88,9 +89,11 @@ def layer_norm(ctx: NodeContext) -> list[SSAValue]:
     axes, eps = list(range(axis, rank)), float(ctx.attr("epsilon", 1e-5))
     y = ctx.value(MVN, [ctx.input(0)], suffix="/mvn", axes=axes, eps=eps, normalize_variance=True, eps_mode="inside_sqrt")
     last = not ctx.has_input(2)
-    y = ctx.value(Eltwise, [y, ctx.input(1)], suffix="" if last else "/scale", operation="mul")
+    x_type = ctx.input_type(0).element_type  # float16 Scale/B with a float32 X: torch's half exports (mixed_floats.py)
+    scale = converted_to(ctx, ctx.input(1), x_type, "/scale_as_x")
+    y = ctx.value(Eltwise, [y, scale], suffix="" if last else "/scale", operation="mul")
     if not last:
-        y = ctx.value(Eltwise, [y, ctx.input(2)], operation="sum")
+        y = ctx.value(Eltwise, [y, converted_to(ctx, ctx.input(2), x_type, "/bias_as_x")], operation="sum")
     if not (ctx.output_used(1) or ctx.output_used(2)):
         return [y]
     return [y, *_layer_norm_statistics(ctx, axes, eps)]

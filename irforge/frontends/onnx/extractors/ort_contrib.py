@@ -13,7 +13,11 @@ optimisations and its 4-bit weight quantizer write into a model a user then brin
     SkipSimplifiedLayerNormalization(x, skip, gamma, bias?; epsilon)
                                         the same with RMSNorm (no centring, no beta)
     SimplifiedLayerNormalization(x, scale; axis, epsilon)   RMSNorm (ONNX domain, opset 1)
-    FusedMatMul(a, b; alpha, transA, transB)                alpha * a' @ b'
+    FusedMatMul(a, b; alpha, transA, transB, transBatchA, transBatchB)
+                                        alpha * a' @ b'; transBatch moves the first axis to
+                                        the row axis first (perm [1, .., r-2, 0, r-1]: the
+                                        Transpose of torch's `view(L, B*H, D).transpose(0, 1)`
+                                        that onnxruntime's level-2 optimisation folds in)
     FusedConv(x, w, b?, z?; activation, ...)                act(Conv + z)
     FusedGemm(a, b, c; activation, ...)                     act(Gemm)
     MatMulNBits(a, packed b, scales, zero points?, g_idx?, bias?; K, N, bits, block_size)
@@ -36,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import MVN, Activation, Clamp, Eltwise, FullyConnected, MatMul, Power, Reduce, ReLU
+from irforge.dialects.nn import MVN, Activation, Clamp, Eltwise, FullyConnected, MatMul, Permute, Power, Reduce, ReLU
 from irforge.frontends.onnx.extractors.compressed_weights import decompressed_weights
 from irforge.frontends.onnx.extractors.conv import conv
 from irforge.frontends.onnx.extractors.linear import gemm
@@ -150,12 +154,23 @@ def simplified_layer_norm(ctx: NodeContext) -> list[SSAValue | None]:
 @onnx_extractor("FusedMatMul", domain=MS)
 def fused_matmul(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"alpha", "transA", "transB", "transBatchA", "transBatchB"})
-    if int(ctx.attr("transBatchA", 0)) or int(ctx.attr("transBatchB", 0)):
-        raise ctx.fail("transBatchA / transBatchB (batch axes moved into the matrix) are not supported", fix="export without them")
-    y = ctx.value(MatMul, [ctx.input(0), ctx.input(1)], suffix="/matmul", transpose_a=bool(ctx.attr("transA", 0)),
-                  transpose_b=bool(ctx.attr("transB", 0)))
+    a, b = (_batch_transposed(ctx, i, "AB"[i]) for i in (0, 1))
+    y = ctx.value(MatMul, [a, b], suffix="/matmul", transpose_a=bool(ctx.attr("transA", 0)), transpose_b=bool(ctx.attr("transB", 0)))
     alpha = float(ctx.attr("alpha", 1.0))
     return ctx.value(Eltwise, [y, ctx.constant(np.array(alpha, _dtype(ctx)), "/alpha")], operation="mul")
+
+
+def _batch_transposed(ctx: NodeContext, index: int, which: str) -> SSAValue:
+    """FusedMatMul's input `index`, its first axis moved before the last where transBatch<which>
+    is set (onnxruntime's matmul_transpose_fusion: [d0, .., d_{r-2}, d_{r-1}] ->
+    [d1, .., d_{r-2}, d0, d_{r-1}]; transA/transB then swap the last two as usual)."""
+    x = ctx.input(index)
+    if not int(ctx.attr(f"transBatch{which}", 0)):
+        return x
+    rank = len(ctx.input_shape(index))
+    if rank < 3:  # no batch axes: onnxruntime's fusion never writes it, its kernel refuses it
+        raise ctx.fail(f"transBatch{which}=1 needs an input of rank 3 or more, got rank {rank}", fix=f"drop transBatch{which}")
+    return ctx.value(Permute, [x], suffix=f"/batch_transposed_{which.lower()}", order=[*range(1, rank - 1), 0, rank - 1])
 
 
 def _activated(ctx: NodeContext, y: SSAValue) -> SSAValue:
