@@ -15,19 +15,7 @@ from typing import Any
 
 import numpy as np
 
-MS = "com.microsoft"
-
-
-def _vi(name: str, elem: int, shape: list[Any] | None) -> Any:
-    from onnx import helper
-
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def _t(name: str, array: Any) -> Any:
-    from onnx import numpy_helper
-
-    return numpy_helper.from_array(np.asarray(array), name)
+from irforge.testing.fuzz_session5_ops import MS, _t, _vi  # the same small onnx.helper shorthands
 
 
 def _model(nodes: list[Any], inputs: list[Any], outputs: list[Any], inits: list[Any] = (), opset: int = 17, ms: bool = False) -> bytes:  # type: ignore[assignment]
