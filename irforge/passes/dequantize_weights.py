@@ -23,26 +23,21 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from irforge.backends.reference import constant_value, evaluate
-from irforge.builder import constant_op
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Convert
 from irforge.dialects.nn.quantize import is_weight_decompression
-from irforge.fold_budget import fold_within_budget
-from irforge.model import store_of
+from irforge.passes.patterns.fold_constants import folded_constants
 
 
 def dequantize_convert(op: Convert) -> bool:
     """Replace `op` (a weight decompression Convert) by its float constant; whether it did."""
     source = op.operands[0].owner
     assert isinstance(source, Constant)
-    store = store_of(op)
-    value = constant_value(source, store)
-    outputs = fold_within_budget(op.result_types, lambda: evaluate(op, [value]))
-    if outputs is None:
-        return False
     hint = op.layer_name.data if op.layer_name is not None else f"{source.weight_name or 'weights'}/dequantized"
-    Rewriter.replace_op(op, constant_op(outputs[0], store, hint))
+    folded = folded_constants(op, [source], hint)
+    if folded is None:
+        return False
+    Rewriter.replace_op(op, folded[0])
     return True
 
 

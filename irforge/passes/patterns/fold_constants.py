@@ -15,6 +15,8 @@ OpenVINO keeps it, so an INT8 model stays INT8.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
@@ -27,6 +29,19 @@ from irforge.fold_budget import fold_within_budget
 from irforge.model import store_of
 
 
+def folded_constants(op: NNOp, producers: Sequence[Constant], hint: str) -> list[Constant] | None:
+    """Constants holding `op`'s results computed from its constant `producers`.
+
+    None when a result is over the folding budget: the op then computes it at run time.
+    """
+    store = store_of(op)
+    inputs = [constant_value(p, store) for p in producers]
+    outputs = fold_within_budget(op.result_types, lambda: evaluate(op, inputs))
+    if outputs is None:
+        return None
+    return [constant_op(array, store, hint) for array in outputs]
+
+
 class FoldConstantOperands(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, NNOp) or isinstance(op, Constant) or not op.operands or is_weight_decompression(op):
@@ -34,11 +49,7 @@ class FoldConstantOperands(RewritePattern):
         producers = [v.owner for v in op.operands]
         if not all(isinstance(p, Constant) for p in producers):
             return
-        store = store_of(op)
-        inputs = [constant_value(p, store) for p in producers]  # type: ignore[arg-type]
-        outputs = fold_within_budget(op.result_types, lambda: evaluate(op, inputs))
-        if outputs is None:  # too big to keep as a constant: the op computes it at run time
-            return
         hint = op.layer_name.data if op.layer_name is not None else op.name.removeprefix("nn.")
-        new_ops = [constant_op(array, store, hint) for array in outputs]
-        rewriter.replace(op, new_ops, [c.output for c in new_ops])
+        new_ops = folded_constants(op, producers, hint)  # type: ignore[arg-type]
+        if new_ops is not None:
+            rewriter.replace(op, new_ops, [c.output for c in new_ops])
