@@ -66,16 +66,14 @@ def randn(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
 
 
 class First(nn.Module):
-    """The first tensor of what the wrapped module returns (tuple, dict, ModelOutput)."""
+    """The first tensor of what the wrapped module returns (a tuple, or a tensor)."""
 
-    def __init__(self, model: nn.Module, key: str | None = None) -> None:
+    def __init__(self, model: nn.Module) -> None:
         super().__init__()
-        self.model, self.key = model, key
+        self.model = model
 
     def forward(self, *args: torch.Tensor) -> torch.Tensor:
         out = self.model(*args)
-        if self.key is not None:
-            return out[self.key]
         return out[0] if isinstance(out, (tuple, list)) else out
 
 
