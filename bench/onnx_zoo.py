@@ -47,6 +47,11 @@ class ZooModel:
     """Rewrites the exported ONNX file in place (zoo_int8.py: onnxruntime's quantizers)."""
     compare: Callable[[list[np.ndarray], list[np.ndarray]], str] | None = None
     """The row's error text from (ours, onnxruntime's) outputs; None: max_error's."""
+    write: Callable[[str, Path], dict[str, np.ndarray]] | None = None
+    """Writes the ONNX file for an exporter name and returns the feeds (a library's own
+    exporter, zoo_libs.py: ultralytics' `model.export`); None: torch.onnx.export of build()."""
+    fix_shapes: bool = False
+    """Import with the feeds' shapes, as `ir-convert --input_shape` (files with dynamic axes)."""
 
 
 # -- transformers (tiny configs) ---------------------------------------------------------
@@ -254,6 +259,8 @@ ZOO = [
 
 # -- one row ----------------------------------------------------------------------------------
 def export(entry: ZooModel, exporter: str, path: Path) -> dict[str, np.ndarray]:
+    if entry.write is not None:
+        return entry.write(exporter, path)
     model = entry.build()
     inputs = entry.inputs()
     with torch.no_grad():
@@ -324,7 +331,7 @@ def run_one(entry: ZooModel, exporter: str, workdir: Path) -> dict[str, str]:
         note = f" (onnxruntime fused vs unfused {max_error(want, exact):.1e})"
         want = exact
     try:
-        model = import_onnx(str(path))
+        model = import_onnx(str(path), {n: f.shape for n, f in feeds.items()} if entry.fix_shapes else None)
         apply_pipeline(model.module, DEFAULT_PIPELINE)
     except Exception as e:  # noqa: BLE001
         row["convert"] = first_line(e)

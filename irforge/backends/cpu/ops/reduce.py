@@ -1,4 +1,5 @@
-"""Lowerings of Pooling, SoftMax, Reduce, MVN, Normalize, GRN and ArgMax (f32)."""
+"""Lowerings of Pooling, SoftMax, Reduce, MVN, Normalize, GRN (f32) and ArgMax (f32; other
+types as a host step of the reference kernel)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.volumetric import volumetric_pooling
 from irforge.dialects.nn import GRN, MVN, ArgMax, Normalize, Pooling, Reduce, SoftMax
 from irforge.dialects.nn.base import NNOp
-from irforge.errors import IrforgeError
 from xdsl.dialects.builtin import f32
 
 
@@ -133,8 +133,12 @@ def normalize(ctx: Lowering, op: Normalize) -> None:
 @lowering(ArgMax)
 def argmax(ctx: Lowering, op: ArgMax) -> None:
     if op.input.type.element_type != f32:  # type: ignore[attr-defined]
-        raise IrforgeError(f"'{op.name}' on {op.input.type.element_type} has no CPU kernel (f32 only)", where=op.label,  # type: ignore[attr-defined]
-                           fix="run the model with --device ref", code="E847")
+        # integer ArgMax: open_clip's text tower finds the end-of-text token as the argmax of
+        # the token ids (int64); small index tensors, so numpy's kernel as a host step
+        from irforge.backends.cpu.host_steps import lower_reference
+
+        lower_reference(ctx, op)
+        return
     x, axis = shape_of(op.input), op.reduced_axis()
     spec = ArgSpec(math.prod(x[:axis]), x[axis], math.prod(x[axis + 1:]), op.str_prop("mode"), op.bool_prop("select_last_index"))
     name = ctx.kernel(("argmax", spec), lambda m, n: argmax_kernel(m, spec, n))

@@ -14,6 +14,7 @@ from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float, fmt_ints
 from irforge.dialects.nn.elementwise import ARITHMETIC, Eltwise
+from irforge.dialects.nn.indexing import GatherElements
 from irforge.dialects.nn.reduce import ArgMax, Reduce
 from irforge.dialects.nn.resample import Resample, ResampleBy, ResampleTo
 from irforge.dialects.nn.shape import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
@@ -105,9 +106,22 @@ def slice_(ctx: EmitContext, op: Slice, inputs: list[Port]) -> list[Port]:
     specs = op.slice_specs()
     if not specs:
         return [inputs[0]]
+    shape = op.operand_shape(0)
+    if feeds_gather_elements_data(op) and all(d >= 0 for d in shape) and all(step > 0 for _, _, step in specs.values()):
+        # OpenVINO 2026.4 drops a Slice-8 from 0 on a non-gather axis that feeds GatherElements'
+        # data, then refuses the GatherElements (data and indices dims differ; its own ONNX
+        # frontend fails the same on YOLO26's pose/seg/obb heads); a StridedSlice survives
+        bounds = op.bounds(shape)
+        parts = [ctx.ints([b[i] for b in bounds], ctx.name(op, part)) for i, part in enumerate(("begin", "end", "stride"))]
+        masks = fmt_ints([0] * len(shape))
+        return [ctx.single("StridedSlice", [inputs[0], *parts], out_type(op), name=ctx.name(op), data={"begin_mask": masks, "end_mask": masks})]
     axes = sorted(specs)
     parts = [ctx.ints([specs[a][i] for a in axes], ctx.name(op, part)) for i, part in enumerate(("start", "stop", "step"))]
     return [ctx.single("Slice", [inputs[0], *parts, ctx.ints(axes, ctx.name(op, "axes"))], out_type(op), name=ctx.name(op), version="opset8")]
+
+
+def feeds_gather_elements_data(op: Slice) -> bool:
+    return any(isinstance(use.operation, GatherElements) and use.index == 0 for use in op.results[0].uses)
 
 
 @ir_xml_emitter(Tile)
