@@ -8,8 +8,9 @@ core runs as one batched kernel: 2.25x fewer FMAs than the direct convolution fo
 F(2x2, 3x3), 4x for F(4x4, 3x3). This module has the two transforms around it:
 
 - `input_transform_kernel`: X [N, C, H, W] -> V [a*a][C][T], 16 tiles of a tile row per
-  vector: each of the a input rows of the tiles is m + 1 masked loads (from m tx0 - pad) and
-  lane shuffles picking columns m l + j, then B^T . B as additions and constant FMAs;
+  vector: each of the a input rows of the tiles is copied once per tile row into a
+  zero-padded stack row, read as m + 1 plain loads (from m tx0) and lane shuffles picking
+  columns m l + j, then B^T . B as additions and constant FMAs;
 - `output_transform_kernel`: M [a*a][O][T] -> Y [N, O, OH, OW], with the bias, a residual
   and ReLU/Clamp applied to the output vectors (the m columns of each tile interleaved back).
 
@@ -147,6 +148,57 @@ def _pick(kb: KernelBuilder, wide, lanes: list[int]):  # type: ignore[no-untyped
     return kb.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), ir.Constant(vec(len(lanes), I32), lanes))
 
 
+PADDED_ROWS = True
+"""The input transform reads each tile row's a input rows from zero-padded stack copies with
+plain loads, instead of m + 1 masked 16-lane loads per row and vector of tiles (each with
+its 16-lane i64 bounds mask)."""
+ROW_FLOATS_MAX = 2048
+"""Longest padded row (floats) kept on the stack; wider inputs keep the masked loads."""
+
+
+def _row_floats(spec: WinogradSpec) -> int:
+    """Floats of a padded row: the left pad and the input row's whole vectors, and every lane
+    the last vector of tiles reads (m + 1 vectors from m tx0)."""
+    vectors = -(-spec.tw // VW)
+    return max(spec.pad[1] + -(-spec.w // VW) * VW, spec.m * (vectors - 1) * VW + (spec.m + 1) * VW)
+
+
+def _stack_rows(kb: KernelBuilder, spec: WinogradSpec) -> list:  # type: ignore[type-arg]
+    """a zeroed stack rows for the tile row's input rows, and one more that stays zero (the
+    rows above and below the input)."""
+    b = kb.b
+    length = _row_floats(spec)
+    with b.goto_block(kb.fn.entry_basic_block):
+        rows = [b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), length)), ir.PointerType(ir.FloatType())) for _ in range(spec.a + 1)]
+    zero = kb.vconst(0.0)
+    for row in rows:
+        with kb.loop(0, length - VW + 1, VW, name="zero") as i:
+            kb.vstore(zero, kb.at(row, i))
+        if length % VW:
+            kb.vstore(zero, kb.at(row, length - VW))
+    return rows
+
+
+def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """The tile row's a input rows, each copied to its stack row at the left pad (the lanes
+    past the row's end stay zero), or the zero row where it lies outside the input."""
+    b = kb.b
+    full, tail = divmod(spec.w, VW)
+    rows = []
+    for i in range(spec.a):
+        iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
+        inside = b.icmp_unsigned("<", iy, i64(spec.h))
+        with kb.if_(inside):
+            src = kb.at(plane, b.mul(iy, i64(spec.w)))
+            dst = kb.at(stack[i], i64(spec.pad[1]))
+            for q in range(full):
+                kb.vstore(kb.vload(kb.at(src, i64(q * VW))), kb.at(dst, i64(q * VW)))
+            if tail:
+                kb.vstore(kb.vload(kb.at(src, i64(full * VW)), mask=kb.mask(tail)), kb.at(dst, i64(full * VW)))
+        rows.append(b.select(inside, stack[i], stack[spec.a]))
+    return rows
+
+
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: X, V; threads split the (n, c, tile row) rows."""
     m, a = spec.m, spec.a
@@ -157,6 +209,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
     rows = spec.n * spec.c * spec.th
     whole = whole_vector_stores(spec)
     channel = v_channel(spec)
+    stack = _stack_rows(kb, spec) if PADDED_ROWS and _row_floats(spec) <= ROW_FLOATS_MAX else None
     r0, r1 = kb.partition(rows, align=spec.th if whole else 1)
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
@@ -164,10 +217,16 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
         n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
         plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
         tile_row = b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw))
+        padded = _padded_rows(kb, spec, plane, ty, stack) if stack is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
             d = []
             for i in range(a):
+                if padded is not None:  # plain loads from the zero-padded copy of the row
+                    parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
+                    wide = kb.concat(parts)
+                    d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+                    continue
                 iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
                 inside = b.icmp_unsigned("<", iy, i64(spec.h))
                 row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
