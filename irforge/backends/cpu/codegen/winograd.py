@@ -29,7 +29,7 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I32, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I1, I32, VW, KernelBuilder, i64, vec, vector_constant
 
 F = Fraction
 MATRICES = {
@@ -150,17 +150,23 @@ def _pick(kb: KernelBuilder, wide, lanes: list[int]):  # type: ignore[no-untyped
 
 PADDED_ROWS = True
 """The input transform reads each tile row's a input rows from zero-padded stack copies with
-plain loads, instead of m + 1 masked 16-lane loads per row and vector of tiles (each with
-its 16-lane i64 bounds mask)."""
+plain loads (or, where one vector holds a tile row's tiles, with loads of constant masks),
+instead of m + 1 masked 16-lane loads per row and vector of tiles (each with its 16-lane i64
+bounds mask)."""
 ROW_FLOATS_MAX = 2048
 """Longest padded row (floats) kept on the stack; wider inputs keep the masked loads."""
 
 
 def _row_floats(spec: WinogradSpec) -> int:
-    """Floats of a padded row: the left pad and the input row's whole vectors, and every lane
-    the last vector of tiles reads (m + 1 vectors from m tx0)."""
+    """Floats of a padded row: the vectors that hold the left pad and the input row, and every
+    lane the last vector of tiles reads (m + 1 vectors from m tx0)."""
     vectors = -(-spec.tw // VW)
-    return max(spec.pad[1] + -(-spec.w // VW) * VW, spec.m * (vectors - 1) * VW + (spec.m + 1) * VW)
+    return max(_row_vectors(spec) * VW, spec.m * (vectors - 1) * VW + (spec.m + 1) * VW)
+
+
+def _row_vectors(spec: WinogradSpec) -> int:
+    """Vectors of a padded row that hold input columns (the left pad and the row)."""
+    return -(-(spec.pad[1] + spec.w) // VW)
 
 
 def _stack_rows(kb: KernelBuilder, spec: WinogradSpec) -> list:  # type: ignore[type-arg]
@@ -183,20 +189,43 @@ def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) 
     """The tile row's a input rows, each copied to its stack row at the left pad (the lanes
     past the row's end stay zero), or the zero row where it lies outside the input."""
     b = kb.b
-    full, tail = divmod(spec.w, VW)
     rows = []
     for i in range(spec.a):
         iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
         inside = b.icmp_unsigned("<", iy, i64(spec.h))
         with kb.if_(inside):
             src = kb.at(plane, b.mul(iy, i64(spec.w)))
-            dst = kb.at(stack[i], i64(spec.pad[1]))
-            for q in range(full):
-                kb.vstore(kb.vload(kb.at(src, i64(q * VW))), kb.at(dst, i64(q * VW)))
-            if tail:
-                kb.vstore(kb.vload(kb.at(src, i64(full * VW)), mask=kb.mask(tail)), kb.at(dst, i64(full * VW)))
+            for q in range(_row_vectors(spec)):
+                # stored at multiples of a vector, where the loads below read them (a load
+                # that straddles two stores is not forwarded from them: a 14x14 layer ran
+                # 2.3x slower with the row stored at the pad's offset)
+                first = q * VW - spec.pad[1]
+                lanes = [0 <= first + lane < spec.w for lane in range(VW)]
+                mask = None if all(lanes) else vector_constant(vec(VW, I1), lanes)
+                kb.vstore(kb.vload(b.gep(src, [i64(first)]), mask=mask), kb.at(stack[i], i64(q * VW)))
         rows.append(b.select(inside, stack[i], stack[spec.a]))
     return rows
+
+
+def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): the m + 1
+    vectors from column -pad as loads with constant masks, zeros past the row (no load), all
+    zeros where the row lies outside the input. A stack copy cost more than it saved here (a
+    14x14 layer 1.29x the masked loads' time)."""
+    b = kb.b
+    iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
+    inside = b.icmp_unsigned("<", iy, i64(spec.h))
+    row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
+    parts = []
+    for part in range(spec.m + 1):
+        first = part * VW - spec.pad[1]
+        lanes = [0 <= first + lane < spec.w for lane in range(VW)]
+        if not any(lanes):
+            parts.append(kb.vconst(0.0))
+            continue
+        mask = None if all(lanes) else vector_constant(vec(VW, I1), lanes)
+        parts.append(b.select(inside, kb.vload(b.gep(row, [i64(first)]), mask=mask), kb.vconst(0.0)))
+    return parts
 
 
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
@@ -209,7 +238,8 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
     rows = spec.n * spec.c * spec.th
     whole = whole_vector_stores(spec)
     channel = v_channel(spec)
-    stack = _stack_rows(kb, spec) if PADDED_ROWS and _row_floats(spec) <= ROW_FLOATS_MAX else None
+    single = PADDED_ROWS and spec.tw <= VW
+    stack = _stack_rows(kb, spec) if PADDED_ROWS and not single and _row_floats(spec) <= ROW_FLOATS_MAX else None
     r0, r1 = kb.partition(rows, align=spec.th if whole else 1)
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
@@ -222,8 +252,11 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
             start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
             d = []
             for i in range(a):
-                if padded is not None:  # plain loads from the zero-padded copy of the row
-                    parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
+                if padded is not None or single:
+                    if single:
+                        parts = _single_vector_parts(kb, spec, plane, ty, i)
+                    else:  # plain loads from the zero-padded copy of the row
+                        parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
                     wide = kb.concat(parts)
                     d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
                     continue
