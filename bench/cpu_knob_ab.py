@@ -11,6 +11,7 @@ of A's phases in model order, then all of B's (the order alternating between rou
 kernel through its own entry point on one thread. Printed: the sums over phases of each
 phase's minimum, their ratio B/A, and the ratio per phase tag (conv1x1, conv3x3, ...).
 Run an A/A (the same value twice) for the noise of the moment; record `uptime` with it.
+`--phases TEXT` also prints each phase whose tag or kernel name contains TEXT (B's kernel names).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def main() -> None:
     ap.add_argument("--a", required=True)
     ap.add_argument("--b", required=True)
     ap.add_argument("--runs", type=int, default=31)
+    ap.add_argument("--phases", default="", help="also print A's and B's minimum of every phase whose tag or kernel contains this")
     args = ap.parse_args()
     os.environ["IRFORGE_COMPILE_WORKERS"] = "1"  # LLVM here: the setting is this process's
     from irforge.backends.cpu import compile_model
@@ -55,6 +57,7 @@ def main() -> None:
         alive.append(compiled)  # its JIT holds the code the entry points below call
         ex = compiled._executable
         calls.append([(_KERNEL(ex.jit.address(p.function)), t.ctypes.data, p.tag or "other") for p, t in zip(ex.program.phases, ex.tables)])
+        names = [p.function for p in ex.program.phases]
     if len(calls[0]) != len(calls[1]):
         sys.exit(f"A has {len(calls[0])} phases, B {len(calls[1])}: not comparable phase by phase")
     best = [[float("inf")] * len(calls[0]) for _ in calls]
@@ -72,6 +75,10 @@ def main() -> None:
     per_tag = "  ".join(f"{tag} {tb / ta:.3f}" for tag, (ta, tb) in sorted(tags.items(), key=lambda kv: -kv[1][0]))
     print(f"{args.model} {args.setting} {args.a} -> {args.b}: A {a * 1e3:.2f} ms, B {b * 1e3:.2f} ms, "
           f"B/A {b / a:.3f} (load {os.getloadavg()[0]:.1f}); per tag: {per_tag}")
+    if args.phases:
+        for i, (_, _, tag) in enumerate(calls[0]):
+            if args.phases in tag or args.phases in names[i]:
+                print(f"  {i:4d} {tag:10s} {names[i][-16:]:16s} A {best[0][i] * 1e3:7.3f}  B {best[1][i] * 1e3:7.3f} ms  B/A {best[1][i] / best[0][i]:.3f}")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ core runs as one batched kernel: 2.25x fewer FMAs than the direct convolution fo
 F(2x2, 3x3), 4x for F(4x4, 3x3). This module has the two transforms around it:
 
 - `input_transform_kernel`: X [N, C, H, W] -> V [a*a][C][T], 16 tiles of a tile row per
-  vector: each of the a input rows of the tiles is m + 1 masked loads (from m tx0 - pad) and
-  lane shuffles picking columns m l + j, then B^T . B as additions and constant FMAs;
+  vector: each of the a input rows of the tiles is copied once per tile row into a
+  zero-padded stack row, read as m + 1 plain loads (from m tx0) and lane shuffles picking
+  columns m l + j, then B^T . B as additions and constant FMAs;
 - `output_transform_kernel`: M [a*a][O][T] -> Y [N, O, OH, OW], with the bias, a residual
   and ReLU/Clamp applied to the output vectors (the m columns of each tile interleaved back).
 
@@ -28,7 +29,7 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I32, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.irutil import I1, I32, VW, KernelBuilder, i64, vec, vector_constant
 
 F = Fraction
 MATRICES = {
@@ -147,6 +148,86 @@ def _pick(kb: KernelBuilder, wide, lanes: list[int]):  # type: ignore[no-untyped
     return kb.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), ir.Constant(vec(len(lanes), I32), lanes))
 
 
+PADDED_ROWS = True
+"""The input transform reads each tile row's a input rows from zero-padded stack copies with
+plain loads (or, where one vector holds a tile row's tiles, with loads of constant masks),
+instead of m + 1 masked 16-lane loads per row and vector of tiles (each with its 16-lane i64
+bounds mask)."""
+ROW_FLOATS_MAX = 2048
+"""Longest padded row (floats) kept on the stack; wider inputs keep the masked loads."""
+
+
+def _row_floats(spec: WinogradSpec) -> int:
+    """Floats of a padded row: the vectors that hold the left pad and the input row, and every
+    lane the last vector of tiles reads (m + 1 vectors from m tx0)."""
+    vectors = -(-spec.tw // VW)
+    return max(_row_vectors(spec) * VW, spec.m * (vectors - 1) * VW + (spec.m + 1) * VW)
+
+
+def _row_vectors(spec: WinogradSpec) -> int:
+    """Vectors of a padded row that hold input columns (the left pad and the row)."""
+    return -(-(spec.pad[1] + spec.w) // VW)
+
+
+def _stack_rows(kb: KernelBuilder, spec: WinogradSpec) -> list:  # type: ignore[type-arg]
+    """a zeroed stack rows for the tile row's input rows, and one more that stays zero (the
+    rows above and below the input)."""
+    b = kb.b
+    length = _row_floats(spec)
+    with b.goto_block(kb.fn.entry_basic_block):
+        rows = [b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), length)), ir.PointerType(ir.FloatType())) for _ in range(spec.a + 1)]
+    zero = kb.vconst(0.0)
+    for row in rows:
+        with kb.loop(0, length - VW + 1, VW, name="zero") as i:
+            kb.vstore(zero, kb.at(row, i))
+        if length % VW:
+            kb.vstore(zero, kb.at(row, length - VW))
+    return rows
+
+
+def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """The tile row's a input rows, each copied to its stack row at the left pad (the lanes
+    past the row's end stay zero), or the zero row where it lies outside the input."""
+    b = kb.b
+    rows = []
+    for i in range(spec.a):
+        iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
+        inside = b.icmp_unsigned("<", iy, i64(spec.h))
+        with kb.if_(inside):
+            src = kb.at(plane, b.mul(iy, i64(spec.w)))
+            for q in range(_row_vectors(spec)):
+                # stored at multiples of a vector, where the loads below read them (a load
+                # that straddles two stores is not forwarded from them: a 14x14 layer ran
+                # 2.3x slower with the row stored at the pad's offset)
+                first = q * VW - spec.pad[1]
+                lanes = [0 <= first + lane < spec.w for lane in range(VW)]
+                mask = None if all(lanes) else vector_constant(vec(VW, I1), lanes)
+                kb.vstore(kb.vload(b.gep(src, [i64(first)]), mask=mask), kb.at(stack[i], i64(q * VW)))
+        rows.append(b.select(inside, stack[i], stack[spec.a]))
+    return rows
+
+
+def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): the m + 1
+    vectors from column -pad as loads with constant masks, zeros past the row (no load), all
+    zeros where the row lies outside the input. A stack copy cost more than it saved here (a
+    14x14 layer 1.29x the masked loads' time)."""
+    b = kb.b
+    iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
+    inside = b.icmp_unsigned("<", iy, i64(spec.h))
+    row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
+    parts = []
+    for part in range(spec.m + 1):
+        first = part * VW - spec.pad[1]
+        lanes = [0 <= first + lane < spec.w for lane in range(VW)]
+        if not any(lanes):
+            parts.append(kb.vconst(0.0))
+            continue
+        mask = None if all(lanes) else vector_constant(vec(VW, I1), lanes)
+        parts.append(b.select(inside, kb.vload(b.gep(row, [i64(first)]), mask=mask), kb.vconst(0.0)))
+    return parts
+
+
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: X, V; threads split the (n, c, tile row) rows."""
     m, a = spec.m, spec.a
@@ -157,6 +238,8 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
     rows = spec.n * spec.c * spec.th
     whole = whole_vector_stores(spec)
     channel = v_channel(spec)
+    single = PADDED_ROWS and spec.tw <= VW
+    stack = _stack_rows(kb, spec) if PADDED_ROWS and not single and _row_floats(spec) <= ROW_FLOATS_MAX else None
     r0, r1 = kb.partition(rows, align=spec.th if whole else 1)
     with kb.loop(r0, r1, name="row") as r:
         ty = b.urem(r, i64(spec.th))
@@ -164,10 +247,19 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
         n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
         plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
         tile_row = b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw))
+        padded = _padded_rows(kb, spec, plane, ty, stack) if stack is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
             d = []
             for i in range(a):
+                if padded is not None or single:
+                    if single:
+                        parts = _single_vector_parts(kb, spec, plane, ty, i)
+                    else:  # plain loads from the zero-padded copy of the row
+                        parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
+                    wide = kb.concat(parts)
+                    d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+                    continue
                 iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
                 inside = b.icmp_unsigned("<", iy, i64(spec.h))
                 row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))

@@ -21,6 +21,7 @@ from irforge.backends.cpu.codegen.copy import FILL, Move
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, gemm_kernel, pack_a
 from irforge.backends.cpu.codegen.irutil import VW
+from irforge.backends.cpu.codegen.phases import PhaseSpec, phase_planes_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
 from irforge.backends.cpu.ops.movement import emit_moves
 from irforge.dialects.nn import Convolution
@@ -55,6 +56,11 @@ GROUPED_ALIGNED_ROWS = True
 time of rows of 16 (every vector split over two rows, masked stores)."""
 SPLIT_GROUPS = 8
 """From this many groups (one sample) threads take whole groups' GEMMs instead of splitting each."""
+PHASE_KERNEL = True
+"""Stride-2 planes are written by `codegen.phases` (vectors: a stack row, plain loads and an
+even/odd shuffle) instead of the table-driven element copy of `planes.moves()`."""
+PHASE_STACK_MAX = 8192
+"""Longest stack row (floats) of that kernel; wider inputs keep the element copy."""
 SHIFTED_KC = 576
 """K block: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB stays in L1 beside
 B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
@@ -149,9 +155,14 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
     `args`: input, output, then the bias and residual buffers the epilogue reads."""
     x, out, *tail = args
     planes = Planes(g)
-    # + a row and NR: the pad-column loads of the last row's last tile
+    # + a row and NR: the pad-column loads of the last row's last tile (and the phase
+    # kernel's whole-vector stores of the zero row)
     padded = ctx.scratch(4 * (g.n * g.c * planes.channel + planes.row + NR))
-    emit_moves(ctx, op, [x, padded], planes.moves())
+    phases = PhaseSpec(g.n * g.c, g.h, g.w, g.pad, planes.rows, planes.row)
+    if PHASE_KERNEL and g.stride == (2, 2) and phases.stack_floats() <= PHASE_STACK_MAX:
+        ctx.phase(ctx.kernel(("phases", phases), lambda m, n: phase_planes_kernel(m, phases, n)), [x, padded])
+    else:
+        emit_moves(ctx, op, [x, padded], planes.moves())
     offsets = planes.offsets()
     kc = SHIFTED_KC // len(offsets) * len(offsets)
     o = weights.shape[0]
