@@ -1,0 +1,48 @@
+"""Fuzz findings of session 8 (irforge/testing/fuzz_session7_ops.py's seeds of session 7's code,
+mutated: `bench/fuzz_campaign.py --focus session7`, `bench/fuzz_numbers.py --only session7`):
+each input that gave an internal error or a number other than onnxruntime's is now a one-line
+coded error or onnxruntime's number."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx.importer import import_onnx
+from irforge.testing import fuzz_session7_ops as s7
+
+
+def _seed(name: str) -> onnx.ModelProto:
+    return onnx.load_from_string(s7.SEEDS[name]())
+
+
+def _constant(model: onnx.ModelProto, name: str, array: np.ndarray) -> onnx.ModelProto:
+    init = next(t for t in model.graph.initializer if t.name == name)
+    init.CopyFrom(numpy_helper.from_array(array, name))
+    return model
+
+
+def _set(model: onnx.ModelProto, op: str, **attrs: object) -> onnx.ModelProto:
+    node = next(n for n in model.graph.node if n.op_type == op)
+    for name, value in attrs.items():
+        for attr in [a for a in node.attribute if a.name == name]:
+            node.attribute.remove(attr)
+        node.attribute.append(helper.make_attribute(name, value))
+    return model
+
+
+def _refused(model: onnx.ModelProto, code: str, match: str) -> None:
+    with pytest.raises(IrforgeError, match=match) as err:
+        import_onnx(model)
+    assert err.value.code == code
+
+
+def test_float16_weights_beyond_float16_range_are_refused():
+    """MatMulNBits with float16 scales of -1e4: (q - 8) * s reaches 8e4, inf in float16 (ref
+    gave NaN where onnxruntime, dequantizing in float32, gives finite numbers)."""
+    model = _seed("nbits4.onnx")
+    scales = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "scales"))
+    _refused(_constant(model, "scales", np.full_like(scales, -1e4)), "E120", "reach 8e.04, beyond float16's range")
