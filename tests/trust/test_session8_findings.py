@@ -46,3 +46,14 @@ def test_float16_weights_beyond_float16_range_are_refused():
     model = _seed("nbits4.onnx")
     scales = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "scales"))
     _refused(_constant(model, "scales", np.full_like(scales, -1e4)), "E120", "reach 8e.04, beyond float16's range")
+
+
+def test_gqa_rotary_cache_of_inf_is_refused_by_name():
+    """GroupQueryAttention with cos_cache all inf: onnxruntime's softmax turns the NaN scores
+    into 0, ours into NaN; a rotary cache is cosines and sines, so a non-finite one is refused."""
+    from irforge.testing import fuzz_session6_ops as s6
+
+    model = onnx.load_from_string(s6.gqa())
+    cos = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "cos"))
+    _refused(_constant(model, "cos", np.full_like(cos, np.inf)), "E121", "cos_cache holds inf or NaN")
+    import_onnx(onnx.load_from_string(s6.gqa()))  # the finite seed still converts
