@@ -57,3 +57,28 @@ def test_gqa_rotary_cache_of_inf_is_refused_by_name():
     cos = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "cos"))
     _refused(_constant(model, "cos", np.full_like(cos, np.inf)), "E121", "cos_cache holds inf or NaN")
     import_onnx(onnx.load_from_string(s6.gqa()))  # the finite seed still converts
+
+
+@pytest.mark.parametrize("edit", ["truncated", "odd_count", "element_type", "offset", "size"])
+def test_packed_u4_constants_of_a_broken_ir_are_one_line_errors(tmp_path, edit):
+    """IR XML of MatMulNBits' u4 weights [8, 2, 16] (128 bytes) with its .bin cut short, a dim
+    added (an odd element count), u8 for u4, an offset past the end, a size of the unpacked
+    bytes: E642, naming the Const."""
+    import re
+
+    from irforge.testing.fuzz import run_tool_in_process
+
+    (tmp_path / "m.onnx").write_bytes(s7.SEEDS["nbits4.onnx"]())
+    assert run_tool_in_process("ir-convert", ["-m", str(tmp_path / "m.onnx"), "-o", str(tmp_path)])[0] == 0
+    xml, weights = (tmp_path / "m.xml").read_bytes(), (tmp_path / "m.bin").read_bytes()
+    data = re.search(rb'element_type="u4" shape="8, 2, 16" offset="0" size="128"', xml)
+    assert data, "the seed's IR no longer holds its weights as u4"
+    new = {"odd_count": b'element_type="u4" shape="8, 2, 16, 3" offset="0" size="128"',
+           "element_type": b'element_type="u8" shape="8, 2, 16" offset="0" size="128"',
+           "offset": b'element_type="u4" shape="8, 2, 16" offset="%d" size="128"' % (len(weights) - 1),
+           "size": b'element_type="u4" shape="8, 2, 16" offset="0" size="256"'}.get(edit, data.group(0))
+    (tmp_path / "m.xml").write_bytes(xml.replace(data.group(0), new))
+    (tmp_path / "m.bin").write_bytes(weights[:100] if edit == "truncated" else weights)
+    code, err, escaped = run_tool_in_process("ir-run", [str(tmp_path / "m.xml"), "--output", str(tmp_path / "o.npz")])
+    assert (code, escaped) == (2, ""), err
+    assert len(err.strip().splitlines()) == 1 and "error[E642]" in err and "MatMulNBits_y/weights/q" in err, err
