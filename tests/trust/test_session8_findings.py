@@ -82,3 +82,25 @@ def test_packed_u4_constants_of_a_broken_ir_are_one_line_errors(tmp_path, edit):
     code, err, escaped = run_tool_in_process("ir-run", [str(tmp_path / "m.xml"), "--output", str(tmp_path / "o.npz")])
     assert (code, escaped) == (2, ""), err
     assert len(err.strip().splitlines()) == 1 and "error[E642]" in err and "MatMulNBits_y/weights/q" in err, err
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter_negative_start_is_an_error_not_a_write_from_the_end(mode):
+    """A run-time write index of -1 (onnxruntime: an error) was scattered from the cache's end
+    (linear) or wrapped (circular); now its row's indices are out of range: E880 on ref / cpu.
+    A constant one is E116 naming the negative start (it said "linear mode" in circular)."""
+    from irforge.backends.reference import run
+
+    model = _set(_seed("tscatter.onnx"), "TensorScatter", mode=mode)
+    rng = np.random.default_rng(0)
+    feeds = {"past": rng.standard_normal((2, 3, 8, 4)).astype(np.float32), "update": rng.standard_normal((2, 3, 3, 4)).astype(np.float32),
+             "upd1": rng.standard_normal((2, 2, 8, 4)).astype(np.float32), "starts": np.array([-1, 0], np.int64)}
+    with pytest.raises(IrforgeError, match="index 8 is out of range") as err:
+        run(import_onnx(model), feeds)
+    assert err.value.code == "E880"
+    feeds["starts"] = np.array([5, 0], np.int64)
+    y = run(import_onnx(model), feeds)["y"]
+    np.testing.assert_array_equal(y[0, :, 5:8], feeds["update"][0])  # a valid start still writes
+    model.graph.initializer.append(numpy_helper.from_array(np.array([-1, 0], np.int64), "starts"))
+    model.graph.input.remove(next(i for i in model.graph.input if i.name == "starts"))
+    _refused(model, "E116", r"write_indices \[-1, 0\] hold a negative start")
