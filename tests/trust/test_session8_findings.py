@@ -104,3 +104,23 @@ def test_tensor_scatter_negative_start_is_an_error_not_a_write_from_the_end(mode
     model.graph.initializer.append(numpy_helper.from_array(np.array([-1, 0], np.int64), "starts"))
     model.graph.input.remove(next(i for i in model.graph.input if i.name == "starts"))
     _refused(model, "E116", r"write_indices \[-1, 0\] hold a negative start")
+
+
+def _retyped(model: onnx.ModelProto, **shapes: list[int]) -> onnx.ModelProto:
+    for name, shape in shapes.items():
+        vi = next(v for v in model.graph.input if v.name == name)
+        vi.CopyFrom(helper.make_tensor_value_info(name, vi.type.tensor_type.elem_type, shape))
+    return model
+
+
+def test_linear_attention_of_zero_steps_is_a_one_line_error():
+    """T = 0 raised IndexError while unrolling."""
+    model = _retyped(_seed("linattn.onnx"), q=[2, 0, 12], k=[2, 0, 6], v=[2, 0, 4], decay=[2, 0, 2], beta=[2, 0, 2])
+    _refused(model, "E041", "are empty")
+
+
+def test_fused_matmul_trans_batch_with_inputs_of_two_ranks_is_refused():
+    """transBatchA with B of rank 2: onnxruntime's kernel refuses it (inputs of one rank >= 3);
+    irforge broadcast it into a number."""
+    model = _set(_retyped(_seed("fmmbatch.onnx"), b=[4, 6]), "FusedMatMul", transBatchB=0)
+    _refused(model, "E041", "transBatchA / transBatchB need inputs of one rank, got ranks 4 and 2")

@@ -154,6 +154,10 @@ def simplified_layer_norm(ctx: NodeContext) -> list[SSAValue | None]:
 @onnx_extractor("FusedMatMul", domain=MS)
 def fused_matmul(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"alpha", "transA", "transB", "transBatchA", "transBatchB"})
+    ranks = [len(ctx.input_shape(i)) for i in (0, 1)]
+    if (int(ctx.attr("transBatchA", 0)) or int(ctx.attr("transBatchB", 0))) and ranks[0] != ranks[1]:  # onnxruntime's kernel refuses it
+        raise ctx.fail(f"transBatchA / transBatchB need inputs of one rank, got ranks {ranks[0]} and {ranks[1]}",
+                       fix="give A and B the same rank (3 or more), or drop transBatchA / transBatchB")
     a, b = (_batch_transposed(ctx, i, "AB"[i]) for i in (0, 1))
     y = ctx.value(MatMul, [a, b], suffix="/matmul", transpose_a=bool(ctx.attr("transA", 0)), transpose_b=bool(ctx.attr("transB", 0)))
     alpha = float(ctx.attr("alpha", 1.0))
