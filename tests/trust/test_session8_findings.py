@@ -124,3 +124,14 @@ def test_fused_matmul_trans_batch_with_inputs_of_two_ranks_is_refused():
     irforge broadcast it into a number."""
     model = _set(_retyped(_seed("fmmbatch.onnx"), b=[4, 6]), "FusedMatMul", transBatchB=0)
     _refused(model, "E041", "transBatchA / transBatchB need inputs of one rank, got ranks 4 and 2")
+
+
+def test_mlir_constant_out_of_its_element_types_range_is_a_one_line_error():
+    """A .mlir whose u4 zero point `dense<8> : tensor<1x1x1xui8>` was edited to `tensor<i1>`:
+    xDSL's parser raised ValueError (an internal error)."""
+    from irforge.model import parse_module
+
+    text = 'func.func @main() -> tensor<i1> {\n  %0 = nn.constant dense<8> : tensor<i1> {bits = 4 : i64}\n  func.return %0 : tensor<i1>\n}\n'
+    with pytest.raises(IrforgeError, match="Integer value 8 is out of range for type i1") as err:
+        parse_module(text, source="m.mlir")
+    assert err.value.code == "E695"
