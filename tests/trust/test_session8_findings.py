@@ -135,3 +135,22 @@ def test_mlir_constant_out_of_its_element_types_range_is_a_one_line_error():
     with pytest.raises(IrforgeError, match="Integer value 8 is out of range for type i1") as err:
         parse_module(text, source="m.mlir")
     assert err.value.code == "E695"
+
+
+@pytest.mark.parametrize("zero_point", [("INT4", [1] * 9), ("UINT8", None)])
+def test_dequantize_zero_point_of_another_type_than_x_is_refused(zero_point):
+    """UINT4 weights with INT4 or uint8 zero points (onnxruntime: a type error) were read with
+    the zero points as they were."""
+    model = _seed("int4axis.onnx")
+    kind, values = zero_point
+    if values is None:
+        _constant(model, "uz", np.ones((3, 3), np.uint8))
+    else:
+        next(t for t in model.graph.initializer if t.name == "uz").CopyFrom(helper.make_tensor("uz", onnx.TensorProto.INT4, [3, 3], values))
+    _refused(model, "E041", f"x_zero_point of type {'INT4' if values else 'uint8'} differs from x's UINT4")
+
+
+def test_matmul_nbits_weights_not_n_by_blocks_by_blob_are_refused():
+    """B given flat [128] (the right byte count): onnxruntime refuses the shape, irforge read it."""
+    model = _constant(_seed("nbits4.onnx"), "B", np.zeros(128, np.uint8))
+    _refused(model, "E041", r"packed weights \[128\] \(uint8\) / scales \[16\] \(float16\) do not fit")

@@ -240,7 +240,7 @@ def matmul_nbits(ctx: NodeContext) -> SSAValue:
     packed = ctx.required_constant(1, "the packed weights")
     scales = ctx.required_constant(2, "the scales")
     blocks = -(-k // block)
-    if packed.dtype != np.uint8 or packed.size != n * blocks * block * bits // 8 or scales.size != n * blocks or scales.dtype.kind != "f":
+    if packed.dtype != np.uint8 or packed.shape != (n, blocks, block * bits // 8) or scales.size != n * blocks or scales.dtype.kind != "f":
         raise ctx.fail(f"packed weights {list(packed.shape)} ({packed.dtype}) / scales {list(scales.shape)} ({scales.dtype}) do not fit "
                        f"K={k}, N={n}, bits={bits}, block_size={block}")
     q = _unpacked(packed.reshape(n, blocks, -1), bits, block)
