@@ -154,3 +154,12 @@ def test_matmul_nbits_weights_not_n_by_blocks_by_blob_are_refused():
     """B given flat [128] (the right byte count): onnxruntime refuses the shape, irforge read it."""
     model = _constant(_seed("nbits4.onnx"), "B", np.zeros(128, np.uint8))
     _refused(model, "E041", r"packed weights \[128\] \(uint8\) / scales \[16\] \(float16\) do not fit")
+
+
+@pytest.mark.parametrize("to", [onnx.TensorProto.INT32, onnx.TensorProto.BOOL])
+def test_cast_to_a_non_float_type_declared_float16_is_e147(to):
+    """Cast to INT32 / BOOL of an output the file declares FLOAT16: irforge returned int32 /
+    bool values for it (E147 checked only float-to-float contradictions)."""
+    model = _seed("halfmix.onnx")
+    next(n for n in model.graph.node if n.output[0] == "y16").attribute[0].i = to
+    _refused(model, "E147", f"Cast to {onnx.TensorProto.DataType.Name(to)} but the file declares its output 'y16' FLOAT16")
