@@ -163,3 +163,24 @@ def test_cast_to_a_non_float_type_declared_float16_is_e147(to):
     model = _seed("halfmix.onnx")
     next(n for n in model.graph.node if n.output[0] == "y16").attribute[0].i = to
     _refused(model, "E147", f"Cast to {onnx.TensorProto.DataType.Name(to)} but the file declares its output 'y16' FLOAT16")
+
+
+def test_tf_function_output_index_not_a_number_is_e362(tmp_path):
+    """A TF If branch function returning 'both:outpu\\0\\0\\0' (bytes zeroed in the file): int()
+    raised ValueError (an internal error)."""
+    from irforge.testing import fuzz_control_flow
+    from irforge.testing.fuzz import run_tool_in_process
+
+    data = fuzz_control_flow.tf_seeds()["if.pb"]
+    assert data.count(b"both:output:0") == 1
+    (tmp_path / "if.pb").write_bytes(data.replace(b"both:output:0", b"both:outpu\x00\x00\x00"))
+    code, err, escaped = run_tool_in_process("ir-run", [str(tmp_path / "if.pb"), "--output", str(tmp_path / "o.npz")])
+    assert (code, escaped) == (2, "") and "error[E362]" in err and "whose output index is not a number" in err, err
+
+
+def test_scale_shift_fusion_leaves_a_scalar_alone():
+    """x * s + t of rank-0 x (a mutated QLinear chain): channel_vector took axis % 0."""
+    from irforge.passes.patterns.affine import channel_vector
+
+    assert channel_vector(np.array(2.0), (), -1) is None
+    np.testing.assert_array_equal(channel_vector(np.array([[1.0], [2.0]]), (3, 2, 5), 1), [1.0, 2.0])
