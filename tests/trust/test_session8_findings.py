@@ -184,3 +184,37 @@ def test_scale_shift_fusion_leaves_a_scalar_alone():
 
     assert channel_vector(np.array(2.0), (), -1) is None
     np.testing.assert_array_equal(channel_vector(np.array([[1.0], [2.0]]), (3, 2, 5), 1), [1.0, 2.0])
+
+
+def test_bitcast_without_to_at_an_opset_irforge_has_no_schema_for_is_e041():
+    """BitCast without `to` in a model of opset 13 (the schema check knows no BitCast there):
+    int(None) raised TypeError."""
+    model = _seed("bitcast.onnx")
+    model.opset_import[0].version = 13
+    node = next(n for n in model.graph.node if n.output[0] == "ua")
+    del node.attribute[:]
+    _refused(model, "E041", "BitCast needs the attribute to")
+
+
+def test_cast_declared_as_an_unknown_type_number_is_e147():
+    """A Cast output declared elem_type 99: naming it raised ValueError in E147's message."""
+    model = _seed("halfmix.onnx")
+    next(v for v in model.graph.output if v.name == "y16").type.tensor_type.elem_type = 99
+    _refused(model, "E147", "declares its output 'y16' type 99")
+
+
+def test_loss_ignore_index_beyond_the_targets_type_ignores_nothing():
+    """ignore_index 2**40 with int32 targets: OverflowError making the constant; no int32 target
+    equals it, so nothing is ignored (onnxruntime's numbers)."""
+    from irforge.backends.reference import run
+
+    from tests.helpers import ort_session_run
+
+    model = _set(_seed("losses.onnx"), "NegativeLogLikelihoodLoss", ignore_index=2**40)
+    target = next(v for v in model.graph.input if v.name == "t")
+    target.type.tensor_type.elem_type = onnx.TensorProto.INT32
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.standard_normal((3, 5, 2)).astype(np.float32), "t": rng.integers(0, 5, (3, 2)).astype(np.int32)}
+    got = run(import_onnx(model), feeds)
+    want = ort_session_run(model, feeds)
+    np.testing.assert_allclose(got["nll"], want[0], rtol=1e-5, atol=1e-6)

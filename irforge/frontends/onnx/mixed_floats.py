@@ -55,13 +55,18 @@ FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProt
 """the float types whose contradiction float16 conversions leave (named in E147's message)"""
 
 
+def _type_name(data_type: int) -> str:
+    """ONNX's name of an element type; a declared type may be any number (99)."""
+    return onnx.TensorProto.DataType.Name(data_type) if data_type in onnx.TensorProto.DataType.values() else f"type {data_type}"
+
+
 def check_cast_declared_type(ctx: NodeContext, to: int) -> None:
     """E147 where the file declares the Cast's output a type other than `to` (a float type, as
     float16 conversions leave them, or any other: Cast to INT32 of an output declared FLOAT16
     gave int32 values where the file promises float16)."""
     declared = getattr(ctx.importer, "declared_element_types", {}).get(ctx.node.output[0])  # subgraphs: unchecked
     if declared and to and declared != to:
-        name = onnx.TensorProto.DataType.Name
+        name = _type_name
         why = "onnxconverter-common's float16 conversion leaves torch's Casts to FLOAT; " if {to, declared} <= set(FLOAT_TYPES) else ""
         raise IrforgeError(
             f"Cast to {name(to)} but the file declares its output '{ctx.node.output[0]}' {name(declared)}: the file contradicts "
