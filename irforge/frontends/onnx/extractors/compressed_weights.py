@@ -75,6 +75,12 @@ def _check_range(ctx: BuildContext, q: np.ndarray, scale: np.ndarray, zero: np.n
         return
     limit = float(np.finfo(np.dtype(dtype)).max)
     with np.errstate(all="ignore"):
+        # a bound from the types and the (small) scale / zero-point arrays first: the weights
+        # themselves (LLM-sized) are read only when it does not rule the overflow out
+        q_bound = float(max(abs(int(np.iinfo(q.dtype).min)), int(np.iinfo(q.dtype).max))) if q.dtype.kind in "iu" else float("inf")
+        z_bound = float(np.nanmax(np.abs(zero.astype(np.float64)), initial=0.0)) if zero is not None else 0.0
+        if (q_bound + z_bound) * float(np.nanmax(np.abs(scale.astype(np.float64)), initial=0.0)) <= limit:
+            return
         values = q.astype(F32) - (zero.astype(F32) if zero is not None else F32.type(0))
         biggest = float(np.nanmax(np.abs(values * scale.astype(F32)), initial=0.0))
     if biggest > limit:
