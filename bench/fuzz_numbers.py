@@ -2,12 +2,13 @@
 (and fuzz_control_flow's) that both onnxruntime and irforge accept, do irforge's outputs
 (ir-run --device ref, and cpu with --cpu) agree with onnxruntime's on the same inputs?
 
-    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--show 10]
+    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--show 10] [--only session5|session6|session7]
 
 A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses with a
 clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
-outputs differ in shape or by more than --rtol/--atol (NaN matching NaN) is a finding: a
-silently wrong number. Prints a table and the first findings, with the mutant kept under
+outputs differ in shape or by more than --rtol/--atol (NaN matching NaN; float16 outputs at
+rtol 4e-3 / atol 1e-3), from onnxruntime's with and without its graph optimisations, is a
+finding: a silently wrong number. Prints a table and the first findings, with the mutant kept under
 --keep for a rerun.
 """
 
