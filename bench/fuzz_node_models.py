@@ -1,10 +1,11 @@
 """Fuzz irforge with the ONNX backend node suite's models of chosen ops, mutated.
 
-    python bench/fuzz_node_models.py --cases 1000 --seed 8 [--ops DeformConv,STFT,...]
+    python bench/fuzz_node_models.py --cases 1000 --seed 8 [--ops DeformConv,STFT,...|session7]
 
 Seeds: every (non-expanded) node-suite case whose graph uses one of `--ops` (default: the
 ops added in session 6 and the legacy forms). Each case is one or two edits of a seed by
-`irforge.testing.fuzz_new_ops.mutate_onnx_new_ops`, run in process through ir-convert or
+`irforge.testing.fuzz_new_ops.mutate_onnx_new_ops` (`fuzz_session7_ops.mutate_onnx_session7`
+with `--ops session7`: declared types, 4-bit tensors too), run in process through ir-convert or
 ir-run (ref or cpu); prints the outcome counts of `irforge.testing.fuzz.run_case` and every
 finding (internal error, traceback, hang, partial output, outside access, multi-line error),
 writing each finding's model to `--keep` for reproduction.
@@ -23,6 +24,7 @@ import onnx.backend.test.case.node as node_cases
 from irforge.testing.fuzz import run_case
 from irforge.testing.fuzz_flags import Case
 from irforge.testing.fuzz_new_ops import mutate_onnx_new_ops
+from irforge.testing.fuzz_session7_ops import mutate_onnx_session7
 
 SESSION6_OPS = (
     "DeformConv,STFT,HannWindow,HammingWindow,BlackmanWindow,MelWeightMatrix,Compress,Unique,Det,BitwiseAnd,BitwiseOr,"
@@ -32,6 +34,9 @@ SESSION6_OPS = (
     "Upsample,MeanVarianceNormalization"
 )
 
+SESSION7_OPS = "TensorScatter,NegativeLogLikelihoodLoss,SoftmaxCrossEntropyLoss,BitCast,CausalConvWithState,LinearAttention,DequantizeLinear,Cast"
+"""`--ops session7`: the ops of session 7 (and Cast, whose 4-bit / float16 forms it touched)."""
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -40,7 +45,7 @@ def main() -> None:
     p.add_argument("--ops", default=SESSION6_OPS, help="comma-separated ONNX op types whose node cases seed the run")
     p.add_argument("--keep", type=Path, default=Path("fuzz-findings"), help="folder for the findings' models")
     args = p.parse_args()
-    wanted = set(args.ops.split(","))
+    wanted = set((SESSION7_OPS if args.ops == "session7" else args.ops).split(","))
     seeds = {case.name: case.model.SerializeToString() for case in node_cases.collect_testcases(None)
              if "expanded" not in case.name and wanted & {n.op_type for n in case.model.graph.node}}
     print(f"{len(seeds)} seed models", flush=True)
@@ -50,7 +55,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="irforge-fuzz-nodes-") as tmp:
         for i in range(args.cases):
             name = rng.choice(names)
-            data = mutate_onnx_new_ops(seeds[name], rng)
+            data = (mutate_onnx_session7 if args.ops == "session7" else mutate_onnx_new_ops)(seeds[name], rng)
             if rng.random() < 0.5:
                 case = Case("ir-convert", ["--input_model", "IN/m.onnx", "--output_dir", "OUT"], {"m.onnx": data}, name)
             else:

@@ -164,6 +164,9 @@ def parse_module(text: str | bytes, ctx: Context | None = None, source: str = "<
     except OverflowError as e:  # xDSL computing the bounds of `array<i99999999999999999999: 1>`
         raise IrforgeError(f"invalid IR: a number or integer width too large to use ({first_line(str(e))})", where=source,
                            fix="element types are i1 to i64; check the .mlir text", code="E695") from None
+    except ValueError as e:  # xDSL's dense<8> : tensor<i1>: "Integer value 8 is out of range for type i1 ..."
+        raise IrforgeError(f"invalid IR: {first_line(str(e))}", where=source, fix="give each constant values its element type holds",
+                           code="E695") from None
     try:
         module.verify()
     except VerifyException as e:

@@ -312,6 +312,15 @@ for _op, _values in _s6.BAD_ATTRIBUTES.items():  # merged: Attention, Resize, Pa
 BAD_CONSTANTS += _s6.BAD_CONSTANTS
 BAD_INPUT_TYPES += _s6.BAD_INPUT_TYPES
 
+from irforge.testing import fuzz_session7_ops as _s7  # noqa: E402
+
+ONNX_SEEDS.update(_s7.SEEDS)
+IR_SEEDS += _s7.IR_SEEDS  # their IR XML holds i4 / u4 constants
+for _op, _values in _s7.BAD_ATTRIBUTES.items():
+    BAD_ATTRIBUTES[_op] = BAD_ATTRIBUTES.get(_op, []) + _values
+BAD_CONSTANTS += _s7.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s7.BAD_INPUT_TYPES
+
 
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
@@ -416,7 +425,7 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 
 
 VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
-for _op, _values in _s6.VALID_ATTRIBUTES.items():
+for _op, _values in [*_s6.VALID_ATTRIBUTES.items(), *_s7.VALID_ATTRIBUTES.items()]:
     VALID_ATTRIBUTES[_op] = VALID_ATTRIBUTES.get(_op, []) + _values
 
 

@@ -11,8 +11,8 @@ type (torch's promotion; float16 -> float32 is exact), a normalisation converts 
 parameters to X's type (torch's mixed-type layer_norm keeps the input's). Integer or
 boolean mixtures stay the dialect's coded error.
 
-A file that contradicts itself is refused instead (E147): a Cast whose `to` is one float type
-while the file declares its output another. onnxconverter-common's convert_float_to_float16
+A file that contradicts itself is refused instead (E147): a Cast whose `to` is one type (float
+or not) while the file declares its output another. onnxconverter-common's convert_float_to_float16
 writes these: it retypes every float32 tensor's value_info to float16 but leaves the Cast
 nodes torch wrote (`to` float32) as they were, so the Cast's own consumers expect float16
 and get float32. Neither reading is the file's: onnxruntime refuses it too.
@@ -52,16 +52,25 @@ def promoted(ctx: NodeContext, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAV
 
 
 FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE)
+"""the float types whose contradiction float16 conversions leave (named in E147's message)"""
+
+
+def _type_name(data_type: int) -> str:
+    """ONNX's name of an element type; a declared type may be any number (99)."""
+    return onnx.TensorProto.DataType.Name(data_type) if data_type in onnx.TensorProto.DataType.values() else f"type {data_type}"
 
 
 def check_cast_declared_type(ctx: NodeContext, to: int) -> None:
-    """E147 where the file declares the Cast's output a float type other than `to`."""
+    """E147 where the file declares the Cast's output a type other than `to` (a float type, as
+    float16 conversions leave them, or any other: Cast to INT32 of an output declared FLOAT16
+    gave int32 values where the file promises float16)."""
     declared = getattr(ctx.importer, "declared_element_types", {}).get(ctx.node.output[0])  # subgraphs: unchecked
-    if declared in FLOAT_TYPES and to in FLOAT_TYPES and declared != to:
-        name = onnx.TensorProto.DataType.Name
+    if declared and to and declared != to:
+        name = _type_name
+        why = "onnxconverter-common's float16 conversion leaves torch's Casts to FLOAT; " if {to, declared} <= set(FLOAT_TYPES) else ""
         raise IrforgeError(
             f"Cast to {name(to)} but the file declares its output '{ctx.node.output[0]}' {name(declared)}: the file contradicts "
-            "itself (onnxconverter-common's float16 conversion leaves torch's Casts to FLOAT; onnxruntime refuses it too)",
+            f"itself ({why}onnxruntime refuses it too)",
             where=ctx.where, code="E147",
             fix=f"set this Cast's `to` to {name(declared)} (every Cast whose declared output disagrees), or convert the float32 model",
         )

@@ -113,7 +113,10 @@ def _body(call: Any, library: dict[str, Any]) -> list[Any]:
             )
         if control or len(parts) == 1:
             return ("^" if control else "") + scope + parts[0]
-        position = int(parts[-1]) if len(parts) == 3 else int(parts[1])
+        if len(parts) > 3 or not parts[-1].isdigit() or not parts[-1].isascii():  # 'node:output:0' or 'node:0'
+            raise IrforgeError(f"the function body reads '{name}', whose output index is not a number", where=where,
+                               fix="the graph is malformed", code="E362")
+        position = int(parts[-1])
         if len(parts) == 3:
             names = MULTI_OUTPUT_ARGS.get(ops[parts[0]], ())
             position += names.index(parts[1]) if parts[1] in names else 0

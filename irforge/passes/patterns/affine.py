@@ -98,6 +98,8 @@ def channel_vector(value: np.ndarray, shape: Shape, axis: int) -> np.ndarray | N
     """The values of `value` (broadcast to `shape`) along `axis` if they vary along no other
     axis, as a vector of shape[axis] elements; None otherwise or if that size is unknown."""
     rank = len(shape)
+    if rank == 0:  # a scalar has no channel axis
+        return None
     axis %= rank
     padded = value.reshape((1,) * (rank - value.ndim) + value.shape)
     if any(d != 1 for i, d in enumerate(padded.shape) if i != axis):

@@ -33,7 +33,10 @@ from irforge.weights.dtypes import dtype_name, from_xdsl, to_xdsl
 
 def _target(ctx: NodeContext, source: np.dtype) -> np.dtype:
     """The `to` element type, checked to have the input's width and an irforge type."""
-    to = int(ctx.attr("to"))
+    to = ctx.attr("to")
+    if to is None:  # an opset whose schema irforge does not hold does not report it missing
+        raise ctx.fail("BitCast needs the attribute to", fix="give `to`, the element type to read the bits as")
+    to = int(to)
     try:
         target = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
         dtype_name(target)

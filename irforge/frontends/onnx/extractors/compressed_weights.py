@@ -23,6 +23,7 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Convert, Eltwise
 from irforge.dialects.nn.shape import Reshape, Slice
+from irforge.errors import IrforgeError
 from irforge.frontends.context import BuildContext
 from irforge.weights.dtypes import to_xdsl
 
@@ -47,6 +48,7 @@ def decompressed_weights(ctx: BuildContext, q: np.ndarray, scale: np.ndarray, ze
     merged and cut to `length`. q: integers grouped as `grouped` gives them (int8 / uint8,
     stored 4-bit when `bits` is 4); scale and zero (integers of q's kind, or floats; None
     when 0): [.., G, 1, ..]."""
+    _check_range(ctx, q, scale, zero, dtype, suffix)
     weights = ctx.value(Convert, [ctx.constant(q, f"{suffix}/q", bits if bits == 4 else 0)], suffix=f"{suffix}/convert", destination_type=to_xdsl(F32))
     if zero is not None and np.any(zero):
         if zero.dtype.kind == "f":
@@ -63,3 +65,25 @@ def decompressed_weights(ctx: BuildContext, q: np.ndarray, scale: np.ndarray, ze
     if np.dtype(dtype) != F32:
         weights = ctx.value(Convert, [weights], suffix=f"{suffix}/cast", destination_type=to_xdsl(np.dtype(dtype)))
     return weights
+
+
+def _check_range(ctx: BuildContext, q: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, dtype: np.dtype, suffix: str) -> None:
+    """Weights beyond the model float type's range are refused (E120): converted to it they
+    would be inf, which onnxruntime's MatMulNBits never sees (it dequantizes and multiplies in
+    float32), so ref, cpu and OpenVINO would differ from it and from one another."""
+    if np.dtype(dtype) == F32 or np.dtype(dtype).kind != "f":  # f32 weights: what onnxruntime computes, inf included
+        return
+    limit = float(np.finfo(np.dtype(dtype)).max)
+    with np.errstate(all="ignore"):
+        # a bound from the types and the (small) scale / zero-point arrays first: the weights
+        # themselves (LLM-sized) are read only when it does not rule the overflow out
+        q_bound = float(max(abs(int(np.iinfo(q.dtype).min)), int(np.iinfo(q.dtype).max))) if q.dtype.kind in "iu" else float("inf")
+        z_bound = float(np.nanmax(np.abs(zero.astype(np.float64)), initial=0.0)) if zero is not None else 0.0
+        if (q_bound + z_bound) * float(np.nanmax(np.abs(scale.astype(np.float64)), initial=0.0)) <= limit:
+            return
+        values = q.astype(F32) - (zero.astype(F32) if zero is not None else F32.type(0))
+        biggest = float(np.nanmax(np.abs(values * scale.astype(F32)), initial=0.0))
+    if biggest > limit:
+        raise IrforgeError(f"the dequantized weights ({suffix.strip('/')}) reach {biggest:.4g}, beyond {np.dtype(dtype).name}'s range "
+                           f"(+-{limit:.4g})", where=ctx.where, fix="check the scales of the quantized weights (they overflow the model's "
+                           "float type)", code="E120")

@@ -9,7 +9,8 @@ ScatterElementsUpdate-12 with indices of the update's shape:
     index[b, ..., s, ...] = write_indices[b] + s            (linear)
                           = (write_indices[b] + s) mod M    (circular, M = past_cache dim)
 
-The update's axis is no longer than the cache's, so no two indices of a row coincide (the
+A negative start (onnxruntime's error) makes its row's indices out of range: an error on ref
+and cpu, not a write counted from the cache's end. The update's axis is no longer than the cache's, so no two indices of a row coincide (the
 scatter's order does not matter). Write indices may be run-time values; the other dims of
 the update are static.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn import Convert, Eltwise, Reshape
+from irforge.dialects.nn import Convert, Eltwise, Reshape, Select
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import BroadcastTo, ScatterElements, ShapeOf
 from irforge.errors import IrforgeError
@@ -81,6 +82,11 @@ def tensor_scatter(ctx: NodeContext) -> SSAValue:
         if mode == "circular":
             length = ctx.constant(np.array(cache[axis], np.int64), "/length")
             indices = ctx.value(Eltwise, [indices, length], suffix="/wrapped", operation="floor_mod")
+        # a negative start is an error in onnxruntime; the scatter would count it from the end
+        # (or the modulo wrap it): its row's indices are made out of range, an error on ref / cpu
+        negative = ctx.value(Eltwise, [starts, ctx.constant(np.array(0, np.int64), "/zero")], suffix="/negative_start", operation="less")
+        outside = ctx.constant(np.array(cache[axis] if cache[axis] != DYN else np.iinfo(np.int32).max, np.int64), "/outside")
+        indices = ctx.value(Select, [negative, outside, indices], suffix="/checked_indices")
     elif update[0] == DYN:  # no write indices: every row starts at 0, as many rows as the update has
         indices = ctx.value(BroadcastTo, [indices, ctx.value(ShapeOf, [ctx.input(1)], suffix="/shape")], suffix="/full_indices")
     else:
@@ -97,7 +103,9 @@ def _check_constant_starts(ctx: NodeContext, mode: str, length: int, count: int)
         return
     if starts.ndim != 1 or starts.dtype.kind not in "iu":
         raise _refuse(ctx, f"write_indices must be a 1-D integer tensor, got {starts.dtype}{list(starts.shape)}", "give one int64 start per batch row")
-    if (starts < 0).any() or (mode == "linear" and length != DYN and (starts + count > length).any()):
+    if (starts < 0).any():
+        raise _refuse(ctx, f"write_indices {starts.tolist()} hold a negative start", "give starts in [0, cache length)")
+    if mode == "linear" and length != DYN and (starts + count > length).any():
         raise _refuse(
             ctx, f"write_indices {starts.tolist()} write {count} positions outside the cache's {length} in linear mode",
             "give starts in [0, cache length - update length], or use mode 'circular'",

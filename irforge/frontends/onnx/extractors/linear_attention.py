@@ -59,6 +59,9 @@ def _checked(ctx: NodeContext) -> tuple[str, int, int, int, int, int, int]:
     (b, t, q_width), (_, _, k_width), (_, _, v_width) = (ctx.input_shape(i, rank=3) for i in range(3))
     if DYN in (b, t, q_width, k_width, v_width):
         raise ctx.fail("LinearAttention is unrolled over its sequence: shapes unknown at conversion", fix="give static input shapes (--input_shape)")
+    if min(b, t, q_width, k_width, v_width) == 0:  # nothing to unroll (an empty step list): refused, not built
+        raise ctx.fail(f"query/key/value of shapes {[list(ctx.input_shape(i)) for i in range(3)]} are empty", fix="give at least one batch "
+                       "row, one step and features")  # fmt: skip
     if t > MAX_STEPS:
         raise ctx.fail(f"a sequence of {t} steps is over the {MAX_STEPS} irforge unrolls (OpenVINO has no recurrence op for it)",
                        fix=f"convert with a sequence length of at most {MAX_STEPS} (e.g. the decode graph, T = 1)")  # fmt: skip

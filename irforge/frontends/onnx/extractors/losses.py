@@ -74,6 +74,8 @@ def negative_log_likelihood(ctx: NodeContext, log_prob: SSAValue, target: SSAVal
     index_dtype = from_xdsl(ctx.input_type(1).element_type)
     dims = list(ctx.input_shape(1)[1:])
     safe, valid = target, None
+    if ignore is not None and not np.iinfo(index_dtype).min <= ignore <= np.iinfo(index_dtype).max:
+        ignore = None  # no target of its type equals it: nothing is ignored (and a mean over all is the same)
     if ignore is not None:
         valid = ctx.value(Eltwise, [target, _scalar(ctx, ignore, index_dtype, "/ignore_index")], suffix="/valid", operation="not_equal")
         safe = ctx.value(Select, [valid, target, _scalar(ctx, 0, index_dtype, "/class0")], suffix="/safe_target")

@@ -154,6 +154,10 @@ def simplified_layer_norm(ctx: NodeContext) -> list[SSAValue | None]:
 @onnx_extractor("FusedMatMul", domain=MS)
 def fused_matmul(ctx: NodeContext) -> SSAValue:
     check_attributes(ctx, {"alpha", "transA", "transB", "transBatchA", "transBatchB"})
+    ranks = [len(ctx.input_shape(i)) for i in (0, 1)]
+    if (int(ctx.attr("transBatchA", 0)) or int(ctx.attr("transBatchB", 0))) and ranks[0] != ranks[1]:  # onnxruntime's kernel refuses it
+        raise ctx.fail(f"transBatchA / transBatchB need inputs of one rank, got ranks {ranks[0]} and {ranks[1]}",
+                       fix="give A and B the same rank (3 or more), or drop transBatchA / transBatchB")
     a, b = (_batch_transposed(ctx, i, "AB"[i]) for i in (0, 1))
     y = ctx.value(MatMul, [a, b], suffix="/matmul", transpose_a=bool(ctx.attr("transA", 0)), transpose_b=bool(ctx.attr("transB", 0)))
     alpha = float(ctx.attr("alpha", 1.0))
@@ -236,7 +240,7 @@ def matmul_nbits(ctx: NodeContext) -> SSAValue:
     packed = ctx.required_constant(1, "the packed weights")
     scales = ctx.required_constant(2, "the scales")
     blocks = -(-k // block)
-    if packed.dtype != np.uint8 or packed.size != n * blocks * block * bits // 8 or scales.size != n * blocks or scales.dtype.kind != "f":
+    if packed.dtype != np.uint8 or packed.shape != (n, blocks, block * bits // 8) or scales.size != n * blocks or scales.dtype.kind != "f":
         raise ctx.fail(f"packed weights {list(packed.shape)} ({packed.dtype}) / scales {list(scales.shape)} ({scales.dtype}) do not fit "
                        f"K={k}, N={n}, bits={bits}, block_size={block}")
     q = _unpacked(packed.reshape(n, blocks, -1), bits, block)

@@ -18,7 +18,9 @@ for the rotary embedding and the KV cache, following onnxruntime's CPU kernel:
   the new keys are written at past[b]..past[b]+S-1 (gathered: row r takes new row r - past[b]),
   the rest of present is 0 (onnxruntime's separate present buffer); token s has position
   past[b] + s and sees keys 0..past[b]+s.
-- do_rotary: Q and K turned with cos_cache / sin_cache rows at those positions (ort_rotary).
+- do_rotary: Q and K turned with cos_cache / sin_cache rows at those positions (ort_rotary);
+  a constant cache holding inf or NaN is refused (E121): its NaN scores are 0 after
+  onnxruntime's softmax and NaN after ours (rotary caches are cosines and sines).
 - local_window_size W > 0: query at position p sees the W keys p-W+1..p (W = 0 or beyond 32 bits: E041).
 - grouped heads: Q as [B, Nkv, N/Nkv, S, H], K / V broadcast over the group axis.
 - smooth_softmax: a key of zeros with value zeros, always visible, adds exp(0) to the
@@ -40,6 +42,7 @@ from irforge.dialects.nn import Activation, Concat, Convert, Eltwise, GatherElem
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.linear import show
+from irforge.errors import IrforgeError
 from irforge.frontends.onnx.extractors.ort_rotary import cache_rows, element_dtype, rotate, shape_of, unsupported
 from irforge.frontends.onnx.extractors.quantize_contrib import MS, check_attributes
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
@@ -163,6 +166,11 @@ class _GQA:
         if ctx.input_shape(8) != ctx.input_shape(7) or 2 * width > self.head or ctx.input_shape(7)[0] < self.total:
             raise ctx.fail(f"cos_cache {show(ctx.input_shape(7))} / sin_cache {show(ctx.input_shape(8))} do not fit heads of {self.head} "
                            f"features and {self.total} positions")
+        for index, name in ((7, "cos_cache"), (8, "sin_cache")):
+            cache = ctx.constant_input(index)
+            if cache is not None and not np.isfinite(cache).all():  # NaN scores: onnxruntime's softmax gives 0 where ours gives NaN
+                raise IrforgeError(f"{name} holds inf or NaN; rotary caches are cosines and sines", where=ctx.where,
+                                   fix=f"give a finite {name} (its values lie in [-1, 1])", code="E121")
         positions = self.positions()
         cos = ctx.value(Unsqueeze, [cache_rows(ctx, 7, positions, "/cos")], suffix="/cos_heads", axes=[1])
         sin = ctx.value(Unsqueeze, [cache_rows(ctx, 8, positions, "/sin")], suffix="/sin_heads", axes=[1])

@@ -210,12 +210,31 @@ def quantize_pair(ctx: NodeContext) -> onnx.NodeProto | None:
     return q if same and (values[0].size == 1 or axes[0] == axes[1]) else None
 
 
+def _check_zero_point_type(ctx: NodeContext) -> None:
+    """x and x_zero_point share one type in ONNX's definition (onnxruntime refuses others); a
+    UINT4 x with INT4 or UINT8 zero points would be read with them as they are."""
+    if not (ctx.has_input(0) and ctx.has_input(2)):
+        return
+    types = [from_xdsl(ctx.input_type(i).element_type) for i in (0, 2)]
+    widths = [four_bit_type(ctx, ctx.node.input[i]) for i in (0, 2)]
+    if types[0] != types[1] or (ctx.constant_input(0) is not None and widths[0] != widths[1]):
+        names = [helper_type_name(w) if w else str(t) for t, w in zip(types, widths)]
+        raise ctx.fail(f"x_zero_point of type {names[1]} differs from x's {names[0]}", fix="give the zero point the quantized input's type")
+
+
+def helper_type_name(data_type: int) -> str:
+    from onnx import TensorProto
+
+    return str(TensorProto.DataType.Name(data_type))
+
+
 @onnx_extractor("DequantizeLinear")
 def dequantize_linear(ctx: NodeContext) -> SSAValue:
     axis = int(ctx.attr("axis", 1))
     if int(ctx.attr("block_size", 0)):
+        _check_zero_point_type(ctx)
         return blocked_dequantize(ctx, axis)
-    q = quantize_pair(ctx)
+    q = quantize_pair(ctx)  # a QuantizeLinear's output (not built: the pair is one FakeQuantize)
     if q is not None:
         x = ctx.importer.value(q.input[0])
         rank = len(x.type.get_shape())  # type: ignore[attr-defined]
@@ -225,6 +244,7 @@ def dequantize_linear(ctx: NodeContext) -> SSAValue:
             dtype, four_bit = output_dtype_of(ctx, q)
         scale, zp = constant_params(ctx, 1, 2, rank, axis, dtype)
         return fake_quantize(ctx, x, scale, zp, four_bit)
+    _check_zero_point_type(ctx)
     rank = len(ctx.input_shape(0))
     dtype = from_xdsl(ctx.input_type(0).element_type)
     if dtype != np.int32:  # an int32 bias has no zero-point range and converts exactly
