@@ -64,6 +64,8 @@ TINY: dict[str, Any] = {
     **dict.fromkeys(("num_experts_per_tok", "moe_topk", "top_k"), 2),
     **dict.fromkeys(("kv_lora_rank", "q_lora_rank"), 16),
     "qk_rope_head_dim": 4,
+    # state-space mixers (Mamba-2 heads must divide expand * hidden)
+    "mamba_n_heads": 4, "mamba_d_head": 16, "mamba_n_groups": 1, "mamba_d_state": 8, "ssm_state_size": 8, "state_size": 8,
     **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
     "image_size": 32, "patch_size": 8, "num_channels": 3,
@@ -139,6 +141,10 @@ def input_kind(model: nn.Module) -> tuple[str, ...]:
         names = ["input_ids"] + (["attention_mask"] if "attention_mask" in params else [])
         if "decoder_input_ids" in params:
             names.append("decoder_input_ids")
+        # dual encoders (CLIP-like) need both; a VLM (image tokens in its text) runs text alone
+        tokens = [k for k in model.config.to_dict() if k.startswith("image_token")]
+        if "pixel_values" in params and not tokens:
+            names.append("pixel_values")
         return tuple(names)
     for name in ("pixel_values", "input_values", "input_features"):
         if name in params:
@@ -157,6 +163,7 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
             mask[0, 9:] = 0  # padding: the additive mask matters
             out.append(mask)
         elif name == "pixel_values":
+            config = getattr(config, "vision_config", None) or config
             size = getattr(config, "image_size", 64)
             size = size if isinstance(size, int) and size >= 32 else 64
             out.append(torch.randn(1, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
