@@ -18,7 +18,7 @@ from irforge.backends.cpu.ops.volumetric import volumetric_pooling
 from irforge.dialects.nn import GRN, MVN, ArgMax, Normalize, Pooling, Reduce, SoftMax
 from irforge.dialects.nn.base import NNOp
 from irforge.errors import IrforgeError
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import IntegerType, f32, f64
 
 
 def emit_rows(ctx: Lowering, op: NNOp, shape: tuple[int, ...], axes: tuple[int, ...], kind: str, params: tuple[float, ...] = ()) -> None:
@@ -132,7 +132,15 @@ def normalize(ctx: Lowering, op: Normalize) -> None:
 
 @lowering(ArgMax)
 def argmax(ctx: Lowering, op: ArgMax) -> None:
-    if op.input.type.element_type != f32:  # type: ignore[attr-defined]
+    element = op.input.type.element_type  # type: ignore[attr-defined]
+    if isinstance(element, IntegerType) or element == f64:
+        # integer ids (CLIP-like text towers find the end token by argmax of the int ids) and
+        # f64 values: numpy's exact argmax as a host step (f32 would merge ids past 2**24)
+        from irforge.backends.cpu.host_steps import lower_reference
+
+        lower_reference(ctx, op)
+        return
+    if element != f32:
         raise IrforgeError(f"'{op.name}' on {op.input.type.element_type} has no CPU kernel (f32 only)", where=op.label,  # type: ignore[attr-defined]
                            fix="run the model with --device ref", code="E847")
     x, axis = shape_of(op.input), op.reduced_axis()
