@@ -203,8 +203,11 @@ def sweep_row(model_type: str) -> ZooModel:
         names = input_kind(model)
         feeds = feeds_for(names, config)
         wrapped = Call(model, names, "0")
-        with torch.no_grad():
-            out = wrapped(*feeds)
+        try:
+            with torch.no_grad():
+                out = wrapped(*feeds)
+        except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
+            raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
         state.update(names=names, feeds=feeds)
         entry.input_names = names
         blocks = leaf_attentions(model)
