@@ -127,12 +127,12 @@ def tiny_config(model_type: str) -> Any:
     return cls(**shrink(cls()))
 
 
-def leaf_attentions(model: nn.Module) -> int:
+def leaf_attentions(model: nn.Module) -> list[nn.Module]:
     """Modules named ...Attention with no ...Attention inside (BertSelfAttention, not BertAttention)."""
     def attn(m: nn.Module) -> bool:
         return "attention" in type(m).__name__.lower() and "mask" not in type(m).__name__.lower()
 
-    return sum(1 for m in model.modules() if attn(m) and not any(attn(c) for c in m.modules() if c is not m))
+    return [m for m in model.modules() if attn(m) and not any(attn(c) for c in m.modules() if c is not m)]
 
 
 def input_kind(model: nn.Module) -> tuple[str, ...]:
@@ -203,15 +203,21 @@ def sweep_row(model_type: str) -> ZooModel:
         names = input_kind(model)
         feeds = feeds_for(names, config)
         wrapped = Call(model, names, "0")
+        # the attention blocks: leaf attention modules this forward runs (a VLM's text path
+        # leaves its vision tower's out)
+        ran: set[int] = set()
+        hooks = [m.register_forward_hook(lambda m, i, o: ran.add(id(m))) for m in leaf_attentions(model)]
         try:
             with torch.no_grad():
                 out = wrapped(*feeds)
         except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
             raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
+        finally:
+            for hook in hooks:
+                hook.remove()
         state.update(names=names, feeds=feeds)
         entry.input_names = names
-        blocks = leaf_attentions(model)
-        entry.attention_blocks = blocks if blocks else -1
+        entry.attention_blocks = len(ran) if ran else -1
         if out.is_floating_point() and float(out.abs().max()) < 1e-3:
             return scrambled(lambda: Call(model, names, "0"))()
         return wrapped
