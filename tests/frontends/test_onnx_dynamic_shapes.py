@@ -290,3 +290,22 @@ def test_expand_to_a_run_time_shape_that_does_not_broadcast_is_a_one_line_error(
     assert info.value.code == "E887"
     feeds["shape"] = np.array([4, 1], np.int64)
     np.testing.assert_array_equal(compile_model(import_onnx(proto), threads=1)(feeds)["y"], ort_session_run(proto, feeds)[0])
+
+
+@pytest.mark.parametrize("positives", [1, 4])
+def test_expand_of_a_run_time_dim_to_a_constant_shape_on_ref_and_cpu(positives):
+    """JetMoE (dynamo): the routed tokens' count, a run-time dim, Expanded to a constant shape
+    (it is 1 or the target's dim; only the run knows which). Once refused ("expanding a
+    dynamic dim"), now nn.broadcast_to."""
+    nodes = [
+        helper.make_node("Greater", ["s", "thr"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),  # [1, count]
+        helper.make_node("Cast", ["nz"], ["nzf"], to=FLOAT),
+        helper.make_node("Expand", ["nzf", "shape"], ["y"]),
+    ]
+    initializers = [("thr", np.float32(0.0)), ("shape", np.array([3, 4], np.int64))]
+    proto = make(nodes, [("s", FLOAT, [8])], [("y", FLOAT)], initializers)
+    s = -np.ones(8, np.float32)
+    s[[2, 3, 5, 7][:positives]] = 1.0
+    model = check(proto, {"s": s})
+    assert "nn.broadcast_to" in {op.name for op in model.func.body.block.ops}

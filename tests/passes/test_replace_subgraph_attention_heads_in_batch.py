@@ -94,3 +94,18 @@ def test_a_reshape_that_mixes_heads_and_rows_is_left_alone():
     model = import_onnx(proto)
     apply_pipeline(model.module, PIPELINE)
     assert "nn.scaled_dot_product_attention" not in [op.name for op in model.func.body.block.ops]
+
+
+def test_scores_viewed_to_2d_against_a_4d_v_are_left_alone_and_match():
+    """GroupViT's grouping (dynamo): softmax over scores viewed to 2-D, times a 4-D v. The
+    pattern once indexed the view as if 4-D (IndexError, the whole conversion failed)."""
+    from irforge.backends.cpu import compile_model
+
+    proto = bloom_graph(mask=False, split=(N * H * L, L), joined=False)
+    x = feeds(proto)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, PIPELINE)
+    assert "nn.scaled_dot_product_attention" not in [op.name for op in model.func.body.block.ops]
+    (want,) = ort_session_run(proto, x)
+    np.testing.assert_allclose(next(iter(run(model, x).values())), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(next(iter(compile_model(model)(x).values())), want, rtol=1e-4, atol=1e-5)

@@ -34,3 +34,27 @@ def test_integer_argmax_matches_onnxruntime_on_ref_and_cpu(dtype, op, axis, keep
     model = import_onnx(proto)
     np.testing.assert_array_equal(next(iter(run(model, {"x": x}).values())), want)
     np.testing.assert_array_equal(next(iter(compile_model(model)({"x": x}).values())), want)
+
+
+CAST_TYPES = {"int32": (TensorProto.INT32, np.int32), "float64": (TensorProto.DOUBLE, np.float64)}
+
+
+def cast_argmax_model(dtype: str, axis: int, keepdims: int, last: int):  # type: ignore[no-untyped-def]
+    """ids -> Cast to `dtype` -> ArgMax (the export of `input_ids.to(torch.int).argmax(-1)`)."""
+    cast = helper.make_node("Cast", ["ids"], ["cast"], to=CAST_TYPES[dtype][0])
+    node = helper.make_node("ArgMax", ["cast"], ["index"], axis=axis, keepdims=keepdims, select_last_index=last)
+    graph = helper.make_graph([cast, node], "argmax", [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 3, 7])],
+                              [helper.make_empty_tensor_value_info("index")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(("dtype", "axis", "keepdims", "last"), [("int32", -1, 0, 0), ("int32", 1, 1, 1), ("float64", 0, 1, 0), ("int32", 0, 0, 1)])
+def test_cast_then_argmax_of_int32_and_f64_matches_onnxruntime(dtype, axis, keepdims, last):
+    proto = cast_argmax_model(dtype, axis, keepdims, last)
+    ids = np.random.default_rng(4).integers(0, 5, (2, 3, 7)).astype(np.int64)  # many ties
+    ids[0, 0, 3] = 2**40 + 1  # beyond f32's integers (int32 wraps it in the Cast, as onnxruntime does)
+    feeds = {"ids": ids}
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    np.testing.assert_array_equal(next(iter(run(model, feeds).values())), want)
+    np.testing.assert_array_equal(next(iter(compile_model(model)(feeds).values())), want)

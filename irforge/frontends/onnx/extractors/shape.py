@@ -260,7 +260,9 @@ def expand(ctx: NodeContext) -> SSAValue:
         shape = [1] * (len(target) - len(shape)) + shape
     target = [1] * (len(shape) - len(target)) + target
     if any(s == DYN and t != 1 for s, t in zip(shape, target)):
-        raise ctx.fail("expanding a dynamic dim is not supported", fix="give static input shapes")
+        # a run-time dim (a MoE's routed token count, JetMoE) that is 1 or the target's:
+        # which one, and so whether it repeats, is known only at run time
+        return ctx.value(BroadcastTo, [ctx.input(0), ctx.input(1)])
     repeats = [t if s == 1 else 1 for s, t in zip(shape, target)]
     return ctx.value(Tile, [x], repeats=repeats)
 

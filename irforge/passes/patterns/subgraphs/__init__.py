@@ -11,6 +11,7 @@ def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.attention_chains import ChainedAttention
     from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
     from irforge.passes.patterns.subgraphs.attention_heads_in_batch import HeadsInBatchAttention
+    from irforge.passes.patterns.subgraphs.attention_shared import SharedAttentionProbs
     from irforge.passes.patterns.subgraphs.attention_relative import ScatteredRelativePositions, SplitScatterPermute
     from irforge.passes.patterns.subgraphs.attention_transposed import TransposedAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
@@ -23,6 +24,7 @@ def builtin_replacements() -> list[RewritePattern]:
     return [
         ScaledDotProductAttentionPattern(),
         ExportedAttention(),
+        SharedAttentionProbs(),
         HeadsInBatchAttention(),
         ChainedAttention(),
         TransposedAttention(),

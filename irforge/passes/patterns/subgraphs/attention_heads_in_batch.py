@@ -89,6 +89,8 @@ class HeadsInBatchAttention(DagReplacement):
         probs = m.op("probs")
         assert isinstance(probs, SoftMax)
         values = [m["q"], m["k"], m["v"]]
+        if len(split) != 4:
+            return False  # not a head split (GroupViT's grouping views its scores to 2-D)
         if "join" not in m.ops:  # v already [B, H, S, Ev]
             v = dims(m["v"])
             if len(v) != 4 or v[:3] != (*split[:2], split[3]):

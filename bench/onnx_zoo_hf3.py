@@ -1,0 +1,276 @@
+"""The Hugging Face sweep: every transformers model type the other zoos do not build.
+
+Outside CI (the zoo venv). Enumerates transformers' model types (CONFIG_MAPPING with a base
+model in MODEL_MAPPING), drops those onnx_zoo.py / onnx_zoo_wide.py / onnx_zoo_hf2.py /
+onnx_zoo_genai.py / onnx_zoo_video.py already build (by the config classes they name), and
+builds each of the rest generically: the config class's defaults shrunk to a tiny model
+(hidden 32, 2 layers, 4 heads of 8 with 2 KV heads, vocab 128, 1 block per stage; sub-configs
+likewise), the base model with SDPA attention (eager where the model has no SDPA path), its
+inputs read from forward()'s signature (token ids and a padding mask, pixels, raw audio or
+mel features). Parameters are redrawn as hf2's `scrambled` does when the random model's
+output is tiny. Same harness and columns as `onnx_zoo.py` (`run_one`): TorchScript (opset
+17) and dynamo exports, convert, OpenVINO on our IR, ref and cpu against onnxruntime; the
+attention column is fused ops / the model's leaf attention modules. Each row is capped at
+--cap seconds (SIGALRM), so the sweep runs in pieces:
+
+    PYTHONPATH=$PWD:$PWD/bench nice -n 10 /work/zoo-venv/bin/python bench/onnx_zoo_hf3.py --piece 1/8 [--cap 150] [--models mpt,biogpt] [--exporters torchscript,dynamo] [--out table.md]
+    PYTHONPATH=$PWD:$PWD/bench /work/zoo-venv/bin/python bench/onnx_zoo_hf3.py --list
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import onnx_zoo  # bench/, next to this script
+import torch
+from onnx_zoo import ZooModel
+from onnx_zoo_hf2 import scrambled
+from onnx_zoo_wide import Call, gen
+from torch import nn
+
+def hide_torchaudio() -> None:
+    """transformers imports torchaudio from every model (modeling_layers -> audio_utils) when
+    it is installed; a torchaudio built for another CUDA than the venv's torch fails on import
+    and with it every model class: tell transformers it is absent."""
+    import transformers.utils
+    import transformers.utils.import_utils as iu
+
+    iu.is_torchaudio_available = transformers.utils.is_torchaudio_available = lambda: False  # type: ignore[attr-defined]
+
+
+hide_torchaudio()
+
+OTHER_ZOOS = ("onnx_zoo.py", "onnx_zoo_wide.py", "onnx_zoo_hf2.py", "onnx_zoo_genai.py", "onnx_zoo_video.py", "onnx_export_variants.py")
+VOCAB = 128
+SEQ = 12
+
+# the shrunk sizes, by config field (only fields the config has are set)
+TINY: dict[str, Any] = {
+    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "dim", "word_embed_proj_dim", "embedding_size", "projection_dim"), 32),
+    **dict.fromkeys(("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers", "num_decoder_layers",
+                     "num_encoder_layers"), 2),
+    **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "encoder_attention_heads", "decoder_attention_heads", "num_heads"), 4),
+    **dict.fromkeys(("num_key_value_heads", "num_kv_heads", "multi_query_group_num"), 2),
+    **dict.fromkeys(("head_dim", "d_kv", "d_head", "kv_channels", "qk_nope_head_dim", "v_head_dim", "attention_head_dim"), 8),
+    **dict.fromkeys(("intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff", "d_inner", "ffn_hidden_size"), 64),
+    **dict.fromkeys(("moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size"), 32),
+    **dict.fromkeys(("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"), 4),
+    **dict.fromkeys(("num_experts_per_tok", "moe_topk", "top_k"), 2),
+    **dict.fromkeys(("kv_lora_rank", "q_lora_rank"), 16),
+    "qk_rope_head_dim": 4,
+    # state-space mixers (Mamba-2 heads must divide expand * hidden)
+    "mamba_n_heads": 4, "mamba_d_head": 16, "mamba_n_groups": 1, "mamba_d_state": 8, "ssm_state_size": 8, "state_size": 8,
+    **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
+    **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
+    "image_size": 32, "patch_size": 8, "num_channels": 3,
+}
+LATER = re.compile(r"vision|_text|audio|_encoder|_decoder|vl|omni|ocr|asr|tts|speech|video|sam|image")
+SPECIAL = re.compile(r".*_token_id$")
+
+
+def covered_types() -> set[str]:
+    """The model types the other zoos build (by the `XxxConfig` names they mention)."""
+    from transformers import CONFIG_MAPPING
+
+    here = Path(__file__).parent
+    names: set[str] = set()
+    for f in OTHER_ZOOS:
+        names |= set(re.findall(r"\b(\w+)Config\b", (here / f).read_text()))
+    by_class = {CONFIG_MAPPING[k].__name__.removesuffix("Config"): k for k in CONFIG_MAPPING.keys()}
+    return {by_class[n] for n in names if n in by_class}
+
+
+def candidates() -> list[str]:
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    done = covered_types()
+    types = sorted(t for t in CONFIG_MAPPING.keys() if t in MODEL_MAPPING_NAMES and t not in done)
+    # single-modality families first (the sweep may be cut short); a VLM's text path, its
+    # vision tower and speech models after them
+    return sorted(types, key=lambda t: bool(LATER.search(t)))
+
+
+def shrink(config: Any, top: bool = True) -> dict[str, Any]:
+    """The overrides that make `config` (a default-constructed config) tiny; sub-configs as
+    dicts of their own overrides (their constructors fill in the rest)."""
+    out: dict[str, Any] = {}
+    fields = config.to_dict() if hasattr(config, "to_dict") else {}
+    for key, value in fields.items():
+        sub = getattr(config, key, None)
+        if hasattr(sub, "to_dict") and key.endswith("config"):
+            out[key] = {**sub.to_dict(), **shrink(sub, top=False)}
+            continue
+        if key in TINY and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            out[key] = min(value, TINY[key]) if key not in ("image_size",) else TINY[key]
+        elif key in ("depths", "depth", "num_layers_per_stage", "stage_depths") and isinstance(value, list):
+            out[key] = [1] * len(value)
+        elif key == "layer_types" and isinstance(value, list):
+            out[key] = None  # recomputed from the layer count
+        elif SPECIAL.match(key) and isinstance(value, int) and value >= 100:
+            out[key] = 100 + hash(key) % 28  # inside the vocabulary, outside the ids fed (3..99)
+    if "head_dim" in out and "hidden_size" in out and "num_attention_heads" in out:
+        out["head_dim"] = out["hidden_size"] // out["num_attention_heads"]
+    return out
+
+
+def tiny_config(model_type: str) -> Any:
+    from transformers import CONFIG_MAPPING
+
+    cls = CONFIG_MAPPING[model_type]
+    return cls(**shrink(cls()))
+
+
+def leaf_attentions(model: nn.Module) -> list[nn.Module]:
+    """Modules named ...Attention with no ...Attention inside (BertSelfAttention, not BertAttention)."""
+    def attn(m: nn.Module) -> bool:
+        return "attention" in type(m).__name__.lower() and "mask" not in type(m).__name__.lower()
+
+    return [m for m in model.modules() if attn(m) and not any(attn(c) for c in m.modules() if c is not m)]
+
+
+def input_kind(model: nn.Module) -> tuple[str, ...]:
+    params = inspect.signature(model.forward).parameters
+    if "input_ids" in params:
+        names = ["input_ids"] + (["attention_mask"] if "attention_mask" in params else [])
+        if "decoder_input_ids" in params:
+            names.append("decoder_input_ids")
+        # dual encoders (CLIP-like) need both; a VLM (image tokens in its text) runs text alone
+        tokens = [k for k in model.config.to_dict() if k.startswith("image_token")]
+        if "pixel_values" in params and not tokens:
+            names.append("pixel_values")
+        return tuple(names)
+    for name in ("pixel_values", "input_values", "input_features"):
+        if name in params:
+            return (name,)
+    raise NotImplementedError(f"no token, pixel or audio input in forward({', '.join(list(params)[:4])}...)")
+
+
+def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
+    out: list[torch.Tensor] = []
+    g = gen()
+    for name in names:
+        if name in ("input_ids", "decoder_input_ids"):
+            out.append(torch.randint(3, 100, (1, SEQ if name == "input_ids" else 6), generator=g))
+        elif name == "attention_mask":
+            mask = torch.ones(1, SEQ, dtype=torch.int64)
+            mask[0, 9:] = 0  # padding: the additive mask matters
+            out.append(mask)
+        elif name == "pixel_values":
+            config = getattr(config, "vision_config", None) or config
+            size = getattr(config, "image_size", 64)
+            size = size if isinstance(size, int) and size >= 32 else 64
+            out.append(torch.randn(1, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
+        elif name == "input_values":
+            out.append(torch.randn(1, 800, generator=g))
+        else:  # input_features: [1, mel bins, frames]
+            out.append(torch.randn(1, getattr(config, "num_mel_bins", 80), 32, generator=g))
+    return tuple(out)
+
+
+def sweep_row(model_type: str) -> ZooModel:
+    """A row whose input names and attention count are known once the model is built."""
+    entry = ZooModel(model_type, lambda: nn.Identity(), lambda: (), ())
+    state: dict[str, Any] = {}
+
+    def make() -> nn.Module:
+        from transformers import AutoModel
+
+        torch.manual_seed(0)
+        try:
+            config = tiny_config(model_type)
+        except Exception as e:  # noqa: BLE001
+            raise RuntimeError(f"build: tiny config: {onnx_zoo.first_line(e)}") from e
+        if hasattr(config, "use_cache"):
+            config.use_cache = False
+        model = None
+        for attn in ("sdpa", "eager"):
+            try:
+                torch.manual_seed(0)
+                model = AutoModel.from_config(config, attn_implementation=attn)
+                break
+            except Exception as e:  # noqa: BLE001
+                error = e
+        if model is None:
+            raise RuntimeError(f"build: {onnx_zoo.first_line(error)}")
+        model.eval()
+        names = input_kind(model)
+        feeds = feeds_for(names, config)
+        wrapped = Call(model, names, "0")
+        # the attention blocks: leaf attention modules this forward runs (a VLM's text path
+        # leaves its vision tower's out)
+        ran: set[int] = set()
+        hooks = [m.register_forward_hook(lambda m, i, o: ran.add(id(m))) for m in leaf_attentions(model)]
+        try:
+            with torch.no_grad():
+                out = wrapped(*feeds)
+        except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
+            raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
+        finally:
+            for hook in hooks:
+                hook.remove()
+        state.update(names=names, feeds=feeds)
+        entry.input_names = names
+        entry.attention_blocks = len(ran) if ran else -1
+        if out.is_floating_point() and float(out.abs().max()) < 1e-3:
+            return scrambled(lambda: Call(model, names, "0"))()
+        return wrapped
+
+    def build() -> nn.Module:
+        return make()
+
+    entry.build = build
+    entry.inputs = lambda: state["feeds"]
+    return entry
+
+
+class Timeout(Exception):
+    pass
+
+
+def capped(run_one: Callable[..., dict[str, str]], seconds: int) -> Callable[..., dict[str, str]]:
+    """run_one with a SIGALRM cap: a row past it reads `timeout (N s)`."""
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise Timeout(f"timeout ({seconds} s)")
+
+    def run(entry: ZooModel, exporter: str, workdir: Path) -> dict[str, str]:
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(seconds)
+        try:
+            return run_one(entry, exporter, workdir)
+        except Timeout as e:
+            return {"model": entry.name, "exporter": exporter, "convert": str(e)}
+        finally:
+            signal.alarm(0)
+
+    return run
+
+
+def take(flag: str) -> str | None:
+    """Removes `flag VALUE` from sys.argv (onnx_zoo.main parses the rest)."""
+    if flag not in sys.argv:
+        return None
+    i = sys.argv.index(flag)
+    value = sys.argv[i + 1]
+    del sys.argv[i:i + 2]
+    return value
+
+
+if __name__ == "__main__":
+    if "--list" in sys.argv:
+        names = candidates()
+        print(len(names), "model types:", " ".join(names))
+        sys.exit(0)
+    piece, cap = take("--piece"), int(take("--cap") or 150)
+    types = candidates()
+    if piece:
+        k, n = map(int, piece.split("/"))
+        types = types[(k - 1) * len(types) // n:k * len(types) // n]
+    onnx_zoo.run_one = capped(onnx_zoo.run_one, cap)
+    onnx_zoo.main([sweep_row(t) for t in types])
