@@ -1,0 +1,121 @@
+"""ONNX Pad whose pads are computed at run time (Ultralytics YOLO exported with nms=True pads
+its kept detections to a fixed count by Shape/Sub/Concat of a data-dependent size):
+nn.pad_by, run on ref and cpu (a host step in the segmented model) and in OpenVINO (Pad-12
+with pads_begin / pads_end sliced from the run-time vector); constant pads stay nn.pad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from irforge.errors import IrforgeError
+from irforge.frontends.onnx import import_onnx
+from tests.frontends.test_onnx_dynamic_shapes import FLOAT, check, make
+from tests.helpers import ort_session_run
+
+
+def run_time_pad_model(columns: int = 3, crop: bool = True):  # type: ignore[no-untyped-def]
+    """count = kept scores (NonZero); the first count rows of a [8, 3] table padded back to 8
+    rows with 0.5 (YOLO's nms=True tail), the table padded by 8 - count edge rows after it
+    and min(count, 2) edge columns before it, by min(count, 2) reflected rows and columns
+    before it and a column after it, and cropped by min(count, 3) leading rows
+    (a negative pad); opset 18's axes pad the columns only."""
+    nodes = [
+        helper.make_node("Greater", ["s", "zero_f"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),
+        helper.make_node("Shape", ["nz"], ["nz_dims"]),
+        helper.make_node("Gather", ["nz_dims", "one"], ["count"], axis=0),
+        helper.make_node("Slice", ["table", "zero", "count", "zero"], ["kept"]),
+        helper.make_node("Shape", ["kept"], ["kept_dims"]),
+        helper.make_node("Gather", ["kept_dims", "zero"], ["rows"], axis=0),
+        helper.make_node("Sub", ["eight", "rows"], ["rest"]),
+        helper.make_node("Concat", ["zero", "zero", "rest", "zero"], ["fill_pads"], axis=0),
+        helper.make_node("Pad", ["kept", "fill_pads", "half"], ["filled"], mode="constant"),
+        helper.make_node("Min", ["count", "two"], ["two_at_most"]),
+        helper.make_node("Concat", ["zero", "two_at_most", "rest", "zero"], ["edge_pads"], axis=0),
+        helper.make_node("Pad", ["table", "edge_pads"], ["edged"], mode="edge"),
+        helper.make_node("Concat", ["two_at_most", "two_at_most", "zero", "one"], ["reflect_pads"], axis=0),
+        helper.make_node("Pad", ["table", "reflect_pads"], ["reflected"], mode="reflect"),
+        helper.make_node("Min", ["count", "three"], ["three_at_most"]),
+        helper.make_node("Neg", ["three_at_most"], ["crop"]),
+        helper.make_node("Concat", ["crop", "zero", "zero", "one"], ["crop_pads"], axis=0),
+        helper.make_node("Pad", ["table", "crop_pads"], ["cropped"], mode="constant"),
+        helper.make_node("Concat", ["two_at_most", "one"], ["column_pads"], axis=0),
+        helper.make_node("Pad", ["table", "column_pads", "", "axis_one"], ["columns"], mode="reflect"),
+    ]
+    initializers = [("zero_f", np.float32(0.0)), ("half", np.float32(0.5)), ("zero", np.array([0], np.int64)),
+                    ("one", np.array([1], np.int64)), ("two", np.array([2], np.int64)), ("three", np.array([3], np.int64)),
+                    ("eight", np.array([8], np.int64)), ("axis_one", np.array([-1], np.int64))]  # fmt: skip
+    inputs = [("s", FLOAT, [8]), ("table", FLOAT, [8, columns])]
+    outputs = [(name, FLOAT) for name in ("filled", "edged", "reflected", "cropped", "columns")]
+    if not crop:  # OpenVINO finds no bounds for a Neg's output: it leaves every dim of that Pad dynamic
+        nodes = [n for n in nodes if n.output[0] not in ("three_at_most", "crop", "crop_pads", "cropped")]
+        outputs = [o for o in outputs if o[0] != "cropped"]
+    return make(nodes, inputs, outputs, initializers, opset=18)
+
+
+def feeds(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"s": rng.standard_normal(8).astype(np.float32), "table": rng.standard_normal((8, 3)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_pad_by_run_time_pads_runs_on_ref_and_cpu(seed):
+    model = check(run_time_pad_model(), feeds(seed))
+    names = [op.name for op in model.func.body.block.ops]
+    assert names.count("nn.pad_by") == 5 and "nn.pad" not in names
+
+
+def test_pad_by_nothing_kept_pads_all_rows():
+    inputs = feeds(1)
+    inputs["s"] = -np.abs(inputs["s"])  # count 0: an empty table padded to 8 rows, no crop
+    check(run_time_pad_model(), inputs)
+
+
+@pytest.mark.parametrize("crop", [False, True])
+def test_pad_by_runs_in_openvino(tmp_path, crop):
+    from irforge.backends.ir_xml import write_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    proto, inputs = run_time_pad_model(crop=crop), feeds(2)
+    want = ort_session_run(proto, inputs)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    # the written dims equal OpenVINO's but for the crop's (nn.pad_by keeps the dims whose
+    # pads are known; OpenVINO evaluates no bounds through Neg, so drops them all)
+    got = run_openvino(tmp_path / "m.xml", inputs, check_dims=not crop)
+    for output, w in zip(proto.graph.output, want):
+        assert got[output.name].shape == w.shape, output.name
+        np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)
+
+
+def test_pad_by_reads_back_from_ir_xml(tmp_path):
+    from irforge.backends.ir_xml import write_ir_xml
+    from irforge.backends.reference import run
+    from irforge.frontends.ir_xml import read_ir_xml
+
+    proto, inputs = run_time_pad_model(), feeds(3)
+    write_ir_xml(import_onnx(proto), tmp_path / "m.xml")
+    model = read_ir_xml(tmp_path / "m.xml")
+    assert [op.name for op in model.func.body.block.ops].count("nn.pad_by") == 5
+    got = run(model, inputs)
+    for output, w in zip(proto.graph.output, ort_session_run(proto, inputs)):
+        np.testing.assert_allclose(got[output.name], w, rtol=1e-6, err_msg=output.name)
+
+
+def test_pad_by_reflect_past_the_dim_is_a_coded_error():
+    from irforge.backends.reference import run
+
+    inputs = feeds(4)
+    inputs["s"] = np.abs(inputs["s"])  # count 8: 2 reflected columns of a 2-column table
+    inputs["table"] = inputs["table"][:, :2].copy()
+    with pytest.raises(IrforgeError, match="reflect padding of 2 does not fit dim 1 of size 2") as caught:
+        run(import_onnx(run_time_pad_model(columns=2)), inputs)
+    assert caught.value.code == "E152"
+
+
+def test_pad_by_wrap_mode_is_refused_by_name():
+    proto = run_time_pad_model()
+    proto.graph.node[13].attribute[0].s = b"wrap"
+    with pytest.raises(IrforgeError, match="Pad mode 'wrap' with pads computed at run time is not supported"):
+        import_onnx(proto)
