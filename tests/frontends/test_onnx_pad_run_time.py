@@ -120,3 +120,15 @@ def test_pad_by_wrap_mode_is_refused_by_name():
     edged.attribute[0].s = b"wrap"
     with pytest.raises(IrforgeError, match="Pad mode 'wrap' with pads computed at run time is not supported"):
         import_onnx(proto)
+
+
+def test_pad_by_on_opencl_falls_back_to_the_host():
+    pytest.importorskip("pyopencl")
+    from irforge.backends.opencl import compile_model as compile_opencl
+    from irforge.backends.opencl.device import _all_devices
+
+    if not _all_devices():
+        pytest.skip("no OpenCL device")
+    model = check(run_time_pad_model(), feeds(6), devices=("gpu",))
+    reasons = [f.reason for f in compile_opencl(model).fallbacks if f.op.startswith("nn.pad_by")]
+    assert len(reasons) == 5 and all(r == "data-dependent shape" for r in reasons), reasons
