@@ -132,3 +132,36 @@ def test_pad_by_on_opencl_falls_back_to_the_host():
     model = check(run_time_pad_model(), feeds(6), devices=("gpu",))
     reasons = [f.reason for f in compile_opencl(model).fallbacks if f.op.startswith("nn.pad_by")]
     assert len(reasons) == 5 and all(r == "data-dependent shape" for r in reasons), reasons
+
+
+def test_openvino_pad_with_run_time_halves_reads_as_pad_by(tmp_path):
+    """A Pad-12 as OpenVINO writes one: i32 pads_begin / pads_end built apart from a NonZero
+    count (not cut from one vector): read as a Concat (+ Convert to i64) -> nn.pad_by."""
+    import openvino as ov
+    import openvino.opset1 as o1
+    import openvino.opset3 as o3
+    import openvino.opset8 as o8
+    import openvino.opset12 as o12
+
+    from irforge.backends.reference import run
+    from irforge.frontends.ir_xml import read_ir_xml
+    from tests.backends.ir_xml_support import run_openvino
+
+    x = np.random.default_rng(9).standard_normal((2, 3, 5)).astype(np.float32)
+    param = o1.parameter(list(x.shape), np.float32, name="x")
+    param.output(0).get_tensor().set_names({"x"})
+    count = o8.gather(o3.shape_of(o3.non_zero(o1.greater(param, o1.constant(np.float32(0.0))), "i32"), "i32"),
+                      o1.constant(np.array([1], np.int32)), o1.constant(np.int32(0)))
+    two = o1.minimum(count, o1.constant(np.array([2], np.int32)))
+    zero, one = o1.constant(np.array([0], np.int32)), o1.constant(np.array([1], np.int32))
+    begin = o1.concat([zero, two, one], 0)
+    end = o1.concat([one, zero, o1.negative(two)], 0)  # crops up to 2 trailing columns
+    pad = o12.pad(param, begin, end, "constant", o1.constant(np.float32(0.25)))
+    pad.output(0).get_tensor().set_names({"y"})
+    ov.save_model(ov.Model([o1.result(pad)], [param], "m"), str(tmp_path / "ov.xml"))
+    model = read_ir_xml(tmp_path / "ov.xml")
+    assert [op.name for op in model.func.body.block.ops].count("nn.pad_by") == 1
+    want = run_openvino(tmp_path / "ov.xml", {"x": x}, check_dims=False)["y"]
+    got = run(model, {"x": x})["y"]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

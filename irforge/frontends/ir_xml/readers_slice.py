@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
-from xdsl.dialects.builtin import TensorType, i64
+from xdsl.dialects.builtin import TensorType, i32, i64
 
 from irforge.dialects.nn.elementwise import Convert
 from irforge.dialects.nn.indexing import PadBy, SliceTo
@@ -128,6 +128,10 @@ def pad_by(ctx: LayerContext) -> SSAValue:
     """Pad with pads_begin or pads_end computed at run time: nn.pad_by of the two joined
     (as i64) into its [begins..., ends...] vector."""
     rank = ctx.rank(0)
+    whole = written_pads(ctx.input(1), ctx.input(2), rank)
+    if whole is not None:  # irforge's own Slice [0, r) / [r, 2r) of one vector: that vector
+        value = ctx.scalar(3, "pad_value") if ctx.num_inputs > 3 else 0.0
+        return ctx.value(PadBy, [ctx.input(0), whole], mode=ctx.attr("pad_mode", "constant"), value=value)
     halves = []
     for index, what in ((1, "pads_begin"), (2, "pads_end")):
         if ctx.shape(index) != (rank,):
@@ -140,3 +144,23 @@ def pad_by(ctx: LayerContext) -> SSAValue:
     pads = ctx.value(Concat, halves, suffix="/pads", axis=0)
     value = ctx.scalar(3, "pad_value") if ctx.num_inputs > 3 else 0.0
     return ctx.value(PadBy, [ctx.input(0), pads], mode=ctx.attr("pad_mode", "constant"), value=value)
+
+
+def written_pads(begin: SSAValue, end: SSAValue, rank: int) -> SSAValue | None:
+    """The [begins..., ends...] vector both halves were cut from, as irforge writes
+    nn.pad_by (Slice-8 of [0, r) and [r, 2r) on axis 0, each maybe converted to i64), so
+    that a written file reads back into the op that wrote it; else None."""
+    sources = []
+    for half, start in ((begin, 0), (end, rank)):
+        if isinstance(half.owner, Convert):
+            half = half.owner.operands[0]
+        op = half.owner
+        if not isinstance(op, Slice) or op.slice_specs() != {0: (start, start + rank, 1)}:
+            return None
+        sources.append(op.operands[0])
+    whole = sources[0]
+    if sources[1] is not whole or not isinstance(whole.type, TensorType) or tuple(whole.type.get_shape()) != (2 * rank,):
+        return None
+    if whole.type.element_type not in (i32, i64):
+        return None
+    return whole
