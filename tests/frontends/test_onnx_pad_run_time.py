@@ -165,3 +165,11 @@ def test_openvino_pad_with_run_time_halves_reads_as_pad_by(tmp_path):
     got = run(model, {"x": x})["y"]
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+def test_pad_by_axes_named_twice_are_refused_by_name():
+    nodes = [helper.make_node("Shape", ["x"], ["dims"]), helper.make_node("Concat", ["dims", "dims"], ["pads"], axis=0),
+             helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"])]
+    proto = make(nodes, [("x", FLOAT, ["n", 2])], [("y", FLOAT)], [("axes", np.array([1, -1], np.int64))], opset=18)
+    with pytest.raises(IrforgeError, match=r"axes \[1, -1\] name an axis twice"):
+        import_onnx(proto)

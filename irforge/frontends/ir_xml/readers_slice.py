@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.ir import SSAValue
-
 from xdsl.dialects.builtin import TensorType, i32, i64
+from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.elementwise import Convert
 from irforge.dialects.nn.indexing import PadBy, SliceTo

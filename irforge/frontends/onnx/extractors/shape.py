@@ -9,8 +9,8 @@ from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, 
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import BroadcastTo, CumSum, PadBy, ReshapeTo, ShapeOf, SliceTo
 from irforge.frontends.onnx.checked_constants import int_list
-from irforge.weights.dtypes import from_xdsl
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.weights.dtypes import from_xdsl
 
 
 def ints_input_or_attr(ctx: NodeContext, index: int, attr: str, what: str, since: int) -> list[int] | None:
@@ -240,6 +240,8 @@ def pad_by(ctx: NodeContext, rank: int, mode: str) -> SSAValue:
     if count[0] != 2 * padded or (axes is not None and any(not -rank <= a < rank for a in axes)):
         raise ctx.fail(f"pads has {count[0]} values for {padded} axes (axes {axes}, input rank {rank}); "
                        "Pad takes a begin and an end per axis")
+    if axes is not None and len({a % rank for a in axes}) != len(axes):
+        raise ctx.fail(f"axes {list(axes)} name an axis twice", fix="give each padded axis once")
     pads = ctx.input(1)
     if axes is not None and [a % rank for a in axes] != list(range(rank)):
         where = {a % rank: i for i, a in enumerate(axes)}
