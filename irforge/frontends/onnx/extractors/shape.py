@@ -8,6 +8,7 @@ from xdsl.ir import SSAValue
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
 from irforge.dialects.nn.indexing import BroadcastTo, CumSum, PadBy, ReshapeTo, ShapeOf, SliceTo
+from irforge.errors import NotConstantError
 from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 from irforge.weights.dtypes import from_xdsl
@@ -227,9 +228,11 @@ def pad_by(ctx: NodeContext, rank: int, mode: str) -> SSAValue:
     detections to a fixed count); constant_value and axes must be constant. With axes, the
     run-time pads are spread over a [begins..., ends...] vector of one begin and one end per
     dim (zeros for the others), as nn.pad_by and OpenVINO's Pad take them."""
+    if mode == "wrap":  # Tile + Slice by constant counts (_wrap_pad); NotConstantError: freezing can fix the pads
+        raise NotConstantError(f"pads (input #1, '{ctx.node.input[1]}') must be known at conversion time for Pad mode 'wrap'",
+                               ctx.node.input[1], where=ctx.where, fix="give static input shapes (--input_shape) so shape computations fold", code="E142")
     if mode not in ("constant", "edge", "reflect"):
-        raise ctx.fail(f"Pad mode '{mode}' with pads computed at run time is not supported",
-                       fix="use constant, edge or reflect, or make the pads constant (give static input shapes)")
+        raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge, reflect or wrap")
     count = ctx.input_shape(1)
     if len(count) != 1 or count[0] == DYN:
         raise ctx.fail(f"pads must be a 1-D tensor of known length, got shape {list(count)}")
