@@ -46,6 +46,9 @@ def indexing_cases():  # type: ignore[no-untyped-def]
     yield case(nn.ReshapeTo, [X, np.array([-1, 5], np.int64)], special_zero=False, id="reshape_to-no-special-zero")
     yield case(nn.SliceTo, [X, np.array([1, -4], np.int64), np.array([3, 100], np.int64)], axes=[0, 2], id="slice_to")
     yield case(nn.SliceTo, [X, np.array([3], np.int32), np.array([-5], np.int32)], axes=[-2], steps=[-2], id="slice_to-i32-backwards")
+    yield case(nn.PadBy, [X, np.array([1, -2, 0, 0, 3, 2], np.int64)], value=0.5, id="pad_by-crop")
+    yield case(nn.PadBy, [X, np.array([0, 3, 4, 2, 0, 1], np.int32)], mode="reflect", id="pad_by-i32-reflect")
+    yield case(nn.PadBy, [X, np.array([2, 0, 1, 0, 5, 0], np.int64)], mode="edge", id="pad_by-edge")
     repeated = np.round(rand(3, 4, seed=71) * 1.5)  # few distinct values, repeated
     yield case(nn.Unique, [repeated], num_results=4, id="unique")
     yield case(nn.Unique, [repeated], num_results=4, sorted=False, id="unique-unsorted")

@@ -262,6 +262,7 @@ CPU_ONLY_REASONS = {
     "nn.broadcast_to": "dims known only at run time (a constant target is a Tile)",
     "nn.reshape_to": "dims known only at run time (a constant target is nn.reshape)",
     "nn.slice_to": "dims known only at run time (constant bounds are nn.slice)",
+    "nn.pad_by": "dims known only at run time (constant pads are nn.pad)",
     "nn.resample_to": "dims known only at run time (constant sizes are nn.resample)",
     "nn.resample_by": "dims known only at run time (constant scales are nn.resample)",
     "nn.top_k": "sorting op without an OpenCL kernel yet (runs on its reference kernel)",

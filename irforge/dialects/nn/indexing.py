@@ -1,5 +1,5 @@
 """Indexing ops: gathers and scatters by index tensors, OneHot, NonZero, TopK, and ShapeOf,
-BroadcastTo, ReshapeTo and SliceTo for shapes computed at run time.
+BroadcastTo, ReshapeTo, SliceTo and PadBy for shapes computed at run time.
 
 They read or write elements at positions given by an integer tensor (i32 or i64; negative
 indices count from the end of their axis). NonZero's output size depends on the data: its
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, StringAttr, TensorType, i1, i32, i64
+from xdsl.dialects.builtin import BoolAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f32, i1, i32, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 
 from irforge.dialects.nn.base import DYN, IntArrayAttr, NNOp, known, normalize_axis, product, tensor
+from irforge.dialects.nn.shape import PAD_MODES
 
 SCATTER_REDUCTIONS = frozenset({"none", "add", "mul", "max", "min"})
 """How a scatter combines an update with the element it lands on (ONNX's names)."""
@@ -414,4 +415,37 @@ class SliceTo(NNOp):
         out = list(self.operand_shape(0))
         for axis in self.sliced_axes():
             out[axis] = DYN
+        return [tensor(out, self.operand_type(0).element_type)]
+
+
+@irdl_op_definition
+class PadBy(NNOp):
+    """nn.pad with the pads computed at run time: `pads` is a 1-D i32 or i64 tensor
+    [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}] (ONNX Pad's layout; OpenVINO's Pad-12
+    takes the halves as two inputs), filled as `mode` says (nn.pad's modes) with `value` in
+    constant mode. A negative pad crops that many elements (as OpenVINO's Pad-12 and
+    onnxruntime do). Ultralytics YOLO exported with nms=True pads its detections to a fixed
+    count by the number it kept. Constant pads are nn.pad at import. A padded dim is dynamic
+    unless its pads are known before the model runs (known_elements)."""
+
+    name = "nn.pad_by"
+    input = operand_def(TensorType)
+    pads = operand_def(TensorType)
+    output = result_def(TensorType)
+    mode = opt_prop_def(StringAttr, default_value=StringAttr("constant"))
+    value = opt_prop_def(FloatAttr, default_value=FloatAttr(0.0, f32))
+
+    STRING_CHOICES: ClassVar = {"mode": PAD_MODES}
+
+    def infer_shapes(self) -> list[TensorType]:
+        shape = self.operand_shape(0)
+        rank = len(shape)
+        pads = self.operand_shape(1)
+        if len(pads) != 1 or pads[0] != 2 * rank or self.operand_type(1).element_type not in (i32, i64):
+            raise self.error(f"pads must be a 1-D i32 or i64 tensor of {2 * rank} values (a begin and an end per dim), got {self.operand_type(1)}")
+        values = known_elements(self.pads)
+        out = []
+        for axis, d in enumerate(shape):
+            begin, end = values[axis], values[rank + axis]
+            out.append(max(d + begin + end, 0) if known(d, begin, end) else DYN)
         return [tensor(out, self.operand_type(0).element_type)]

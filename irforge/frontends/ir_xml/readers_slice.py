@@ -4,7 +4,7 @@ StridedSlice's masks become up to three `nn` ops: an `nn.slice` of the input axe
 `nn.squeeze` of the shrunk ones and an `nn.unsqueeze` of the new ones. A Pad with negative
 pads crops: the positive pads go to an `nn.pad`, then an `nn.slice` cuts the negative ones
 off its result (OpenVINO reflects and replicates the original input's edges, which padding
-first and cropping after keeps).
+first and cropping after keeps). Pads computed at run time are one `nn.pad_by`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType, i32, i64
 from xdsl.ir import SSAValue
 
-from irforge.dialects.nn.indexing import SliceTo
-from irforge.dialects.nn.shape import Pad, Slice, Squeeze, Unsqueeze
+from irforge.dialects.nn.elementwise import Convert
+from irforge.dialects.nn.indexing import PadBy, SliceTo
+from irforge.dialects.nn.shape import Concat, Pad, Slice, Squeeze, Unsqueeze
 from irforge.frontends.ir_xml.context import LayerContext, ir_layer_reader
 
 INT64_MAX, INT64_MIN = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
@@ -103,6 +105,8 @@ def strided_slice(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("Pad")
 def pad(ctx: LayerContext) -> SSAValue:
+    if any(ctx.importer.constant_at(ctx.source(i)) is None for i in (1, 2)):
+        return pad_by(ctx)
     begin, end = ctx.const_ints(1, "pads_begin"), ctx.const_ints(2, "pads_end")
     if len(begin) != len(end):
         raise ctx.fail(f"pads_begin and pads_end differ in length: {len(begin)} vs {len(end)}")
@@ -117,3 +121,45 @@ def pad(ctx: LayerContext) -> SSAValue:
         ends = [end[a] if end[a] < 0 else INT64_MAX for a in cropped]
         x = ctx.value(Slice, [x], begins=begins, ends=ends, axes=cropped)
     return x
+
+
+def pad_by(ctx: LayerContext) -> SSAValue:
+    """Pad with pads_begin or pads_end computed at run time: nn.pad_by of the two joined
+    (as i64) into its [begins..., ends...] vector."""
+    rank = ctx.rank(0)
+    whole = written_pads(ctx.input(1), ctx.input(2), rank)
+    if whole is not None:  # irforge's own Slice [0, r) / [r, 2r) of one vector: that vector
+        value = ctx.scalar(3, "pad_value") if ctx.num_inputs > 3 else 0.0
+        return ctx.value(PadBy, [ctx.input(0), whole], mode=ctx.attr("pad_mode", "constant"), value=value)
+    halves = []
+    for index, what in ((1, "pads_begin"), (2, "pads_end")):
+        if ctx.shape(index) != (rank,):
+            raise ctx.fail(f"{what} (input #{index}) must hold {rank} values (one per dim), got shape {list(ctx.shape(index))}")
+        half = ctx.input(index)
+        assert isinstance(half.type, TensorType)
+        if half.type.element_type != i64:
+            half = ctx.value(Convert, [half], suffix=f"/{what}/i64", destination_type=i64)
+        halves.append(half)
+    pads = ctx.value(Concat, halves, suffix="/pads", axis=0)
+    value = ctx.scalar(3, "pad_value") if ctx.num_inputs > 3 else 0.0
+    return ctx.value(PadBy, [ctx.input(0), pads], mode=ctx.attr("pad_mode", "constant"), value=value)
+
+
+def written_pads(begin: SSAValue, end: SSAValue, rank: int) -> SSAValue | None:
+    """The [begins..., ends...] vector both halves were cut from, as irforge writes
+    nn.pad_by (Slice-8 of [0, r) and [r, 2r) on axis 0, each maybe converted to i64), so
+    that a written file reads back into the op that wrote it; else None."""
+    sources = []
+    for half, start in ((begin, 0), (end, rank)):
+        if isinstance(half.owner, Convert):
+            half = half.owner.operands[0]
+        op = half.owner
+        if not isinstance(op, Slice) or op.slice_specs() != {0: (start, start + rank, 1)}:
+            return None
+        sources.append(op.operands[0])
+    whole = sources[0]
+    if sources[1] is not whole or not isinstance(whole.type, TensorType) or tuple(whole.type.get_shape()) != (2 * rank,):
+        return None
+    if whole.type.element_type not in (i32, i64):
+        return None
+    return whole

@@ -85,3 +85,12 @@ func.func @slice_to_run_time_bounds(%x: tensor<8x3xf32>, %b: tensor<1xi64>, %e: 
 }
 // CHECK:      nn.slice_to %x, %b, %e {axes = array<i64: 0>} : (tensor<8x3xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3xf32>
 // CHECK-NEXT: nn.slice_to %x, %b2, %e2 {axes = array<i64: -1, 0>, steps = array<i64: 1, -2>} : (tensor<8x3xf32>, tensor<2xi32>, tensor<2xi32>) -> tensor<?x?xf32>
+
+// -----
+func.func @pad_by_run_time_pads(%x: tensor<8x3xf32>, %p: tensor<4xi64>, %q: tensor<4xi32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %r = nn.pad_by %x, %p {value = 5.000000e-01 : f32} : (tensor<8x3xf32>, tensor<4xi64>) -> tensor<?x?xf32>
+  %s = nn.pad_by %x, %q {mode = "reflect"} : (tensor<8x3xf32>, tensor<4xi32>) -> tensor<?x?xf32>
+  func.return %r, %s : tensor<?x?xf32>, tensor<?x?xf32>
+}
+// CHECK:      nn.pad_by %x, %p {value = 5.000000e-01 : f32} : (tensor<8x3xf32>, tensor<4xi64>) -> tensor<?x?xf32>
+// CHECK-NEXT: nn.pad_by %x, %q {mode = "reflect"} : (tensor<8x3xf32>, tensor<4xi32>) -> tensor<?x?xf32>

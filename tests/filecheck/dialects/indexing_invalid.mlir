@@ -89,3 +89,10 @@ func.func @slice_to_zero_step(%x: tensor<8x3xf32>, %b: tensor<1xi64>) -> tensor<
   func.return %r : tensor<?x3xf32>
 }
 // CHECK: nn.slice_to: steps must not be 0, got [0]
+
+// -----
+func.func @pad_by_pads_per_dim(%x: tensor<8x3xf32>, %p: tensor<2xi64>) -> tensor<?x?xf32> {
+  %r = nn.pad_by %x, %p : (tensor<8x3xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  func.return %r : tensor<?x?xf32>
+}
+// CHECK: nn.pad_by: pads must be a 1-D i32 or i64 tensor of 4 values (a begin and an end per dim), got tensor<2xi64>

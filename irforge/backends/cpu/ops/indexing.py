@@ -2,7 +2,7 @@
 sorting, scans and ROI pooling run once on small tensors in the models that have them
 (position ids, masks, detection heads), so they run their numpy reference kernels as host
 steps (host_steps.py). Where an output size depends on the data (NonZero, NonMaxSuppression, Unique,
-a Range of run-time bounds, a TopK of run-time k, a ShapeOf of such sizes, a Reshape, Slice or Resize to them), the model runs
+a Range of run-time bounds, a TopK of run-time k, a ShapeOf of such sizes, a Reshape, Slice, Pad or Resize to them), the model runs
 in segments and these ops on the host between them (`irforge/backends/segments.py`)."""
 
 from irforge.backends.cpu.host_steps import host_step_op
@@ -22,9 +22,10 @@ from irforge.dialects.nn.indexing import (
     ScatterElements,
     ScatterND,
     ShapeOf,
+    PadBy,
     SliceTo,
     TopK,
 )
 
 host_step_op(GatherElements, GatherND, ScatterND, ScatterElements, OneHot, TopK, CumSum, Range, IsInf, ROIAlign,
-             NonZero, NonMaxSuppression, Unique, ShapeOf, BroadcastTo, ReshapeTo, SliceTo, ResampleTo, ResampleBy)  # fmt: skip
+             NonZero, NonMaxSuppression, Unique, ShapeOf, BroadcastTo, ReshapeTo, SliceTo, PadBy, ResampleTo, ResampleBy)  # fmt: skip

@@ -24,6 +24,7 @@ from irforge.dialects.nn.indexing import (
     ScatterElements,
     ScatterND,
     ShapeOf,
+    PadBy,
     SliceTo,
     TopK,
 )
@@ -169,3 +170,24 @@ def slice_to(ctx: EmitContext, op: SliceTo, inputs: list[Port]) -> list[Port]:
     step = ctx.const(np.asarray(op.step_values(), dtype=inputs[1].dtype), ctx.name(op, "step"))
     axes = ctx.ints(list(op.sliced_axes()), ctx.name(op, "axes"))
     return [ctx.single("Slice", [*inputs, step, axes], out_type(op), name=ctx.name(op), version="opset8")]
+
+
+@ir_xml_emitter(PadBy)
+def pad_by(ctx: EmitContext, op: PadBy, inputs: list[Port]) -> list[Port]:
+    """Pad-12 with run-time pads_begin / pads_end: the halves of the [begins..., ends...]
+    vector cut by Slice-8 and converted to i64 (OpenVINO wants both of one integer type)."""
+    x, pads = inputs
+    rank = x.type.rank
+    halves = []
+    for i, half in enumerate(("pads_begin", "pads_end")):
+        bounds = [ctx.ints([i * rank], ctx.name(op, f"{half}/start")), ctx.ints([(i + 1) * rank], ctx.name(op, f"{half}/stop")),
+                  ctx.ints([1], ctx.name(op, f"{half}/step")), ctx.ints([0], ctx.name(op, f"{half}/axes"))]
+        part = ctx.single("Slice", [pads, *bounds], pads.type.with_dims((rank,)), name=ctx.name(op, half), version="opset8")
+        if part.dtype != np.int64:
+            part = ctx.single("Convert", [part], part.type.with_dtype(np.int64), name=ctx.name(op, f"{half}/i64"), data={"destination_type": "i64"})
+        halves.append(part)
+    # the value is used by constant mode only, but OpenVINO adds a Const of its own if absent
+    with np.errstate(all="ignore"):
+        value = np.array(op.float_prop("value")).astype(x.dtype)
+    operands = [x, *halves, ctx.const(value, ctx.name(op, "pad_value"))]
+    return [ctx.single("Pad", operands, PortType.of(op.output.type), name=ctx.name(op), data={"pad_mode": op.str_prop("mode")}, version="opset12")]

@@ -22,6 +22,7 @@ from irforge.dialects.nn.indexing import (
     ScatterElements,
     ScatterND,
     ShapeOf,
+    PadBy,
     SliceTo,
     TopK,
 )
@@ -215,3 +216,28 @@ def slice_to(op: SliceTo, x: np.ndarray, begins: np.ndarray, ends: np.ndarray) -
         # a stop of -1 (negative step) means "past the first element", which Python spells None
         index[axis] = slice(start, None if stop < 0 else stop, step)
     return x[tuple(index)]
+
+
+@kernel(PadBy)
+def pad_by(op: PadBy, x: np.ndarray, pads: np.ndarray) -> np.ndarray:
+    """Pads the positive amounts (mirroring or repeating the input's own edges), then crops
+    the negative ones off the result, as OpenVINO's Pad-12 and onnxruntime do."""
+    values = [int(p) for p in np.asarray(pads).reshape(-1)]
+    begin, end, mode = values[: x.ndim], values[x.ndim :], op.str_prop("mode")
+    for axis, (size, b, e) in enumerate(zip(x.shape, begin, end)):
+        pad = max(b, e, 0)
+        if pad and ((mode == "reflect" and pad >= size) or (mode == "symmetric" and pad > size) or (mode == "edge" and size == 0)):
+            raise IrforgeError(f"{op.label}: {mode} padding of {pad} does not fit dim {axis} of size {size} (pads {values})",
+                               fix="check the pads the model computes", code="E152")
+    out_dims = [max(d + b + e, 0) for d, b, e in zip(x.shape, begin, end)]
+    check_output_size(op.label, out_dims, x.dtype)
+    widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
+    if mode == "constant":
+        out = np.pad(x, widths, mode="constant", constant_values=np.array(op.float_prop("value")).astype(x.dtype))
+    else:
+        out = np.pad(x, widths, mode=mode)
+    crop = []
+    for size, b, e in zip(out.shape, begin, end):
+        start = max(-b, 0)
+        crop.append(slice(start, max(size - max(-e, 0), start)))  # a crop past the other end leaves it empty
+    return np.ascontiguousarray(out[tuple(crop)])

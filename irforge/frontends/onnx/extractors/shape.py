@@ -7,9 +7,11 @@ from xdsl.ir import SSAValue
 
 from irforge.dialects.nn import Concat, Flatten, Gather, Pad, Permute, Reshape, Slice, Split, Squeeze, Tile, Unsqueeze
 from irforge.dialects.nn.base import DYN
-from irforge.dialects.nn.indexing import BroadcastTo, CumSum, ReshapeTo, ShapeOf, SliceTo
+from irforge.dialects.nn.indexing import BroadcastTo, CumSum, PadBy, ReshapeTo, ShapeOf, SliceTo
+from irforge.errors import NotConstantError
 from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
+from irforge.weights.dtypes import from_xdsl
 
 
 def ints_input_or_attr(ctx: NodeContext, index: int, attr: str, what: str, since: int) -> list[int] | None:
@@ -196,6 +198,8 @@ def pad(ctx: NodeContext) -> SSAValue:
     mode = ctx.attr("mode", "constant")
     if ctx.opset < 11:
         pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
+    elif ctx.constant_input(1) is None:
+        return pad_by(ctx, rank, mode)
     else:
         pads = [int(p) for p in ctx.required_constant(1, "pads").reshape(-1)]  # 1-D by the spec; a [1, 2r] one too
         fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
@@ -217,6 +221,41 @@ def pad(ctx: NodeContext) -> SSAValue:
     if mode not in ("constant", "edge", "reflect"):
         raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge, reflect or wrap")
     return ctx.value(Pad, [ctx.input(0)], pads_begin=pads[:rank], pads_end=pads[rank:], mode=mode, value=value)
+
+
+def pad_by(ctx: NodeContext, rank: int, mode: str) -> SSAValue:
+    """nn.pad_by: pads computed at run time (Ultralytics YOLO's nms=True export pads its kept
+    detections to a fixed count); constant_value and axes must be constant. With axes, the
+    run-time pads are spread over a [begins..., ends...] vector of one begin and one end per
+    dim (zeros for the others), as nn.pad_by and OpenVINO's Pad take them."""
+    if mode == "wrap":  # Tile + Slice by constant counts (_wrap_pad); NotConstantError: freezing can fix the pads
+        raise NotConstantError(f"pads (input #1, '{ctx.node.input[1]}') must be known at conversion time for Pad mode 'wrap'",
+                               ctx.node.input[1], where=ctx.where, fix="give static input shapes (--input_shape) so shape computations fold", code="E142")
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge, reflect or wrap")
+    count = ctx.input_shape(1)
+    if len(count) != 1 or count[0] == DYN:
+        raise ctx.fail(f"pads must be a 1-D tensor of known length, got shape {list(count)}")
+    fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
+    value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
+    axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=18)
+    padded = len(axes) if axes is not None else rank
+    if count[0] != 2 * padded or (axes is not None and any(not -rank <= a < rank for a in axes)):
+        raise ctx.fail(f"pads has {count[0]} values for {padded} axes (axes {axes}, input rank {rank}); "
+                       "Pad takes a begin and an end per axis")
+    if axes is not None and len({a % rank for a in axes}) != len(axes):
+        raise ctx.fail(f"axes {list(axes)} name an axis twice", fix="give each padded axis once")
+    pads = ctx.input(1)
+    if axes is not None and [a % rank for a in axes] != list(range(rank)):
+        where = {a % rank: i for i, a in enumerate(axes)}
+        zero = ctx.constant(np.zeros(1, np.dtype(from_xdsl(ctx.input_type(1).element_type))), "/pads/zero")
+        parts = []
+        for j in range(2 * rank):
+            i = where.get(j % rank)
+            source = None if i is None else (j // rank) * len(axes) + i
+            parts.append(zero if source is None else ctx.value(Slice, [pads], suffix=f"/pads/{j}", begins=[source], ends=[source + 1], axes=[0]))
+        pads = ctx.value(Concat, parts, suffix="/pads", axis=0)
+    return ctx.value(PadBy, [ctx.input(0), pads], mode=mode, value=value)
 
 
 def _wrap_pad(ctx: NodeContext, begin: list[int], end: list[int]) -> SSAValue:
