@@ -232,7 +232,7 @@ def test_shifted_short_last_block_runs_the_full_micro_kernel(m, threads, tile, m
     """The same merge for a shifted B (a stride-1 3x3 window on its padded plane, as the
     stem's 7x7 takes it at M = 64): rows past M are computed and never stored (C's canary
     rows stay), C's vectors across two output rows and the residual read inside M rows."""
-    monkeypatch.setattr(gemm, "SHIFTED_TAIL_ROWS_WASTE", 1.0)
+    monkeypatch.setattr(gemm, "TAIL_ROWS_WASTE", 1.0)
     c_in, size = 5, 17
     g = ConvGeometry(1, c_in, size, size, 3, 3, size, size, (1, 1), (1, 1), (1, 1))
     planes = shifted.Planes(g)

@@ -67,17 +67,17 @@ SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
 """The thread count the N-or-M split is balanced for (the kernels run with any)."""
-TAIL_ROWS_WASTE = 0.01
-"""A plain GEMM (packed A, no batch levels, no shifted B) whose last M block is short runs
-that block with the full MR-row micro-kernel (A's panel is zero-padded; the rows past M are
-computed and not stored) when the padded rows are at most this fraction of its rows: one
-micro-kernel per module instead of two, so LLVM compiles about half the code (M >= 256 on
-AVX2's MR = 6: 2-4 wasted rows in 258-2052)."""
-SHIFTED_TAIL_ROWS_WASTE = 0.05
-"""The same for a shifted B (packed A, no batch levels): its taps are unrolled into each
-micro-kernel, so a second row variant doubled the module (ResNet-50's 7x7 stem, M = 64 on
-AVX2: 2 padded rows in 66, 3% of a layer of 3% of the model's FLOPs, for 362 -> ~190 KB of
-IR and ~0.25 s of LLVM)."""
+TAIL_ROWS_WASTE = 0.05
+"""A GEMM of packed A and no batch levels whose last M block is short runs that block with
+the full MR-row micro-kernel (A's panel is zero-padded; the rows past M are computed and not
+stored) when the padded rows are at most this fraction of its rows: one micro-kernel per
+module instead of two, so LLVM compiles about half the code. A short block's own kernel
+(2-4 rows for the same loads of B) was no faster than the full one: at 0.01 (session 7:
+M >= 256 on AVX2's MR = 6) ResNet-50 ran 0.94-0.95x the time of no merging; at 0.05 (M = 64
+and 128 merge too: 2 or 4 padded rows in 66-132) ResNet-50 1.002x and MobileNetV2 0.997x
+the time at 0.01, same-process A/Bs at load 15-17. A shifted B unrolls its taps into each
+micro-kernel, so there the second variant doubled the module: ResNet-50's 7x7 stem (M = 64)
+362 -> 215 KB of IR, 0.58 -> 0.34-0.40 s of LLVM, its phase 0.92x the time."""
 UNROLL_PLAIN = False
 """Whether LLVM unrolls the loops of a GEMM with packed A and without batch levels or shifted
 B (`jit.unrolls`): its micro-kernels' k loops are register-blocked by hand, so unrolling
@@ -215,8 +215,7 @@ def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
 def merges_tail_rows(spec: GemmSpec) -> bool:
     """Whether the short last M block runs with the MR-row micro-kernel (`TAIL_ROWS_WASTE`)."""
     m_blocks, m_tail = -(-spec.m // MR), spec.m % MR
-    waste = TAIL_ROWS_WASTE if spec.shifted is None else SHIFTED_TAIL_ROWS_WASTE
-    return bool(spec.a_panel and not spec.batches and m_tail and m_blocks > 1 and MR - m_tail <= waste * m_blocks * MR)
+    return bool(spec.a_panel and not spec.batches and m_tail and m_blocks > 1 and MR - m_tail <= TAIL_ROWS_WASTE * m_blocks * MR)
 
 
 def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked: bool, tail_rows: int = 0) -> ir.Function:
