@@ -203,13 +203,19 @@ def pack_a(weights, rows: int, k: int, kc: int = KC):  # type: ignore[no-untyped
 
 
 def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
-    """[k, cols] -> the B panel layout [ceil(cols/NR)][k][NR], zero-padded (numpy)."""
+    """[k, cols] -> the B panel layout [ceil(cols/NR)][k][NR], zero-padded (numpy). Written
+    straight into the result: a padded copy, then its transpose, held VGG-16's 411 MB
+    classifier twice besides the result (a cold compile's peak RSS)."""
     import numpy as np
 
-    panels = -(-cols // NR)
-    padded = np.zeros((k, panels * NR), np.float32)
-    padded[:, :cols] = matrix.reshape(k, cols)
-    return np.ascontiguousarray(padded.reshape(k, panels, NR).transpose(1, 0, 2))
+    matrix = matrix.reshape(k, cols)
+    full = cols // NR
+    out = np.empty((-(-cols // NR), k, NR), np.float32)
+    out[:full] = matrix[:, :full * NR].reshape(k, full, NR).transpose(1, 0, 2)
+    if cols % NR:
+        out[full] = 0.0
+        out[full, :, :cols % NR] = matrix[:, full * NR:]
+    return out
 
 
 def merges_tail_rows(spec: GemmSpec) -> bool:
