@@ -58,10 +58,10 @@ def timed(owner: Any, attr: str, label: str) -> None:
 def instrument() -> None:
     import llvmlite.binding as llvm
 
-    import irforge.backends.cpu as cpu
     import irforge.backends.cpu.jit as jit
     import irforge.backends.cpu.llvm_worker as worker
     import irforge.backends.cpu.lower as lower
+    import irforge.backends.cpu.memory as memory
     import irforge.backends.cpu.planner as planner
     import irforge.backends.cpu.program_cache as program_cache
     import irforge.backends.cpu.runtime as runtime
@@ -77,7 +77,7 @@ def instrument() -> None:
     timed(runtime, "driver_module", "driver IR")
     timed(program_cache, "program_key", "program key")
     timed(program_cache, "save", "program save")
-    timed(cpu, "_release_freed_memory", "malloc_trim")
+    timed(memory, "release_freed_memory", "malloc_trim")
     original_kernel = lower.Lowering.kernel
 
     def kernel(self: Any, key: tuple, build: Callable[..., None]) -> str:

@@ -163,6 +163,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     with data-dependent shapes after the pipeline runs as segments (`backends/segments.py`)."""
     from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.lower import lower
+    from irforge.backends.cpu.memory import release_freed_memory
     from irforge.backends.cpu.planner import naive_size, plan
     from irforge.backends.cpu.runtime import Executable, driver_module, gather_constants_meanwhile
     from irforge.passes import apply_pipeline
@@ -196,19 +197,8 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
         time.perf_counter() - start, len(program.modules), len(program.phases),
         jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program), weight_bytes(model),
     )
-    _release_freed_memory()
+    release_freed_memory()
     return CompiledModel(executable, stats)
-
-
-def _release_freed_memory() -> None:
-    """Give the heap's free pages back to the OS: glibc keeps what the pipeline, lowering and
-    LLVM freed (ResNet-50: RSS after a cold compile 712 -> 560 MB)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def weight_bytes(model: Model) -> int:

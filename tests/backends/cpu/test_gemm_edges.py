@@ -224,3 +224,31 @@ def test_short_last_block_runs_the_full_micro_kernel(m, n, k, threads, tile, mon
     want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + res, 0)
     np.testing.assert_allclose(c[:m], want, rtol=1e-4, atol=1e-4)
     assert (c[m:] == 7.0).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m", [13, 20])
+def test_shifted_short_last_block_runs_the_full_micro_kernel(m, threads, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The same merge for a shifted B (a stride-1 3x3 window on its padded plane, as the
+    stem's 7x7 takes it at M = 64): rows past M are computed and never stored (C's canary
+    rows stay), C's vectors across two output rows and the residual read inside M rows."""
+    monkeypatch.setattr(gemm, "TAIL_ROWS_WASTE", 1.0)
+    c_in, size = 5, 17
+    g = ConvGeometry(1, c_in, size, size, 3, 3, size, size, (1, 1), (1, 1), (1, 1))
+    planes = shifted.Planes(g)
+    spec = gemm.GemmSpec(m=m, n=(g.oh - 1) * planes.row + g.ow, k=c_in * 9, a_panel=True, ldc=g.p, bias="row",
+                         epilogue=gemm.Epilogue(residual=True, activation="relu"), kc=shifted.SHIFTED_KC // 9 * 9,
+                         shifted=gemm.Shifted(planes.offsets(), planes.channel, planes.row, g.ow, g.oh))
+    assert m % gemm.MR and gemm.merges_tail_rows(spec)
+    x, weights = rand(c_in, size, size, seed=1), rand(m, c_in, 3, 3, seed=2)
+    bias, res = rand(m, seed=3), rand(m, g.p, seed=4)
+    padded = np.zeros(c_in * planes.channel + planes.row + gemm.NR, np.float32)
+    view = padded[:c_in * planes.channel].reshape(c_in, planes.rows, planes.row)
+    view[:, 1:size + 1, 1:size + 1] = x
+    c = np.full((m + gemm.MR, g.p), 7.0, np.float32)  # rows past M: a canary
+    _run_gemm(spec, gemm.pack_a(weights.reshape(m, -1), m, c_in * 9, spec.kc), padded, c, bias, res, threads)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1)))
+    conv = sum(np.einsum("oc,cyx->oyx", weights[:, :, ky, kx], xp[:, ky:ky + size, kx:kx + size]) for ky in range(3) for kx in range(3))
+    want = np.maximum(conv.reshape(m, -1) + bias[:, None] + res, 0)
+    np.testing.assert_allclose(c[:m], want, rtol=1e-4, atol=1e-4)
+    assert (c[m:] == 7.0).all()

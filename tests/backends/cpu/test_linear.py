@@ -173,6 +173,18 @@ def test_winograd_matrices(m) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_allclose(tile, direct, rtol=1e-5)
 
 
+@pytest.mark.parametrize("m", [2, 4])
+def test_winograd_weight_transform_in_chunks(m) -> None:  # type: ignore[no-untyped-def]
+    """U of a layer of more (output, input) pairs than one chunk: every pair as G g G^T in
+    f64 rounded once to f32 (at most an ulp from it), the chunk boundary included."""
+    g = rand(70, 61, 3, 3, seed=6)
+    gm = np.array(MATRICES[m][1], np.float64)
+    exact = np.einsum("ai,ocij,bj->aboc", gm, g.astype(np.float64), gm).reshape(-1, 70, 61)
+    u = transform_weights(g, m)
+    assert u.shape == exact.shape and u.dtype == np.float32
+    np.testing.assert_array_max_ulp(u, exact.astype(np.float32), maxulp=1)
+
+
 def test_narrow_windows_keep_im2col() -> None:
     """Stride-1 windows narrower than a vector, strided ones narrower than 15 columns, and 1x3
     stride-2 windows (1.5 taps per phase) keep im2col; wider 3x3 stride-2 windows (2.25)

