@@ -133,10 +133,7 @@ FAMILIES: dict[str, tuple[int, dict[str, Any]]] = {
     "iformer_t": (64, {}),
     "lcnetv2_small": (64, {}),
     "lowformer_b0": (64, {}),
-    "mobilenetv5_300m": (64, {}),
     "naflexvit_base_patch16_gap": (64, SMALL_VIT),
-    "nasnetalarge": (96, {}),
-    "pnasnet5large": (96, {}),
     "qwen3_vit_88m": (64, {"img_size": 64, **SMALL_VIT}),
     "rdnet_tiny": (64, {}),
     "repghostnet_050": (64, {}),
@@ -202,6 +199,10 @@ FAMILIES: dict[str, tuple[int, dict[str, Any]]] = {
     "vit_small_patch16_18x2_224": (64, {"img_size": 64, "depth": 1}),  # parallel blocks
     "vit_pe_core_tiny_patch16_384": (64, {"img_size": 64, **SMALL_VIT}),
     "vit_small_patch16_rope_mixed_224": (64, {"img_size": 64, **SMALL_VIT}),
+    # the large ones last (80-300M parameters; NASNet's cells have no small config)
+    "nasnetalarge": (96, {}),
+    "pnasnet5large": (96, {}),
+    "mobilenetv5_300m": (64, {}),
 }
 
 # name -> softmax(q k^T) @ v blocks (the attention column reads fused/blocks; families not
