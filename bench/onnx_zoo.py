@@ -341,8 +341,15 @@ def run_one(entry: ZooModel, exporter: str, workdir: Path) -> dict[str, str]:
     row["convert"] = "yes" + note
     names = [op.name for op in model.func.body.block.ops]
     fused = names.count("nn.scaled_dot_product_attention")
-    # attention_blocks < 0: the count alone (zoos that do not know the model's blocks)
-    row["attention"] = f"{fused}/{entry.attention_blocks}" if entry.attention_blocks > 0 else str(fused) if entry.attention_blocks < 0 else "-"
+    # attention_blocks < 0: the count alone (zoos that do not know the model's blocks), beside
+    # the exported graph's Softmax nodes: an upper bound on the attention blocks to read
+    if entry.attention_blocks < 0:
+        import onnx
+
+        softmaxes = sum(n.op_type == "Softmax" for n in onnx.load(str(path), load_external_data=False).graph.node)
+        row["attention"] = f"{fused} (softmax {softmaxes})" if softmaxes else str(fused)
+    else:
+        row["attention"] = f"{fused}/{entry.attention_blocks}" if entry.attention_blocks > 0 else "-"
     stages: dict[str, Callable[[], object]] = {
         "openvino": lambda: run_openvino(model, workdir / f"{entry.name}-{exporter}.xml", feeds, write_ir_xml, ov),
         "ref": lambda: run(model, feeds),

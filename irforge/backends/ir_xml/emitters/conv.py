@@ -7,10 +7,15 @@ produce it (and its CPU plugin fuses back).
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import TensorType
+
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
+from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_ints
 from irforge.dialects.nn.base import known
+from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.conv import Convolution, Deconvolution, Pooling, WindowedOp, window_output_size
+from irforge.dialects.nn.elementwise import Eltwise
 
 
 def window_data(op: WindowedOp, pads: tuple[tuple[int, ...], tuple[int, ...]] | None = None, auto_pad: str | None = None) -> dict[str, str]:
@@ -40,11 +45,37 @@ def grouped_weights(ctx: EmitContext, w: Port, group: int, split_axis: int, name
     return ctx.reshape(w, (group, *dims), name)
 
 
+def hits_ov_conv_input_scale_bug(op: Convolution) -> bool:
+    """Whether `op`'s data input is an `nn.eltwise` mul / div by a constant that varies over
+    the spatial axes: OpenVINO 2026.4.1's CPU plugin folds such a constant into the weights
+    whenever its shape broadcasts to theirs (a kernel as large as the map: CSATv2's 7x7
+    convolution after its adaptive pool's per-position divisor), which is only right for a
+    constant per input channel (docs/STATUS.md, "timm and torchvision sweep")."""
+    producer = op.operands[0].owner
+    if not isinstance(producer, Eltwise) or producer.str_prop("operation") not in ("mul", "div"):
+        return False
+    x_type = op.operands[0].type
+    assert isinstance(x_type, TensorType)
+    rank = len(x_type.get_shape())
+    for operand in producer.operands:
+        if not isinstance(operand.owner, Constant) or not isinstance(operand.type, TensorType):
+            continue
+        shape = operand.type.get_shape()
+        # right-aligned (numpy broadcasting) against x: a dim > 1 on a spatial axis (2...)
+        if any(shape[i - (rank - len(shape))] != 1 for i in range(2, rank) if i - (rank - len(shape)) >= 0):
+            return True
+    return False
+
+
 @ir_xml_emitter(Convolution)
 def convolution(ctx: EmitContext, op: Convolution, inputs: list[Port]) -> list[Port]:
     x, w, *bias = inputs
     out = PortType.of(op.output.type)
     name = ctx.name(op, "conv") if bias else ctx.name(op)
+    if hits_ov_conv_input_scale_bug(op):
+        # Maximum(x, x) is exactly x (NaN included) and keeps OpenVINO's CPU plugin from
+        # folding the spatially varying scale into the weights (a plain Add of 0 does not)
+        x = binary(ctx, "Maximum", x, x, x.type, ctx.name(op, "ov_fold_barrier"))
     group = op.int_prop("group")
     if group == 1:
         y = ctx.single("Convolution", [x, w], out, name=name, data=window_data(op))

@@ -12,6 +12,7 @@ from irforge.dialects.nn.indexing import known_elements
 from irforge.dialects.nn.base import DYN
 from irforge.errors import IrforgeError
 from irforge.frontends.onnx.checked_constants import int_list
+from irforge.frontends.onnx.extractors.resize_antialias import antialias_resize
 from irforge.frontends.onnx.extractors.resize_crop import crop_and_resize
 from irforge.frontends.onnx.registry import NodeContext, onnx_extractor
 
@@ -27,7 +28,7 @@ def resize(ctx: NodeContext) -> SSAValue:
     if coordinate_mode not in COORDINATE_MODES:
         raise ctx.fail(f"coordinate_transformation_mode '{coordinate_mode}' is not supported")
     if ctx.attr("exclude_outside", 0) or ctx.attr("antialias", 0):
-        raise ctx.fail("exclude_outside and antialias are not supported")
+        return antialias_resize(ctx)  # matrix products (resize_antialias.py)
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
     if policy not in ("stretch", "not_larger", "not_smaller"):
         raise ctx.fail(f"keep_aspect_ratio_policy '{policy}' is not supported", fix="use stretch, not_larger or not_smaller")

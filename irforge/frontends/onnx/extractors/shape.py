@@ -215,7 +215,7 @@ def pad(ctx: NodeContext) -> SSAValue:
                 full[axis % rank], full[rank + axis % rank] = pads[i], pads[len(axes) + i]
             pads = full
     if any(p < 0 for p in pads):
-        raise ctx.fail("negative pads (cropping) are not supported", fix="use Slice to crop")
+        return _crop_pad(ctx, pads, mode, value)
     if mode == "wrap":
         return _wrap_pad(ctx, pads[:rank], pads[rank:])
     if mode not in ("constant", "edge", "reflect"):
@@ -256,6 +256,26 @@ def pad_by(ctx: NodeContext, rank: int, mode: str) -> SSAValue:
             parts.append(zero if source is None else ctx.value(Slice, [pads], suffix=f"/pads/{j}", begins=[source], ends=[source + 1], axes=[0]))
         pads = ctx.value(Concat, parts, suffix="/pads", axis=0)
     return ctx.value(PadBy, [ctx.input(0), pads], mode=mode, value=value)
+
+
+def _crop_pad(ctx: NodeContext, pads: list[int], mode: str, value: float) -> SSAValue:
+    """Pad with negative pads (NASNet's `pad[:, :, 1:, 1:]` stem cells): a constant Pad of the
+    positive parts, then a Slice per cropped axis (its padded size must be known)."""
+    shape, rank = list(ctx.input_shape(0)), len(ctx.input_shape(0))
+    if mode != "constant":
+        raise ctx.fail(f"negative pads (cropping) with Pad mode '{mode}' are not supported", fix="use mode constant, or Slice to crop")
+    begin, end = pads[:rank], pads[rank:]
+    x = ctx.input(0)
+    if any(p > 0 for p in pads):
+        x = ctx.value(Pad, [x], suffix="/pad", pads_begin=[max(p, 0) for p in begin], pads_end=[max(p, 0) for p in end], mode=mode, value=value)
+    for axis, (b, e) in enumerate(zip(begin, end)):
+        if b >= 0 and e >= 0:
+            continue
+        if shape[axis] == DYN:
+            raise ctx.fail(f"negative pads (cropping) need axis {axis} known", fix="give static input shapes")
+        size = shape[axis] + max(b, 0) + max(e, 0)
+        x = ctx.value(Slice, [x], suffix=f"/crop{axis}", begins=[-min(b, 0)], ends=[size + min(e, 0)], axes=[axis])
+    return x
 
 
 def _wrap_pad(ctx: NodeContext, begin: list[int], end: list[int]) -> SSAValue:

@@ -1,0 +1,86 @@
+"""ONNX Resize with antialias or exclude_outside, as matrix products.
+
+OpenVINO's Interpolate-11 has an antialias flag but no exclude_outside, and `nn.resample`
+has neither; both are what timm's and torchvision's antialiased resizes export to
+(`F.interpolate(..., antialias=True)`: naflexvit resizing its position-embedding grid, a
+bicubic `aten::_upsample_bicubic2d_aa` that torch's dynamo exporter writes as Resize cubic,
+antialias=1, exclude_outside=1). Resize is linear in its input and separable per axis, so
+when the input shape and the scales or sizes are known at conversion each resized axis is a
+constant [O, L] matrix and y = W_h @ x @ W_w^T (the last two axes; others are refused). Each
+matrix is the node itself (its mode, coordinate transformation, cubic coefficient, antialias
+and exclude_outside as given) run by onnx's reference implementation over the identity of
+that axis, so the weights are the spec's, not a re-derivation of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from onnx import TensorProto, helper
+from xdsl.ir import SSAValue
+
+from irforge.dialects.nn.base import DYN
+from irforge.frontends.onnx.node_expansion import Expansion
+from irforge.frontends.onnx.registry import NodeContext
+from irforge.weights.dtypes import from_xdsl
+
+PASSED_ATTRIBUTES = ("mode", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "antialias", "nearest_mode")
+
+
+def axis_matrix(ctx: NodeContext, length: int, out: int, scale: float | None) -> np.ndarray:
+    """The [out, length] matrix of one axis: the node's Resize of eye(length) along axis 1
+    (by `scale` where the node gives scales, which the coordinate transformation reads, else
+    to `out`), transposed."""
+    from onnx.reference import ReferenceEvaluator
+
+    attrs = {name: ctx.attr(name) for name in PASSED_ATTRIBUTES if ctx.attr(name) is not None}
+    if scale is not None:
+        second = helper.make_tensor("scales", TensorProto.FLOAT, [2], [1.0, scale])
+        node_inputs = ["x", "", "scales"]
+    else:
+        second = helper.make_tensor("sizes", TensorProto.INT64, [2], [length, out])
+        node_inputs = ["x", "", "", "sizes"]
+    graph = helper.make_graph(
+        [helper.make_node("Resize", node_inputs, ["y"], **attrs)], "axis",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [length, length])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)], [second],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    (resized,) = ReferenceEvaluator(model).run(None, {"x": np.eye(length)})
+    return np.asarray(resized, np.float64).T  # row i of the identity resized: column i of W
+
+
+def antialias_resize(ctx: NodeContext) -> SSAValue:
+    shape = ctx.input_shape(0)
+    rank = len(shape)
+    fix = "give static input shapes and constant scales or sizes, resizing the last two axes only"
+    if DYN in shape:
+        raise ctx.fail(f"Resize with antialias or exclude_outside needs a static input shape, got {list(shape)}", fix=fix)
+    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ctx.fail("Resize with antialias or exclude_outside: keep_aspect_ratio_policy other than stretch is not supported", fix="give sizes for every axis")
+    axes = [int(a) % rank for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(rank))
+    out, scales = list(shape), {}
+    if ctx.has_input(3):
+        sizes = [int(v) for v in ctx.required_constant(3, "sizes").reshape(-1)]
+        if len(sizes) != len(axes):
+            raise ctx.fail(f"sizes has {len(sizes)} values for {len(axes)} axes", fix="give one size per axis")
+        out = [dict(zip(axes, sizes)).get(a, d) for a, d in enumerate(shape)]
+    else:
+        given = [float(v) for v in ctx.required_constant(2, "scales").reshape(-1)]
+        if len(given) != len(axes):
+            raise ctx.fail(f"scales has {len(given)} values for {len(axes)} axes", fix="give one scale per axis")
+        scales = dict(zip(axes, given))
+        out = [int(math.floor(d * scales.get(a, 1.0))) for a, d in enumerate(shape)]
+    if min(out) < 1:
+        raise ctx.fail(f"output sizes {out} must be positive", fix="give sizes or scales giving at least one element per axis")
+    resized = [a for a in axes if out[a] != shape[a] or scales.get(a, 1.0) != 1.0]
+    if any(a < rank - 2 for a in resized):
+        raise ctx.fail(f"Resize with antialias or exclude_outside resizes axes {resized}; only the last two can be", fix=fix)
+    dtype = np.dtype(from_xdsl(ctx.input_type(0).element_type))
+    e = Expansion(ctx)
+    y = e.input(0)
+    for a in resized:
+        weights = axis_matrix(ctx, shape[a], out[a], scales.get(a))
+        y = e.one("MatMul", [e.constant(weights, dtype), y]) if a == rank - 2 else e.one("MatMul", [y, e.constant(weights.T, dtype)])
+    return e.result(y)
