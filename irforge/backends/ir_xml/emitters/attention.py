@@ -3,6 +3,12 @@
 The layer's optional inputs are positional (q, k, v, mask, scale), so a scale property
 written without a mask gets a scalar zero mask before it, the placeholder ovc writes too;
 the reader drops that placeholder again, and the round trip is exact.
+
+OpenVINO 2026.4.1's CPU plugin refuses the layer when q and k share a rank below v's
+(q, k [H, L, E] with v [1, H, S, Ev], as GroupViT's dynamo export gives): compile_model
+fails in its snippets ("ReduceDecomposition supports only Reduce by last dimension"). The
+leading dims broadcast like numpy's, so q and k get leading 1s up to v's rank first: the
+same numbers and the same output shape, and a form the plugin compiles.
 """
 
 from __future__ import annotations
@@ -12,12 +18,26 @@ from irforge.backends.ir_xml.graph import PortType, fmt_bool
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 
 
+def hits_ov_sdpa_rank_bug(q: Port, k: Port, v: Port) -> bool:
+    """Whether OpenVINO 2026.4.1's CPU plugin fails to compile this SDPA: q and k of one
+    rank, v of a higher one (every other mix of ranks 3 and 4 compiles)."""
+    return len(q.dims) == len(k.dims) < len(v.dims)
+
+
+def to_rank(ctx: EmitContext, x: Port, rank: int, name: str) -> Port:
+    """`x` with leading 1s up to `rank` (an Unsqueeze: numpy broadcasting reads it alike)."""
+    extra = rank - len(x.dims)
+    return ctx.single("Unsqueeze", [x, ctx.ints(range(extra), f"{name}/axes")], x.type.with_dims((1,) * extra + tuple(x.dims)), name=name)
+
+
 @ir_xml_emitter(ScaledDotProductAttention)
 def scaled_dot_product_attention(ctx: EmitContext, op: ScaledDotProductAttention, inputs: list[Port]) -> list[Port]:
     q, k, v, *extras = inputs
     if op.scale is not None:
         mask = extras[0] if extras else ctx.scalar(0.0, q, ctx.name(op, "mask"))
         extras = [mask, ctx.scalar(op.float_prop("scale"), q, ctx.name(op, "scale"))]
+    if hits_ov_sdpa_rank_bug(q, k, v):
+        q, k = to_rank(ctx, q, len(v.dims), ctx.name(op, "q_rank")), to_rank(ctx, k, len(v.dims), ctx.name(op, "k_rank"))
     data = {"causal": fmt_bool(op.bool_prop("causal"))}
     out = PortType.of(op.output.type)
     return [ctx.single("ScaledDotProductAttention", [q, k, v, *extras], out, name=ctx.name(op), data=data, version="opset13")]
