@@ -76,7 +76,7 @@ ZOO: list[ZooModel] = [
     ZooModel("tv-q-mobilenet_v2", tv(quantized("mobilenet_v2")), pixels(64), ("x",), post=as_written),
     ZooModel("tv-q-mobilenet_v3_large", tv(quantized("mobilenet_v3_large")), pixels(64), ("x",), post=as_written),
     ZooModel("tv-q-googlenet", tv(quantized("googlenet", aux_logits=False, init_weights=True)), pixels(64), ("x",), post=as_written),
-    ZooModel("tv-q-inception_v3", tv(quantized("inception_v3", aux_logits=False, init_weights=True)), pixels(80), ("x",), post=as_written),
+    ZooModel("tv-q-inception_v3", tv(quantized("inception_v3", aux_logits=False, init_weights=False)), pixels(80), ("x",), post=as_written),
     ZooModel("tv-q-shufflenet_v2_x0_5", tv(quantized("shufflenet_v2_x0_5")), pixels(64), ("x",), post=as_written),
     ZooModel("tv-q-resnext101_32x8d", tv(quantized("resnext101_32x8d")), pixels(64), ("x",), post=as_written),
     # the detectors last (the slowest rows)

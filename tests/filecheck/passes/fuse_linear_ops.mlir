@@ -187,3 +187,25 @@ func.func @permutation(%x: tensor<1x3x2x2xf32>) -> tensor<1x1x2x2xf32> {
 // CHECK-NEXT:    %{{.*}} = nn.constant dense<{{\[\[\[\[}}3.000000e+00]], {{\[\[}}2.000000e+00]], {{\[\[}}1.000000e+00]]]]>
 // CHECK-NEXT:    %[[C:.*]] = nn.convolution %x
 // CHECK-NEXT:    func.return %[[C]]
+
+// -----
+
+// A dequantization (integer convert -> sub zero point -> mul scale) stays sub -> mul:
+// q - z is exact, so (q - z) * s rounds once, as onnxruntime's DequantizeLinear; the
+// merged q * s + (-z * s) gave 32768 for 0 at s = 6.9e10. A float input's sub -> mul merges.
+func.func @dequantize_exact(%q: tensor<1x4xui8>, %x: tensor<1x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>) {
+  %f = nn.convert %q {destination_type = f32, name = "dq/convert"} : (tensor<1x4xui8>) -> tensor<1x4xf32>
+  %z = nn.constant dense<100.0> : tensor<f32>
+  %d = nn.eltwise %f, %z {operation = "sub", name = "dq/sub"} : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %s = nn.constant dense<3.0> : tensor<f32>
+  %y = nn.eltwise %d, %s {operation = "mul", name = "dq"} : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %d2 = nn.eltwise %x, %z {operation = "sub", name = "f/sub"} : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %y2 = nn.eltwise %d2, %s {operation = "mul", name = "f"} : (tensor<1x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  func.return %y, %y2 : tensor<1x4xf32>, tensor<1x4xf32>
+}
+// CHECK-LABEL: func.func @dequantize_exact
+// CHECK:         nn.convert %q
+// CHECK:         = nn.eltwise %f, %z {operation = "sub", name = "dq/sub"}
+// CHECK:         = nn.eltwise %d, %s {operation = "mul", name = "dq"}
+// CHECK:         = nn.scale_shift %x
+// CHECK:         func.return %y,
