@@ -198,7 +198,7 @@ def pad(ctx: NodeContext) -> SSAValue:
     mode = ctx.attr("mode", "constant")
     if ctx.opset < 11:
         pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
-    elif ctx.constant_input(1) is None:
+    elif ctx.has_input(1) and ctx.constant_input(1) is None:
         return pad_by(ctx, rank, mode)
     else:
         pads = [int(p) for p in ctx.required_constant(1, "pads").reshape(-1)]  # 1-D by the spec; a [1, 2r] one too
