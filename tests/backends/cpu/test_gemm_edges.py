@@ -252,3 +252,34 @@ def test_shifted_short_last_block_runs_the_full_micro_kernel(m, threads, tile, m
     want = np.maximum(conv.reshape(m, -1) + bias[:, None] + res, 0)
     np.testing.assert_allclose(c[:m], want, rtol=1e-4, atol=1e-4)
     assert (c[m:] == 7.0).all()
+
+
+GAP_CASES = [
+    # (input, weights, attributes, pad columns per plane row d): C vectors over a row's end,
+    # its d pad columns and the next row's start take two plain half-vector stores (d <= 8)
+    ((1, 72, 30, 30), (13, 72, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), 1),  # 2 K blocks
+    ((1, 8, 20, 20), (10, 8, 5, 5), dict(pads_begin=[2, 2], pads_end=[2, 2]), 2),
+    ((1, 6, 24, 24), (7, 6, 3, 3), dict(dilations=[4, 4], pads_begin=[4, 4], pads_end=[4, 4]), 4),
+    ((1, 6, 24, 24), (7, 6, 3, 3), dict(dilations=[8, 8], pads_begin=[8, 8], pads_end=[8, 8]), 8),
+    ((1, 6, 24, 24), (7, 6, 3, 3), dict(dilations=[9, 9], pads_begin=[9, 9], pads_end=[9, 9]), 9),  # masked
+]
+
+
+@pytest.mark.parametrize("threads", [2])
+@pytest.mark.parametrize("x_shape,w_shape,props,gap", GAP_CASES)
+def test_shifted_gap_stores(x_shape, w_shape, props, gap, threads, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`SHIFTED_GAP_STORES`: a vector holding a whole gap of pad columns is stored closed up
+    (its outputs before the gap from lane 0, those after it shifted down by d) as two
+    overlapping plain stores; with a residual and ReLU, C reloaded between K blocks, the
+    arena NaN-filled. Vectors with a gap wider than half a vector keep the masked stores."""
+    monkeypatch.setattr(shifted, "MAX_WASTE", 0.5)  # the dilated planes' wide pads
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    conv = b.add(Convolution, [x, b.constant(rand(*w_shape, seed=1)), b.constant(rand(w_shape[0], seed=2))], **props)
+    g = geometry(conv)
+    planes = shifted.Planes(g)
+    assert shifted.shifted_pays(g) and planes.row - g.ow == gap
+    assert gemm.gap_pays(gemm.Shifted((), 0, planes.row, g.ow, g.oh)) == (gap <= 8)
+    r = b.input("r", (1, w_shape[0], g.oh, g.ow))
+    b.output(b.add(ReLU, [b.add(Eltwise, [conv.output, r], operation="sum").output]).output, "y")
+    _check(b.finish(), {"x": rand(*x_shape), "r": rand(1, w_shape[0], g.oh, g.ow, seed=3)}, threads)
