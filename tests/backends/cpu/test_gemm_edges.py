@@ -283,3 +283,31 @@ def test_shifted_gap_stores(x_shape, w_shape, props, gap, threads, tile, monkeyp
     r = b.input("r", (1, w_shape[0], g.oh, g.ow))
     b.output(b.add(ReLU, [b.add(Eltwise, [conv.output, r], operation="sum").output]).output, "y")
     _check(b.finish(), {"x": rand(*x_shape), "r": rand(1, w_shape[0], g.oh, g.ow, seed=3)}, threads)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_plain_tiles_prefetch_the_next_panels_c_and_residual(residual, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`NEXT_TILE_PREFETCH`: a whole tile of a 1x1 layer's GEMM (packed A) prefetches the
+    next panel's C rows, and its residual rows when it has one (one line per row and vector:
+    MR * NV each); the masked tail tile, whose next panel does not exist, and a shifted B's
+    tiles do not; the GEMM still matches with them."""
+    spec = gemm.GemmSpec(m=2 * gemm.MR, n=3 * gemm.NR + 5, k=24, a_panel=True, ldb=3 * gemm.NR + 5, ldc=3 * gemm.NR + 5,
+                         bias="row", epilogue=gemm.Epilogue(residual=residual, activation="relu"))
+
+    def prefetches(spec: gemm.GemmSpec, masked: bool) -> int:
+        module = ir.Module("t")
+        gemm.micro_kernel(module, spec, "k", gemm.MR, masked)
+        return str(module).count("call void @\"llvm.prefetch")
+
+    for masked in (False, True):
+        monkeypatch.setattr(gemm, "NEXT_TILE_PREFETCH", False)
+        before = prefetches(spec, masked)
+        monkeypatch.setattr(gemm, "NEXT_TILE_PREFETCH", True)
+        assert prefetches(spec, masked) - before == (0 if masked else gemm.MR * gemm.NV * (1 + residual))
+    assert not gemm.next_tile_prefetches(_stem_spec())
+    m, n, k = spec.m, spec.n, spec.k
+    weights, x, bias, res = rand(m, k, seed=1), rand(k, n, seed=2), rand(m, seed=3), rand(m, n, seed=4)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_gemm(spec, gemm.pack_a(weights, m, k), x, c, bias, res, 2)
+    want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + (res if residual else 0), 0)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)

@@ -71,6 +71,13 @@ stores: on this AMD host (Zen 3) vmaskmovps stores cost several times a plain on
 vector of all-masked stores made the stem 1.28x and the 56->28 3x3 stride-2 layer 1.09x
 slower (same-process A/B of `SHIFTED_PLAIN_STORES`), where 16% / 55% of vectors still took
 them."""
+NEXT_TILE_PREFETCH = True
+"""A plain tile (packed A, B a panel or rows in place, no batch levels: the 1x1 and im2col
+convolutions) prefetches the next panel's C and residual lines before its k loop: a thread
+walks 8 panels of one M block, then the next M block's, so each of the MR rows' C and
+residual streams is 8 lines long, too short for the hardware prefetcher to follow."""
+NEXT_TILE_PANELS = 1
+"""How many panels ahead those prefetches reach."""
 SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
@@ -268,6 +275,13 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     init += [bld.select(first, column_zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
     copies = column_copies(rows * nv * VW // host_lanes(), columns)
     init += [column_zero] * (columns * (copies - 1))
+    if NEXT_TILE_PREFETCH and not masked and not columns and next_tile_prefetches(spec):
+        # the next tile along n: its C rows (stored, and loaded between K blocks) and its
+        # residual rows, one line per row and vector (see `NEXT_TILE_PREFETCH`)
+        for ptr in (c, r) if spec.epilogue.residual else (c,):
+            for i in range(rows):
+                for j in range(nv):
+                    kb.prefetch(kb.at(ptr, kb.add(tile.row(i, spec.ldc), NEXT_TILE_PANELS * NR + j * VW)))
     pre = bld.block
     head, body, done = (bld.append_basic_block(s) for s in ("k.head", "k.body", "k.done"))
     bld.branch(head)
@@ -362,6 +376,11 @@ def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: in
         residual = kb.gather(kb.at(r, col), offsets, lanes) if spec.epilogue.residual else None
         out = apply_epilogue(kb, spec.epilogue, out, residual)
         kb.scatter(pick(out, acc), kb.at(c, col), offsets, lanes)
+
+
+def next_tile_prefetches(spec: GemmSpec) -> bool:
+    """Whether the tiles prefetch the next panel's C and residual (`NEXT_TILE_PREFETCH`)."""
+    return spec.a_panel and spec.shifted is None and not spec.batches and spec.m > 1
 
 
 def gap_pays(sh: Shifted) -> bool:
