@@ -1,4 +1,4 @@
-"""Inception-v3's pooling layers one at a time, irforge's phases next to onnxruntime's whole
+"""Inception-v3's (and DenseNet-121's) pooling layers one at a time, irforge's phases next to onnxruntime's whole
 `session.run`, one thread, called alternately in one process (min of 60); with
 `MODULE.ATTR=VALUE` arguments also a variant compiled with those module constants (e.g.
 `irforge.backends.cpu.codegen.pool.ROW_AVG=False`: the general kernel). Outside CI:
@@ -35,7 +35,9 @@ for item in sys.argv[1:]:
 # (name, channels, input size, kernel, stride, pad, kind: 0 average without the pads counted,
 # 1 max, 2 average with them)
 CASES = [("inc 35 avg 192", 192, 35, 3, 1, 1, 0), ("inc 35 avg 256", 256, 35, 3, 1, 1, 0), ("inc 17 avg 768", 768, 17, 3, 1, 1, 0),
-         ("inc 8 avg 1280", 1280, 8, 3, 1, 1, 0), ("inc 147 max s2", 64, 147, 3, 2, 0, 1), ("incl pad 35", 192, 35, 3, 1, 1, 2)]
+         ("inc 8 avg 1280", 1280, 8, 3, 1, 1, 0), ("inc 147 max s2", 64, 147, 3, 2, 0, 1), ("incl pad 35", 192, 35, 3, 1, 1, 2),
+         ("densenet 56 avg 2x2 s2", 256, 56, 2, 2, 0, 0), ("densenet 28 avg 2x2 s2", 512, 28, 2, 2, 0, 0),
+         ("densenet 14 avg 2x2 s2", 1024, 14, 2, 2, 0, 0)]
 opts = ort.SessionOptions()
 opts.intra_op_num_threads = 1
 for name, c, s, k, st, p, kind in CASES:

@@ -74,9 +74,12 @@ def test_wide_planes_keep_the_general_kernel(monkeypatch) -> None:  # type: igno
     monkeypatch.setattr(pool, "ROW_FLOATS_MAX", 64)
     taken = []
     monkeypatch.setattr(pool, "_row_kernel", lambda module, spec, name: taken.append((spec.geometry.w, spec.method)))
-    for spec in (wide, narrow, replace(narrow, method="avg")):
+    stride_1 = pool.PoolSpec(pool.ConvGeometry(1, 2, 6, 20, 3, 3, 6, 20, (1, 1), (1, 1), (1, 1)), "avg", True, (1, 1))
+    small = pool.PoolSpec(pool.ConvGeometry(1, 2, 6, 14, 2, 2, 3, 7, (2, 2), (1, 1), (0, 0)), "avg", True, (0, 0))
+    # an average at column stride 2 keeps the general kernel unless its row fits a register
+    for spec in (wide, narrow, replace(narrow, method="avg"), stride_1, small):
         pool.pool_kernel(ir.Module(), spec, "k")
-    assert taken == [(20, "max"), (20, "avg")]
+    assert taken == [(20, "max"), (20, "avg"), (14, "avg")]
     monkeypatch.undo()
     monkeypatch.setattr(pool, "ROW_FLOATS_MAX", 64)
     x_shape, props = (1, 2, 6, 75), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])

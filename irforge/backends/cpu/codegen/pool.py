@@ -26,7 +26,7 @@ ROW_MAX = True
 masked, per-tap loads of the general kernel (two 16-lane masked loads and their i64 lane
 masks per tap) made ResNet-50's 3x3 stride-2 pool 0.85 ms against onnxruntime's 0.11."""
 ROW_AVG = True
-"""Average pooling at column stride 1 or 2 through the same padded row (zeros for the pad),
+"""Average pooling at column stride 1 (stride 2 on planes of at most a vector's columns) through the same padded row (zeros for the pad),
 divided by the separable count of the window's taps inside the input (or the padded input):
 Inception-v3's 3x3 stride-1 average pools ran 4.4-5.6x onnxruntime's time on the general
 kernel's masked per-tap loads (35x35x192: 0.90 ms against 0.19)."""
@@ -48,7 +48,10 @@ class PoolSpec:
 def pool_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
     """args: X, out; threads split the (n, c) planes."""
     g = spec.geometry
-    if (ROW_MAX if spec.method == "max" else ROW_AVG) and g.stride[1] in (1, 2) and _row_floats(g) <= ROW_FLOATS_MAX:
+    # an average at column stride 2 over the stack row (whose window loads straddle its
+    # stores) ran DenseNet's 2x2 stride-2 pools at 56x56 / 28x28 2.4-2.8x the general kernel
+    row_pays = ROW_MAX if spec.method == "max" else ROW_AVG and (g.stride[1] == 1 or (SMALL_IN_REGISTERS and g.w <= VW and g.ow <= VW))
+    if row_pays and g.stride[1] in (1, 2) and _row_floats(g) <= ROW_FLOATS_MAX:
         _row_kernel(module, spec, name)
         return
     kb = KernelBuilder(module, name)
