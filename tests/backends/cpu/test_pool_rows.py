@@ -31,6 +31,10 @@ CASES = [
     # a vector of columns in and out: the row stays in a register (`SMALL_IN_REGISTERS`)
     ((1, 6, 8, 8), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),  # Inception-v3's 8x8
     ((1, 3, 9, 13), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], rounding_type="ceil")),
+    # two vectors of columns (`REGISTER_VECTORS`): Inception-v3's 17x17 pools, 17 -> 8 at stride 2
+    ((1, 6, 17, 17), dict(kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
+    ((1, 4, 17, 17), dict(kernel=[3, 3], strides=[2, 2])),
+    ((1, 3, 5, 32), dict(kernel=[2, 3], strides=[1, 1], pads_begin=[0, 1], pads_end=[1, 1])),
 ]
 
 
@@ -75,11 +79,16 @@ def test_wide_planes_keep_the_general_kernel(monkeypatch) -> None:  # type: igno
     taken = []
     monkeypatch.setattr(pool, "_row_kernel", lambda module, spec, name: taken.append((spec.geometry.w, spec.method)))
     stride_1 = pool.PoolSpec(pool.ConvGeometry(1, 2, 6, 20, 3, 3, 6, 20, (1, 1), (1, 1), (1, 1)), "avg", True, (1, 1))
-    small = pool.PoolSpec(pool.ConvGeometry(1, 2, 6, 14, 2, 2, 3, 7, (2, 2), (1, 1), (0, 0)), "avg", True, (0, 0))
-    # an average at column stride 2 keeps the general kernel unless its row fits a register
-    for spec in (wide, narrow, replace(narrow, method="avg"), stride_1, small):
+    for spec in (wide, narrow, stride_1):
         pool.pool_kernel(ir.Module(), spec, "k")
-    assert taken == [(20, "max"), (20, "avg"), (14, "avg")]
+    assert taken == [(20, "max"), (20, "avg")]
+    # an average at column stride 2 keeps the general kernel unless its row fits registers
+    monkeypatch.setattr(pool, "ROW_FLOATS_MAX", 16384)
+    taken.clear()
+    wider = pool.PoolSpec(pool.ConvGeometry(1, 2, 6, 36, 2, 2, 3, 18, (2, 2), (1, 1), (0, 0)), "avg", True, (0, 0))
+    for spec in (replace(narrow, method="avg"), wider):
+        pool.pool_kernel(ir.Module(), spec, "k")
+    assert taken == [(20, "avg")]
     monkeypatch.undo()
     monkeypatch.setattr(pool, "ROW_FLOATS_MAX", 64)
     x_shape, props = (1, 2, 6, 75), dict(kernel=[3, 3], strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])

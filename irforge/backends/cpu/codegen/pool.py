@@ -31,8 +31,10 @@ divided by the separable count of the window's taps inside the input (or the pad
 Inception-v3's 3x3 stride-1 average pools ran 4.4-5.6x onnxruntime's time on the general
 kernel's masked per-tap loads (35x35x192: 0.90 ms against 0.19)."""
 SMALL_IN_REGISTERS = True
-"""Planes of at most a vector's columns in and out take the window's columns as lane shuffles
-of the column reduction in a register instead of the stack row."""
+"""Planes of at most `REGISTER_VECTORS` vectors of columns in and out take the window's
+columns as lane shuffles of the column reduction in registers instead of the stack row."""
+REGISTER_VECTORS = 2
+"""1: rows of up to 16 columns (8x8 planes); 2: up to 32 (Inception-v3's 17x17 pools)."""
 ROW_FLOATS_MAX = 16384
 """Longest padded row (floats) kept on the stack; wider planes take the general kernel."""
 
@@ -50,7 +52,8 @@ def pool_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
     g = spec.geometry
     # an average at column stride 2 over the stack row (whose window loads straddle its
     # stores) ran DenseNet's 2x2 stride-2 pools at 56x56 / 28x28 2.4-2.8x the general kernel
-    row_pays = ROW_MAX if spec.method == "max" else ROW_AVG and (g.stride[1] == 1 or (SMALL_IN_REGISTERS and g.w <= VW and g.ow <= VW))
+    small = SMALL_IN_REGISTERS and g.w <= REGISTER_VECTORS * VW and g.ow <= REGISTER_VECTORS * VW
+    row_pays = ROW_MAX if spec.method == "max" else ROW_AVG and (g.stride[1] == 1 or small)
     if row_pays and g.stride[1] in (1, 2) and _row_floats(g) <= ROW_FLOATS_MAX:
         _row_kernel(module, spec, name)
         return
@@ -165,7 +168,7 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
     # planes of at most a vector's columns in and out keep the row in a register
     # (`SMALL_IN_REGISTERS`): through the stack row, every window load straddled the row's
     # store at the pad's offset (no store forwarding): 8x8x1280 5.5x the general kernel's time
-    in_registers = SMALL_IN_REGISTERS and g.w <= VW and g.ow <= VW
+    in_registers = SMALL_IN_REGISTERS and g.w <= REGISTER_VECTORS * VW and g.ow <= REGISTER_VECTORS * VW
     q0, q1 = kb.partition(g.n * g.c)
     with kb.loop(q0, q1, name="plane") as q:
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
@@ -188,16 +191,25 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
                 return b.fdiv(acc, b.fmul(kb.splat(counted), kb.vload(kb.at(counts, ox0))))
 
             if in_registers:
-                # one vector of input columns and one of outputs: the window's columns are
-                # constant lane shuffles of the column reduction (pad lanes: the fill)
-                column = _column_values(kb, combine, rows, i64(0), kb.mask(g.w) if g.w < VW else None)
-                acc = None
-                for kx in range(g.kw):
-                    lanes = [g.stride[1] * lane + kx * g.dilation[1] - g.pad[1] for lane in range(VW)]
-                    picks = [i if 0 <= i < g.w and lane < g.ow else VW for lane, i in enumerate(lanes)]
-                    v = b.shuffle_vector(column, lowest, vector_constant(vec(VW, I32), picks))
-                    acc = v if acc is None else combine(kb, acc, v)
-                kb.vstore(divided(acc, i64(0)), out_row, kb.mask(g.ow) if g.ow < VW else None)
+                # the row's columns (up to REGISTER_VECTORS vectors) stay in registers: each
+                # output vector's window columns are constant lane picks of them (pad lanes:
+                # the fill)
+                inputs = -(-g.w // VW)
+                parts = [_column_values(kb, combine, rows, i64(v * VW), kb.mask(g.w - v * VW) if (v + 1) * VW > g.w else None)
+                         for v in range(inputs)]
+                column = parts[0]
+                if inputs == 2:
+                    column = b.shuffle_vector(parts[0], parts[1], vector_constant(vec(2 * VW, I32), list(range(2 * VW))))
+                fill = kb.vconst(0.0 if average else -math.inf, inputs * VW)
+                for o in range(-(-g.ow // VW)):
+                    acc = None
+                    for kx in range(g.kw):
+                        lanes = [g.stride[1] * (o * VW + lane) + kx * g.dilation[1] - g.pad[1] for lane in range(VW)]
+                        picks = [i if 0 <= i < g.w and o * VW + lane < g.ow else inputs * VW for lane, i in enumerate(lanes)]
+                        v = b.shuffle_vector(column, fill, vector_constant(vec(VW, I32), picks))
+                        acc = v if acc is None else combine(kb, acc, v)
+                    left = g.ow - o * VW
+                    kb.vstore(divided(acc, i64(o * VW)), kb.at(out_row, i64(o * VW)), kb.mask(left) if left < VW else None)
             else:
                 with kb.loop(0, full * VW, VW, name="xv") as xv:
                     _column_reduce(kb, combine, rows, xv, kb.at(row, i64(g.pad[1])), None)
