@@ -252,3 +252,62 @@ def test_shifted_short_last_block_runs_the_full_micro_kernel(m, threads, tile, m
     want = np.maximum(conv.reshape(m, -1) + bias[:, None] + res, 0)
     np.testing.assert_allclose(c[:m], want, rtol=1e-4, atol=1e-4)
     assert (c[m:] == 7.0).all()
+
+
+GAP_CASES = [
+    # (input, weights, attributes, pad columns per plane row d): C vectors over a row's end,
+    # its d pad columns and the next row's start take two plain half-vector stores (d <= 8)
+    ((1, 72, 30, 30), (13, 72, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), 1),  # 2 K blocks
+    ((1, 8, 20, 20), (10, 8, 5, 5), dict(pads_begin=[2, 2], pads_end=[2, 2]), 2),
+    ((1, 6, 24, 24), (7, 6, 3, 3), dict(dilations=[4, 4], pads_begin=[4, 4], pads_end=[4, 4]), 4),
+    ((1, 6, 24, 24), (7, 6, 3, 3), dict(dilations=[8, 8], pads_begin=[8, 8], pads_end=[8, 8]), 8),
+    ((1, 6, 24, 24), (7, 6, 3, 3), dict(dilations=[9, 9], pads_begin=[9, 9], pads_end=[9, 9]), 9),  # masked
+]
+
+
+@pytest.mark.parametrize("threads", [2])
+@pytest.mark.parametrize("x_shape,w_shape,props,gap", GAP_CASES)
+def test_shifted_gap_stores(x_shape, w_shape, props, gap, threads, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`SHIFTED_GAP_STORES`: a vector holding a whole gap of pad columns is stored closed up
+    (its outputs before the gap from lane 0, those after it shifted down by d) as two
+    overlapping plain stores; with a residual and ReLU, C reloaded between K blocks, the
+    arena NaN-filled. Vectors with a gap wider than half a vector keep the masked stores."""
+    monkeypatch.setattr(shifted, "MAX_WASTE", 0.5)  # the dilated planes' wide pads
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    conv = b.add(Convolution, [x, b.constant(rand(*w_shape, seed=1)), b.constant(rand(w_shape[0], seed=2))], **props)
+    g = geometry(conv)
+    planes = shifted.Planes(g)
+    assert shifted.shifted_pays(g) and planes.row - g.ow == gap
+    assert gemm.gap_pays(gemm.Shifted((), 0, planes.row, g.ow, g.oh)) == (gap <= 8)
+    r = b.input("r", (1, w_shape[0], g.oh, g.ow))
+    b.output(b.add(ReLU, [b.add(Eltwise, [conv.output, r], operation="sum").output]).output, "y")
+    _check(b.finish(), {"x": rand(*x_shape), "r": rand(1, w_shape[0], g.oh, g.ow, seed=3)}, threads)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_plain_tiles_prefetch_the_next_panels_c_and_residual(residual, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`NEXT_TILE_PREFETCH`: a whole tile of a 1x1 layer's GEMM (packed A) prefetches the
+    next panel's C rows, and its residual rows when it has one (one line per row and vector:
+    MR * NV each); the masked tail tile, whose next panel does not exist, and a shifted B's
+    tiles do not; the GEMM still matches with them."""
+    spec = gemm.GemmSpec(m=2 * gemm.MR, n=3 * gemm.NR + 5, k=24, a_panel=True, ldb=3 * gemm.NR + 5, ldc=3 * gemm.NR + 5,
+                         bias="row", epilogue=gemm.Epilogue(residual=residual, activation="relu"))
+
+    def prefetches(spec: gemm.GemmSpec, masked: bool) -> int:
+        module = ir.Module("t")
+        gemm.micro_kernel(module, spec, "k", gemm.MR, masked)
+        return str(module).count("call void @\"llvm.prefetch")
+
+    for masked in (False, True):
+        monkeypatch.setattr(gemm, "NEXT_TILE_PREFETCH", False)
+        before = prefetches(spec, masked)
+        monkeypatch.setattr(gemm, "NEXT_TILE_PREFETCH", True)
+        assert prefetches(spec, masked) - before == (0 if masked else gemm.MR * gemm.NV * (1 + residual))
+    assert not gemm.next_tile_prefetches(_stem_spec())
+    m, n, k = spec.m, spec.n, spec.k
+    weights, x, bias, res = rand(m, k, seed=1), rand(k, n, seed=2), rand(m, seed=3), rand(m, n, seed=4)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_gemm(spec, gemm.pack_a(weights, m, k), x, c, bias, res, 2)
+    want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + (res if residual else 0), 0)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)

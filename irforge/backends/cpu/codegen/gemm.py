@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import F32, I1, I64, VOID, VW, KernelBuilder, i64, native_vector_bytes, vec
+from irforge.backends.cpu.codegen.irutil import F32, I1, I32, I64, VOID, VW, KernelBuilder, i64, native_vector_bytes, vec
 
 # The MR x NR tile of C must stay in registers: 12 x 32 is 24 of AVX-512's 32 zmm registers;
 # with AVX2 (16 ymm, half as wide) it would be 48 and spill on every k, so AVX2 hosts take
@@ -63,6 +63,21 @@ PREFETCH_PER_LINE = True
 LINE_FLOATS = 16
 SHIFTED_PLAIN_STORES = True
 """A shifted B's C vectors that lie inside one output row are stored unmasked (a branch)."""
+SHIFTED_GAP_STORES = True
+"""A shifted B's C vector that holds a whole gap of pad columns between two output rows (the
+row's last outputs, the pad, the next row's first ones) is stored as two plain half-vector
+stores of its outputs closed up over the gap (a lane shift and a blend each), not as masked
+stores: on this AMD host (Zen 3) vmaskmovps stores cost several times a plain one, and every
+vector of all-masked stores made the stem 1.28x and the 56->28 3x3 stride-2 layer 1.09x
+slower (same-process A/B of `SHIFTED_PLAIN_STORES`), where 16% / 55% of vectors still took
+them."""
+NEXT_TILE_PREFETCH = True
+"""A plain tile (packed A, B a panel or rows in place, no batch levels: the 1x1 and im2col
+convolutions) prefetches the next panel's C and residual lines before its k loop: a thread
+walks 8 panels of one M block, then the next M block's, so each of the MR rows' C and
+residual streams is 8 lines long, too short for the hardware prefetcher to follow."""
+NEXT_TILE_PANELS = 1
+"""How many panels ahead those prefetches reach."""
 SHIFTED_PREFETCH_PLANES = 2
 """A shifted B's rows are prefetched this many channels ahead (planes are Hp * Wp apart)."""
 BALANCE_THREADS = 2
@@ -260,6 +275,13 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     init += [bld.select(first, column_zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
     copies = column_copies(rows * nv * VW // host_lanes(), columns)
     init += [column_zero] * (columns * (copies - 1))
+    if NEXT_TILE_PREFETCH and not masked and not columns and next_tile_prefetches(spec):
+        # the next tile along n: its C rows (stored, and loaded between K blocks) and its
+        # residual rows, one line per row and vector (see `NEXT_TILE_PREFETCH`)
+        for ptr in (c, r) if spec.epilogue.residual else (c,):
+            for i in range(rows):
+                for j in range(nv):
+                    kb.prefetch(kb.at(ptr, kb.add(tile.row(i, spec.ldc), NEXT_TILE_PANELS * NR + j * VW)))
     pre = bld.block
     head, body, done = (bld.append_basic_block(s) for s in ("k.head", "k.body", "k.done"))
     bld.branch(head)
@@ -356,6 +378,18 @@ def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: in
         kb.scatter(pick(out, acc), kb.at(c, col), offsets, lanes)
 
 
+def next_tile_prefetches(spec: GemmSpec) -> bool:
+    """Whether the tiles prefetch the next panel's C and residual (`NEXT_TILE_PREFETCH`)."""
+    return spec.a_panel and spec.shifted is None and not spec.batches and spec.m > 1
+
+
+def gap_pays(sh: Shifted) -> bool:
+    """Whether a shifted B's vectors over a gap of pad columns take `_TileIO._gap_store`: some
+    pad (stride 1 rows share theirs, strided ones have their own), a vector over two rows at
+    most (rows of VW - 1 or more) and at least half a vector of outputs in it."""
+    return SHIFTED_GAP_STORES and SHIFTED_PLAIN_STORES and 0 < sh.row - sh.cols <= VW // 2 and sh.row >= VW - 1
+
+
 def column_tail(spec: GemmSpec) -> int:
     """Columns of the last panel past its whole vectors that run as column accumulators
     (A's packed row of MR weights as the vector, the column's B value broadcast): a tail of
@@ -436,6 +470,10 @@ class _TileIO:
         self.masks = [kb.mask(kb.b.sub(ncount, i64(j * VW))) if masked else None for j in range(nv)]
         self.parts: list[list[tuple[ir.Value, ir.Value]]] = []
         self.inside: list[ir.Value] = []
+        self.gap: list[ir.Value] = []
+        """per vector: it holds a whole gap of pad columns and the next row exists (`gap_pays`)"""
+        self.head: list[ir.Value] = []
+        """per vector: its lanes before the gap (outputs left in row y0)"""
         sh = spec.shifted
         if sh is None:
             return
@@ -463,6 +501,14 @@ class _TileIO:
                 parts.append((b.add(base, i64(r * (sh.cols - sh.row))) if r else base, mask))
             self.parts.append(parts)
             self.inside.append(b.and_(b.icmp_signed("<=", b.add(x0, i64(VW)), i64(sh.cols)), b.icmp_signed("<", y0, i64(sh.rows))))
+            if gap_pays(sh):
+                # the gap [cols, row) lies in lanes [cols - x0, row - x0) of [0, VW), the last
+                # lane is an output of row y0 + 1 (x0 + VW <= row + cols), and that row exists
+                end = b.add(x0, i64(VW))
+                self.gap.append(b.and_(
+                    b.and_(b.icmp_signed("<=", x0, i64(sh.cols)), b.icmp_signed(">=", end, i64(sh.row))),
+                    b.and_(b.icmp_signed("<=", end, i64(sh.row + sh.cols)), b.icmp_signed("<", b.add(y0, i64(1)), i64(sh.rows)))))
+                self.head.append(b.trunc(b.sub(i64(sh.cols), x0), I32))
 
     def row(self, i: int, step: int):  # type: ignore[no-untyped-def]
         """Row i's offset (rows `step` apart) for a load: a row that may not exist (past
@@ -503,8 +549,38 @@ class _TileIO:
             with then:
                 kb.vstore(value, kb.at(ptr, kb.b.add(self.parts[j][0][0], i64(row))))
             with otherwise:
-                for base, mask in self.parts[j]:
-                    kb.vstore(value, kb.at(ptr, kb.b.add(base, i64(row))), mask)
+                if not self.gap:
+                    self._masked(value, ptr, row, j)
+                    return
+                with kb.b.if_else(self.gap[j]) as (gap, rest):
+                    with gap:
+                        self._gap_store(value, kb.at(ptr, kb.b.add(self.parts[j][0][0], i64(row))), self.head[j])
+                    with rest:
+                        self._masked(value, ptr, row, j)
+
+    def _masked(self, value, ptr, row: int, j: int) -> None:  # type: ignore[no-untyped-def]
+        for base, mask in self.parts[j]:
+            self.kb.vstore(value, self.kb.at(ptr, self.kb.b.add(base, i64(row))), mask)
+
+    def _gap_store(self, value, ptr, head) -> None:  # type: ignore[no-untyped-def]
+        """Store a vector whose lanes [head, head + d) are the gap of d = row - cols pad
+        columns: its VW - d outputs are contiguous in C from `ptr` (row y0's from lane 0,
+        row y0 + 1's after them). Closed up, output e is lane e (e < head) or lane e + d;
+        the first half-vector of outputs and the last one (overlapping where d > 0) are
+        each a blend of two constant lane windows of the vector, stored plain."""
+        kb, b, sh = self.kb, self.kb.b, self.spec.shifted
+        d, half = sh.row - sh.cols, VW // 2
+        outputs = VW - d
+        lanes = ir.Constant(vec(half, I32), list(range(half)))
+        limit = kb.splat(head, half)
+
+        def window(first: int):  # type: ignore[no-untyped-def]
+            return b.shuffle_vector(value, value, ir.Constant(vec(half, I32), list(range(first, first + half))))
+
+        for start in (0, outputs - half):
+            # output start + k: lane start + k before the gap, start + k + d after it
+            before = b.icmp_signed("<", b.add(lanes, ir.Constant(vec(half, I32), [start] * half)), limit)
+            kb.vstore(b.select(before, window(start), window(start + d)), kb.at(ptr, start))
 
 
 def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: int, r, bias):  # type: ignore[no-untyped-def]
