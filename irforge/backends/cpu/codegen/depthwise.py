@@ -55,6 +55,23 @@ one plane of 4096 floats is 16 KiB, in L1): EfficientNet-B0's 5x5 layers at 14x1
 0.74-0.82x (min of 40, load 6)."""
 
 
+PADDED_OW_MAX = 32
+"""Stride-1 planes whose output rows are at most this many floats wide (7x7 to 28x28), and
+stride-2 ones up to PADDED_STRIDED_OW_MAX, are copied first into a zero-padded stack plane (`_padded_plane_kernel`): every tap is
+then a plain load, all rows run in blocks of ROWS, and every vector is stored whole but
+the plane's last (its spill lands on the next row, written later). The cut kernel gives
+such rows masked loads with computed masks on every tap and one masked store per row
+(microcoded on AMD). 0: off. Same-process A/B (`bench/cpu_conv_layers.py --depthwise --ab
+...depthwise.PADDED_OW_MAX=0`, min of 60, load 15-18, cut kernel / this): 7x7 and 14x14
+layers 1.48-1.73x, 28x28 stride 1 1.28-1.38x; 56x56 stride 1 0.77x (its interior vectors
+are unmasked already: left to the cut kernel)."""
+PADDED_STRIDED_OW_MAX = 16
+"""The stride-2 limit: 28->14 and 14->7 1.50-1.63x; 56->28 3x3 0.87x, 5x5 1.02x (the two
+loads and a shuffle per tap cost as much as the masks there)."""
+PADDED_STACK_MAX = 16384
+"""... and whose padded plane fits this many floats of stack (64 KiB)."""
+
+
 def host_lanes() -> int:
     """f32 lanes of one host vector register."""
     return native_vector_bytes() // 4
@@ -122,6 +139,9 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
             or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
     per_plane = late and g.p <= PLANE_PASS
+    if _padded_layout(g, n) is not None:
+        _padded_plane_kernel(kb, spec, late, per_plane)
+        return
     q0, q1 = kb.partition(g.n * g.c)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, i64(g.c))
@@ -234,3 +254,106 @@ def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init
                 if rest == 0 and 0 <= ky < g.kh:
                     accs[r] = kb.fma(weights[ky * g.kw + kx], values, accs[r])
     return accs
+
+
+@dataclass(frozen=True)
+class _PaddedLayout:
+    """The zero-padded stack plane of `_padded_plane_kernel`: `rows` rows of `pitch` floats,
+    the input at row `top` and column `left`, and `floats` in all (slack for the lanes past
+    the outputs, which read past the plane)."""
+
+    rows: int
+    pitch: int
+    top: int
+    left: int
+    floats: int
+
+
+def _padded_layout(g: ConvGeometry, n: int) -> _PaddedLayout | None:
+    """The stack plane for `g`, or None where the cut kernel runs (wide rows, strides over 2,
+    a plane too large for the stack)."""
+    sy, sx = g.stride
+    limit = PADDED_OW_MAX if (sy, sx) == (1, 1) else PADDED_STRIDED_OW_MAX
+    if not (0 < g.ow <= limit and sy <= 2 and sx <= 2 and g.pad[0] >= 0 and g.pad[1] >= 0):
+        return None
+    rows = max(g.pad[0] + g.h, (g.oh - 1) * sy + (g.kh - 1) * g.dilation[0] + 1)
+    # every column an output lane < ow reads, and the input row with its left pad
+    pitch = max(g.pad[1] + g.w, (g.ow - 1) * sx + (g.kw - 1) * g.dilation[1] + 1)
+    vectors = -(-g.ow // n)
+    # past the last row: the lanes >= ow of its last vector (2 vectors at stride 2), and the
+    # copy's spill past the last input row
+    slack = vectors * n * sx + (g.kw - 1) * g.dilation[1] + 2 * n
+    floats = -(-(rows * pitch + slack) // n) * n
+    if floats > PADDED_STACK_MAX:
+        return None
+    return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats)
+
+
+def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per_plane: bool) -> None:
+    """The kernel body for planes of `_padded_layout`: per plane, its input rows are copied
+    into the stack plane (zeroed once: the copies' lanes past a row are zeros, so the pads
+    stay zero), then the output rows run in blocks of ROWS over plain loads. A row's vectors
+    are stored from the last to the first, whole: a partial last vector's spill lands on
+    the next row's first vector, stored after it; only the plane's very last vector is
+    masked (the next plane may be another thread's)."""
+    g, n = spec.geometry, spec.lanes
+    lay = _padded_layout(g, n)
+    assert lay is not None
+    b = kb.b
+    x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
+    bias = kb.slot(3) if spec.bias else None
+    res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
+    with b.goto_block(kb.fn.entry_basic_block):
+        stack = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), lay.floats)), ir.PointerType(ir.FloatType()))
+    with kb.loop(0, lay.floats, n, name="zero") as i:
+        kb.vstore(kb.vconst(0.0, n), kb.at(stack, i))
+    # the stack plane read as an unpadded input of `lay.pitch` columns
+    inner = ConvGeometry(g.n, g.c, lay.rows, lay.pitch, g.kh, g.kw, g.oh, g.ow, g.stride, g.dilation, (0, 0), g.group)
+    copies = -(-g.w // n)
+    vectors = -(-g.ow // n)
+    # rows whose stores would run past the plane (the last; more where n > 2 ow) run as
+    # unrolled blocks at the end, those stores masked at the plane's end
+    crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > g.p]
+    last_start = min([(g.oh - 1) // ROWS * ROWS] + [r // ROWS * ROWS for r in crossing[:1]])
+    q0, q1 = kb.partition(g.n * g.c)
+    with kb.loop(q0, q1, name="plane") as q:
+        c = b.urem(q, i64(g.c))
+        src = kb.at(x, b.mul(q, i64(g.h * g.w)))
+        with kb.loop(0, g.h, name="copy") as iy:
+            row_in = kb.at(src, b.mul(iy, i64(g.w)))
+            row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
+            for v in range(copies):
+                mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
+                kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
+        dst_off = b.mul(q, i64(g.p))
+        init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
+        taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
+        weights = [kb.splat(b.load(kb.at(taps, t)), n) for t in range(g.kh * g.kw)]
+
+        def block(oy: ir.Value, count: int, first: int | None) -> None:
+            """Rows oy .. oy + count - 1; `first`: oy as a constant where a store may cross
+            the plane's end."""
+            offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
+            rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
+            for v in reversed(range(vectors)):
+                ox0 = i64(v * n)
+                accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
+                for r, acc in enumerate(accs):
+                    end = None if first is None else (first + r) * g.ow + v * n
+                    mask = kb.mask(g.p - end, n) if end is not None and end + n > g.p else None
+                    offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
+                    if late:
+                        kb.vstore(acc, kb.at(out, offset), mask)
+                        continue
+                    residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
+                    kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+            if late and not per_plane:
+                _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), count * g.ow)
+
+        with kb.loop(0, last_start, ROWS, name="oy") as oy:
+            block(oy, ROWS, None)
+        for first in range(last_start, g.oh, ROWS):
+            block(i64(first), min(ROWS, g.oh - first), first)
+        if per_plane:
+            _epilogue_pass(kb, spec, out, res, dst_off, g.p)
+    kb.finish()
