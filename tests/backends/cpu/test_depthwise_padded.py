@@ -23,6 +23,8 @@ CASES = [
     ((2, 5, 7, 7), 5, dict(pads_begin=[2, 2], pads_end=[2, 2]), "relu"),  # 7x7 5x5: one vector a row
     ((1, 4, 14, 14), 3, dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "none"),  # 14 -> 7
     ((1, 2, 15, 15), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "relu"),  # 15 -> 8
+    ((1, 3, 56, 56), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "swish"),  # 56 -> 28
+    ((1, 2, 16, 17), 3, dict(strides=[2, 2], dilations=[2, 2], pads_begin=[2, 1], pads_end=[1, 2]), "none"),  # odd phase shifts
     ((1, 3, 6, 6), 5, dict(pads_begin=[2, 2], pads_end=[2, 2]), "none"),  # 16 lanes: stores span 3 rows
     ((1, 3, 3, 5), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "relu"),  # rows of 5: all stores cross
     ((1, 2, 9, 3), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "none"),  # crossing rows span two blocks
@@ -78,7 +80,7 @@ def test_padded_plane(x_shape, k, props, epilogue, lanes, monkeypatch) -> None: 
 
 
 def test_layout_limits() -> None:
-    """56x56 stride 1 and 56 -> 28 stride 2 keep the cut kernel (slower there); so do strides
+    """56x56 stride 1 and 112 -> 56 stride 2 keep the cut kernel (slower there); so do strides
     over 2 and a plane over the stack limit."""
     def g(size, stride, k=3, out=None):  # type: ignore[no-untyped-def]
         o = out or (size + 2 * (k // 2) - k) // stride + 1
@@ -87,7 +89,8 @@ def test_layout_limits() -> None:
     assert depthwise._padded_layout(g(28, 1), 8) is not None
     assert depthwise._padded_layout(g(56, 1), 8) is None
     assert depthwise._padded_layout(g(28, 2), 8) is not None
-    assert depthwise._padded_layout(g(56, 2), 8) is None
+    assert depthwise._padded_layout(g(56, 2), 8) is not None
+    assert depthwise._padded_layout(g(112, 2), 8) is None
     assert depthwise._padded_layout(g(21, 3), 8) is None
     tall = ConvGeometry(1, 8, 1000, 20, 3, 3, 1000, 20, (1, 1), (1, 1), (1, 1), 8)
     assert depthwise._padded_layout(tall, 8) is None  # 1002 x 22 floats > PADDED_STACK_MAX

@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I32, I64, KernelBuilder, i64, native_vector_bytes, vec
+from irforge.backends.cpu.codegen.irutil import I1, I32, I64, KernelBuilder, i64, native_vector_bytes, vec, vector_constant
 
 ROWS = 4
 """Output rows computed together: a 3x3 window's input rows are loaded once for all four
@@ -65,9 +65,16 @@ such rows masked loads with computed masks on every tap and one masked store per
 ...depthwise.PADDED_OW_MAX=0`, min of 60, load 15-18, cut kernel / this): 7x7 and 14x14
 layers 1.48-1.73x, 28x28 stride 1 1.28-1.38x; 56x56 stride 1 0.77x (its interior vectors
 are unmasked already: left to the cut kernel)."""
-PADDED_STRIDED_OW_MAX = 16
-"""The stride-2 limit: 28->14 and 14->7 1.50-1.63x; 56->28 3x3 0.87x, 5x5 1.02x (the two
-loads and a shuffle per tap cost as much as the masks there)."""
+PADDED_STRIDED_OW_MAX = 32
+"""The stride-2 limit (with COLUMN_PHASES): 56->28 5x5 1.42x, 3x3 1.19x (`--ab
+...PADDED_STRIDED_OW_MAX=32` against 16, load 12); 112->56 3x3 0.82x, left to the cut kernel.
+Without COLUMN_PHASES (two loads and a shuffle per tap) 56->28 was 0.87-1.02x."""
+COLUMN_PHASES = True
+"""At stride 2 the stack plane holds each row's even and odd columns as two rows (split
+once per input row, from two loads of the input row), so a tap is one plain load instead of
+two and an even-lane shuffle: 28->14 3x3 1.47x, 14->7 5x5 1.34x, 14->7 3x3 1.37x faster (`--ab
+...COLUMN_PHASES=False`, min of 60, load 12). A first version split a padded copy of the row
+just stored: its loads straddled two stores (no store forwarding) and ran 2.3-3.5x slower."""
 PADDED_STACK_MAX = 16384
 """... and whose padded plane fits this many floats of stack (64 KiB)."""
 
@@ -303,13 +310,17 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None
     res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
+    split = COLUMN_PHASES and g.stride[1] == 2
+    # split: row r's even padded columns at r * 2 qrow, its odd ones qrow further
+    qrow = -(-(-(-lay.pitch // 2)) // n) * n
+    copies = -(-g.w // n)
+    floats = lay.floats if not split else -(-(lay.rows * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
     with b.goto_block(kb.fn.entry_basic_block):
-        stack = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), lay.floats)), ir.PointerType(ir.FloatType()))
-    with kb.loop(0, lay.floats, n, name="zero") as i:
+        stack = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), floats)), ir.PointerType(ir.FloatType()))
+    with kb.loop(0, floats, n, name="zero") as i:
         kb.vstore(kb.vconst(0.0, n), kb.at(stack, i))
     # the stack plane read as an unpadded input of `lay.pitch` columns
     inner = ConvGeometry(g.n, g.c, lay.rows, lay.pitch, g.kh, g.kw, g.oh, g.ow, g.stride, g.dilation, (0, 0), g.group)
-    copies = -(-g.w // n)
     vectors = -(-g.ow // n)
     # rows whose stores would run past the plane (the last; more where n > 2 ow) run as
     # unrolled blocks at the end, those stores masked at the plane's end
@@ -321,10 +332,28 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         with kb.loop(0, g.h, name="copy") as iy:
             row_in = kb.at(src, b.mul(iy, i64(g.w)))
-            row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
-            for v in range(copies):
-                mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
-                kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
+            if split:
+                # even / odd padded columns 2 j + phase = input column 2 j + phase - left:
+                # two loads of the input row (masked to it: the pads' lanes load zeros)
+                # and an even- and an odd-lane shuffle per vector of each phase row
+                even = kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow)))
+                for j0 in range(0, qrow, n):
+                    parts = []
+                    for start in (2 * j0 - lay.left, 2 * j0 - lay.left + n):
+                        lanes = [0 <= start + lane < g.w for lane in range(n)]
+                        if not any(lanes):
+                            parts.append(kb.vconst(0.0, n))
+                            continue
+                        mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
+                        parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
+                    for phase in range(2):
+                        pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
+                        kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
+            else:
+                row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
+                for v in range(copies):
+                    mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
+                    kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
         dst_off = b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
@@ -334,10 +363,16 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
             """Rows oy .. oy + count - 1; `first`: oy as a constant where a store may cross
             the plane's end."""
             offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
-            rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
+            if split:
+                rows = {o: kb.at(stack, b.mul(b.add(b.mul(oy, i64(g.stride[0])), i64(o)), i64(2 * qrow))) for o in offsets}
+            else:
+                rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
             for v in reversed(range(vectors)):
                 ox0 = i64(v * n)
-                accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
+                if split:
+                    accs = _phase_vectors(kb, g, rows, weights, v * n, qrow, init, count, n)
+                else:
+                    accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
                 for r, acc in enumerate(accs):
                     end = None if first is None else (first + r) * g.ow + v * n
                     mask = kb.mask(g.p - end, n) if end is not None and end + n > g.p else None
@@ -357,3 +392,18 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         if per_plane:
             _epilogue_pass(kb, spec, out, res, dst_off, g.p)
     kb.finish()
+
+
+def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, ox0: int, qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]
+    """`_output_vectors` at column stride 2 over the split stack plane: input column
+    2 ox + kx dx is column ox + (kx dx) // 2 of the row's phase (kx dx) % 2."""
+    accs = [init] * count
+    for kx in range(g.kw):
+        phase, shift = divmod(kx * g.dilation[1], 2)[::-1]
+        for offset, row in rows.items():
+            values = kb.vload(kb.at(row, i64(phase * qrow + ox0 + shift)), n)
+            for r in range(count):
+                ky, rest = divmod(offset - r * g.stride[0], g.dilation[0])
+                if rest == 0 and 0 <= ky < g.kh:
+                    accs[r] = kb.fma(weights[ky * g.kw + kx], values, accs[r])
+    return accs
