@@ -1,9 +1,10 @@
 """Depthwise planes run from a zero-padded stack copy (`depthwise._padded_plane_kernel`:
 output rows up to `PADDED_OW_MAX` floats at stride 1, `PADDED_STRIDED_OW_MAX` at stride 2)
 against the reference: rows shorter than half a vector (stores that would cross the plane's
-end over several rows), stride 2, dilation, asymmetric pads, a residual with ReLU, Swish
-after the stores per plane and per block of rows; 8 and 16 lanes, 1 and 2 threads, the
-arena NaN-filled (a lane left unwritten, or a pad read as arena, would show)."""
+end over several rows), stride 2 (each row's even / odd columns split into two stack rows),
+dilation, asymmetric pads, a residual with ReLU, Swish after the stores per plane and per
+block of rows; 8 and 16 lanes, 1 and 2 threads, the arena NaN-filled and checked NaN past
+the output (a lane left unwritten, or a store past the plane's end, would show)."""
 
 from __future__ import annotations
 
