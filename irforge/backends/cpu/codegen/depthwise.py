@@ -291,7 +291,8 @@ def _padded_layout(g: ConvGeometry, n: int) -> _PaddedLayout | None:
     # copy's spill past the last input row
     slack = vectors * n * sx + (g.kw - 1) * g.dilation[1] + 2 * n
     floats = -(-(rows * pitch + slack) // n) * n
-    if floats > PADDED_STACK_MAX:
+    split = -(-(-(-pitch // 2)) // n) * n * 2 * rows + pitch + (g.kw - 1) * g.dilation[1] + 2 * n if sx == 2 else 0
+    if max(floats, split) > PADDED_STACK_MAX:  # split: `_padded_plane_kernel`'s even / odd rows
         return None
     return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats)
 
