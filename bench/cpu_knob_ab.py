@@ -58,9 +58,10 @@ def main() -> None:
         ex = compiled._executable
         calls.append([(_KERNEL(ex.jit.address(p.function)), t.ctypes.data, p.tag or "other") for p, t in zip(ex.program.phases, ex.tables)])
         names = [p.function for p in ex.program.phases]
-    if len(calls[0]) != len(calls[1]):
-        sys.exit(f"A has {len(calls[0])} phases, B {len(calls[1])}: not comparable phase by phase")
-    best = [[float("inf")] * len(calls[0]) for _ in calls]
+    comparable = len(calls[0]) == len(calls[1])
+    if not comparable:  # a setting that adds or removes phases: sums and per-tag sums only
+        print(f"A has {len(calls[0])} phases, B {len(calls[1])}: compared by their sums and per tag")
+    best = [[float("inf")] * len(c) for c in calls]
     for r in range(args.runs):
         for which in (0, 1) if r % 2 == 0 else (1, 0):
             for i, (fn, table, _) in enumerate(calls[which]):
@@ -68,14 +69,14 @@ def main() -> None:
                 fn(table, 0, 1)
                 best[which][i] = min(best[which][i], time.perf_counter() - t0)
     tags: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
-    for i, (_, _, tag) in enumerate(calls[0]):
-        tags[tag][0] += best[0][i]
-        tags[tag][1] += best[1][i]
+    for which in (0, 1):
+        for i, (_, _, tag) in enumerate(calls[which]):
+            tags[tag][which] += best[which][i]
     a, b = sum(best[0]), sum(best[1])
-    per_tag = "  ".join(f"{tag} {tb / ta:.3f}" for tag, (ta, tb) in sorted(tags.items(), key=lambda kv: -kv[1][0]))
+    per_tag = "  ".join(f"{tag} {tb / ta if ta else float('inf'):.3f}" for tag, (ta, tb) in sorted(tags.items(), key=lambda kv: -kv[1][0]))
     print(f"{args.model} {args.setting} {args.a} -> {args.b}: A {a * 1e3:.2f} ms, B {b * 1e3:.2f} ms, "
           f"B/A {b / a:.3f} (load {os.getloadavg()[0]:.1f}); per tag: {per_tag}")
-    if args.phases:
+    if args.phases and comparable:
         for i, (_, _, tag) in enumerate(calls[0]):
             if args.phases in tag or args.phases in names[i]:
                 print(f"  {i:4d} {tag:10s} {names[i][-16:]:16s} A {best[0][i] * 1e3:7.3f}  B {best[1][i] * 1e3:7.3f} ms  B/A {best[1][i] / best[0][i]:.3f}")

@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I32, I64, KernelBuilder, i64, native_vector_bytes, vec
+from irforge.backends.cpu.codegen.irutil import I1, I32, I64, KernelBuilder, i64, native_vector_bytes, vec, vector_constant
 
 ROWS = 4
 """Output rows computed together: a 3x3 window's input rows are loaded once for all four
@@ -53,6 +53,30 @@ PLANE_PASS = 4096
 many outputs (a 7x7 plane: 6 whole vectors and one masked, instead of one masked per row;
 one plane of 4096 floats is 16 KiB, in L1): EfficientNet-B0's 5x5 layers at 14x14 and 7x7
 0.74-0.82x (min of 40, load 6)."""
+
+
+PADDED_OW_MAX = 32
+"""Stride-1 planes whose output rows are at most this many floats wide (7x7 to 28x28), and
+stride-2 ones up to PADDED_STRIDED_OW_MAX, are copied first into a zero-padded stack plane (`_padded_plane_kernel`): every tap is
+then a plain load, all rows run in blocks of ROWS, and every vector is stored whole but
+the plane's last (its spill lands on the next row, written later). The cut kernel gives
+such rows masked loads with computed masks on every tap and one masked store per row
+(microcoded on AMD). 0: off. Same-process A/B (`bench/cpu_conv_layers.py --depthwise --ab
+...depthwise.PADDED_OW_MAX=0`, min of 60, load 15-18, cut kernel / this): 7x7 and 14x14
+layers 1.48-1.73x, 28x28 stride 1 1.28-1.38x; 56x56 stride 1 0.77x (its interior vectors
+are unmasked already: left to the cut kernel)."""
+PADDED_STRIDED_OW_MAX = 32
+"""The stride-2 limit (with COLUMN_PHASES): 56->28 5x5 1.42x, 3x3 1.19x (`--ab
+...PADDED_STRIDED_OW_MAX=32` against 16, load 12); 112->56 3x3 0.82x, left to the cut kernel.
+Without COLUMN_PHASES (two loads and a shuffle per tap) 56->28 was 0.87-1.02x."""
+COLUMN_PHASES = True
+"""At stride 2 the stack plane holds each row's even and odd columns as two rows (split
+once per input row, from two loads of the input row), so a tap is one plain load instead of
+two and an even-lane shuffle: 28->14 3x3 1.47x, 14->7 5x5 1.34x, 14->7 3x3 1.37x faster (`--ab
+...COLUMN_PHASES=False`, min of 60, load 12). A first version split a padded copy of the row
+just stored: its loads straddled two stores (no store forwarding) and ran 2.3-3.5x slower."""
+PADDED_STACK_MAX = 16384
+"""... and whose padded plane fits this many floats of stack (64 KiB)."""
 
 
 def host_lanes() -> int:
@@ -122,6 +146,9 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
             or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
     per_plane = late and g.p <= PLANE_PASS
+    if _padded_layout(g, n) is not None:
+        _padded_plane_kernel(kb, spec, late, per_plane)
+        return
     q0, q1 = kb.partition(g.n * g.c)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, i64(g.c))
@@ -229,6 +256,153 @@ def _output_vectors(kb: KernelBuilder, g: ConvGeometry, rows, weights, ox0, init
                 values = _load(kb, row, start, masks, n)
             else:
                 values = kb.gather(row, ix, masks[0])
+            for r in range(count):
+                ky, rest = divmod(offset - r * g.stride[0], g.dilation[0])
+                if rest == 0 and 0 <= ky < g.kh:
+                    accs[r] = kb.fma(weights[ky * g.kw + kx], values, accs[r])
+    return accs
+
+
+@dataclass(frozen=True)
+class _PaddedLayout:
+    """The zero-padded stack plane of `_padded_plane_kernel`: `rows` rows of `pitch` floats,
+    the input at row `top` and column `left`, and `floats` in all (slack for the lanes past
+    the outputs, which read past the plane)."""
+
+    rows: int
+    pitch: int
+    top: int
+    left: int
+    floats: int
+
+
+def _padded_layout(g: ConvGeometry, n: int) -> _PaddedLayout | None:
+    """The stack plane for `g`, or None where the cut kernel runs (wide rows, strides over 2,
+    a plane too large for the stack)."""
+    sy, sx = g.stride
+    limit = PADDED_OW_MAX if (sy, sx) == (1, 1) else PADDED_STRIDED_OW_MAX
+    if not (0 < g.ow <= limit and sy <= 2 and sx <= 2 and g.pad[0] >= 0 and g.pad[1] >= 0):
+        return None
+    rows = max(g.pad[0] + g.h, (g.oh - 1) * sy + (g.kh - 1) * g.dilation[0] + 1)
+    # every column an output lane < ow reads, and the input row with its left pad
+    pitch = max(g.pad[1] + g.w, (g.ow - 1) * sx + (g.kw - 1) * g.dilation[1] + 1)
+    vectors = -(-g.ow // n)
+    # past the last row: the lanes >= ow of its last vector (2 vectors at stride 2), and the
+    # copy's spill past the last input row
+    slack = vectors * n * sx + (g.kw - 1) * g.dilation[1] + 2 * n
+    floats = -(-(rows * pitch + slack) // n) * n
+    split = -(-(-(-pitch // 2)) // n) * n * 2 * rows + pitch + (g.kw - 1) * g.dilation[1] + 2 * n if sx == 2 else 0
+    if max(floats, split) > PADDED_STACK_MAX:  # split: `_padded_plane_kernel`'s even / odd rows
+        return None
+    return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats)
+
+
+def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per_plane: bool) -> None:
+    """The kernel body for planes of `_padded_layout`: per plane, its input rows are copied
+    into the stack plane (zeroed once: the copies' lanes past a row are zeros, so the pads
+    stay zero), then the output rows run in blocks of ROWS over plain loads. A row's vectors
+    are stored from the last to the first, whole: a partial last vector's spill lands on
+    the next row's first vector, stored after it; only the plane's very last vector is
+    masked (the next plane may be another thread's)."""
+    g, n = spec.geometry, spec.lanes
+    lay = _padded_layout(g, n)
+    assert lay is not None
+    b = kb.b
+    x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
+    bias = kb.slot(3) if spec.bias else None
+    res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
+    split = COLUMN_PHASES and g.stride[1] == 2
+    # split: row r's even padded columns at r * 2 qrow, its odd ones qrow further
+    qrow = -(-(-(-lay.pitch // 2)) // n) * n
+    copies = -(-g.w // n)
+    floats = lay.floats if not split else -(-(lay.rows * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
+    with b.goto_block(kb.fn.entry_basic_block):
+        stack = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), floats)), ir.PointerType(ir.FloatType()))
+    with kb.loop(0, floats, n, name="zero") as i:
+        kb.vstore(kb.vconst(0.0, n), kb.at(stack, i))
+    # the stack plane read as an unpadded input of `lay.pitch` columns
+    inner = ConvGeometry(g.n, g.c, lay.rows, lay.pitch, g.kh, g.kw, g.oh, g.ow, g.stride, g.dilation, (0, 0), g.group)
+    vectors = -(-g.ow // n)
+    # rows whose stores would run past the plane (the last; more where n > 2 ow) run as
+    # unrolled blocks at the end, those stores masked at the plane's end
+    crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > g.p]
+    last_start = min([(g.oh - 1) // ROWS * ROWS] + [r // ROWS * ROWS for r in crossing[:1]])
+    q0, q1 = kb.partition(g.n * g.c)
+    with kb.loop(q0, q1, name="plane") as q:
+        c = b.urem(q, i64(g.c))
+        src = kb.at(x, b.mul(q, i64(g.h * g.w)))
+        with kb.loop(0, g.h, name="copy") as iy:
+            row_in = kb.at(src, b.mul(iy, i64(g.w)))
+            if split:
+                # even / odd padded columns 2 j + phase = input column 2 j + phase - left:
+                # two loads of the input row (masked to it: the pads' lanes load zeros)
+                # and an even- and an odd-lane shuffle per vector of each phase row
+                even = kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow)))
+                for j0 in range(0, qrow, n):
+                    parts = []
+                    for start in (2 * j0 - lay.left, 2 * j0 - lay.left + n):
+                        lanes = [0 <= start + lane < g.w for lane in range(n)]
+                        if not any(lanes):
+                            parts.append(kb.vconst(0.0, n))
+                            continue
+                        mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
+                        parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
+                    for phase in range(2):
+                        pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
+                        kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
+            else:
+                row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
+                for v in range(copies):
+                    mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
+                    kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
+        dst_off = b.mul(q, i64(g.p))
+        init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
+        taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
+        weights = [kb.splat(b.load(kb.at(taps, t)), n) for t in range(g.kh * g.kw)]
+
+        def block(oy: ir.Value, count: int, first: int | None) -> None:
+            """Rows oy .. oy + count - 1; `first`: oy as a constant where a store may cross
+            the plane's end."""
+            offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
+            if split:
+                rows = {o: kb.at(stack, b.mul(b.add(b.mul(oy, i64(g.stride[0])), i64(o)), i64(2 * qrow))) for o in offsets}
+            else:
+                rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
+            for v in reversed(range(vectors)):
+                ox0 = i64(v * n)
+                if split:
+                    accs = _phase_vectors(kb, g, rows, weights, v * n, qrow, init, count, n)
+                else:
+                    accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
+                for r, acc in enumerate(accs):
+                    end = None if first is None else (first + r) * g.ow + v * n
+                    mask = kb.mask(g.p - end, n) if end is not None and end + n > g.p else None
+                    offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
+                    if late:
+                        kb.vstore(acc, kb.at(out, offset), mask)
+                        continue
+                    residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
+                    kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+            if late and not per_plane:
+                _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), count * g.ow)
+
+        with kb.loop(0, last_start, ROWS, name="oy") as oy:
+            block(oy, ROWS, None)
+        for first in range(last_start, g.oh, ROWS):
+            block(i64(first), min(ROWS, g.oh - first), first)
+        if per_plane:
+            _epilogue_pass(kb, spec, out, res, dst_off, g.p)
+    kb.finish()
+
+
+def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, ox0: int, qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]
+    """`_output_vectors` at column stride 2 over the split stack plane: input column
+    2 ox + kx dx is column ox + (kx dx) // 2 of the row's phase (kx dx) % 2."""
+    accs = [init] * count
+    for kx in range(g.kw):
+        phase, shift = divmod(kx * g.dilation[1], 2)[::-1]
+        for offset, row in rows.items():
+            values = kb.vload(kb.at(row, i64(phase * qrow + ox0 + shift)), n)
             for r in range(count):
                 ky, rest = divmod(offset - r * g.stride[0], g.dilation[0])
                 if rest == 0 and 0 <= ky < g.kh:
