@@ -12,6 +12,8 @@ kernel through its own entry point on one thread. Printed: the sums over phases 
 phase's minimum, their ratio B/A, and the ratio per phase tag (conv1x1, conv3x3, ...).
 Run an A/A (the same value twice) for the noise of the moment; record `uptime` with it.
 `--phases TEXT` also prints each phase whose tag or kernel name contains TEXT (B's kernel names).
+`--whole`: time whole runs (`compiled(feeds)`, one thread) instead, A and B alternating, and
+print the minimum and median of each in CPU time of the process: for settings that change the phases themselves.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def main() -> None:
     ap.add_argument("--b", required=True)
     ap.add_argument("--runs", type=int, default=31)
     ap.add_argument("--phases", default="", help="also print A's and B's minimum of every phase whose tag or kernel contains this")
+    ap.add_argument("--whole", action="store_true", help="time whole runs, not phases (the phase lists may differ)")
     args = ap.parse_args()
     os.environ["IRFORGE_COMPILE_WORKERS"] = "1"  # LLVM here: the setting is this process's
     from irforge.backends.cpu import compile_model
@@ -58,6 +61,9 @@ def main() -> None:
         ex = compiled._executable
         calls.append([(_KERNEL(ex.jit.address(p.function)), t.ctypes.data, p.tag or "other") for p, t in zip(ex.program.phases, ex.tables)])
         names = [p.function for p in ex.program.phases]
+    if args.whole:
+        _whole(args, alive, feeds)
+        return
     comparable = len(calls[0]) == len(calls[1])
     if not comparable:  # a setting that adds or removes phases: sums and per-tag sums only
         print(f"A has {len(calls[0])} phases, B {len(calls[1])}: compared by their sums and per tag")
@@ -80,6 +86,21 @@ def main() -> None:
         for i, (_, _, tag) in enumerate(calls[0]):
             if args.phases in tag or args.phases in names[i]:
                 print(f"  {i:4d} {tag:10s} {names[i][-16:]:16s} A {best[0][i] * 1e3:7.3f}  B {best[1][i] * 1e3:7.3f} ms  B/A {best[1][i] / best[0][i]:.3f}")
+
+
+def _whole(args, compiled, feeds) -> None:  # type: ignore[no-untyped-def]
+    import statistics
+
+    times: list[list[float]] = [[], []]
+    for r in range(args.runs):
+        for which in (0, 1) if r % 2 == 0 else (1, 0):
+            t0 = time.process_time()  # CPU time: the shared host's other jobs take wall time
+            compiled[which](feeds)
+            times[which].append(time.process_time() - t0)
+    (a, b), (ma, mb) = (min(t) for t in times), (statistics.median(t) for t in times)
+    print(f"{args.model} {args.setting} {args.a} -> {args.b} (whole runs, {len(compiled[0]._executable.program.phases)} -> "
+          f"{len(compiled[1]._executable.program.phases)} phases): min A {a * 1e3:.2f} ms, B {b * 1e3:.2f} ms, B/A {b / a:.3f}; "
+          f"median A {ma * 1e3:.2f}, B {mb * 1e3:.2f}, B/A {mb / ma:.3f} (load {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

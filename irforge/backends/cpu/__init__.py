@@ -163,7 +163,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     with data-dependent shapes after the pipeline runs as segments (`backends/segments.py`)."""
     from irforge.backends.cpu import program_cache
     from irforge.backends.cpu.lower import lower
-    from irforge.backends.cpu.memory import release_freed_memory
+    from irforge.backends.cpu.memory import release_freed_memory, release_mapped_pages
     from irforge.backends.cpu.planner import naive_size, plan
     from irforge.backends.cpu.runtime import Executable, driver_module, gather_constants_meanwhile
     from irforge.passes import apply_pipeline
@@ -198,7 +198,16 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
         jit.cache.hits, jit.cache.misses, arena, unplanned, _constant_bytes(program), weight_bytes(model),
     )
     release_freed_memory()
+    release_mapped_pages(model_constants(model))  # packed into the executable's region by now
     return CompiledModel(executable, stats)
+
+
+def model_constants(model: Model) -> list[np.ndarray]:
+    """The arrays of `model`'s constants (views of its weight file where it is mapped)."""
+    from irforge.backends.reference import constant_value
+    from irforge.dialects.nn.constant import Constant
+
+    return [constant_value(op, model.store) for op in model.module.walk() if isinstance(op, Constant)]
 
 
 def weight_bytes(model: Model) -> int:

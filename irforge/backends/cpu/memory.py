@@ -6,12 +6,14 @@ and ResNet-50's 100 MB of packed weights stream through 25,000 of them. Regions 
 MADV_HUGEPAGE (the kernel's THP mode on most distributions is `madvise`) turn that into 2 MiB
 pages; where the kernel refuses, the region is ordinary memory.
 
-`release_freed_memory` gives the heap's free pages back to the OS (glibc keeps them).
+`release_freed_memory` gives the heap's free pages back to the OS (glibc keeps them);
+`release_mapped_pages` drops the resident pages of the weight files a model maps.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterable
 import mmap
 
 import numpy as np
@@ -50,3 +52,30 @@ def release_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
+
+
+def release_mapped_pages(arrays: Iterable[np.ndarray]) -> int:
+    """Drop this process's resident pages of the read-only file mappings the arrays view (a
+    model's weights mapped from its .bin / .onnx / .weights file); returns the mappings
+    released. Such pages count in RSS once read (hashing for the program cache's key, packing)
+    though a compiled model never reads them again: BERT-base under `ir-run --device cpu` kept
+    its 414 MiB file resident beside the 414 MiB of packed constants. MADV_DONTNEED on a
+    read-only file mapping loses nothing: a later read faults the page in again from the file
+    (the page cache, mostly). Writable or anonymous memory is never touched."""
+    roots: dict[int, mmap.mmap] = {}
+    for array in arrays:
+        base = array
+        while isinstance(base, np.ndarray) and base.base is not None:
+            base = base.base
+        if isinstance(base, mmap.mmap):
+            roots[id(base)] = base
+    released = 0
+    for mapping in roots.values():
+        try:
+            if np.frombuffer(mapping, np.uint8).flags.writeable:  # ACCESS_WRITE / ACCESS_COPY: keep
+                continue
+            mapping.madvise(mmap.MADV_DONTNEED)
+        except (ValueError, OSError, AttributeError):  # closed, empty, or no madvise here
+            continue
+        released += 1
+    return released

@@ -68,6 +68,7 @@ def program_key(model: Model, pipeline: str, cache: ObjectCache) -> str:
     """The name of `model`'s program: its IR text and constants' bytes hashed together. The
     constants are hashed in a thread (hashlib lets go of the GIL on large buffers) while the
     module prints."""
+    from irforge.backends.cpu.memory import release_mapped_pages
     from irforge.backends.reference import constant_value
     from irforge.dialects.nn.constant import Constant
 
@@ -87,6 +88,7 @@ def program_key(model: Model, pipeline: str, cache: ObjectCache) -> str:
     for worker in workers:
         worker.join()
     weights = "".join(d.hexdigest() for d in digests)
+    release_mapped_pages(arrays)  # the hash read every page of the weight files: not needed again
     return "p" + cache.hash_of(text, weights, pipeline, codegen_version(), sources_version(), f"program{FORMAT}")
 
 

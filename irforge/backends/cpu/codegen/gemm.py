@@ -598,15 +598,7 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
         module.unroll = UNROLL_PLAIN  # type: ignore[attr-defined]
     elif spec.m == 1 and not spec.batches:
         module.unroll = UNROLL_ONE_ROW  # type: ignore[attr-defined]
-    m_full, m_tail = divmod(spec.m, MR)
-    n_full, n_tail = divmod(spec.n, NR)
-    variants = {}
-    tail_rows = m_tail if merges_tail_rows(spec) else 0
-    for rows in {MR} if tail_rows else {MR, m_tail} - {0}:
-        # a shifted B has no tail variant: its tile IO masks every vector, and its loads
-        # past the last position stay inside the padded input's slack
-        for masked in {False} if spec.shifted else {False, n_tail > 0} if n_full else {True}:
-            variants[rows, masked] = micro_kernel(module, spec, f"{name}.u{rows}{'m' if masked else ''}", rows, masked, tail_rows)
+    variants = _variants(module, spec, name)
     kb = KernelBuilder(module, name)
     args = [kb.slot(i) for i in range(3)]
     extra = 3
@@ -620,6 +612,30 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
         res = kb.at(res, spec.c_offset) if spec.epilogue.residual else res
     _batched(kb, spec, variants, list(spec.batches), *args, bias, res, k, split=spec.split_batches)
     kb.finish()
+
+
+def _variants(module: ir.Module, spec: GemmSpec, name: str) -> dict[tuple[int, bool], ir.Function]:
+    """The micro-kernels a GEMM of `spec` calls, by (rows, masked along n)."""
+    m_full, m_tail = divmod(spec.m, MR)
+    n_full, n_tail = divmod(spec.n, NR)
+    variants = {}
+    tail_rows = m_tail if merges_tail_rows(spec) else 0
+    for rows in {MR} if tail_rows else {MR, m_tail} - {0}:
+        # a shifted B has no tail variant: its tile IO masks every vector, and its loads
+        # past the last position stay inside the padded input's slack
+        for masked in {False} if spec.shifted else {False, n_tail > 0} if n_full else {True}:
+            variants[rows, masked] = micro_kernel(module, spec, f"{name}.u{rows}{'m' if masked else ''}", rows, masked, tail_rows)
+    return variants
+
+
+def inline_gemm(kb: KernelBuilder, spec: GemmSpec, name: str, a: ir.Value, b: ir.Value, c: ir.Value) -> None:
+    """One whole GEMM of `spec` (no bias, residual or batch levels) on the calling thread,
+    emitted inside another kernel at the builder's position (the fused attention kernel's
+    blocks); `name` prefixes its micro-kernels, unique in the module."""
+    assert spec.bias == "none" and not spec.epilogue.residual and not spec.batches and spec.shifted is None
+    null = ir.Constant(ir.PointerType(F32), None)
+    blocks, panels = -(-spec.m // MR), -(-spec.n // NR)
+    _rect(kb, spec, _variants(kb.module, spec, name), (i64(0), i64(panels)), (i64(0), i64(blocks)), a, b, c, null, null, spec.k)
 
 
 def _batched(kb: KernelBuilder, spec: GemmSpec, variants, levels, a, b, c, bias, res, k, split: bool = False) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,10 @@ The scores and probabilities live in scratch, [batch..., L, S] each. The bias is
 triangle when causal, the float mask added, or an i1 mask selecting -inf where it is false.
 A mask that would broadcast the scores to more batches than q and k give has no kernel here
 (the reference kernel runs it).
+
+With a constant scale, no causal flag or i1 mask, and q, k, v of the same batch axes, the
+op is one phase of `codegen/attention.py` instead (`FUSED`): blocks of query rows whose
+scores stay in cache, never the whole [batch..., L, S] tensor (after kT's copy).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import math
 
 import numpy as np
 
+from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel
 from irforge.backends.cpu.codegen.rows import RowSpec
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
@@ -30,6 +35,10 @@ from irforge.dialects.nn.base import broadcast_shapes
 from irforge.errors import IrforgeError
 
 Shape = tuple[int, ...]
+
+FUSED = True
+"""Lower to the blocked attention kernel where it applies (`fused_spec`); False: always the
+phases above (the A/B knob)."""
 
 
 def batched_gemm(ctx: Lowering, a: tuple[Buffer, Shape], b: tuple[Buffer, Shape], out: tuple[Buffer, Shape]) -> None:
@@ -90,9 +99,40 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
     rank = len(k)
     k_t = ctx.scratch(4 * math.prod(k))
     relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
+    spec = fused_spec(op, scores_shape) if FUSED else None
+    if spec is not None:
+        name = ctx.kernel(("attention", spec), lambda mod, nm: attention_kernel(mod, spec, nm))
+        args = [ctx.input(op, 0), k_t, ctx.input(op, 2), ctx.output(op)] + ([ctx.input(op, 3)] if spec.mask else [])
+        ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
+        return
     scores = ctx.scratch(4 * math.prod(scores_shape))
     batched_gemm(ctx, (ctx.input(op, 0), q), (k_t, (*k[:-2], k[-1], k[-2])), (scores, scores_shape))
     logits = scaled_and_masked(ctx, op, scores, scores_shape)
     probs = ctx.scratch(4 * math.prod(scores_shape))
     rows_phase(ctx, RowSpec(math.prod(scores_shape[:-1]), scores_shape[-1], 1, "softmax"), logits, probs)
     batched_gemm(ctx, (probs, scores_shape), (ctx.input(op, 2), v), (ctx.output(op), shape_of(op.output)))
+
+
+def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionSpec | None:
+    """The blocked kernel's spec, or None where it does not apply (run-time scale, causal,
+    an i1 mask, batch axes broadcast between q, k and v, a mask broadcast along S)."""
+    q, k, v = (shape_of(op.operands[i]) for i in range(3))
+    if op.scale_input is not None or op.bool_prop("causal") or not (q[:-2] == k[:-2] == v[:-2] == scores_shape[:-2]):
+        return None
+    l, s = scores_shape[-2:]
+    mask = None
+    if op.mask is not None:
+        if dtype_of(op.mask) != np.float32:
+            return None
+        m_shape = shape_of(op.mask)
+        m_shape = ((1,) * len(scores_shape) + m_shape)[-len(scores_shape):]
+        if m_shape[-1] != s:
+            return None
+        strides, step = [], 1
+        for size, full in reversed(list(zip(m_shape, scores_shape))):
+            strides.append(step if size == full and full > 1 else 0)
+            step *= size
+        strides.reverse()
+        mask = tuple(zip(scores_shape[:-1], strides[:-1]))
+    return AttentionSpec(batch=math.prod(scores_shape[:-2]), l=l, s=s, d=q[-1], dv=v[-1],
+                         scale=float(op.static_scale()), rows=block_rows(l, s), mask=mask)

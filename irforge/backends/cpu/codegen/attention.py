@@ -1,0 +1,173 @@
+"""Scaled dot-product attention in blocks of query rows, without the whole score tensor.
+
+For each (batch, block of R query rows) unit, on one thread:
+
+    S_blk  = q[rows] @ kT                       (GEMM core into a stack block [R, S])
+    S_blk  = exp(S_blk * scale + mask - rowmax)  (two passes over the L2-resident block)
+    out[rows] = (S_blk @ v) / rowsum             (GEMM core, then R x Dv multiplies)
+
+The scores of one block ([R, S], at most `BLOCK_FLOATS`) stay in L1/L2 between the two
+GEMMs, where the unfused lowering wrote [batch, L, S] scores, scaled them into a second
+buffer and took the softmax into a third (Whisper-base: 72 MB each, read and written by
+three phases per layer). The normalisation by the row sum is applied to the R x Dv output
+rows instead of the R x S probabilities. Threads split the units.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from irforge.backends.cpu.codegen.gemm import MR, GemmSpec, inline_gemm
+from irforge.backends.cpu.codegen.irutil import F32, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.mathfn import vector_exp
+
+BLOCK_FLOATS = 65536
+"""Floats of one block of scores (256 KiB on the stack, half this host's 512 KiB L2)."""
+ROWS_MAX = 512
+"""Query rows per block at most (a whole head of BERT's 128 or ViT's 197 rows)."""
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    batch: int
+    """the scores' batch axes, flattened (q, k, v and out share them, unbroadcast)"""
+    l: int
+    s: int
+    d: int
+    dv: int
+    scale: float
+    rows: int
+    """query rows per block (`block_rows`)"""
+    mask: tuple[tuple[int, int], ...] | None = None
+    """an f32 mask added to the scores: (size, element stride) per batch axis of the scores,
+    then the row axis's (L, stride); its last axis runs along S with stride 1. None: none."""
+
+
+def block_rows(l: int, s: int) -> int:
+    """Rows per block: as many as `BLOCK_FLOATS` holds, a multiple of the GEMM's MR, all of L
+    when it fits."""
+    rows = min(ROWS_MAX, BLOCK_FLOATS // s)
+    if rows >= l:
+        return l
+    return max(MR, rows // MR * MR)
+
+
+def _scores_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
+    return GemmSpec(m=rows, n=spec.s, k=spec.d, a_panel=False, a_rs=spec.d, a_cs=1, ldb=spec.s, ldc=spec.s)
+
+
+def _output_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
+    return GemmSpec(m=rows, n=spec.dv, k=spec.s, a_panel=False, a_rs=spec.s, a_cs=1, ldb=spec.dv, ldc=spec.dv)
+
+
+def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
+    """args: q [batch, L, D], kT [batch, D, S], v [batch, S, Dv], out [batch, L, Dv], [mask]."""
+    kb = KernelBuilder(module, name)
+    q, k_t, v, out = (kb.slot(i) for i in range(4))
+    mask = kb.slot(4) if spec.mask is not None else None
+    b = kb.b
+    with b.goto_block(kb.fn.entry_basic_block):
+        block = b.alloca(F32, i64(spec.rows * spec.s))
+        block.align = 64
+        inverse = b.alloca(F32, i64(spec.rows))
+    per_batch = -(-spec.l // spec.rows)
+    full, tail = divmod(spec.l, spec.rows)
+    u0, u1 = kb.partition(spec.batch * per_batch)
+    with kb.loop(u0, u1, name="unit") as unit:
+        bi, blk = b.udiv(unit, i64(per_batch)), b.urem(unit, i64(per_batch))
+        row0 = b.mul(blk, i64(spec.rows))
+        args = (bi, row0, q, k_t, v, out, mask, block, inverse)
+        if not tail:
+            _unit(kb, spec, spec.rows, *args)
+        elif not full:
+            _unit(kb, spec, tail, *args)
+        else:
+            with b.if_else(b.icmp_signed("<", blk, i64(full))) as (then, otherwise):
+                with then:
+                    _unit(kb, spec, spec.rows, *args)
+                with otherwise:
+                    _unit(kb, spec, tail, *args)
+    kb.finish()
+
+
+def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_t, v, out, mask, block, inverse) -> None:  # type: ignore[no-untyped-def]
+    """One block of `rows` query rows starting at `row0` of batch `bi`."""
+    b = kb.b
+    q_rows = kb.at(q, b.add(b.mul(bi, i64(spec.l * spec.d)), b.mul(row0, i64(spec.d))))
+    inline_gemm(kb, _scores_spec(spec, rows), f"{kb.fn.name}.s{rows}", q_rows, kb.at(k_t, b.mul(bi, i64(spec.d * spec.s))), block)
+    mask_rows = _mask_base(kb, spec, bi, row0, mask) if mask is not None else None
+    row_step = spec.mask[-1][1] if spec.mask is not None else 0
+    with kb.loop(0, rows, name="row") as i:
+        row = kb.at(block, b.mul(i, i64(spec.s)))
+        mask_row = kb.at(mask_rows, b.mul(i, i64(row_step))) if mask_rows is not None else None
+        _exp_row(kb, spec, row, mask_row, kb.at(inverse, i))
+    out_rows = kb.at(out, b.add(b.mul(bi, i64(spec.l * spec.dv)), b.mul(row0, i64(spec.dv))))
+    inline_gemm(kb, _output_spec(spec, rows), f"{kb.fn.name}.o{rows}", block, kb.at(v, b.mul(bi, i64(spec.s * spec.dv))), out_rows)
+    with kb.loop(0, rows, name="norm") as i:
+        factor = kb.splat(b.load(kb.at(inverse, i)))
+        target = kb.at(out_rows, b.mul(i, i64(spec.dv)))
+        _each(kb, spec.dv, lambda offset, lanes: kb.vstore(
+            b.fmul(kb.vload(kb.at(target, offset), mask=lanes), factor), kb.at(target, offset), lanes))
+
+
+def _mask_base(kb: KernelBuilder, spec: AttentionSpec, bi, row0, mask):  # type: ignore[no-untyped-def]
+    """The mask's element for (batch bi, row row0, column 0): bi split into the batch axes."""
+    b = kb.b
+    assert spec.mask is not None
+    offset: ir.Value = b.mul(row0, i64(spec.mask[-1][1]))
+    rest = bi
+    for size, stride in reversed(spec.mask[:-1]):
+        index = b.urem(rest, i64(size))
+        rest = b.udiv(rest, i64(size))
+        if stride:
+            offset = b.add(offset, b.mul(index, i64(stride)))
+    return kb.at(mask, offset)
+
+
+def _each(kb: KernelBuilder, count: int, body) -> None:  # type: ignore[no-untyped-def]
+    """body(offset, lanes) per vector of a row of `count`: whole vectors, then a constant-mask tail."""
+    whole = count // VW * VW
+    if whole:
+        with kb.loop(0, whole, VW, name="v") as j:
+            body(j, None)
+    if count > whole:
+        body(i64(whole), kb.mask(count - whole))
+
+
+def _exp_row(kb: KernelBuilder, spec: AttentionSpec, row, mask_row, inverse_slot) -> None:  # type: ignore[no-untyped-def]
+    """row = exp(row * scale + mask - max) in place; *inverse_slot = 1 / the row's sum."""
+    b = kb.b
+    scale = kb.vconst(spec.scale)
+    with b.goto_block(kb.fn.entry_basic_block):
+        acc = b.alloca(vec())
+
+    def fold(combine, fill, fn) -> ir.Value:  # type: ignore[no-untyped-def]
+        b.store(kb.vconst(fill), acc)
+
+        def body(offset, lanes) -> None:  # type: ignore[no-untyped-def]
+            value = fn(offset, lanes)
+            kb.vstore(value, kb.at(row, offset), lanes)
+            if lanes is not None:
+                value = b.select(lanes, value, kb.vconst(fill))
+            b.store(combine(b.load(acc), value), acc)
+
+        _each(kb, spec.s, body)
+        return b.load(acc)
+
+    def logits(offset, lanes) -> ir.Value:  # type: ignore[no-untyped-def]
+        value = b.fmul(kb.vload(kb.at(row, offset), mask=lanes), scale)
+        if mask_row is not None:
+            value = b.fadd(value, kb.vload(kb.at(mask_row, offset), mask=lanes))
+        return value
+
+    def fmax(a, x):  # type: ignore[no-untyped-def]
+        return b.select(b.fcmp_unordered(">=", x, a), x, a)  # NaN propagates, as in the softmax kernel
+
+    top = kb.hreduce("fmax", fold(fmax, -math.inf, logits))
+    finite = b.fcmp_ordered("<", kb.call_unary("fabs", kb.splat(top)), kb.vconst(math.inf))
+    shift = b.select(finite, kb.splat(top), kb.vconst(0.0))
+    total = fold(b.fadd, 0.0, lambda offset, lanes: vector_exp(kb, b.fsub(kb.vload(kb.at(row, offset), mask=lanes), shift)))
+    b.store(b.fdiv(ir.Constant(F32, 1.0), kb.hreduce("fadd", total)), inverse_slot)
