@@ -107,9 +107,11 @@ EXTRA: dict[str, dict[str, Any]] = {
 
 
 def per_layer(value: list[Any], n: int) -> list[Any]:
-    """A per-layer list cut to `n` layers, keeping its last entry (Gemma-like patterns end with
-    the full-attention layer; MoE stacks with an expert layer), so both kinds stay covered."""
-    return value[:n - 1] + value[-1:] if n > 1 else value[-1:]
+    """A per-layer list cut to `n` layers that keeps each kind it has (up to `n`): Gemma's
+    sliding + full, a hybrid's linear + full attention, a MoE stack's dense + sparse MLP."""
+    kinds = list(dict.fromkeys(map(repr, value)))[:n]
+    picked = [next(v for v in value if repr(v) == k) for k in kinds]
+    return [value[0]] * (n - len(picked)) + picked
 
 
 def shrink(config: Any, top: bool = True) -> dict[str, Any]:
@@ -232,7 +234,10 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
     g = gen()
     for name in names:
         if name in ("input_ids", "decoder_input_ids"):
-            out.append(torch.randint(3, 100, (1, SEQ if name == "input_ids" else 6), generator=g))
+            # ids below the vocabulary (ESMC's is 64) and the special ids (100..127)
+            text = getattr(config, "text_config", None) or config
+            top = min(100, getattr(text, "vocab_size", VOCAB) or VOCAB)
+            out.append(torch.randint(3, top, (1, SEQ if name == "input_ids" else 6), generator=g))
         elif name == "attention_mask":
             mask = torch.ones(1, SEQ, dtype=torch.int64)
             mask[0, 9:] = 0  # padding: the additive mask matters
