@@ -15,6 +15,10 @@ its steps does not matter:
     x  = s, then any sequence of (none: a bare softmax(q @ k') @ v, scale 1)
          x * c | x / c                  (c a finite nonzero one-value constant)
          x + m | x - m                  (m anything that broadcasts to x without growing it)
+         x * C                          (C a constant of 0s and one value c whose zeros the
+                                        constant masks added after it put at or below -1e4:
+                                        GPT-1's w * b + -1e4 * (1 - b), as c * x; see
+                                        `causal_product`)
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
          Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
                                         mask Where(keep, 0, fill), as attention_exports.py)
