@@ -103,6 +103,10 @@ EXTRA: dict[str, dict[str, Any]] = {
     "bridgetower": {"hidden_size": 64},  # its cross-modal nn.MultiheadAttention has hidden // 64 heads
     "mamba2": {"num_heads": 8},  # num_heads * head_dim must be expand * hidden (2 * 32)
     "falcon_h1": {"mamba_d_ssm": 32},  # mamba_n_heads * mamba_d_head
+    "lfm2_moe": {"layer_types": ["conv", "full_attention"], "num_dense_layers": 1},  # no default pattern
+    # the image-token vocabulary maps (None by default; a text-only forward reads two ids)
+    "chameleon": {"vocabulary_map": {"<image>": 127, "IMGIMGAA": 126}},
+    "emu3": {"vocabulary_map": {"<image>": 127, "<|extra_200|>": 126, "<|visual token000000|>": 125}},
 }
 
 
