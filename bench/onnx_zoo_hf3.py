@@ -69,6 +69,8 @@ TINY: dict[str, Any] = {
     **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
     "image_size": 32, "patch_size": 8, "num_channels": 3,
+    # DETR queries: the top-k proposals of a tiny image's few tokens
+    **dict.fromkeys(("num_queries", "num_denoising"), 10),
 }
 LATER = re.compile(r"vision|_text|audio|_encoder|_decoder|vl|omni|ocr|asr|tts|speech|video|sam|image")
 SPECIAL = re.compile(r".*_token_id$")
@@ -148,6 +150,11 @@ def shrink(config: Any, top: bool = True) -> dict[str, Any]:
             out[key] = 100 + hash(key) % 28  # inside the vocabulary, outside the ids fed (3..99)
         elif key == "rope_parameters" and isinstance(value, dict) and "mrope_section" in value:
             out[key] = {**value, "mrope_section": [2, 1, 1]}  # sums to half of head_dim 8
+    stages = fields.get("out_features")
+    if isinstance(stages, list) and stages and all(re.fullmatch(r"stage\d+", f) for f in stages) and "num_hidden_layers" in out:
+        # a ViT backbone's taps (stage9 of 12 layers): as many layers as taps, each one tapped
+        out["num_hidden_layers"] = max(out["num_hidden_layers"], len(stages))
+        out["out_features"], out["out_indices"] = [f"stage{i + 1}" for i in range(len(stages))], None
     if "head_dim" in out and "hidden_size" in out and "num_attention_heads" in out:
         out["head_dim"] = out["hidden_size"] // out["num_attention_heads"]
     return out
