@@ -293,7 +293,7 @@ def sweep_row(model_type: str) -> ZooModel:
         model.eval()
         names = input_kind(model)
         feeds = feeds_for(names, config)
-        wrapped = Call(model, names, "0")
+        wrapped = First(model, names, "0")
         # the attention blocks: leaf attention modules this forward runs (a VLM's text path
         # leaves its vision tower's out)
         ran: set[int] = set()
@@ -310,7 +310,7 @@ def sweep_row(model_type: str) -> ZooModel:
         entry.input_names = names
         entry.attention_blocks = len(ran) if ran else -1
         if out.is_floating_point() and float(out.abs().max()) < 1e-3:
-            return scrambled(lambda: Call(model, names, "0"))()
+            return scrambled(lambda: First(model, names, "0"))()
         return wrapped
 
     def build() -> nn.Module:
@@ -319,6 +319,16 @@ def sweep_row(model_type: str) -> ZooModel:
     entry.build = build
     entry.inputs = lambda: state["feeds"]
     return entry
+
+
+class First(Call):
+    """Call's first output; a backbone's first output is its tuple of feature maps: the last."""
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        out = super().forward(*args)
+        while isinstance(out, (tuple, list)):
+            out = out[-1]
+        return out
 
 
 class Timeout(Exception):
