@@ -69,6 +69,8 @@ TINY: dict[str, Any] = {
     **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
     "image_size": 32, "patch_size": 8, "num_channels": 3,
+    # DETR queries: the top-k proposals of a tiny image's few tokens
+    **dict.fromkeys(("num_queries", "num_denoising"), 10),
 }
 LATER = re.compile(r"vision|_text|audio|_encoder|_decoder|vl|omni|ocr|asr|tts|speech|video|sam|image")
 SPECIAL = re.compile(r".*_token_id$")
@@ -97,34 +99,120 @@ def candidates() -> list[str]:
     return sorted(types, key=lambda t: bool(LATER.search(t)))
 
 
+LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers")
+# per-model fields the generic shrink cannot guess (a width tied to a fixed divisor, ...)
+EXTRA: dict[str, dict[str, Any]] = {
+    "bridgetower": {"hidden_size": 64},  # its cross-modal nn.MultiheadAttention has hidden // 64 heads
+    "mamba2": {"num_heads": 8},  # num_heads * head_dim must be expand * hidden (2 * 32)
+    "falcon_h1": {"mamba_d_ssm": 32},  # mamba_n_heads * mamba_d_head
+    "lfm2_moe": {"layer_types": ["conv", "full_attention"], "num_dense_layers": 1},  # no default pattern
+    # the image-token vocabulary maps (None by default; a text-only forward reads two ids)
+    "chameleon": {"vocabulary_map": {"<image>": 127, "IMGIMGAA": 126}},
+    "emu3": {"vocabulary_map": {"<image>": 127, "<|extra_200|>": 126, "<|visual token000000|>": 125}},
+}
+
+
+def per_layer(value: list[Any], n: int) -> list[Any]:
+    """A per-layer list cut to `n` layers that keeps each kind it has (up to `n`): Gemma's
+    sliding + full, a hybrid's linear + full attention, a MoE stack's dense + sparse MLP."""
+    kinds = list(dict.fromkeys(map(repr, value)))[:n]
+    picked = [next(v for v in value if repr(v) == k) for k in kinds]
+    return [value[0]] * (n - len(picked)) + picked
+
+
 def shrink(config: Any, top: bool = True) -> dict[str, Any]:
     """The overrides that make `config` (a default-constructed config) tiny; sub-configs as
     dicts of their own overrides (their constructors fill in the rest)."""
     out: dict[str, Any] = {}
     fields = config.to_dict() if hasattr(config, "to_dict") else {}
+    layers = {k: fields[k] for k in LAYER_COUNTS if isinstance(fields.get(k), int) and fields[k] > 6}
     for key, value in fields.items():
-        sub = getattr(config, key, None)
-        if hasattr(sub, "to_dict") and key.endswith("config"):
-            out[key] = {**sub.to_dict(), **shrink(sub, top=False)}
+        # only sub-configs are read as attributes: a per-layer field (Gemma 4's head_dim)
+        # refuses global attribute access
+        sub = getattr(config, key, None) if key.endswith("config") and key != "per_layer_config" else None
+        if hasattr(sub, "to_dict"):
+            out[key] = {**{k: v for k, v in sub.to_dict().items() if k != "per_layer_config"}, **shrink(sub, top=False)}
             continue
         if key in TINY and isinstance(value, int) and not isinstance(value, bool) and value > 0:
             out[key] = min(value, TINY[key]) if key not in ("image_size",) else TINY[key]
+        elif key == "head_dim" and value is None and "hidden_size" in fields:
+            out[key] = TINY[key]  # some models read head_dim without a fallback (HunYuan, Ministral)
         elif key in ("depths", "depth", "num_layers_per_stage", "stage_depths") and isinstance(value, list):
             out[key] = [1] * len(value)
+        elif isinstance(value, list) and value and any(len(value) == n for n in layers.values()):
+            # per-layer lists (layer_types, mlp_layer_types, per-layer widths, KV sources)
+            count = TINY[next(k for k, n in layers.items() if len(value) == n)]
+            # layer indices (KV-sharing sources) must point at the layers kept
+            out[key] = value[:count] if "source" in key else per_layer(value, count)
         elif key == "layer_types" and isinstance(value, list):
             out[key] = None  # recomputed from the layer count
         elif SPECIAL.match(key) and isinstance(value, int) and value >= 100:
             out[key] = 100 + hash(key) % 28  # inside the vocabulary, outside the ids fed (3..99)
+        elif key == "rope_parameters" and isinstance(value, dict) and "mrope_section" in value:
+            out[key] = {**value, "mrope_section": [2, 1, 1]}  # sums to half of head_dim 8
+    stages = fields.get("out_features")
+    if isinstance(stages, list) and stages and all(re.fullmatch(r"stage\d+", f) for f in stages) and "num_hidden_layers" in out:
+        # a ViT backbone's taps (stage9 of 12 layers): as many layers as taps, each one tapped
+        out["num_hidden_layers"] = max(out["num_hidden_layers"], len(stages))
+        out["out_features"], out["out_indices"] = [f"stage{i + 1}" for i in range(len(stages))], None
     if "head_dim" in out and "hidden_size" in out and "num_attention_heads" in out:
         out["head_dim"] = out["hidden_size"] // out["num_attention_heads"]
     return out
+
+
+TIED = re.compile(r"`?([\w.]+)`? \((\d+)\) must (?:equal|match|be equal to|be the same as) `?([\w.]+)`? \((\d+)\)")
+
+
+def tie(overrides: dict[str, Any], message: str) -> bool:
+    """Applies a config validator's `a (x) must equal b (y)` to the overrides: the field the
+    shrink did not set (a sub-config's projection width) takes the other's value; KV heads
+    follow the query heads. False when the message is not of that form."""
+    m = TIED.search(message)
+    if not m:
+        return False
+    a, x, b, y = m.group(1), int(m.group(2)), m.group(3), int(m.group(4))
+
+    def where(name: str) -> tuple[dict[str, Any], str]:
+        """The overrides dict holding `name`: dotted from the top, else the (sub-)config
+        dict that has it (a sub-config's validator names its own fields)."""
+        d = overrides
+        *subs, last = name.split(".")
+        for s in subs:
+            d = d.setdefault(s, {})
+        if not subs and last not in d:
+            d = next((v for v in overrides.values() if isinstance(v, dict) and last in v), d)
+        return d, last
+
+    (da, ka), (db, kb) = where(a), where(b)
+    if "key_value" in kb or (ka in da and kb not in db and "key_value" not in ka):
+        db[kb] = x
+    else:
+        da[ka] = y
+    return True
+
+
+def same_heads(overrides: dict[str, Any], message: str) -> bool:
+    """`num_key_value_heads must match num_attention_heads` (no numbers): KV heads := heads."""
+    if not re.search(r"key_value_heads.*must (?:match|equal)", message):
+        return False
+    for d in [overrides, *(v for v in overrides.values() if isinstance(v, dict))]:
+        if "num_key_value_heads" in d and "num_attention_heads" in d:
+            d["num_key_value_heads"] = d["num_attention_heads"]
+    return True
 
 
 def tiny_config(model_type: str) -> Any:
     from transformers import CONFIG_MAPPING
 
     cls = CONFIG_MAPPING[model_type]
-    return cls(**shrink(cls()))
+    overrides = {**shrink(cls()), **EXTRA.get(model_type, {})}
+    for _ in range(4):  # a few validator ties (sub-config widths, KV heads) at most
+        try:
+            return cls(**overrides)
+        except Exception as e:  # noqa: BLE001
+            if not (tie(overrides, str(e)) or same_heads(overrides, str(e))):
+                raise
+    return cls(**overrides)
 
 
 def leaf_attentions(model: nn.Module) -> list[nn.Module]:
@@ -157,7 +245,10 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
     g = gen()
     for name in names:
         if name in ("input_ids", "decoder_input_ids"):
-            out.append(torch.randint(3, 100, (1, SEQ if name == "input_ids" else 6), generator=g))
+            # ids below the vocabulary (ESMC's is 64) and the special ids (100..127)
+            text = getattr(config, "text_config", None) or config
+            top = min(100, getattr(text, "vocab_size", VOCAB) or VOCAB)
+            out.append(torch.randint(3, top, (1, SEQ if name == "input_ids" else 6), generator=g))
         elif name == "attention_mask":
             mask = torch.ones(1, SEQ, dtype=torch.int64)
             mask[0, 9:] = 0  # padding: the additive mask matters
@@ -202,7 +293,7 @@ def sweep_row(model_type: str) -> ZooModel:
         model.eval()
         names = input_kind(model)
         feeds = feeds_for(names, config)
-        wrapped = Call(model, names, "0")
+        wrapped = First(model, names, "0")
         # the attention blocks: leaf attention modules this forward runs (a VLM's text path
         # leaves its vision tower's out)
         ran: set[int] = set()
@@ -219,7 +310,7 @@ def sweep_row(model_type: str) -> ZooModel:
         entry.input_names = names
         entry.attention_blocks = len(ran) if ran else -1
         if out.is_floating_point() and float(out.abs().max()) < 1e-3:
-            return scrambled(lambda: Call(model, names, "0"))()
+            return scrambled(lambda: First(model, names, "0"))()
         return wrapped
 
     def build() -> nn.Module:
@@ -228,6 +319,16 @@ def sweep_row(model_type: str) -> ZooModel:
     entry.build = build
     entry.inputs = lambda: state["feeds"]
     return entry
+
+
+class First(Call):
+    """Call's first output; a backbone's first output is its tuple of feature maps: the last."""
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        out = super().forward(*args)
+        while isinstance(out, (tuple, list)):
+            out = out[-1]
+        return out
 
 
 class Timeout(Exception):

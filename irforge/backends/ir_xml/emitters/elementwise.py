@@ -13,8 +13,11 @@ import numpy as np
 
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.graph import PortType, element_name, fmt_bool, fmt_float
+from irforge.backends.reference import constant_value
 from irforge.dialects.nn.activation import Activation, Clamp, PReLU, ReLU
+from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Convert, Eltwise, Identity, Select
+from irforge.model import store_of
 from irforge.weights.dtypes import from_xdsl
 
 UNARY: dict[str, tuple[str, str]] = {
@@ -131,10 +134,47 @@ def binary(ctx: EmitContext, ov_type: str, a: Port, b: Port, out: PortType, name
     return ctx.single(ov_type, [a, b], out, name=name, data=data)
 
 
+HUGE = 1e30
+"""A multiplier at least this large (HF's finfo.min mask scale) makes OpenVINO's shift folding
+lose an added constant."""
+
+
+def one_value(value: object) -> float | None:
+    owner = getattr(value, "owner", None)
+    if not isinstance(owner, Constant):
+        return None
+    array = constant_value(owner, store_of(owner))
+    return float(array.reshape(-1)[0]) if array.size == 1 and array.dtype.kind == "f" else None
+
+
+def hits_ov_affine_shift_bug(op: Eltwise) -> bool:
+    """Whether `op` adds (or subtracts) a constant to a product by a huge one-value constant:
+    OpenVINO 2026.4.1's CPU plugin fuses (1 - m) * finfo.min + C as m * -finfo.min +
+    (finfo.min + C), whose f32 shift rounds C away (HF's padding mask plus a constant causal
+    mask, which the attention fusion sums: GPT-1 read 0 for every causal -1e4). Its own ONNX
+    frontend computes the same; a rank change between the two layers keeps them apart."""
+    if op.str_prop("operation") not in ("sum", "sub"):
+        return False
+    for side, other in ((0, 1), (1, 0)):
+        producer = op.operands[side].owner
+        if isinstance(op.operands[other].owner, Constant) and isinstance(producer, Eltwise) and producer.str_prop("operation") == "mul":
+            factors = [one_value(v) for v in producer.operands]
+            if any(f is not None and abs(f) >= HUGE for f in factors):
+                return True
+    return False
+
+
 @ir_xml_emitter(Eltwise)
 def eltwise(ctx: EmitContext, op: Eltwise, inputs: list[Port]) -> list[Port]:
     out = PortType.of(op.output.type)
     operation = op.str_prop("operation")
+    if hits_ov_affine_shift_bug(op):
+        # both sides one rank up, the result squeezed back: the same numbers, not fused
+        name = ctx.name(op)
+        up = [ctx.single("Unsqueeze", [p, ctx.ints([0], f"{name}/up{i}/axes")], p.type.with_dims((1, *p.dims)), name=f"{name}/up{i}")
+              for i, p in enumerate(inputs)]
+        wide = binary(ctx, ELTWISE[operation], up[0], up[1], out.with_dims((1, *out.dims)), f"{name}/wide")
+        return [ctx.single("Squeeze", [wide, ctx.ints([0], f"{name}/axes")], out, name=name)]
     # the zero point / scale of compressed weights: kept f32 in an FP16 IR, as ovc keeps them
     decompressing = operation in ("sub", "mul") and any(ctx.is_decompression(p) for p in inputs)
     if decompressing:

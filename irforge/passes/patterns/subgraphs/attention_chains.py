@@ -15,6 +15,10 @@ its steps does not matter:
     x  = s, then any sequence of (none: a bare softmax(q @ k') @ v, scale 1)
          x * c | x / c                  (c a finite nonzero one-value constant)
          x + m | x - m                  (m anything that broadcasts to x without growing it)
+         x * C                          (C a constant of 0s and one value c whose zeros the
+                                        constant masks added after it put at or below -1e4:
+                                        GPT-1's w * b + -1e4 * (1 - b), as c * x; see
+                                        `causal_product`)
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
          Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
                                         mask Where(keep, 0, fill), as attention_exports.py)
@@ -179,6 +183,17 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             return None
         operation = owner.str_prop("operation")
         a, b = owner.operands
+        if operation == "mul" and scalar(a) is None and scalar(b) is None:
+            # x * C, C a constant of 0s and one value c whose zeros the masks added later
+            # cover (GPT-1's w * b + -1e4 * (1 - b), b the causal 0/1 buffer, with 1/sqrt(d)
+            # folded into it): c * x plus those masks
+            side, c = causal_product(owner, chain)
+            if side is None:
+                return None
+            chain.factor *= c
+            x = side
+            chain.ops.append(owner)
+            continue
         if operation in ("mul", "div"):
             # one side a one-value constant; the scores' side is the other
             side = a if scalar(b) is not None else b if scalar(a) is not None and operation == "mul" else None
@@ -210,6 +225,37 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
         else:
             return None
         chain.ops.append(owner)
+
+
+def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
+    """The scores' side of op = x * C and c, for C a constant whose values are 0 and one
+    finite nonzero c, not growing x, whose zeros the constant masks added after op in op's
+    view (the chain's terms so far) put at or below FILL_AT_MOST; (None, 0) otherwise.
+    Then x * C + M is c * x + M up to c * x at the zeros: like a Where's fill (see the module
+    docstring), those logits are at or below -1e4 either way and their probabilities exactly 0."""
+    out = dims(op.results[0])
+    for side, factor in zip(op.operands, reversed(op.operands)):
+        owner = factor.owner
+        if not isinstance(owner, Constant) or dims(side) != out:
+            continue
+        array = constant_value(owner, store_of(owner))
+        if array.dtype.kind != "f" or not np.all(np.isfinite(array)):
+            continue
+        values = np.unique(array)
+        nonzero = values[values != 0]
+        if len(nonzero) != 1 or len(values) != 2:
+            continue
+        zeros = np.broadcast_to(array == 0, out)
+        masked = np.zeros(out)
+        for term in chain.terms:
+            owner_t = term.value.owner
+            if term.fill is not None or term.view != out or not isinstance(owner_t, Constant):
+                continue
+            masked = masked + term.coefficient * np.broadcast_to(constant_value(owner_t, store_of(owner_t)), out)
+        # (at the softmax's scale: the coefficients hold the factors after the masks)
+        if np.all(masked[zeros] <= FILL_AT_MOST):
+            return side, float(nonzero[0])
+    return None, 0.0
 
 
 STEPS = ("nn.eltwise", "nn.reshape", "nn.select")
