@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from irforge.errors import IrforgeError, one_line
-from irforge.output_files import install_signal_cleanup
+from irforge.output_files import forget_inputs, install_signal_cleanup
 
 EXIT_USAGE = 2
 
@@ -32,6 +32,7 @@ def exit_on_error(body: Callable[[], None]) -> None:
     """
     argparse.ArgumentParser.error = _argparse_error  # type: ignore[method-assign]
     install_signal_cleanup()
+    forget_inputs()
     try:
         body()
     except IrforgeError as e:

@@ -1,0 +1,123 @@
+"""Fuzz findings of session 9 (irforge/testing/fuzz_session8_ops.py's seeds of session 8's code,
+mutated: `bench/fuzz_campaign.py --focus session8`, `bench/fuzz_numbers.py --only session8`;
+and hand probes of the command-line front door): each input that gave an internal error, a
+number other than onnxruntime's or a write over the user's own files is now a one-line coded
+error or onnxruntime's number."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.reference import run
+from irforge.frontends.onnx.importer import import_onnx
+from irforge.testing.fuzz import run_tool_in_process
+from irforge.testing.onnx_models import resnet
+from tests.helpers import ort_session_run
+
+
+@pytest.fixture(scope="module")
+def small_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("model")
+    path = folder / "m.onnx"
+    path.write_bytes(resnet(blocks=(1,), width=4, size=8).SerializeToString())
+    return path
+
+
+def _fails(tool: str, argv: list[str], code: str, match: str) -> None:
+    exit_code, err, escaped = run_tool_in_process(tool, argv, timeout=60)
+    assert (exit_code, escaped) == (2, ""), err
+    assert err.strip().splitlines()[-1].startswith(f"irforge: error[{code}]: ") and match in err, err
+
+
+# -- outputs that would replace an input or a device -----------------------------------------------
+def test_ir_run_output_over_its_model_is_refused(small_onnx: Path, tmp_path: Path) -> None:
+    """`ir-run m.onnx --output m.onnx` replaced the model with the .npz of its outputs."""
+    model = tmp_path / "m.onnx"
+    model.write_bytes(small_onnx.read_bytes())
+    _fails("ir-run", [str(model), "--output", str(model)], "E012", "it is an input of this command")
+    assert model.read_bytes() == small_onnx.read_bytes()
+
+
+def test_ir_convert_and_ir_opt_over_their_input_are_refused(small_onnx: Path, tmp_path: Path) -> None:
+    """ir-convert of an IR XML into its own folder and `ir-opt m.mlir -o m.mlir` rewrote their
+    input (and its .bin / .weights) in place."""
+    assert run_tool_in_process("ir-convert", ["-m", str(small_onnx), "-o", str(tmp_path), "--emit", "mlir"])[0] == 0
+    assert run_tool_in_process("ir-convert", ["-m", str(small_onnx), "-o", str(tmp_path)])[0] == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    _fails("ir-convert", ["-m", str(tmp_path / "m.xml"), "--output_model", str(tmp_path / "m.xml")], "E012", "is an input")
+    _fails("ir-opt", [str(tmp_path / "m.mlir"), "-p", "canonicalize", "-o", str(tmp_path / "m.mlir")], "E012", "is an input")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    out = tmp_path / "o"
+    out.mkdir()
+    assert run_tool_in_process("ir-opt", [str(tmp_path / "m.mlir"), "-p", "canonicalize", "-o", str(out / "m.mlir")])[0] == 0
+
+
+def test_output_onto_a_pipe_is_refused_and_the_pipe_stays(small_onnx: Path, tmp_path: Path) -> None:
+    """`--output /dev/full` (as root) put a regular file in place of the device: outputs are
+    renamed into place whole, so a device, pipe or socket target is refused."""
+    fifo = tmp_path / "out.npz"
+    os.mkfifo(fifo)
+    _fails("ir-run", [str(small_onnx), "--output", str(fifo)], "E012", "not a regular file")
+    assert fifo.is_fifo()
+
+
+# -- ir-run and ir-convert values ---------------------------------------------------------------
+def test_input_npz_that_is_no_zip_is_a_read_error(small_onnx: Path, tmp_path: Path) -> None:
+    """An --input FILE.npz of other bytes gave BadZipFile (an internal error)."""
+    junk = tmp_path / "a.npz"
+    junk.write_bytes(b"PK\x03\x04junk")
+    _fails("ir-run", [str(small_onnx), "--input", f"data={junk}", "--output", str(tmp_path / "o.npz")], "E021", "cannot read input")
+
+
+@pytest.mark.parametrize(("flags", "code", "match"), [
+    (["--mean_values", "data[1e39,0,0]"], "E745", "beyond the range of its float32 type"),   # inf in float32: every output inf / NaN
+    (["--scale_values", "data[1e-39,1,1]"], "E745", "beyond the range of its float32 type"),  # a subnormal: its reciprocal overflows
+    (["--scale", "1e39"], "E745", "beyond the range"),
+    (["--mean_values", "[1,2,3],[4,5,6]"], "E030", "gives two lists for every input"),        # the second replaced the first
+    (["--scale_values", "data[1,2,3],data[4,5,6]"], "E030", "gives two lists for input 'data'"),
+])  # fmt: skip
+def test_preprocessing_values_the_input_type_cannot_hold_are_refused(small_onnx, tmp_path, flags, code, match):
+    _fails("ir-convert", ["-m", str(small_onnx), "-o", str(tmp_path), *flags], code, match)
+    assert not list(tmp_path.iterdir())
+
+
+# -- numbers ------------------------------------------------------------------------------------
+def _softmax_model(op: str) -> onnx.ModelProto:
+    node = helper.make_node(op, ["x"], ["y"], axis=-1)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 3])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_softmax_of_a_row_holding_plus_inf_is_nan_throughout(op: str) -> None:
+    """A row holding +inf: onnxruntime (ONNX's x - max(x)) gives NaN for the whole row; ref and
+    cpu gave 0 beside the inf, so a differential attention's `Where(IsNaN(p), -1e4, p)` guard
+    (a mutated mask fill of +inf) came out 4.5e4 off."""
+    x = np.array([[1.0, np.inf, 2.0], [np.inf, np.inf, 0.0], [-np.inf, -np.inf, -np.inf], [1.0, 2.0, 3.0]], np.float32)
+    proto = _softmax_model(op)
+    (want,) = ort_session_run(proto, {"x": x})
+    model = import_onnx(proto)
+    for got in (run(model, {"x": x})["y"], compile_model(model)({"x": x})["y"]):
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+
+
+def test_guarded_attention_with_a_plus_inf_mask_fill_matches_onnxruntime() -> None:
+    from irforge.testing.fuzz_session8_ops import attention_shared
+
+    proto = onnx.load_from_string(attention_shared())
+    for init in proto.graph.initializer:
+        if init.name in ("ninf", "zf"):
+            init.CopyFrom(numpy_helper.from_array(np.array(np.inf if init.name == "ninf" else -1e4, np.float32), init.name))
+    rng = np.random.default_rng(3)
+    feeds = {n: rng.standard_normal((1, 2, 6, 8)).astype(np.float32) for n in ("q", "k", "v0", "v1")}
+    feeds["keep"] = rng.random((1, 1, 6, 6)) < 0.7
+    (want,) = ort_session_run(proto, feeds)
+    np.testing.assert_allclose(run(import_onnx(proto), feeds)["y"], want, rtol=1e-5, atol=1e-3)
