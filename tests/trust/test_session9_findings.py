@@ -121,3 +121,31 @@ def test_guarded_attention_with_a_plus_inf_mask_fill_matches_onnxruntime() -> No
     feeds["keep"] = rng.random((1, 1, 6, 6)) < 0.7
     (want,) = ort_session_run(proto, feeds)
     np.testing.assert_allclose(run(import_onnx(proto), feeds)["y"], want, rtol=1e-5, atol=1e-3)
+
+
+def test_ir_run_output_over_the_models_external_data_is_refused(small_onnx: Path, tmp_path: Path) -> None:
+    """`ir-run m.onnx --output m.onnx.data` replaced the weights the model reads."""
+    proto = onnx.load(str(small_onnx))
+    onnx.save_model(proto, str(tmp_path / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="m.onnx.data", size_threshold=0)
+    data = (tmp_path / "m.onnx.data").read_bytes()
+    _fails("ir-run", [str(tmp_path / "m.onnx"), "--output", str(tmp_path / "m.onnx.data")], "E012", "is an input")
+    assert (tmp_path / "m.onnx.data").read_bytes() == data
+
+
+@pytest.mark.parametrize("location", ["../secret.bin", "/etc/hostname", "link.bin"])
+def test_external_data_outside_the_models_folder_is_refused(small_onnx: Path, tmp_path: Path, location: str) -> None:
+    """External data may not leave the model's folder: `..`, an absolute path, or a symlink
+    inside the folder that points out of it (pinned: already E110)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (tmp_path / "secret.bin").write_bytes(b"\0" * 4096)
+    os.symlink(tmp_path / "secret.bin", folder / "link.bin")
+    proto = onnx.load(str(small_onnx))
+    init = proto.graph.initializer[0]
+    onnx.external_data_helper.set_external_data(init, location, offset=0, length=init.ByteSize())
+    init.data_location = onnx.TensorProto.EXTERNAL
+    init.ClearField("raw_data")
+    init.ClearField("float_data")
+    (folder / "m.onnx").write_bytes(proto.SerializeToString())
+    _fails("ir-convert", ["-m", str(folder / "m.onnx"), "-o", str(tmp_path / "out")], "E110", "outside the model's folder")
