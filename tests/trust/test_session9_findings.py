@@ -149,3 +149,70 @@ def test_external_data_outside_the_models_folder_is_refused(small_onnx: Path, tm
     init.ClearField("float_data")
     (folder / "m.onnx").write_bytes(proto.SerializeToString())
     _fails("ir-convert", ["-m", str(folder / "m.onnx"), "-o", str(tmp_path / "out")], "E110", "outside the model's folder")
+
+
+# -- the fuzz seeds of session 8's code, mutated ---------------------------------------------------
+def _s8(name: str) -> onnx.ModelProto:
+    from irforge.testing import fuzz_session8_ops as s8
+
+    return onnx.load_from_string(s8.SEEDS[name]())
+
+
+def _set_attr(model: onnx.ModelProto, output: str, **attrs: object) -> onnx.ModelProto:
+    node = next(n for n in model.graph.node if n.output[0] == output)
+    for name, value in attrs.items():
+        for attr in [a for a in node.attribute if a.name == name]:
+            node.attribute.remove(attr)
+        node.attribute.append(helper.make_attribute(name, value))
+    return model
+
+
+def _constant(model: onnx.ModelProto, name: str, array: np.ndarray) -> onnx.ModelProto:
+    next(t for t in model.graph.initializer if t.name == name).CopyFrom(numpy_helper.from_array(array, name))
+    return model
+
+
+def _refused(model: onnx.ModelProto, match: str, code: str = "E041") -> None:
+    from irforge.errors import IrforgeError
+
+    with pytest.raises(IrforgeError, match=match) as err:
+        import_onnx(model)
+    assert err.value.code == code and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("attrs", "match"), [
+    ({"mode": "nearest"}, "apply to the linear and cubic modes, not mode 'nearest'"),  # onnx's reference: RuntimeError
+    ({"mode": "area"}, "not mode 'area'"),                                               # ValueError: Unexpected value
+    ({"mode": "linear", "antialias": 0}, "exclude_outside with mode linear needs antialias=1"),  # onnxruntime refuses it too
+])  # fmt: skip
+def test_resize_antialias_modes_onnx_does_not_define_are_refused(attrs, match):
+    _refused(_set_attr(_s8("resizeaa.onnx"), "y", **attrs), match)
+
+
+@pytest.mark.parametrize("scales", [[1, 1, np.inf, 0.5], [1, 1, 0.5, np.nan], [1, 1, 0.5, -2.0]])
+def test_resize_antialias_scales_that_give_no_size_are_refused(scales):
+    """A scale of inf: OverflowError (cannot convert float infinity to integer)."""
+    _refused(_constant(_s8("resizeaa.onnx"), "scales", np.array(scales, np.float32)), "must be finite and positive")
+
+
+def test_resize_antialias_sizes_of_a_huge_matrix_are_refused():
+    _refused(_constant(_s8("resizeaa.onnx"), "sizes", np.array([1, 2, 3, 2**31], np.int64)), "a weight matrix beyond")
+
+
+def test_pad_with_float_pads_is_refused():
+    """Constant pads of float NaN: ValueError (cannot convert float NaN to integer)."""
+    _refused(_constant(_s8("padneg.onnx"), "pads2", np.array([np.nan, 1, 0, -1], np.float32)), "pads \\(input #1\\) must be an integer tensor")
+
+
+def test_ir_xml_split_axis_beyond_the_rank_is_refused(tmp_path: Path) -> None:
+    """The Pad-12 seed's IR XML with the Slice of its pads_end half retyped VariadicSplit (its
+    start, 2, read as the axis of a 1-D tensor): IndexError."""
+    from irforge.testing import fuzz_session8_ops as s8
+
+    (tmp_path / "padrt.onnx").write_bytes(s8.pad_run_time())
+    assert run_tool_in_process("ir-convert", ["-m", str(tmp_path / "padrt.onnx"), "-o", str(tmp_path)])[0] == 0
+    xml = (tmp_path / "padrt.xml").read_text()
+    layer = 'name="Pad_a/pads_end" type="Slice"'
+    assert layer in xml
+    (tmp_path / "padrt.xml").write_text(xml.replace(layer, 'name="Pad_a/pads_end" type="VariadicSplit"'))
+    _fails("ir-run", [str(tmp_path / "padrt.xml")], "E640", "VariadicSplit axis 2 is out of range for an input of rank 1")

@@ -177,6 +177,8 @@ def slice_to(ctx: NodeContext) -> SSAValue:
     first Shape(boxes)[0] rows of a tensor of data-dependent size); axes and steps must be
     constant."""
     count = ctx.input_shape(1)
+    if np.dtype(from_xdsl(ctx.input_type(1).element_type)).kind not in "iu":  # a float pads vector is no count
+        raise ctx.fail(f"pads (input #1) must be an integer tensor, got {ctx.input_type(1).element_type}", fix="give pads as int64")
     if len(count) != 1 or count[0] == DYN:
         raise ctx.fail(f"starts must be a 1-D tensor of known length, got shape {list(count)}")
     axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=10)
@@ -197,11 +199,13 @@ def pad(ctx: NodeContext) -> SSAValue:
     rank = len(ctx.input_shape(0))
     mode = ctx.attr("mode", "constant")
     if ctx.opset < 11:
+        if ctx.attr("pads") is None:
+            raise ctx.fail("Pad before opset 11 needs its pads attribute", fix="give pads=[begins..., ends...]")
         pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
     elif ctx.has_input(1) and ctx.constant_input(1) is None:
         return pad_by(ctx, rank, mode)
     else:
-        pads = [int(p) for p in ctx.required_constant(1, "pads").reshape(-1)]  # 1-D by the spec; a [1, 2r] one too
+        pads = int_list(ctx, ctx.required_constant(1, "pads"), "pads (input #1)")  # 1-D by the spec; a [1, 2r] one too
         fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
         value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
         axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=18)
@@ -234,6 +238,8 @@ def pad_by(ctx: NodeContext, rank: int, mode: str) -> SSAValue:
     if mode not in ("constant", "edge", "reflect"):
         raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge, reflect or wrap")
     count = ctx.input_shape(1)
+    if np.dtype(from_xdsl(ctx.input_type(1).element_type)).kind not in "iu":  # a float pads vector is no count
+        raise ctx.fail(f"pads (input #1) must be an integer tensor, got {ctx.input_type(1).element_type}", fix="give pads as int64")
     if len(count) != 1 or count[0] == DYN:
         raise ctx.fail(f"pads must be a 1-D tensor of known length, got shape {list(count)}")
     fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
