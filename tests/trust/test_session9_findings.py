@@ -216,3 +216,9 @@ def test_ir_xml_split_axis_beyond_the_rank_is_refused(tmp_path: Path) -> None:
     assert layer in xml
     (tmp_path / "padrt.xml").write_text(xml.replace(layer, 'name="Pad_a/pads_end" type="VariadicSplit"'))
     _fails("ir-run", [str(tmp_path / "padrt.xml")], "E640", "VariadicSplit axis 2 is out of range for an input of rank 1")
+
+
+@pytest.mark.parametrize(("output", "attrs"), [("c", {"keepdims": 2}), ("b", {"select_last_index": 2}), ("a", {"keepdims": -1})])
+def test_argmax_flags_other_than_0_or_1_are_refused(output, attrs):
+    """ArgMax keepdims=2: onnxruntime drops the axis (it reads keepdims == 1), ref and cpu kept it."""
+    _refused(_set_attr(_s8("argtypes.onnx"), output, **attrs), "must be 0 or 1")
