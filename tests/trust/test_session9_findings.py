@@ -222,3 +222,8 @@ def test_ir_xml_split_axis_beyond_the_rank_is_refused(tmp_path: Path) -> None:
 def test_argmax_flags_other_than_0_or_1_are_refused(output, attrs):
     """ArgMax keepdims=2: onnxruntime drops the axis (it reads keepdims == 1), ref and cpu kept it."""
     _refused(_set_attr(_s8("argtypes.onnx"), output, **attrs), "must be 0 or 1")
+
+
+def test_resize_antialias_float_sizes_are_refused():
+    """sizes of float inf: OverflowError in the antialias path (the plain path checked them)."""
+    _refused(_constant(_s8("resizeaa.onnx"), "sizes", np.array([np.inf], np.float32)), "sizes \\(input #3\\) must be an integer tensor")

@@ -21,6 +21,7 @@ from onnx import TensorProto, helper
 from xdsl.ir import SSAValue
 
 from irforge.dialects.nn.base import DYN
+from irforge.frontends.onnx.checked_constants import int_list
 from irforge.frontends.onnx.node_expansion import Expansion
 from irforge.frontends.onnx.registry import NodeContext
 from irforge.weights.dtypes import from_xdsl
@@ -86,12 +87,15 @@ def antialias_resize(ctx: NodeContext) -> SSAValue:
     axes = [int(a) % rank for a in ctx.attr("axes")] if ctx.attr("axes") is not None else list(range(rank))
     out, scales = list(shape), {}
     if ctx.has_input(3):
-        sizes = [int(v) for v in ctx.required_constant(3, "sizes").reshape(-1)]
+        sizes = int_list(ctx, ctx.required_constant(3, "sizes"), "sizes (input #3)")
         if len(sizes) != len(axes):
             raise ctx.fail(f"sizes has {len(sizes)} values for {len(axes)} axes", fix="give one size per axis")
         out = [dict(zip(axes, sizes)).get(a, d) for a, d in enumerate(shape)]
     else:
-        given = [float(v) for v in ctx.required_constant(2, "scales").reshape(-1)]
+        scales_array = ctx.required_constant(2, "scales")
+        if scales_array.dtype.kind != "f":
+            raise ctx.fail(f"scales (input #2) must be a float tensor, got {scales_array.dtype}", fix="give scales as float32")
+        given = [float(v) for v in scales_array.reshape(-1)]
         if len(given) != len(axes):
             raise ctx.fail(f"scales has {len(given)} values for {len(axes)} axes", fix="give one scale per axis")
         if not all(math.isfinite(v) and v > 0 for v in given):
