@@ -8,8 +8,9 @@ A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses
 clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
 outputs differ in shape or by more than --rtol/--atol (NaN matching NaN; float16 outputs at
 rtol 4e-3 / atol 1e-3), from onnxruntime's with and without its graph optimisations, is a
-finding: a silently wrong number. Prints a table and the first findings, with the mutant kept under
---keep for a rerun.
+finding: a silently wrong number, unless irforge agrees with onnx's reference implementation
+(onnx.reference) where onnxruntime does not (counted as ort_off_spec). Prints a table and the
+first findings, with the mutant kept under --keep for a rerun.
 """
 
 from __future__ import annotations
@@ -98,6 +99,19 @@ def irforge_outputs(path: Path, feeds: dict[str, np.ndarray], device: str, work:
         return "ran", {k: z[k] for k in z.files}
 
 
+def reference_outputs(model: Any, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """onnx's own reference implementation of the spec (the tie-breaker where onnxruntime
+    departs from it: Resize antialias with align_corners), or None where it cannot run."""
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        with np.errstate(all="ignore"):
+            outputs = ReferenceEvaluator(model).run(None, feeds)
+    except Exception:  # noqa: BLE001  (ops or forms it lacks)
+        return None
+    return {o.name: np.asarray(v) for o, v in zip(model.graph.output, outputs)}
+
+
 def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
     if got.shape != want.shape:
         return f"shape {list(got.shape)} vs onnxruntime's {list(want.shape)}"
@@ -138,7 +152,7 @@ def main() -> None:
         only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": fuzz_session7_ops.SEEDS,
                 "session8": fuzz_session8_ops.SEEDS}[args.only]
         seeds = {k: v for k, v in seeds.items() if k in only}
-    counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "differ"), 0)
+    counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "ort_off_spec", "differ"), 0)
     findings: list[str] = []
     devices = ["ref", "cpu"] if args.cpu else ["ref"]
     with tempfile.TemporaryDirectory(prefix="irforge-numbers-") as tmp:
@@ -181,12 +195,16 @@ def main() -> None:
                 wrong = {k: why for k in want if k in got and (why := differs(got[k], want[k], args.rtol, args.atol))}
                 if wrong and (plain := onnxruntime_outputs(path, feeds, optimize=False)) is not None:  # its rewrites' rounding?
                     wrong = {k: why for k in wrong if k in plain and (why := differs(got[k], plain[k], args.rtol, args.atol))}
-                if wrong:
+                if wrong and (spec := reference_outputs(model, feeds)) is not None and all(
+                        k in spec and not differs(got[k], spec[k], args.rtol, args.atol) for k in wrong):
+                    verdicts.append("ort_off_spec")  # irforge agrees with onnx's reference, onnxruntime does not
+                    findings.append(f"{name} #{i} {device}: onnxruntime off onnx's reference, irforge on it: {wrong}")
+                elif wrong:
                     verdicts.append("differ")
                     findings.append(f"{name} #{i} {device}: {wrong}")
                 else:
                     verdicts.append("agree")
-            kind = "crashed" if "crashed" in verdicts else "differ" if "differ" in verdicts else "refused" if "refused" in verdicts else "agree"
+            kind = next((k for k in ("crashed", "differ", "ort_off_spec", "refused") if k in verdicts), "agree")
             counts[kind] += 1
             if (i + 1) % 50 == 0:  # a long run stopped early still reports
                 print(f"after {i + 1} cases: {counts}", flush=True)
