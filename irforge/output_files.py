@@ -40,7 +40,9 @@ _COMPANIONS = {".xml": ".bin", ".mlir": ".weights"}
 
 def protect_inputs(*paths: str | os.PathLike[str] | None) -> None:
     """Remember the files a command reads (and the weights file beside an .xml / .mlir), so
-    that `check_target` refuses to write over one of them (E012)."""
+    that `check_target` refuses to write over one of them (E012); only while a command runs."""
+    if not _IN_COMMAND[0]:
+        return
     for path in paths:
         if not path:
             continue
@@ -56,9 +58,19 @@ def protect_inputs(*paths: str | os.PathLike[str] | None) -> None:
                 _INPUTS.add((info.st_dev, info.st_ino))
 
 
-def forget_inputs() -> None:
-    """A new command starts (tools run in process one after another, as the fuzz campaign does)."""
+_IN_COMMAND = [False]
+"""Whether a command (ir-convert, ir-run, ir-opt) is running: library calls protect nothing."""
+
+
+def command_started() -> None:
+    """A command starts (tools run in process one after another, as the fuzz campaign does)."""
     _INPUTS.clear()
+    _IN_COMMAND[0] = True
+
+
+def command_ended() -> None:
+    _INPUTS.clear()
+    _IN_COMMAND[0] = False
 
 
 def check_model_name(name: str) -> str:
