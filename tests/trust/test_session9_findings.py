@@ -227,3 +227,21 @@ def test_argmax_flags_other_than_0_or_1_are_refused(output, attrs):
 def test_resize_antialias_float_sizes_are_refused():
     """sizes of float inf: OverflowError in the antialias path (the plain path checked them)."""
     _refused(_constant(_s8("resizeaa.onnx"), "sizes", np.array([np.inf], np.float32)), "sizes \\(input #3\\) must be an integer tensor")
+
+
+def _expand(target: np.ndarray) -> onnx.ModelProto:
+    graph = helper.make_graph([helper.make_node("Expand", ["x", "shape"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 1])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [numpy_helper.from_array(target, "shape")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_expand_to_a_scalar_shape_is_refused():
+    """The node suite's test_expand_dim_changed with its shape made 0-d: TypeError (iteration over a 0-d array)."""
+    _refused(_expand(np.array(2**62, np.int64)), "must be a 1-D tensor, got shape \\[\\]")
+
+
+def test_a_node_result_beyond_1_pib_is_refused():
+    """Expand of [3, 1] to [2**62, 1, 6]: converted, then numpy's 'array is too big' on ref and a
+    CPU compile that never ended."""
+    _refused(_expand(np.array([2**62, 1, 6], np.int64)), "more than 1 PiB", code="E144")

@@ -307,8 +307,16 @@ def _wrap_pad(ctx: NodeContext, begin: list[int], end: list[int]) -> SSAValue:
 
 @onnx_extractor("Tile")
 def tile(ctx: NodeContext) -> SSAValue:
-    repeats = [int(r) for r in ctx.required_constant(1, "repeats")]
+    repeats = _vector(ctx, 1, "repeats")
     return ctx.value(Tile, [ctx.input(0)], repeats=repeats)
+
+
+def _vector(ctx: NodeContext, index: int, what: str) -> list[int]:
+    """A constant 1-D integer input (a 0-d one was iterated: TypeError)."""
+    array = ctx.required_constant(index, what)
+    if array.ndim != 1:
+        raise ctx.fail(f"{what} (input #{index}) must be a 1-D tensor, got shape {list(array.shape)}", fix=f"give {what} as a 1-D int64 tensor")
+    return int_list(ctx, array, f"{what} (input #{index})")
 
 
 @onnx_extractor("Expand")
@@ -317,7 +325,7 @@ def expand(ctx: NodeContext) -> SSAValue:
     numpy's broadcasting both ways, as OpenVINO's bidirectional Broadcast)."""
     if ctx.constant_input(1) is None:
         return ctx.value(BroadcastTo, [ctx.input(0), ctx.input(1)])
-    target = [int(d) for d in ctx.required_constant(1, "the target shape")]
+    target = _vector(ctx, 1, "the target shape")
     x = ctx.input(0)
     shape = list(ctx.input_shape(0))
     if len(target) > len(shape):
