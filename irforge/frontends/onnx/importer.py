@@ -217,12 +217,13 @@ converted, it ran into numpy's 'array is too big' or a CPU-backend compile that 
 
 def check_result_extent(ctx: NodeContext, name: str, value: SSAValue) -> None:
     """E144 for a node result whose static shape would hold more than 1 PiB."""
-    shape = getattr(value.type, "shape", None)
-    if shape is None or not hasattr(value.type, "element_type"):
+    kind = getattr(value, "type", None)  # sequences and optionals have none
+    shape = getattr(kind, "shape", None)
+    if shape is None or not hasattr(kind, "element_type"):
         return
     dims = [int(d.data) for d in shape.data if int(d.data) >= 0]
     try:
-        itemsize = np.dtype(from_xdsl(value.type.element_type)).itemsize  # type: ignore[attr-defined]
+        itemsize = np.dtype(from_xdsl(kind.element_type)).itemsize
     except (TypeError, ValueError, KeyError):
         itemsize = 1
     if math.prod(dims) * itemsize > MAX_RESULT_BYTES:
