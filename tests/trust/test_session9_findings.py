@@ -245,3 +245,16 @@ def test_a_node_result_beyond_1_pib_is_refused():
     """Expand of [3, 1] to [2**62, 1, 6]: converted, then numpy's 'array is too big' on ref and a
     CPU compile that never ended."""
     _refused(_expand(np.array([2**62, 1, 6], np.int64)), "more than 1 PiB", code="E144")
+
+
+def test_nonzero_of_a_scalar_is_refused():
+    """The run-time Expand seed's NonZero given the 0-d threshold: numpy's 'Calling nonzero on 0d
+    arrays' (onnxruntime answers [1, n], ONNX's shape inference [0, n])."""
+    model = _s8("expandrt.onnx")
+    next(n for n in model.graph.node if n.op_type == "NonZero").input[0] = "thr"
+    _refused(model, "NonZero of a scalar")
+
+
+def test_expand_to_a_2d_shape_is_refused():
+    """A [1, 2] target shape: TypeError (only 0-dimensional arrays can be converted)."""
+    _refused(_expand(np.array([[2, 3]], np.int64)), "must be a 1-D tensor, got shape \\[1, 2\\]")
