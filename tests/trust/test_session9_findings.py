@@ -260,3 +260,11 @@ def test_nonzero_of_a_scalar_is_refused():
 def test_expand_to_a_2d_shape_is_refused():
     """A [1, 2] target shape: TypeError (only 0-dimensional arrays can be converted)."""
     _refused(_expand(np.array([[2, 3]], np.int64)), "must be a 1-D tensor, got shape \\[1, 2\\]")
+
+
+def test_cpu_refuses_a_result_beyond_memory_before_lowering_it():
+    """The negative-Pad seed padded by 2**40 columns (96 TiB, below E144's 1 PiB): ref raised
+    MemoryError (E004), cpu spent minutes building the pad's per-element index table."""
+    model = import_onnx(_constant(_s8("padneg.onnx"), "pads2", np.array([1, 2, 3, 2**40], np.int64)))
+    with pytest.raises(MemoryError, match="nn.pad result of shape .* more than this machine's memory"):
+        compile_model(model)
