@@ -34,6 +34,9 @@ _PENDING: set[str] = set()
 _INPUTS: set[tuple[int, int]] = set()
 """(device, inode) of the files the running command reads: no output may replace one."""
 
+_IN_COMMAND = [False]
+"""Whether a command (ir-convert, ir-run, ir-opt) is running: library calls protect nothing."""
+
 _COMPANIONS = {".xml": ".bin", ".mlir": ".weights"}
 """The weights file read beside a model file of that suffix."""
 
@@ -56,10 +59,6 @@ def protect_inputs(*paths: str | os.PathLike[str] | None) -> None:
                 continue
             if stat.S_ISREG(info.st_mode):
                 _INPUTS.add((info.st_dev, info.st_ino))
-
-
-_IN_COMMAND = [False]
-"""Whether a command (ir-convert, ir-run, ir-opt) is running: library calls protect nothing."""
 
 
 def command_started() -> None:
