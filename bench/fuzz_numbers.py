@@ -2,14 +2,15 @@
 (and fuzz_control_flow's) that both onnxruntime and irforge accept, do irforge's outputs
 (ir-run --device ref, and cpu with --cpu) agree with onnxruntime's on the same inputs?
 
-    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--show 10] [--only session5|session6|session7]
+    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--show 10] [--only session5|session6|session7|session8]
 
 A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses with a
 clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
 outputs differ in shape or by more than --rtol/--atol (NaN matching NaN; float16 outputs at
 rtol 4e-3 / atol 1e-3), from onnxruntime's with and without its graph optimisations, is a
-finding: a silently wrong number. Prints a table and the first findings, with the mutant kept under
---keep for a rerun.
+finding: a silently wrong number, unless irforge agrees with onnx's reference implementation
+(onnx.reference) where onnxruntime does not (counted as ort_off_spec). Prints a table and the
+first findings, with the mutant kept under --keep for a rerun.
 """
 
 from __future__ import annotations
@@ -98,6 +99,19 @@ def irforge_outputs(path: Path, feeds: dict[str, np.ndarray], device: str, work:
         return "ran", {k: z[k] for k in z.files}
 
 
+def reference_outputs(model: Any, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """onnx's own reference implementation of the spec (the tie-breaker where onnxruntime
+    departs from it: Resize antialias with align_corners), or None where it cannot run."""
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        with np.errstate(all="ignore"):
+            outputs = ReferenceEvaluator(model).run(None, feeds)
+    except Exception:  # noqa: BLE001  (ops or forms it lacks)
+        return None
+    return {o.name: np.asarray(v) for o, v in zip(model.graph.output, outputs)}
+
+
 def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
     if got.shape != want.shape:
         return f"shape {list(got.shape)} vs onnxruntime's {list(want.shape)}"
@@ -119,7 +133,7 @@ def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
 def main() -> None:
     import onnx
 
-    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops
+    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100)
@@ -128,16 +142,17 @@ def main() -> None:
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
     p.add_argument("--show", type=int, default=10)
-    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7"],
-                   help="session5 / session6 / session7: only irforge.testing.fuzz_session5_ops's / _session6_ops's / _session7_ops's seeds")
+    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8"],
+                   help="session5 .. session8: only irforge.testing.fuzz_session5_ops's .. _session8_ops's seeds")
     p.add_argument("--keep", default="fuzz-numbers-findings", help="folder for the mutants of findings")
     args = p.parse_args()
     rng = random.Random(f"numbers-{args.seed}")
     seeds = {**fuzz_new_ops.onnx_seeds(), **{k: v for k, v in fuzz_control_flow.onnx_seeds().items() if k in ("attn.onnx", "if.onnx", "loop.onnx")}}
     if args.only:
-        only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": fuzz_session7_ops.SEEDS}[args.only]
+        only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": fuzz_session7_ops.SEEDS,
+                "session8": fuzz_session8_ops.SEEDS}[args.only]
         seeds = {k: v for k, v in seeds.items() if k in only}
-    counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "differ"), 0)
+    counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "ort_off_spec", "differ"), 0)
     findings: list[str] = []
     devices = ["ref", "cpu"] if args.cpu else ["ref"]
     with tempfile.TemporaryDirectory(prefix="irforge-numbers-") as tmp:
@@ -147,7 +162,7 @@ def main() -> None:
             if draw < 0.7:  # variants onnxruntime runs; then the fuzz mutators' edits
                 data = fuzz_new_ops.vary_onnx_new_ops(seeds[name], rng)
             else:
-                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in fuzz_session7_ops.SEEDS else fuzz_new_ops.mutate_onnx_new_ops
+                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
                 data = mutate(seeds[name], rng) if draw < 0.95 else seeds[name]
             counts["cases"] += 1
             work = Path(tmp) / str(i)
@@ -180,12 +195,16 @@ def main() -> None:
                 wrong = {k: why for k in want if k in got and (why := differs(got[k], want[k], args.rtol, args.atol))}
                 if wrong and (plain := onnxruntime_outputs(path, feeds, optimize=False)) is not None:  # its rewrites' rounding?
                     wrong = {k: why for k in wrong if k in plain and (why := differs(got[k], plain[k], args.rtol, args.atol))}
-                if wrong:
+                if wrong and (spec := reference_outputs(model, feeds)) is not None and all(
+                        k in spec and not differs(got[k], spec[k], args.rtol, args.atol) for k in wrong):
+                    verdicts.append("ort_off_spec")  # irforge agrees with onnx's reference, onnxruntime does not
+                    findings.append(f"{name} #{i} {device}: onnxruntime off onnx's reference, irforge on it: {wrong}")
+                elif wrong:
                     verdicts.append("differ")
                     findings.append(f"{name} #{i} {device}: {wrong}")
                 else:
                     verdicts.append("agree")
-            kind = "crashed" if "crashed" in verdicts else "differ" if "differ" in verdicts else "refused" if "refused" in verdicts else "agree"
+            kind = next((k for k in ("crashed", "differ", "ort_off_spec", "refused") if k in verdicts), "agree")
             counts[kind] += 1
             if (i + 1) % 50 == 0:  # a long run stopped early still reports
                 print(f"after {i + 1} cases: {counts}", flush=True)

@@ -7,14 +7,18 @@ failed run leaves nothing behind. Temporary files still pending when the process
 SIGINT or SIGTERM are removed by the handler `install_signal_cleanup` installs.
 
 The checks here refuse names that would put outputs outside `--output_dir` (a `--model_name`
-with a path separator or `..`) and targets that cannot be written (a folder, a missing
-parent), with one-line errors instead of OSError tracebacks.
+with a path separator or `..`), targets that cannot be written (a folder, a missing
+parent), targets that are no regular file (a device or a pipe: as root, the rename would put
+a file in place of /dev/null) and targets that are one of the run's own inputs (the files a
+tool names with `protect_inputs`: `ir-run m.onnx --output m.onnx` would replace the model),
+with one-line errors instead of OSError tracebacks.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -22,10 +26,50 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from irforge.errors import IrforgeError
+from irforge.errors import IrforgeError, one_line
 
 _PENDING: set[str] = set()
 """Temporary files written but not yet renamed into place (removed on a signal)."""
+
+_INPUTS: set[tuple[int, int]] = set()
+"""(device, inode) of the files the running command reads: no output may replace one."""
+
+_IN_COMMAND = [False]
+"""Whether a command (ir-convert, ir-run, ir-opt) is running: library calls protect nothing."""
+
+_COMPANIONS = {".xml": ".bin", ".mlir": ".weights"}
+"""The weights file read beside a model file of that suffix."""
+
+
+def protect_inputs(*paths: str | os.PathLike[str] | None) -> None:
+    """Remember the files a command reads (and the weights file beside an .xml / .mlir), so
+    that `check_target` refuses to write over one of them (E012); only while a command runs."""
+    if not _IN_COMMAND[0]:
+        return
+    for path in paths:
+        if not path:
+            continue
+        candidates = [Path(path)]
+        if candidates[0].suffix.lower() in _COMPANIONS:
+            candidates.append(candidates[0].with_suffix(_COMPANIONS[candidates[0].suffix.lower()]))
+        for candidate in candidates:
+            try:
+                info = candidate.stat()
+            except (OSError, ValueError):  # missing, unreadable, or a name with NUL: nothing to protect
+                continue
+            if stat.S_ISREG(info.st_mode):
+                _INPUTS.add((info.st_dev, info.st_ino))
+
+
+def command_started() -> None:
+    """A command starts (tools run in process one after another, as the fuzz campaign does)."""
+    _INPUTS.clear()
+    _IN_COMMAND[0] = True
+
+
+def command_ended() -> None:
+    _INPUTS.clear()
+    _IN_COMMAND[0] = False
 
 
 def check_model_name(name: str) -> str:
@@ -74,12 +118,27 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     parent = target.parent
     try:
         target.is_dir()
-    except OSError as e:  # a name longer than the file system takes
+        info = os.lstat(target) if os.path.lexists(target) else None
+    except (OSError, ValueError) as e:  # a name longer than the file system takes, or with a NUL
         raise IrforgeError(
-            f"cannot write {str(target)!r} ({e.strerror or type(e).__name__})",
-            fix="give a shorter name",
+            f"cannot write {str(target)!r} ({getattr(e, 'strerror', None) or one_line(str(e))})",
+            fix="give a shorter name" if isinstance(e, OSError) else "give a plain file name",
             code="E012",
         ) from None
+    if info is not None and not stat.S_ISLNK(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        # a symbolic link itself is replaced by the rename, never the file it points to
+        if not stat.S_ISREG(info.st_mode):
+            raise IrforgeError(
+                f"cannot write {str(target)!r}: it is a device, pipe or socket, not a regular file",
+                fix="give the path of a file to create (outputs replace the file whole)",
+                code="E012",
+            )
+        if (info.st_dev, info.st_ino) in _INPUTS:
+            raise IrforgeError(
+                f"cannot write {str(target)!r}: it is an input of this command (it would replace the model or weights read)",
+                fix="write the output to another file name or folder",
+                code="E012",
+            )
     if not parent.is_dir():
         raise IrforgeError(
             f"cannot write {str(target)!r}: folder {str(parent)!r} does not exist",

@@ -77,7 +77,19 @@ def channel_constant(values: np.ndarray, arg: SSAValue, what: str, name: str, ch
             fix="give one value per channel",
             code="E745",
         )
-    return values.astype(dtype_of(arg)).reshape([values.size] + [1] * (len(shape) - 1 - axis))
+    dtype = dtype_of(arg)
+    with np.errstate(over="ignore", under="ignore"):
+        typed = values.astype(dtype)
+    # 1e39 is inf in f32 (every output inf / NaN); a scale of 1e-46 is 0 there, 1e-39 a
+    # subnormal whose reciprocal overflows: refuse what the input's type cannot hold
+    tiny = np.finfo(dtype).tiny if what == "scale" else 0.0
+    if not np.all(np.isfinite(typed)) or (what == "scale" and np.any(np.abs(typed) < tiny)):
+        raise IrforgeError(
+            f"{what} for input '{name}' has a value beyond the range of its {dtype.name} type ({values.tolist()})",
+            fix=f"give {what} values of magnitude {'%.3g .. ' % tiny if what == 'scale' else 'up to '}{np.finfo(dtype).max:.3g}",
+            code="E745",
+        )
+    return typed.reshape([values.size] + [1] * (len(shape) - 1 - axis))
 
 
 def reversal(arg: SSAValue, channels_last: bool = False) -> np.ndarray | None:

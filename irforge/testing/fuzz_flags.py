@@ -50,7 +50,7 @@ BAD_FLAG_VALUES = {
     "--extensions": ["IN/ext.py", "IN/missing.py", "IN/", "IN/t.json", "IN/fifo"],
     "--framework": ["caffe", "onnx", "tf", "mxnet", "kaldi", "ir", "mlir"],
     "--output_model": ["OUT/x.txt", "OUT/", "OUT/a/b.xml", "OUT/x.xml", "IN/m.onnx/x.xml"],
-    "--output_dir": ["IN/m.onnx", "OUT/new/deeper", "OUT"],
+    "--output_dir": ["IN/m.onnx", "OUT/new/deeper", "OUT", "IN/"],
     "--counts": ["IN/counts.txt", "IN/missing.txt", "", "IN/fifo"],
     "--input_proto": ["IN/missing.prototxt", "IN/t.json", "IN/fifo", "/dev/zero"],
     "--input_symbol": ["IN/t.json", "IN/missing-symbol.json", "IN/m-symbol.json", "IN/fifo", "/dev/zero"],
@@ -129,7 +129,7 @@ RUN_FLAG_VALUES = {
     "--seed": ["-1", "x", "18446744073709551616", "99999999999999999999999", "7"],
     "--device": ["nope", "cpu:x", "ref:1", "", "REF", "cpu,ref"],
     "--weights": ["IN/m.onnx", "IN/missing", "IN/", "IN/a.npy", "IN/fifo"],
-    "--output": ["OUT/", "OUT/a/b.npz", "OUT/o.txt", "OUT/o.npz"],
+    "--output": ["OUT/", "OUT/a/b.npz", "OUT/o.txt", "OUT/o.npz", "IN/m.onnx", "IN/a.npy", "IN/fifo", "IN/m.bin"],  # inputs: E012
     "--compare-onnxruntime": ["IN/m.onnx", "IN/missing.onnx", "IN/a.npy", "IN/fifo"],
     "--bisect": ["IN/m.onnx", "IN/missing", "IN/a.npy", "IN/fifo"],
     "--bisect-tolerance": ["-1", "nan", "x", "0"],
@@ -188,7 +188,7 @@ def tool_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]]) 
     files = {**seeds["mlir"], **seeds["xml"], **_side_files(rng)}
     if tool == "ir-opt":
         argv = [f"IN/{rng.choice(['m.mlir', 'm.xml', 't.json', 'missing.mlir', 'fifo'])}", "-p", rng.choice(OPT_PIPELINES),
-                "-o", rng.choice(["OUT/o.mlir", "OUT", "OUT/a/o.mlir", "OUT/o.xml"])]
+                "-o", rng.choice(["OUT/o.mlir", "OUT", "OUT/a/o.mlir", "OUT/o.xml", "IN/m.mlir", "IN/fifo"])]
         if rng.random() < 0.3:
             argv += ["--weights", rng.choice(["IN/m.bin", "IN/m.weights", "IN/missing", "IN/t.json"])]
         if rng.random() < 0.2:

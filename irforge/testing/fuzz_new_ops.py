@@ -321,6 +321,15 @@ for _op, _values in _s7.BAD_ATTRIBUTES.items():
 BAD_CONSTANTS += _s7.BAD_CONSTANTS
 BAD_INPUT_TYPES += _s7.BAD_INPUT_TYPES
 
+from irforge.testing import fuzz_session8_ops as _s8  # noqa: E402
+
+ONNX_SEEDS.update(_s8.SEEDS)
+IR_SEEDS += _s8.IR_SEEDS  # Pad-12 with input pads, StridedSlice, the Maximum barrier, unsqueezed SDPA inputs
+for _op, _values in _s8.BAD_ATTRIBUTES.items():
+    BAD_ATTRIBUTES[_op] = BAD_ATTRIBUTES.get(_op, []) + _values
+BAD_CONSTANTS += _s8.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s8.BAD_INPUT_TYPES
+
 
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
@@ -425,7 +434,7 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 
 
 VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
-for _op, _values in [*_s6.VALID_ATTRIBUTES.items(), *_s7.VALID_ATTRIBUTES.items()]:
+for _op, _values in [*_s6.VALID_ATTRIBUTES.items(), *_s7.VALID_ATTRIBUTES.items(), *_s8.VALID_ATTRIBUTES.items()]:
     VALID_ATTRIBUTES[_op] = VALID_ATTRIBUTES.get(_op, []) + _values
 
 

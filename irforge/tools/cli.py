@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from irforge.errors import IrforgeError, one_line
-from irforge.output_files import install_signal_cleanup
+from irforge.output_files import command_ended, command_started, install_signal_cleanup
 
 EXIT_USAGE = 2
 
@@ -32,6 +32,7 @@ def exit_on_error(body: Callable[[], None]) -> None:
     """
     argparse.ArgumentParser.error = _argparse_error  # type: ignore[method-assign]
     install_signal_cleanup()
+    command_started()
     try:
         body()
     except IrforgeError as e:
@@ -66,6 +67,8 @@ def exit_on_error(body: Callable[[], None]) -> None:
             raise
         fail(f"an extension raised {type(e).__name__}: {one_line(str(e))[:120]}; "
              "extensions must raise irforge.errors.IrforgeError or an Exception", code="E712")
+    finally:  # a library call after the command (tests, the fuzz campaign) may write anywhere
+        command_ended()
 
 
 def exit_is_ours(e: SystemExit) -> bool:

@@ -61,6 +61,12 @@ def parse_per_input_values(text: str, flag: str) -> dict[str, list[float]]:
     for match in _NAMED_LIST.finditer(text):
         if match.start() != position:
             break
+        if match.group(1) in values:  # the second list would silently replace the first
+            raise IrforgeError(
+                f"bad value for {flag}: '{text}' gives two lists for {('input ' + repr(match.group(1))) if match.group(1) else 'every input'}",
+                fix=f"give one list per input, each named: {flag} a[123,117,104],b[1,2,3]",
+                code="E030",
+            )
         values[match.group(1)] = _numbers(match.group(2), flag, float)
         position = match.end()
     if not values or position != len(text):

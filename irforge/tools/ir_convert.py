@@ -18,7 +18,7 @@ from irforge.errors import IrforgeError
 import irforge.frontends.plugins  # noqa: F401  (fills the frontend table)
 from irforge.frontends.registry import FRONTENDS
 from irforge.model import Model, save_model
-from irforge.output_files import check_model_name, prepare_output_dir
+from irforge.output_files import check_model_name, prepare_output_dir, protect_inputs
 from irforge.tools.cli import exit_on_error
 from irforge.tools.convert_args import match_shapes, parse_names, parse_per_input_values, parse_shapes  # noqa: F401
 from irforge.tools.convert_options import normalise_options, parse_bool, parse_input_specs
@@ -95,6 +95,8 @@ def convert(argv: Sequence[str]) -> None:
     args = build_parser().parse_args(argv)
     normalise_options(args)
     check_flags(args)
+    protect_inputs(args.input_model, args.input_proto, args.input_symbol, args.pretrained_model_name, args.counts,
+                   args.transformations_config)
     progress = Progress("ir-convert", verbose=args.log_level in ("INFO", "DEBUG"),
                         enabled=wanted(args.no_progress, args.log_level))
     load_extensions(args.extensions)

@@ -37,7 +37,7 @@ from irforge.model import (
     store_of,
     weights_path_for,
 )
-from irforge.output_files import check_target, write_files
+from irforge.output_files import check_target, protect_inputs, write_files
 from irforge.passes import all_passes
 from irforge.passes.pipeline_errors import PIPELINE_ERRORS, bad_pipeline
 from irforge.tools.cli import exit_on_error
@@ -256,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         input_file = tool.args.input_file
         if input_file is not None and not Path(input_file).is_file():
             raise IrforgeError(f"input file '{input_file}' not found", fix="check the path", code="E046")
+        protect_inputs(input_file, tool.args.weights)
         suffix = Path(input_file).suffix.lstrip(".") if input_file is not None else "mlir"
         if tool.args.frontend is None and suffix not in tool.available_frontends:
             raise IrforgeError(

@@ -16,6 +16,7 @@ import argparse
 import math
 import os
 import sys
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from irforge.backends.reference.kernels.control_flow import DEFAULT_MAX_ITERATIO
 from irforge.errors import IrforgeError, one_line, quoted
 from irforge.extensions import load_entry_point_extensions, load_extension
 from irforge.model import Model, input_names
-from irforge.output_files import write_files
+from irforge.output_files import protect_inputs, write_files
 from irforge.tools import onnxruntime_runs
 from irforge.tools.cli import exit_on_error
 from irforge.tools.progress import Progress
@@ -166,7 +167,7 @@ def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
             )
         try:
             arrays[name] = np.load(file, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:  # a .npz name whose bytes are no zip archive
             raise IrforgeError(
                 f"cannot read input {quoted(name)} from {quoted(file)}: {one_line(str(e))[:120]}",
                 fix="give a .npy file written by numpy.save",
@@ -315,6 +316,7 @@ def run_command(argv: Sequence[str]) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
+    protect_inputs(args.model, args.weights, args.compare_onnxruntime, args.bisect, *(spec.partition("=")[2] for spec in args.input))
     load_entry_point_extensions()
     for path in args.extensions:
         load_extension(path)

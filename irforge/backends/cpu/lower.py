@@ -11,6 +11,7 @@ followed by a barrier. Buffer liveness is recorded in phase indices for the plan
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.reference import constant_value
+from irforge.backends.reference.run_time_sizes import memory_bytes
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 from irforge.model import Model, input_names, output_names
@@ -218,6 +220,18 @@ file's pages read by packing are dropped as it goes, so a cold compile holds the
 the packed copies together for at most this much (BERT-base: peak RSS 1006 -> 5xx MiB)."""
 
 
+def check_result_memory(op: Operation) -> None:
+    """MemoryError (E004) for a result larger than this machine's memory, before its lowering
+    builds per-element index tables for it (a Pad to 2**31 rows ran for minutes)."""
+    for result in op.results:
+        dims = [int(d) for d in getattr(result.type, "get_shape", lambda: ())() if int(d) >= 0]
+        if not dims:
+            continue
+        needed = math.prod(dims) * np.dtype(dtype_of(result)).itemsize
+        if needed > memory_bytes():
+            raise MemoryError(f"{op.name} result of shape {dims} needs {needed / 2**30:.3g} GiB, more than this machine's memory")
+
+
 def lower(model: Model, new_module: Callable[[str], ir.Module], built: Callable[[ir.Module], None] | None = None) -> Program:
     """Lower every op of the model's function; unsupported ops are reported together.
     `built(module)` is called as each kernel's IR is complete."""
@@ -258,6 +272,7 @@ def lower(model: Model, new_module: Callable[[str], ir.Module], built: Callable[
             ctx.constants[op.output] = array
             ctx.values[op.output] = ctx.const(array)
         elif op not in ctx.absorbed:
+            check_result_memory(op)
             made = len(ctx.buffers)
             lowering_of(op)(ctx, op)  # type: ignore[misc]
             packed += sum(b.nbytes for b in ctx.buffers[made:] if b.kind == "const")

@@ -38,6 +38,7 @@ from irforge.backends.cpu.codegen.irutil import I32, I64, VOID, KernelBuilder, i
 from irforge.backends.common import input_array, view_at
 from irforge.backends.cpu.lower import Program
 from irforge.backends.cpu.memory import Region, release_freed_memory
+from irforge.backends.reference.run_time_sizes import memory_bytes
 
 DRIVER = "irforge_run"
 WORKER = "irforge_worker"
@@ -303,6 +304,8 @@ class Executable:
         """`constants`: the region the program's constants already lie in (a cached program),
         else they are gathered into a new one."""
         self.program = program
+        if arena_size > memory_bytes():  # mapped lazily, it would be written page by page into swap (a Pad to 2**31 rows)
+            raise MemoryError(f"the CPU backend's arena needs {arena_size / 2**30:.3g} GiB, more than this machine's memory")
         self._arena_region = Region(arena_size)
         self.arena = self._arena_region.data[:arena_size // 4 * 4].view(np.float32)
         base = self.arena.ctypes.data

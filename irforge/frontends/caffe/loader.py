@@ -26,6 +26,7 @@ from irforge.errors import IrforgeError
 from irforge.frontends.caffe.fields import NeutralFields, UnknownField, check_unknown_fields
 from irforge.frontends.caffe.schema import message_classes
 from irforge.frontends.caffe.wire import NET_LAYER, NET_V1_LAYERS, BlobSpan, WireFormatError, split_blobs
+from irforge.output_files import protect_inputs
 
 log = logging.getLogger("irforge.caffe")
 
@@ -198,6 +199,7 @@ def load_caffe(model_path: str | os.PathLike[str] | None, proto_path: str | os.P
             fix="give the deploy topology with --input_proto NET.prototxt",
             code="E298",
         )
+    protect_inputs(model, proto)  # ir-run --output NET.prototxt would replace them
     net, parser = parse_prototxt(_read_text(proto, "prototxt"), str(proto))
     neutral = NeutralFields()
     check_unknown_fields(parser.unknown, str(proto), neutral)

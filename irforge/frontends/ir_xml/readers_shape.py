@@ -263,9 +263,13 @@ def concat(ctx: LayerContext) -> SSAValue:
 
 @ir_layer_reader("VariadicSplit", "Split")
 def split(ctx: LayerContext) -> Sequence[SSAValue]:
-    axis = int(ctx.scalar(1, "axis"))
+    axis, rank = int(ctx.scalar(1, "axis")), ctx.rank(0)
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"{ctx.layer.type} axis {axis} is out of range for an input of rank {rank}", fix="give an axis in [-rank, rank)")
     size = ctx.shape(0)[axis]
     if ctx.layer.type == "Split":
+        if ctx.int("num_splits") < 1:
+            raise ctx.fail(f"Split num_splits {ctx.int('num_splits')} must be at least 1", fix="give a positive num_splits")
         lengths = [size // ctx.int("num_splits")] * ctx.int("num_splits")
     else:
         lengths = ctx.const_ints(2, "split_lengths")

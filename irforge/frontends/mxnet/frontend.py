@@ -81,9 +81,11 @@ def import_from_args(args: argparse.Namespace) -> Model:
     from irforge.frontends.mxnet.importer import SymbolImporter, Weights, import_mxnet
     from irforge.frontends.mxnet.loader import load_ndarray_list
     from irforge.frontends.mxnet.symbol import load_symbol
+    from irforge.output_files import protect_inputs
     from irforge.tools.convert_args import match_shapes
 
     symbol_path, weight_paths = resolve_paths(args)
+    protect_inputs(symbol_path, *weight_paths)  # ir-run --output NAME-0000.params would replace them
     symbol = load_symbol(symbol_path)
     named: dict = {}
     bfloat16: set[str] = set()

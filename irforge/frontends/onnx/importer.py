@@ -12,6 +12,7 @@ extractor folds too when its inputs are all constant, through ONNX's reference i
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from irforge.frontends.onnx.registry import DEFAULT_DOMAINS, NodeContext, find_e
 from irforge.frontends.onnx.sequences import OptionalValue, bad_kind, element_names, flat_outputs, is_structured, sequence_model_input, structured_input_error
 from irforge.frontends.tensor_names import record_tensor_names
 from irforge.model import Model
+from irforge.weights.dtypes import from_xdsl
 
 EXTENSION_HINT = (
     "make each a custom layer: `ir-extgen new --op NAME --framework onnx -o DIR` writes a "
@@ -176,6 +178,7 @@ class GraphImporter(FoldingBuilder):
         for index, name in enumerate(node.output):
             value = results[index] if index < len(results) else None
             if value is not None:
+                check_result_extent(ctx, name, value)
                 self.values[name] = value
             elif ctx.output_used(index):
                 raise ctx.fail(f"output #{index} ('{name}') is not supported, and the graph reads it")
@@ -205,6 +208,27 @@ class GraphImporter(FoldingBuilder):
     def _record_unsupported(self, node: onnx.NodeProto, domain: str) -> None:
         key = f"{domain}::{node.op_type}" if domain else node.op_type
         self.unsupported[key].append(node.name or (node.output[0] if node.output else "?"))
+
+
+MAX_RESULT_BYTES = 1 << 50
+"""A node result of more than 1 PiB (Expand / Tile to a dim of 2**62) is a corrupt shape:
+converted, it ran into numpy's 'array is too big' or a CPU-backend compile that never ends."""
+
+
+def check_result_extent(ctx: NodeContext, name: str, value: SSAValue) -> None:
+    """E144 for a node result whose static shape would hold more than 1 PiB."""
+    kind = getattr(value, "type", None)  # sequences and optionals have none
+    shape = getattr(kind, "shape", None)
+    if shape is None or not hasattr(kind, "element_type"):
+        return
+    dims = [int(d.data) for d in shape.data if int(d.data) >= 0]
+    try:
+        itemsize = np.dtype(from_xdsl(kind.element_type)).itemsize
+    except (TypeError, ValueError, KeyError):
+        itemsize = 1
+    if math.prod(dims) * itemsize > MAX_RESULT_BYTES:
+        raise IrforgeError(f"output '{name}' would be a tensor of shape {dims}, more than 1 PiB", where=ctx.where,
+                           fix="check the shape, repeats or sizes this node is given", code="E144")
 
 
 def report_unsupported(missing: Mapping[str, list[str]]) -> None:

@@ -20,6 +20,7 @@ from onnx import TensorProto, numpy_helper
 
 from irforge.errors import IrforgeError, one_line, quoted
 from irforge.frontends.onnx.wire import WireFormatError, split_weights
+from irforge.output_files import protect_inputs
 
 
 @dataclass
@@ -119,6 +120,7 @@ def _external_file(tensor: TensorProto, location: str, base_dir: Path) -> Path:
             fix=f"keep it beside the model in {str(base_dir)!r}",
             code="E111",
         )
+    protect_inputs(file)  # ir-run --output m.onnx.data would replace the weights
     return file
 
 

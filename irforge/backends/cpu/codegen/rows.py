@@ -187,7 +187,10 @@ def _finite_or_zero(kb: KernelBuilder, v: ir.Value) -> ir.Value:
 
 def _softmax(kb: KernelBuilder, rows: Rows, dst: ir.Value, log: bool) -> None:
     b = kb.b
-    shift = _finite_or_zero(kb, rows.fold("fmax"))
+    # a row of -inf keeps its 0 / 0 = NaN; a row holding +inf shifts by it, so inf - inf makes
+    # the whole row NaN, as ONNX's x - max(x) defines it (onnxruntime; a NaN guard then sees it)
+    peak = rows.fold("fmax")
+    shift = b.select(b.fcmp_ordered("==", peak, kb.vconst(-math.inf)), kb.vconst(0.0), peak)
     if log:
         total = rows.fold("fadd", lambda v: vector_exp(kb, b.fsub(v, shift)))
         log_total = kb.call_unary("log", total)

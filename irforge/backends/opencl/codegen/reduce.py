@@ -87,7 +87,8 @@ def softmax_body(shape: Shape, axis: int, log: bool) -> str:
         kept_prologue(shape, [axis]),
         "  float acc = -INFINITY;",
         reduce_pass(shape, [axis], REDUCE_STEP["max"]),
-        "  const float shift = isfinite(acc) ? acc : 0.0f; float sum = 0.0f;",
+        # a row of -inf stays 0 / 0 = NaN; one holding +inf is NaN throughout (ONNX's x - max(x))
+        "  const float shift = acc == -INFINITY ? 0.0f : acc; float sum = 0.0f;",
         reduce_pass(shape, [axis], "sum += exp(v - shift);"),
         reduce_pass(shape, [axis], f"y[off] = {out};"),
     ])

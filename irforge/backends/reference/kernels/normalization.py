@@ -21,12 +21,15 @@ def softmax(op: SoftMax, x: np.ndarray) -> np.ndarray:
     axis = op.softmax_axis()
     if x.size == 0:  # an empty tensor (a run-time dim of 0): nothing to normalise, np.max has no identity
         return x.copy()
-    # shift by the max so exp neither overflows nor underflows to all zeros
+    # shift by the max so exp neither overflows nor underflows to all zeros; a row of -inf
+    # stays 0 / 0 = NaN, and a row holding +inf is NaN throughout (inf - inf), as ONNX's
+    # x - max(x) defines it and onnxruntime computes it (a NaN guard after it sees the row)
     shift = np.max(x, axis=axis, keepdims=True)
-    z = x - np.where(np.isfinite(shift), shift, 0)
-    e = np.exp(z)
-    total = np.sum(e, axis=axis, keepdims=True)
-    return z - np.log(total) if op.bool_prop("log") else e / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = x - np.where(shift == -np.inf, 0, shift)
+        e = np.exp(z)
+        total = np.sum(e, axis=axis, keepdims=True)
+        return z - np.log(total) if op.bool_prop("log") else e / total
 
 
 def window_sums(squares: np.ndarray, axes: tuple[int, ...], before: int, after: int) -> np.ndarray:

@@ -99,6 +99,9 @@ def one_hot(ctx: NodeContext) -> SSAValue:
 
 @onnx_extractor("NonZero")
 def non_zero(ctx: NodeContext) -> SSAValue:
+    if not ctx.input_shape(0):  # onnxruntime returns [1, n] for a scalar, ONNX's shape inference [0, n]
+        raise ctx.fail("NonZero of a scalar (rank 0) input: onnxruntime and ONNX's shape inference disagree on its result",
+                       fix="give NonZero a 1-D input (Unsqueeze the scalar)")
     return ctx.value(NonZero, [ctx.input(0)])
 
 

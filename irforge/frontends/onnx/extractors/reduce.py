@@ -27,14 +27,14 @@ def reduce(ctx: NodeContext) -> SSAValue:
     # axes moved from attribute to input in opset 13 for ReduceSum and 18 for the others
     since = 13 if ctx.node.op_type == "ReduceSum" else 18
     axes = ints_input_or_attr(ctx, 1, "axes", "axes", since=since)
-    if not axes and ctx.attr("noop_with_empty_axes", 0):
+    if not axes and ctx.flag("noop_with_empty_axes"):
         return ctx.value(Identity, [ctx.input(0)])
     return ctx.value(
         Reduce,
         [ctx.input(0)],
         operation=REDUCTIONS[ctx.node.op_type],
         axes=axes or None,
-        keep_dims=bool(ctx.attr("keepdims", 1)),
+        keep_dims=ctx.flag("keepdims", 1),  # 0 / 1 only: onnxruntime reads keepdims=2 as 0 for ArgMax
     )
 
 
@@ -44,7 +44,7 @@ def arg(ctx: NodeContext) -> SSAValue:
         ArgMax,
         [ctx.input(0)],
         axis=int(ctx.attr("axis", 0)),
-        keep_dims=bool(ctx.attr("keepdims", 1)),
-        select_last_index=bool(ctx.attr("select_last_index", 0)),
+        keep_dims=ctx.flag("keepdims", 1),
+        select_last_index=ctx.flag("select_last_index"),
         mode="max" if ctx.node.op_type == "ArgMax" else "min",
     )

@@ -177,6 +177,8 @@ def slice_to(ctx: NodeContext) -> SSAValue:
     first Shape(boxes)[0] rows of a tensor of data-dependent size); axes and steps must be
     constant."""
     count = ctx.input_shape(1)
+    if np.dtype(from_xdsl(ctx.input_type(1).element_type)).kind not in "iu":  # a float pads vector is no count
+        raise ctx.fail(f"pads (input #1) must be an integer tensor, got {ctx.input_type(1).element_type}", fix="give pads as int64")
     if len(count) != 1 or count[0] == DYN:
         raise ctx.fail(f"starts must be a 1-D tensor of known length, got shape {list(count)}")
     axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=10)
@@ -197,11 +199,13 @@ def pad(ctx: NodeContext) -> SSAValue:
     rank = len(ctx.input_shape(0))
     mode = ctx.attr("mode", "constant")
     if ctx.opset < 11:
+        if ctx.attr("pads") is None:
+            raise ctx.fail("Pad before opset 11 needs its pads attribute", fix="give pads=[begins..., ends...]")
         pads, value = [int(p) for p in ctx.attr("pads")], float(ctx.attr("value", 0.0))
     elif ctx.has_input(1) and ctx.constant_input(1) is None:
         return pad_by(ctx, rank, mode)
     else:
-        pads = [int(p) for p in ctx.required_constant(1, "pads").reshape(-1)]  # 1-D by the spec; a [1, 2r] one too
+        pads = int_list(ctx, ctx.required_constant(1, "pads"), "pads (input #1)")  # 1-D by the spec; a [1, 2r] one too
         fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
         value = float(fill.reshape(-1)[0]) if fill is not None and fill.size else 0.0
         axes = ints_input_or_attr(ctx, 3, "axes", "axes", since=18)
@@ -234,6 +238,8 @@ def pad_by(ctx: NodeContext, rank: int, mode: str) -> SSAValue:
     if mode not in ("constant", "edge", "reflect"):
         raise ctx.fail(f"Pad mode '{mode}' is not supported", fix="use constant, edge, reflect or wrap")
     count = ctx.input_shape(1)
+    if np.dtype(from_xdsl(ctx.input_type(1).element_type)).kind not in "iu":  # a float pads vector is no count
+        raise ctx.fail(f"pads (input #1) must be an integer tensor, got {ctx.input_type(1).element_type}", fix="give pads as int64")
     if len(count) != 1 or count[0] == DYN:
         raise ctx.fail(f"pads must be a 1-D tensor of known length, got shape {list(count)}")
     fill = ctx.required_constant(2, "the constant_value") if ctx.has_input(2) else None
@@ -301,8 +307,16 @@ def _wrap_pad(ctx: NodeContext, begin: list[int], end: list[int]) -> SSAValue:
 
 @onnx_extractor("Tile")
 def tile(ctx: NodeContext) -> SSAValue:
-    repeats = [int(r) for r in ctx.required_constant(1, "repeats")]
+    repeats = _vector(ctx, 1, "repeats")
     return ctx.value(Tile, [ctx.input(0)], repeats=repeats)
+
+
+def _vector(ctx: NodeContext, index: int, what: str) -> list[int]:
+    """A constant 1-D integer input (a 0-d one was iterated: TypeError)."""
+    array = ctx.required_constant(index, what)
+    if array.ndim != 1:
+        raise ctx.fail(f"{what} (input #{index}) must be a 1-D tensor, got shape {list(array.shape)}", fix=f"give {what} as a 1-D int64 tensor")
+    return int_list(ctx, array, f"{what} (input #{index})")
 
 
 @onnx_extractor("Expand")
@@ -311,7 +325,7 @@ def expand(ctx: NodeContext) -> SSAValue:
     numpy's broadcasting both ways, as OpenVINO's bidirectional Broadcast)."""
     if ctx.constant_input(1) is None:
         return ctx.value(BroadcastTo, [ctx.input(0), ctx.input(1)])
-    target = [int(d) for d in ctx.required_constant(1, "the target shape")]
+    target = _vector(ctx, 1, "the target shape")
     x = ctx.input(0)
     shape = list(ctx.input_shape(0))
     if len(target) > len(shape):
