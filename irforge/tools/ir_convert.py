@@ -104,6 +104,7 @@ def convert(argv: Sequence[str]) -> None:
     model = progress.stage("import", lambda: import_model(args, framework))
     pipeline = planned_pipeline(args, framework, model)
     if args.pipeline == "":
+        progress.report()
         print(f"import -> {pipeline} -> emit {args.emit}")
         return
     watchers = observers(args, model, pipeline)
@@ -115,6 +116,7 @@ def convert(argv: Sequence[str]) -> None:
     name = check_model_name(args.model_name or Path(args.input_model).stem)
     target = out_dir / f"{name}.{args.emit}"
     progress.stage("emit", lambda: emit(model, target, args))
+    progress.report()
     report_written(target, args.emit)
 
 

@@ -6,8 +6,9 @@
 
 Nothing shows for work that ends within `DELAY` seconds, nor when stderr is not a terminal
 (logs, pipes, tests), nor with `--no-progress` or `--log_level ERROR|CRITICAL` given. The
-stage timing lines (`[ir-convert] import  24.44 s`) are printed as before, when the whole run
-takes over a second or at `--log_level INFO`.
+stage timing lines (`[ir-convert] import  24.44 s`) are printed when the whole run takes over
+a second, by `report()` once the run has succeeded (a run that fails shows its one-line error
+alone, however long it took), or as each stage ends at `--log_level INFO`.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Progress:
         isatty = getattr(self.stream, "isatty", None)
         self.live = enabled and callable(isatty) and bool(isatty()) and _have_tqdm()
         self.start = time.perf_counter()
+        self.pending: list[str] = []
 
     def stage(self, name: str, body: Callable[[], T]) -> T:
         """Run `body` under an elapsed-time display; then its timing line (see the module doc)."""
@@ -65,9 +67,19 @@ class Progress:
         with self._display(name, total) as display:
             result = body(display.step)
         now = time.perf_counter()
-        if self.timings and (self.verbose or now - self.start > 1.0):
-            print(f"[{self.tool}] {name:14} {now - began:7.2f} s", file=self.stream)
+        if self.timings:
+            line = f"[{self.tool}] {name:14} {now - began:7.2f} s"
+            if self.verbose:
+                print(line, file=self.stream)
+            else:
+                self.pending.append(line)
         return result
+
+    def report(self) -> None:
+        """Print the held stage timings if the run took over a second (call once it succeeded)."""
+        if self.pending and time.perf_counter() - self.start > 1.0:
+            print("\n".join(self.pending), file=self.stream)
+        self.pending = []
 
     def track(self, items: Iterable[T], name: str, total: int | None = None, label: Callable[[T], str] | None = None) -> Iterator[T]:
         """Yield `items` while a bar counts them (`label` names the one in progress)."""

@@ -1,6 +1,7 @@
 """The live progress display: tqdm on a terminal's stderr, silent elsewhere or when asked."""
 
 import io
+import re
 import time
 
 import onnx
@@ -75,3 +76,23 @@ def test_ir_convert_shows_progress_unless_silenced(terminal, tmp_path, onnx_path
         convert([str(onnx_path), "-o", str(tmp_path), *quiet])
         assert "%|" not in terminal.getvalue() and ": 00:0" not in terminal.getvalue()
     capsys.readouterr()
+
+
+def test_timings_wait_for_success():
+    """A run that fails after a slow stage shows its one-line error alone: the stage timings
+    are held until `report()`, which the tools call once the run has succeeded."""
+    stream = io.StringIO()
+    run = progress.Progress("tool", stream=stream)
+    run.start -= 2.0  # the run has taken over a second
+    run.stage("import", lambda: None)
+    assert stream.getvalue() == ""
+    run.report()
+    assert re.fullmatch(r"\[tool\] import +\d+\.\d\d s\n", stream.getvalue())
+    verbose = io.StringIO()
+    progress.Progress("tool", verbose=True, stream=verbose).stage("import", lambda: None)
+    assert "[tool] import" in verbose.getvalue()  # --log_level INFO: as each stage ends
+    fast = io.StringIO()
+    quick = progress.Progress("tool", stream=fast)
+    quick.stage("import", lambda: None)
+    quick.report()
+    assert fast.getvalue() == ""  # a run under a second prints no timings
