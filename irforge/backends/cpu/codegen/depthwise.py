@@ -168,16 +168,23 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
                         mask = None if fast else kb.mask(b.sub(i64(g.ow), ox0), n)
                         for r, acc in enumerate(accs):
                             offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
-                            if late:
-                                kb.vstore(acc, kb.at(out, offset), mask)
-                                continue
-                            residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
-                            kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+                            _store(kb, spec, acc, out, res, offset, n, mask, late)
                 if late and not per_plane:
                     _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), rr.count * g.ow)
         if per_plane:
             _epilogue_pass(kb, spec, out, res, dst_off, g.p)
     kb.finish()
+
+
+def _store(kb: KernelBuilder, spec: DepthwiseSpec, acc: ir.Value, out: ir.Value, res: ir.Value | None, offset: ir.Value,
+           n: int, mask: ir.Value | None, late: bool) -> None:
+    """Store one output vector: raw when the epilogue runs later over the plane or the rows,
+    else through the epilogue (with the residual read at the same offset)."""
+    if late:
+        kb.vstore(acc, kb.at(out, offset), mask)
+        return
+    residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
+    kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
 
 
 def _epilogue_pass(kb: KernelBuilder, spec: DepthwiseSpec, out: ir.Value, res: ir.Value | None, start: ir.Value, count: int) -> None:
@@ -378,11 +385,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                     end = None if first is None else (first + r) * g.ow + v * n
                     mask = kb.mask(g.p - end, n) if end is not None and end + n > g.p else None
                     offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
-                    if late:
-                        kb.vstore(acc, kb.at(out, offset), mask)
-                        continue
-                    residual = kb.vload(kb.at(res, offset), n, mask=mask) if res is not None else None
-                    kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
+                    _store(kb, spec, acc, out, res, offset, n, mask, late)
             if late and not per_plane:
                 _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), count * g.ow)
 
