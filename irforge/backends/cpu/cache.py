@@ -89,10 +89,15 @@ class ObjectCache:
         path = self.path(key)
         if path is None or path.exists():
             return
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError:  # a full or read-only cache directory costs the next compile its time, nothing else
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
 
     def getbuffer(self, module: llvm.ModuleRef) -> bytes | None:
         if module.name in self.loaded:

@@ -116,3 +116,20 @@ def test_a_program_with_reference_host_steps_is_cached(tmp_path: Path) -> None:
         runs.append(compiled.stats)
     assert not runs[0].program_cached
     assert runs[1].program_cached and runs[1].cache_misses == 0
+
+
+def test_object_cache_write_failure_is_only_a_miss(tmp_path, monkeypatch):
+    """A full or read-only cache directory must not fail the compile that writes to it."""
+    import irforge.backends.cpu.cache as cache_module
+
+    cache = cache_module.ObjectCache(tmp_path, "x86_64-unknown-linux-gnu")
+
+    def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module.os, "fdopen", full)
+    cache.store("m0123", b"object")
+    assert not list(tmp_path.iterdir())  # no partial file left behind
+    monkeypatch.undo()
+    cache.store("m0123", b"object")
+    assert cache.lookup("m0123") == b"object"
