@@ -1,8 +1,8 @@
 // RUN: python -c "import numpy as np; from irforge.weights import WeightStore; s = WeightStore(); \
 // RUN:   s.add(np.linspace(-1, 1, 32, dtype=np.float32).reshape(2, 16), 'w'); \
 // RUN:   s.add(np.full(32, 1e6, np.float32), 'huge'); s.add(np.arange(32, dtype=np.int64), 'ids'); \
-// RUN:   s.save('%t.weights')"
-// RUN: ir-opt %s --weights %t.weights -p compress-fp16 -o %t.mlir && filecheck %s < %t.mlir
+// RUN:   s.save('%t.in.weights')"
+// RUN: ir-opt %s --weights %t.in.weights -p compress-fp16 -o %t.mlir && filecheck %s < %t.mlir
 // RUN: ir-run %t.mlir --seed 0 | filecheck %s --check-prefix OUT
 
 // The stored f32 matrix becomes f16 plus a convert; values beyond f16 range, integers and

@@ -1,6 +1,6 @@
 // RUN: python -c "import numpy as np; from irforge.weights import WeightStore; s = WeightStore(); \
-// RUN:   s.add(np.linspace(-1, 1, 32, dtype=np.float16).reshape(2, 16), 'w'); s.save('%t.weights')"
-// RUN: ir-opt %s --weights %t.weights -p widen-f16 -o %t.mlir && filecheck %s < %t.mlir
+// RUN:   s.add(np.linspace(-1, 1, 32, dtype=np.float16).reshape(2, 16), 'w'); s.save('%t.in.weights')"
+// RUN: ir-opt %s --weights %t.in.weights -p widen-f16 -o %t.mlir && filecheck %s < %t.mlir
 // RUN: ir-run %t.mlir --seed 0 | filecheck %s --check-prefix OUT
 
 // f16 input converted to f32 where the body starts, constants (stored and inline) widened,
