@@ -41,6 +41,19 @@ def default_cache_dir() -> Path:
     return base / "irforge" / "cpu"
 
 
+def write_atomic(path: Path, write) -> None:  # type: ignore[no-untyped-def]
+    """Write `path` through `write(file)` into a temporary file renamed over it: a reader never
+    sees part of it; the temporary file is removed if the write fails."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class ObjectCache:
     """Objects by module name; counts hits and misses of the current compile."""
 
@@ -89,15 +102,10 @@ class ObjectCache:
         path = self.path(key)
         if path is None or path.exists():
             return
-        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except OSError:  # a full or read-only cache directory costs the next compile its time, nothing else
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+            write_atomic(path, lambda f: f.write(data))
+        except OSError:
+            pass  # a full or read-only cache directory costs the next compile its time, nothing else
 
     def getbuffer(self, module: llvm.ModuleRef) -> bytes | None:
         if module.name in self.loaded:

@@ -26,8 +26,6 @@ import functools
 import hashlib
 import json
 import mmap
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock, Thread
@@ -36,7 +34,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 import irforge
-from irforge.backends.cpu.cache import ObjectCache, codegen_version
+from irforge.backends.cpu.cache import ObjectCache, codegen_version, write_atomic
 from irforge.backends.cpu.host_steps import rebuild
 from irforge.backends.cpu.lower import Buffer, Phase, Program
 from irforge.backends.cpu.memory import Region
@@ -171,8 +169,8 @@ def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanne
     def write() -> None:
         try:
             if constants is not None:
-                _write_atomic(directory / f"{key}.bin", lambda f: f.write(constants.data))
-            _write_atomic(directory / f"{key}.json", lambda f: f.write(text))
+                write_atomic(directory / f"{key}.bin", lambda f: f.write(constants.data))
+            write_atomic(directory / f"{key}.json", lambda f: f.write(text))
         except OSError:
             pass  # a full or read-only cache directory costs the next compile its time, nothing else
         finally:
@@ -206,17 +204,6 @@ def wait_for(key: str) -> None:
         writer = _PENDING.get(key)
     if writer is not None:
         writer.join()
-
-
-def _write_atomic(path: Path, write) -> None:  # type: ignore[no-untyped-def]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 MAP_CONSTANTS = True
