@@ -99,6 +99,9 @@ class Lowering:
     absorbed: set[Operation] = field(default_factory=set)
     uses: dict[SSAValue, int] = field(default_factory=dict)
     host_steps: list = field(default_factory=list)
+    channel_scales: dict[SSAValue, tuple[Operation, Buffer]] = field(default_factory=dict)
+    """A Multiply's result whose per-channel scale the 1x1 convolution using it folds into its
+    weights (`ops/excite.py`): the Multiply and the scale's buffer."""
 
     # -- buffers ---------------------------------------------------------------------
     def buffer(self, nbytes: int, kind: str, array: np.ndarray | None = None) -> Buffer:

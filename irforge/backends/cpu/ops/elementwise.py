@@ -16,6 +16,7 @@ from irforge.backends.cpu.codegen.mathfn import BINARY
 from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_strides, pointwise_kernel, runtime_leading
 from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, FLOAT_BINARY, INT_BINARY
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
+from irforge.backends.cpu.ops.excite import defer_channel_scale
 from irforge.backends.cpu.ops.fusion import require_f32
 from irforge.backends.cpu.ops.movement import permute_any
 from irforge.dialects.nn import (
@@ -90,6 +91,8 @@ def eltwise(ctx: Lowering, op: Eltwise) -> None:
         unary(ctx, op, "power", (2.0, 1.0, 0.0))
         return
     if element == "f32" and operation in BINARY:
+        if defer_channel_scale(ctx, op):  # squeeze-excite's x * s: onto the next 1x1's weights
+            return
         emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], f"bin.{operation}")
         return
     if operation in COMPARISON and element in ("f32", "f16", "f64", "i8", "i32", "i64", "bool"):

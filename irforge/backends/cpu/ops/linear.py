@@ -14,6 +14,7 @@ from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
+from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
 from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
@@ -59,6 +60,10 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     weights = ctx.constant_of(op.weights)
     epilogue, residual, final = absorb_epilogue(ctx, op)
     x = ctx.input(op, 0)
+    deferred = take_channel_scale(ctx, op)  # squeeze-excite's x * s, left to these weights
+    if deferred is not None and not plain_1x1(op):
+        x = materialize(ctx, deferred)
+        deferred = None
     out = ctx.result(final)
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     tail = bias + ([residual] if residual is not None else [])
@@ -87,6 +92,8 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         return
     if weights is not None:
         a = pack_weights(g, weights, o)
+        if deferred is not None:  # plain_1x1: here (one group), the scale along the packed K rows
+            a = (scaled_weights(ctx, a[0], o, g.k_per_group, CONV_KC, deferred[1]), *a[1:])
     else:
         a = (ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg)
     im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o)

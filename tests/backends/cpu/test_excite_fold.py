@@ -1,0 +1,81 @@
+"""Squeeze-excite's `x * s` folded into the next 1x1 convolution's packed weights
+(`ops/excite.py`, `codegen/scale_panels.py`) against the reference: K below one vector step
+(GROUP rows), K with 1-3 tail rows per block, K over one and over two K blocks (`CONV_KC`),
+output channels filling part of a panel or several panels, the scale on either side of the
+Multiply, a bias, a residual with ReLU; 1 and 2 threads, the arena NaN-filled. Where the fold
+does not apply (more outputs than positions, a second user of the product, the product a
+model output) the Multiply stays a pointwise phase, with the same numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.ops import excite
+from irforge.backends.reference import run
+from irforge.dialects.nn import Activation, Convolution, Eltwise, ReLU
+from tests.helpers import ModelBuilder, rand
+
+CASES = [
+    # (c, h, w), o, scale first, residual + ReLU
+    ((3, 4, 5), 2, False, False),  # K 3: tail rows only
+    ((7, 6, 6), 7, True, False),  # one group of 4 + 3 tail rows; 7 outputs: a second panel of 1
+    ((16, 14, 14), 24, False, True),
+    ((384, 7, 7), 6, False, False),  # one whole K block
+    ((390, 2, 9), 13, True, True),  # two K blocks, the second of 6 rows
+    ((961, 5, 5), 20, False, False),  # three K blocks, the last of 193 (48 groups + 1)
+]
+
+
+def _model(c, h, w, o, scale_first, residual, extra_use=False, product_out=False):  # type: ignore[no-untyped-def]
+    b = ModelBuilder()
+    x = b.input("x", (1, c, h, w))
+    pooled = b.input("p", (1, c, 1, 1))
+    s = b.add(Activation, [pooled], kind="sigmoid").output  # as an SE block's gate
+    y = b.add(Eltwise, [s, x] if scale_first else [x, s], operation="mul").output
+    out = b.add(Convolution, [y, b.constant(rand(o, c, 1, 1, seed=1)), b.constant(rand(o, seed=2))], group=1).output
+    feeds = {"x": rand(1, c, h, w) * 2, "p": rand(1, c, 1, 1, seed=3) * 4}
+    if residual:
+        r = b.input("r", (1, o, h, w))
+        out = b.add(ReLU, [b.add(Eltwise, [r, out], operation="sum").output]).output
+        feeds["r"] = rand(1, o, h, w, seed=4)
+    b.output(out, "y")
+    if extra_use:
+        b.output(b.add(Activation, [y], kind="sigmoid").output, "z")
+    if product_out:
+        b.output(y, "z")
+    return b.finish(), feeds
+
+
+def _check(model, feeds, folded: bool, sigmoids: int = 1) -> None:  # type: ignore[no-untyped-def]
+    want = run(model, feeds)
+    for threads in (1, 2):
+        compiled = compile_model(model, threads=threads, cache_dir=False)
+        compiled._executable.arena[:] = np.nan
+        try:
+            functions = [p.function for p in compiled._executable.program.phases]
+            assert any("scale_panels" in f for f in functions) == folded
+            assert sum("pointwise" in f for f in functions) == sigmoids + (not folded)  # the Multiply's phase
+            got = compiled(feeds)
+            for name, value in want.items():
+                np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-4)
+        finally:
+            compiled.close()
+
+
+@pytest.mark.parametrize("shape,o,scale_first,residual", CASES)
+def test_folded(shape, o, scale_first, residual) -> None:  # type: ignore[no-untyped-def]
+    _check(*_model(*shape, o, scale_first, residual), folded=True)
+
+
+@pytest.mark.parametrize("case", ["wide", "two_users", "product_out"])
+def test_not_folded(case: str) -> None:
+    c, h, w, o = (8, 3, 3, 10) if case == "wide" else (8, 4, 4, 5)  # wide: 10 outputs > 9 positions
+    _check(*_model(c, h, w, o, False, False, extra_use=case == "two_users", product_out=case == "product_out"), folded=False,
+           sigmoids=1 + (case == "two_users"))
+
+
+def test_knob_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(excite, "FOLD_PLANE_RATIO", 0.0)
+    _check(*_model(16, 4, 4, 8, False, True), folded=False)
