@@ -121,6 +121,28 @@ POINTWISE = [
     ("pw 7 1152->192", 1152, 192, 1, 1, 7, 0),
 ]
 
+LRASPP = [
+    # (`--lraspp`) LR-ASPP MobileNetV3-Large's layers on its 520x520 input's large planes
+    ("lr 260 1x1 16->16", 16, 16, 1, 1, 260, 0),
+    ("lr 260 1x1 16->64", 16, 64, 1, 1, 260, 0),
+    ("lr 260 dw 3x3 16", 16, 16, 3, 1, 260, 0, 16, None),
+    ("lr 260 dw 3x3 64 s2", 64, 64, 3, 2, 260, 0, 64, None),
+    ("lr 130 1x1 64->24", 64, 24, 1, 1, 130, 0),
+    ("lr 130 1x1 24->72", 24, 72, 1, 1, 130, 0),
+    ("lr 130 dw 3x3 72", 72, 72, 3, 1, 130, 0, 72, None),
+    ("lr 130 1x1 72->24", 72, 24, 1, 1, 130, 0),
+    ("lr 65 1x1 40->120", 40, 120, 1, 1, 65, 0),
+    ("lr 130 dw 5x5 72 s2", 72, 72, 5, 2, 130, 0, 72, None),
+    ("lr 65 dw 5x5 120", 120, 120, 5, 1, 65, 0, 120, None),
+    ("lr 65 dw 3x3 240 s2", 240, 240, 3, 2, 65, 0, 240, None),
+    ("lr 33 dw 3x3 200", 200, 200, 3, 1, 33, 0, 200, None),
+    ("lr 33 dw 3x3 672", 672, 672, 3, 1, 33, 0, 672, None),
+    ("lr 33 dw 5x5 672 d2", 672, 672, 5, 1, 33, 0, 672, None, 2),
+    ("lr 33 dw 5x5 960 d2", 960, 960, 5, 1, 33, 0, 960, None, 2),
+    ("lr 33 1x1 160->960", 160, 960, 1, 1, 33, 0),
+    ("lr 33 1x1 960->160", 960, 160, 1, 1, 33, 0),
+]
+
 ACTIVATION = "relu"
 """the activation after each convolution (`--act`): relu, swish (Sigmoid * x: onnxruntime
 runs it as QuickGelu) or hswish (HardSwish)"""
@@ -136,18 +158,20 @@ def _activation(name: str):  # type: ignore[no-untyped-def]
     return [helper.make_node("Relu", ["c"], [name])]
 
 
-def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int = 1, window: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
+def conv_model(cin: int, cout: int, k: int, stride: int, size: int, group: int = 1, window: tuple[int, int] | None = None,  # type: ignore[no-untyped-def]
+               dilation: int = 1):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
     kh, kw = window or (k, k)
-    pads = [kh // 2, kw // 2] * 2
-    oh, ow = ((size + 2 * (kk // 2) - kk) // stride + 1 for kk in (kh, kw))
+    pads = [dilation * (kh // 2), dilation * (kw // 2)] * 2
+    oh, ow = ((size + 2 * dilation * (kk // 2) - dilation * (kk - 1) - 1) // stride + 1 for kk in (kh, kw))
     w = (rng.standard_normal((cout, cin // group, kh, kw)) / np.sqrt(cin // group * kh * kw)).astype(np.float32)
     b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2, pads=pads, group=group),
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2, pads=pads, group=group,
+                          dilations=[dilation] * 2),
          *_activation("y")],
         "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, size, size])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, oh, ow])],
@@ -196,6 +220,7 @@ def main() -> None:
     ap.add_argument("--act", default="relu", choices=["relu", "swish", "hswish"], help="the activation after each convolution")
     ap.add_argument("--pointwise", action="store_true", help="EfficientNet's 1x1 shapes only (POINTWISE)")
     ap.add_argument("--depthwise", action="store_true", help="depthwise shapes only (DEPTHWISE)")
+    ap.add_argument("--lraspp", action="store_true", help="LR-ASPP's large-plane shapes only (LRASPP)")
     ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
     args = ap.parse_args()
     global ACTIVATION
@@ -217,7 +242,7 @@ def main() -> None:
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
     print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cin, cout, k, stride, size, count, *shape in (DEPTHWISE if args.depthwise else POINTWISE if args.pointwise else LAYERS + (EXTRA if args.extra else [])):
+        for name, cin, cout, k, stride, size, count, *shape in (LRASPP if args.lraspp else DEPTHWISE if args.depthwise else POINTWISE if args.pointwise else LAYERS + (EXTRA if args.extra else [])):
             if args.only not in name:
                 continue
             proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)

@@ -79,7 +79,8 @@ def main() -> None:
         for i, (_, _, tag) in enumerate(calls[which]):
             tags[tag][which] += best[which][i]
     a, b = sum(best[0]), sum(best[1])
-    per_tag = "  ".join(f"{tag} {tb / ta if ta else float('inf'):.3f}" for tag, (ta, tb) in sorted(tags.items(), key=lambda kv: -kv[1][0]))
+    per_tag = "  ".join(f"{tag} {tb / ta if ta else float('inf'):.3f}" + ("" if comparable else f" ({ta * 1e3:.3f} -> {tb * 1e3:.3f} ms)")
+                        for tag, (ta, tb) in sorted(tags.items(), key=lambda kv: -kv[1][0]))
     print(f"{args.model} {args.setting} {args.a} -> {args.b}: A {a * 1e3:.2f} ms, B {b * 1e3:.2f} ms, "
           f"B/A {b / a:.3f} (load {os.getloadavg()[0]:.1f}); per tag: {per_tag}")
     if args.phases and comparable:

@@ -2,7 +2,7 @@
 output rows up to `PADDED_OW_MAX` floats at stride 1, `PADDED_STRIDED_OW_MAX` at stride 2)
 against the reference: rows shorter than half a vector (stores that would cross the plane's
 end over several rows), stride 2 (each row's even / odd columns split into two stack rows),
-dilation, asymmetric pads, a residual with ReLU, Swish after the stores per plane and per
+dilation, asymmetric pads, rows of 41 at dilation 2 (`PADDED_DILATED_OW_MAX`), a residual with ReLU, Swish after the stores per plane and per
 block of rows; 8 and 16 lanes, 1 and 2 threads, the arena NaN-filled and checked NaN past
 the output (a lane left unwritten, or a store past the plane's end, would show)."""
 
@@ -31,6 +31,7 @@ CASES = [
     ((1, 2, 9, 3), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "none"),  # crossing rows span two blocks
     ((1, 3, 13, 15), 3, dict(dilations=[2, 2], pads_begin=[1, 0], pads_end=[3, 4]), "none"),  # asymmetric
     ((1, 2, 28, 28), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "swish"),  # whole vectors; per plane
+    ((1, 3, 33, 41), 5, dict(dilations=[2, 2], pads_begin=[4, 4], pads_end=[4, 4]), "relu"),  # PADDED_DILATED_OW_MAX
     ((1, 2, 210, 20), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "swish"),  # per block (> PLANE_PASS)
 ]
 
@@ -93,5 +94,8 @@ def test_layout_limits() -> None:
     assert depthwise._padded_layout(g(56, 2), 8) is not None
     assert depthwise._padded_layout(g(112, 2), 8) is None
     assert depthwise._padded_layout(g(21, 3), 8) is None
+    assert depthwise._padded_layout(g(33, 1), 8) is None  # undilated: PADDED_OW_MAX
+    dilated = ConvGeometry(1, 8, 33, 33, 5, 5, 33, 33, (1, 1), (2, 2), (4, 4), 8)
+    assert depthwise._padded_layout(dilated, 8) is not None  # PADDED_DILATED_OW_MAX
     tall = ConvGeometry(1, 8, 1000, 20, 3, 3, 1000, 20, (1, 1), (1, 1), (1, 1), 8)
     assert depthwise._padded_layout(tall, 8) is None  # 1002 x 22 floats > PADDED_STACK_MAX

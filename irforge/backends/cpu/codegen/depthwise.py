@@ -75,6 +75,11 @@ once per input row, from two loads of the input row), so a tap is one plain load
 two and an even-lane shuffle: 28->14 3x3 1.47x, 14->7 5x5 1.34x, 14->7 3x3 1.37x faster (`--ab
 ...COLUMN_PHASES=False`, min of 60, load 12). A first version split a padded copy of the row
 just stored: its loads straddled two stores (no store forwarding) and ran 2.3-3.5x slower."""
+PADDED_DILATED_OW_MAX = 48
+"""The stride-1 limit for dilated windows, whose cut kernel masks more of every row (a 5x5
+window at dilation 2 has 4 border columns each side): LR-ASPP's 33x33 5x5 dilation-2 layers
+(672 and 960 channels) 0.63-0.68x the cut kernel's time; 33x33 undilated 3x3 layers were not
+faster padded (1.08-1.23x), so PADDED_OW_MAX stays."""
 PADDED_STACK_MAX = 16384
 """... and whose padded plane fits this many floats of stack (64 KiB)."""
 
@@ -288,6 +293,8 @@ def _padded_layout(g: ConvGeometry, n: int) -> _PaddedLayout | None:
     a plane too large for the stack)."""
     sy, sx = g.stride
     limit = PADDED_OW_MAX if (sy, sx) == (1, 1) else PADDED_STRIDED_OW_MAX
+    if (sy, sx) == (1, 1) and g.dilation != (1, 1):
+        limit = max(limit, PADDED_DILATED_OW_MAX)
     if not (0 < g.ow <= limit and sy <= 2 and sx <= 2 and g.pad[0] >= 0 and g.pad[1] >= 0):
         return None
     rows = max(g.pad[0] + g.h, (g.oh - 1) * sy + (g.kh - 1) * g.dilation[0] + 1)
