@@ -96,9 +96,6 @@ class DepthwiseSpec:
     epilogue: Epilogue
     lanes: int = 16
     """vector width in f32 lanes: the host's register (`host_lanes()`)."""
-    pool: bool = False
-    """also the mean of each output plane (a squeeze-excite's global average pool), summed in
-    the per-plane epilogue pass (`plane_pass`) into one more buffer, [n * c] (the last slot)."""
 
 
 @dataclass(frozen=True)
@@ -141,29 +138,19 @@ def column_ranges(g: ConvGeometry, lanes: int) -> list[tuple[int, int, bool]]:
     return [r for r in ranges if r[0] < r[1]]
 
 
-def late_epilogue(g: ConvGeometry, kind: str) -> tuple[bool, bool]:
-    """(the activation runs after the stores, it runs once per plane: `_epilogue_pass`)."""
-    late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
-            or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
-    return late, late and g.p <= PLANE_PASS
-
-
-def plane_pass(g: ConvGeometry, kind: str) -> bool:
-    """Whether a plane's outputs pass through `_epilogue_pass` once, whole (so it can pool them)."""
-    return late_epilogue(g, kind)[1]
-
-
 def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
-    """args: X, W [C][kh*kw], out, [bias], [residual], [pool]; threads split the (n, c) planes."""
+    """args: X, W [C][kh*kw], out, [bias], [residual]; threads split the (n, c) planes."""
     g, n = spec.geometry, spec.lanes
     kb = KernelBuilder(module, name)
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None
     res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
-    pool = kb.slot(3 + spec.bias + spec.epilogue.residual) if spec.pool else None
     b = kb.b
-    late, per_plane = late_epilogue(g, spec.epilogue.activation)
-    assert per_plane or not spec.pool
+    # an exp-based activation beside more than 9 weights: applied after each block of rows
+    kind = spec.epilogue.activation
+    late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
+            or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
+    per_plane = late and g.p <= PLANE_PASS
     if _padded_layout(g, n) is not None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
@@ -190,7 +177,7 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
                 if late and not per_plane:
                     _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), rr.count * g.ow)
         if per_plane:
-            _epilogue_pass(kb, spec, out, res, dst_off, g.p, (pool, q) if pool is not None else None)
+            _epilogue_pass(kb, spec, out, res, dst_off, g.p)
     kb.finish()
 
 
@@ -205,17 +192,12 @@ def _store(kb: KernelBuilder, spec: DepthwiseSpec, acc: ir.Value, out: ir.Value,
     kb.vstore(apply_epilogue(kb, spec.epilogue, acc, residual), kb.at(out, offset), mask)
 
 
-def _epilogue_pass(kb: KernelBuilder, spec: DepthwiseSpec, out: ir.Value, res: ir.Value | None, start: ir.Value, count: int,
-                   pool: tuple[ir.Value, ir.Value] | None = None) -> None:
+def _epilogue_pass(kb: KernelBuilder, spec: DepthwiseSpec, out: ir.Value, res: ir.Value | None, start: ir.Value, count: int) -> None:
     """The epilogue over `count` outputs from `start`, just stored (in L1): an exp-based
     activation's constants beside a 5x5 window's 25 weights and the accumulators spilled in
     the tap loop (EfficientNet's 5x5 layer at 28x28: 654 us fused there, 403 + a separate
-    Swish pass unfused). `pool` (buffer, plane index): their mean stored there too."""
+    Swish pass unfused)."""
     b, n = kb.b, spec.lanes
-    if pool is not None:  # one vector of partial sums, kept in a register once promoted
-        with b.goto_block(kb.fn.entry_basic_block):
-            total = b.alloca(vec(n))
-        b.store(kb.vconst(0.0, n), total)
     wide = count - count % (4 * n)  # 4 vectors a step: the exp's long dependency chains overlap
     full = count - count % n
     for lo, hi, step, masked in ((0, wide, 4 * n, False), (wide, full, n, False), (full, count, n, True)):
@@ -228,12 +210,6 @@ def _epilogue_pass(kb: KernelBuilder, spec: DepthwiseSpec, out: ir.Value, res: i
                 residual = kb.vload(kb.at(res, at), n, mask=mask) if res is not None else None
                 value = apply_epilogue(kb, spec.epilogue, kb.vload(kb.at(out, at), n, mask=mask), residual)
                 kb.vstore(value, kb.at(out, at), mask)
-                if pool is not None:  # the masked lanes' epilogue of 0 (Sigmoid: 0.5) is not summed
-                    kept = value if mask is None else b.select(mask, value, kb.vconst(0.0, n))
-                    b.store(b.fadd(b.load(total), kept), total)
-    if pool is not None:
-        buf, plane = pool
-        b.store(b.fmul(kb.hreduce("fadd", b.load(total)), ir.Constant(ir.FloatType(), 1.0 / count)), kb.at(buf, plane))
 
 
 def _rows(kb: KernelBuilder, g: ConvGeometry, src: ir.Value, oy: ir.Value, offsets: list[int], checked: bool, n: int) -> list[tuple[ir.Value, ir.Value | None]]:
@@ -349,7 +325,6 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None
     res = kb.slot(3 + spec.bias) if spec.epilogue.residual else None
-    pool = kb.slot(3 + spec.bias + spec.epilogue.residual) if spec.pool else None
     split = COLUMN_PHASES and g.stride[1] == 2
     # split: row r's even padded columns at r * 2 qrow, its odd ones qrow further
     qrow = -(-(-(-lay.pitch // 2)) // n) * n
@@ -426,7 +401,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         for first in range(last_start, g.oh, ROWS):
             block(i64(first), min(ROWS, g.oh - first), first)
         if per_plane:
-            _epilogue_pass(kb, spec, out, res, dst_off, g.p, (pool, q) if pool is not None else None)
+            _epilogue_pass(kb, spec, out, res, dst_off, g.p)
     kb.finish()
 
 

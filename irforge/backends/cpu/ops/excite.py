@@ -6,10 +6,6 @@ An SE block (MobileNetV3, EfficientNet, RegNet-Y, LR-ASPP's backbone) ends in
 convolution scales its packed weights' K rows by s at run time (`codegen.scale_panels`), an
 [o, c] matrix instead of the [c, h, w] plane (EfficientNet-B0's 112x112 layer: 512 values
 instead of 401,408). Rounding: each term is (w s) x instead of w (s x), one rounding apart.
-The block's squeeze, a global average pool of a depthwise convolution's output, is summed
-by the depthwise kernel itself where it passes over each output plane once anyway
-(`depthwise.plane_pass`: an activation applied after the stores, planes up to PLANE_PASS):
-`plane_mean_of` finds it, and the pool is not lowered on its own.
 The Multiply's lowering defers (`defer_channel_scale`); the convolution's takes the scale
 (`take_channel_scale`) and folds it (`scaled_weights`), or computes the product after all
 (`materialize`) if it lowers some other way.
@@ -18,42 +14,18 @@ The Multiply's lowering defers (`defer_channel_scale`); the convolution's takes 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from irforge.backends.cpu.codegen.gemm import MR
 from irforge.backends.cpu.codegen.scale_panels import scale_panels_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, shape_of
-from irforge.dialects.nn import Convolution, Eltwise, Pooling, Reduce
+from irforge.dialects.nn import Convolution, Eltwise
 from irforge.dialects.nn.constant import Constant
 
 FOLD_PLANE_RATIO = 1.0
 """Fold where the convolution's output channels are at most this times its plane's positions
 (weights scaled: o * c values; the plane: c * h * w): a 7x7 plane with 192+ outputs keeps the
 product (EfficientNet-B0's last blocks). 0: never fold (the A/B knob)."""
-
-
-POOL_IN_DEPTHWISE = True
-"""The squeeze pooled by the depthwise kernel (`plane_mean_of`); False: its own phase (the A/B knob)."""
-
-
-def plane_mean_of(ctx: Lowering, value: SSAValue) -> Operation | None:
-    """A user of `value` ([n, c, h, w]) that is the mean of each plane (a global average
-    Pooling, or Reduce mean over axes 2 and 3), not yet absorbed: marked absorbed and returned."""
-    shape = shape_of(value)
-    if len(shape) != 4 or dtype_of(value) != np.float32:
-        return None
-    for use in value.uses:
-        op = use.operation
-        if op in ctx.absorbed or use.index != 0:
-            continue
-        if isinstance(op, Pooling) and op.bool_prop("global_pool") and op.str_prop("method") == "avg":
-            pass
-        elif not (isinstance(op, Reduce) and op.str_prop("operation") == "mean" and op.reduced_axes() == (2, 3)):
-            continue
-        if int(np.prod(shape_of(op.results[0]))) == shape[0] * shape[1] and dtype_of(op.results[0]) == np.float32:
-            ctx.absorbed.add(op)
-            return op
-    return None
 
 
 def plain_1x1(conv: Convolution) -> bool:

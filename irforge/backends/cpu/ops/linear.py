@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
-from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, plane_pass
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
-from irforge.backends.cpu.ops.excite import POOL_IN_DEPTHWISE, materialize, plain_1x1, plane_mean_of, scaled_weights, take_channel_scale
+from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
 from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
@@ -69,12 +69,10 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     tail = bias + ([residual] if residual is not None else [])
     o = shape_of(op.weights)[0]
     if g.group == g.c == o and g.group > 1:
-        pool = plane_mean_of(ctx, final) if POOL_IN_DEPTHWISE and plane_pass(g, epilogue.activation) else None
-        spec = DepthwiseSpec(g, bool(bias), epilogue, host_lanes(), pool=pool is not None)
+        spec = DepthwiseSpec(g, bool(bias), epilogue, host_lanes())
         name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
         w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
-        pooled = [] if pool is None else [ctx.result(pool.results[0])]
-        ctx.phase(name, [x, w_buf, out, *tail, *pooled], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
+        ctx.phase(name, [x, w_buf, out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
         return
     if weights is not None:
         g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
