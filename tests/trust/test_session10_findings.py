@@ -107,3 +107,23 @@ def _save(proto: onnx.ModelProto, folder: Path) -> Path:
     path = folder / "m.onnx"
     path.write_bytes(proto.SerializeToString())
     return path
+
+
+def test_attention_with_a_short_one_dim_mask_compiles_on_openvino(tmp_path: Path) -> None:
+    """ONNX Attention-23 with a mask [4] shorter than S = 6 (padded to [6]): OpenVINO's shape
+    inference refused the written SDPA's 1-D mask; now [1, 6], and the numbers are ref's."""
+    from irforge.frontends.onnx.importer import import_onnx
+    from irforge.backends.reference import run
+    from tests.backends.ir_xml_support import run_openvino
+
+    mask = numpy_helper.from_array(np.array([0.5, -np.inf, 0.0, -1.0], np.float32), "m")
+    node = helper.make_node("Attention", ["q", "k", "v", "m"], ["y"], scale=0.5)
+    graph = helper.make_graph([node], "g", [_vi("q", T.FLOAT, [1, 2, 3, 4]), _vi("k", T.FLOAT, [1, 2, 6, 4]), _vi("v", T.FLOAT, [1, 2, 6, 5])],
+                              [_vi("y", T.FLOAT, None)], [mask])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    proto.ir_version = 10
+    rng = np.random.default_rng(4)
+    feeds = {"q": rng.standard_normal((1, 2, 3, 4)), "k": rng.standard_normal((1, 2, 6, 4)), "v": rng.standard_normal((1, 2, 6, 5))}
+    feeds = {n: a.astype(np.float32) for n, a in feeds.items()}
+    assert run_tool_in_process("ir-convert", ["-m", str(_save(proto, tmp_path)), "-o", str(tmp_path)])[0] == 0
+    np.testing.assert_allclose(run_openvino(tmp_path / "m.xml", feeds)["y"], run(import_onnx(proto), feeds)["y"], rtol=1e-5, atol=1e-6)
