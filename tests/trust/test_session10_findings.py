@@ -127,3 +127,51 @@ def test_attention_with_a_short_one_dim_mask_compiles_on_openvino(tmp_path: Path
     feeds = {n: a.astype(np.float32) for n, a in feeds.items()}
     assert run_tool_in_process("ir-convert", ["-m", str(_save(proto, tmp_path)), "-o", str(tmp_path)])[0] == 0
     np.testing.assert_allclose(run_openvino(tmp_path / "m.xml", feeds)["y"], run(import_onnx(proto), feeds)["y"], rtol=1e-5, atol=1e-6)
+
+
+# -- the CPU backend's cache directory ----------------------------------------------------------
+def _small_model():  # type: ignore[no-untyped-def]
+    from irforge.frontends.onnx.importer import import_onnx
+    from irforge.testing.onnx_models import resnet
+
+    proto = resnet(blocks=(1,), width=4, size=8)
+    return import_onnx(proto), proto.graph.input[0].name
+
+
+def test_cache_entries_cut_or_changed_on_disk_are_misses(tmp_path: Path) -> None:
+    """An object file cut short in the cache killed the process in LLVM's loader ("LLVM ERROR:
+    section header table goes past the end of the file"); a program record changed on disk
+    named functions no object defines. Both are misses now (checksums), and compile afresh."""
+    from irforge.backends.cpu import compile_model
+
+    model, name = _small_model()
+    feeds = {name: np.random.default_rng(5).standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    want = compile_model(model, threads=1, cache_dir=tmp_path)(feeds)
+    from irforge.backends.cpu import program_cache
+
+    program_cache.wait_all()
+    objects, records = sorted(tmp_path.glob("*.o")), sorted(tmp_path.glob("p*.json"))
+    assert objects and records
+    for path in objects:
+        path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    for path in records:
+        path.write_bytes(path.read_bytes().replace(b"phases", b"phasez"))
+    second = compile_model(model, threads=1, cache_dir=tmp_path)
+    assert not second.stats.program_cached
+    for key, value in second(feeds).items():
+        np.testing.assert_array_equal(value, want[key])
+
+
+@pytest.mark.parametrize("kind", ["file", "under_file", "device"])
+def test_a_cache_directory_that_cannot_be_one_is_refused(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """IRFORGE_CACHE_DIR naming a file, a path under a file or /dev/null: FileExistsError /
+    NotADirectoryError as internal errors; now E127 naming the variable."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    target = {"file": afile, "under_file": afile / "sub", "device": Path("/dev/null")}[kind]
+    monkeypatch.setenv("IRFORGE_CACHE_DIR", str(target))
+    model = _save(_model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", T.FLOAT, [2, 3])], ["y"], []), tmp_path)
+    code, err, escaped = run_tool_in_process("ir-run", [str(model), "--device", "cpu", "--output", str(tmp_path / "o.npz")], timeout=120)
+    assert (code, escaped) == (2, ""), err
+    assert err.strip().splitlines()[-1].startswith("irforge: error[E127]: ") and "IRFORGE_CACHE_DIR" in err, err
+    assert afile.read_text() == "x"
