@@ -175,3 +175,34 @@ def test_a_cache_directory_that_cannot_be_one_is_refused(kind: str, tmp_path: Pa
     assert (code, escaped) == (2, ""), err
     assert err.strip().splitlines()[-1].startswith("irforge: error[E127]: ") and "IRFORGE_CACHE_DIR" in err, err
     assert afile.read_text() == "x"
+
+
+# -- the front door -------------------------------------------------------------------------------
+def test_npy_input_whose_header_claims_more_than_the_file_holds(tmp_path: Path) -> None:
+    """A 128-byte .npy whose header says shape (2**40,): numpy allocated 4 TiB first ('out of
+    memory', E004, a misleading cause; a smaller lie a real allocation). Now E021 naming both."""
+    import io
+
+    out = io.BytesIO()
+    np.save(out, np.zeros(4, np.float32))
+    lies = tmp_path / "lies.npy"
+    lies.write_bytes(out.getvalue().replace(b"(4,)", b"(1099511627776,)"))
+    model = _save(_model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", T.FLOAT, [4])], ["y"], []), tmp_path)
+    code, err, escaped = run_tool_in_process("ir-run", [str(model), "--input", f"x={lies}", "--output", str(tmp_path / "o.npz")], timeout=60)
+    assert (code, escaped) == (2, ""), err
+    assert "error[E021]" in err and "header describes a float32 array of shape [1099511627776]" in err, err
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_saved_model_variables_are_never_written(tmp_path: Path) -> None:
+    """irforge reads frozen graphs only: a SavedModel folder (or its saved_model.pb) is refused
+    before any output is written, so `--output variables/variables.data-*` leaves it alone."""
+    folder = tmp_path / "sm"
+    (folder / "variables").mkdir(parents=True)
+    (folder / "saved_model.pb").write_bytes(b"\x08\x01\x12\x04\x12\x02\x0a\x00")
+    data = folder / "variables" / "variables.data-00000-of-00001"
+    data.write_bytes(b"weights!")
+    for tool, argv in (("ir-run", [str(folder / "saved_model.pb"), "--output", str(data)]), ("ir-convert", ["-m", str(folder), "-o", str(folder / "variables")])):
+        code, err, escaped = run_tool_in_process(tool, argv, timeout=60)
+        assert (code, escaped) == (2, "") and err.strip().startswith("irforge: error[E"), err
+    assert data.read_bytes() == b"weights!" and sorted(p.name for p in (folder / "variables").iterdir()) == [data.name]
