@@ -206,3 +206,19 @@ def test_saved_model_variables_are_never_written(tmp_path: Path) -> None:
         code, err, escaped = run_tool_in_process(tool, argv, timeout=60)
         assert (code, escaped) == (2, "") and err.strip().startswith("irforge: error[E"), err
     assert data.read_bytes() == b"weights!" and sorted(p.name for p in (folder / "variables").iterdir()) == [data.name]
+
+
+def test_points_replacement_without_a_required_choice_is_refused(tmp_path: Path) -> None:
+    """--transformations_config replacing conv_2 .. relu_8 by an nn.activation with no
+    custom_attributes: xdsl's lookup of the missing required `kind` raised KeyError (an
+    internal error); now E744 naming the property and its choices."""
+    from irforge.testing.onnx_models import resnet
+
+    model = tmp_path / "m.onnx"
+    model.write_bytes(resnet(blocks=(1,), width=4, size=8).SerializeToString())
+    config = tmp_path / "t.json"
+    config.write_text('[{"id": "X", "match_kind": "points", "op": "nn.activation", '
+                      '"instances": {"start_points": ["conv_2"], "end_points": ["relu_8"]}}]')
+    code, err, escaped = run_tool_in_process("ir-convert", ["-m", str(model), "-o", str(tmp_path / "out"), "--transformations_config", str(config)])
+    assert (code, escaped) == (2, ""), err
+    assert "error[E744]" in err and "kind is required: one of" in err, err
