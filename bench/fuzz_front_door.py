@@ -116,7 +116,52 @@ def cases(seeds: dict[str, dict[str, bytes]]) -> list[tuple[Case, Setup | None]]
         add("ir-run", ["IN/m.onnx", "--input", value, "--output", "OUT/o.npz"], {**onnx, **arrays}, f"ir-run --input {value!r}")
     for device in ["opencl", "cpu:0", "auto", "ref"]:
         add("ir-run", ["IN/m.onnx", "--device", device, "--output", "OUT/o.npz"], onnx, f"ir-run --device {device}")
+    # session 10: .npy inputs that are not plain arrays, other formats' inputs as outputs, odd targets
+    header_lies = _npy(np.zeros(4, np.float32)).replace(b"(4,)", b"(1099511627776,)")
+    odd = {"obj.npy": _npy(np.array([{"a": 1}], dtype=object)), "f64.npy": _npy(np.zeros((1, 3, 8, 8))),
+           "i64.npy": _npy(np.zeros((1, 3, 8, 8), np.int64)), "fort.npy": _npy(np.asfortranarray(np.zeros((1, 3, 8, 8), np.float32))),
+           "zero_d.npy": _npy(np.float32(1)), "lies.npy": header_lies, "cut.npy": _npy(np.zeros((1, 3, 8, 8), np.float32))[:100],
+           "obj.npz": _npz_object(), "nan.npy": _npy(np.full((1, 3, 8, 8), np.nan, np.float32))}
+    for name in odd:
+        add("ir-run", ["IN/m.onnx", "--input", f"data=IN/{name}", "--output", "OUT/o.npz"], {**onnx, **odd}, f"ir-run --input {name}")
+        add("ir-run", ["IN/m.onnx", "--input", f"data=IN/{name}", "--device", "cpu", "--output", "OUT/o.npz"], {**onnx, **odd},
+            f"ir-run --device cpu --input {name}")
+    caffe, mxnet = dict(seeds["caffe"]), dict(seeds["mxnet"])
+    add("ir-run", ["IN/m.prototxt", "--output", "IN/m.caffemodel"], caffe, "ir-run --output = caffemodel")
+    add("ir-convert", ["-m", "IN/m.caffemodel", "--input_proto", "IN/m.prototxt", "--output_model", "IN/m.prototxt"], caffe,
+        "--output_model = prototxt")
+    params = next(n for n in mxnet if n.endswith(".params"))
+    add("ir-run", [f"IN/{params}", "--output", f"IN/{params}"], mxnet, "ir-run --output = mxnet params")
+    add("ir-convert", ["-m", "IN/sm", "-o", "OUT"], {}, "a TF SavedModel folder", _saved_model)
+    add("ir-run", ["IN/sm/saved_model.pb", "--output", "IN/sm/variables/variables.data-00000-of-00001"], {},
+        "ir-run --output = SavedModel variables", _saved_model)
+    add("ir-convert", ["-m", "IN/m.onnx", "-o", "IN/m.onnx"], onnx, "-o = the model file")
+    add("ir-convert", ["-m", "IN/m.onnx", "-o", "IN/m.onnx/sub"], onnx, "-o under the model file")
+    add("ir-run", ["IN/m.onnx", "--output", "OUT/no/such/o.npz"], onnx, "ir-run --output in a missing folder")
+    add("ir-run", ["IN/m.onnx", "--output", "OUT/o"], onnx, "ir-run --output without .npz")
+    add("ir-run", ["IN/m.onnx", "--output", "OUT/"], onnx, "ir-run --output a folder name")
+    for pipeline in ["bogus", "canonicalize{", "infer-shapes{x=1}", ",,", "canonicalize,canonicalize" * 200]:
+        add("ir-opt", ["IN/m.mlir", "-p", pipeline, "-o", "OUT/o.mlir"], mlir, f"ir-opt -p {pipeline[:30]!r}")
+    for flag, value in [("--compress_to_fp16", "maybe"), ("--data_type", "FP8"), ("--static_shape", "1"), ("--emit", "onnx"),
+                        ("--model_name", "."), ("--model_name", ".."), ("--model_name", "a/b"), ("--transform", "nope"),
+                        ("--extensions", "IN/m.onnx"), ("--extensions", "/dev/zero")]:
+        add("ir-convert", ["-m", "IN/m.onnx", "-o", "OUT", flag, value], onnx, f"{flag} {value!r}")
     return found
+
+
+def _npz_object() -> bytes:
+    out = io.BytesIO()
+    np.savez(out, data=np.array([object()], dtype=object))
+    return out.getvalue()
+
+
+def _saved_model(root: Path) -> None:
+    """A SavedModel's layout (irforge reads frozen graphs only): saved_model.pb and variables/."""
+    folder = root / "in" / "sm"
+    (folder / "variables").mkdir(parents=True)
+    (folder / "saved_model.pb").write_bytes(b"\x08\x01\x12\x04\x12\x02\x0a\x00")
+    (folder / "variables" / "variables.data-00000-of-00001").write_bytes(fuzz.SECRET[:8] * 3)
+    (folder / "variables" / "variables.index").write_bytes(b"\x00" * 16)
 
 
 def run(case: Case, setup: Setup | None, root: Path) -> fuzz.Outcome:

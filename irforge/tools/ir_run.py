@@ -153,6 +153,30 @@ def compare_onnxruntime(path: str, inputs: Mapping[str, np.ndarray], outputs: Ma
         print(f"{name}: vs onnxruntime max_abs_error={abs_err:.3e} max_rel_error={rel_err:.3e}")
 
 
+def check_npy_size(name: str, file: str) -> None:
+    """A .npy file must hold the bytes its header describes: numpy allocates the header's
+    array before reading, so a 128-byte file claiming 2**40 floats was 'out of memory' (E004)
+    and a smaller lie a large allocation before 'EOF'. Not a .npy (a .npz): nothing to check."""
+    from numpy.lib import format as npy
+
+    with open(file, "rb") as f:
+        if f.read(6) != b"\x93NUMPY":
+            return
+        f.seek(0)
+        version = npy.read_magic(f)
+        if version not in ((1, 0), (2, 0)):
+            return  # numpy.load judges the rest
+        shape, _, dtype = (npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0)(f)
+        if dtype.hasobject:
+            return  # numpy.load refuses it (allow_pickle=False)
+        wanted = math.prod(shape) * dtype.itemsize
+        held = os.fstat(f.fileno()).st_size - f.tell()
+    if held < wanted:
+        raise IrforgeError(f"cannot read input {quoted(name)} from {quoted(file)}: its header describes a {dtype} array of shape "
+                           f"{list(shape)} ({wanted} bytes), the file holds {held}", fix="give a .npy file written by numpy.save",
+                           code="E021")
+
+
 def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     arrays = {}
     for spec in specs:
@@ -166,6 +190,7 @@ def read_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
                 code="E021",
             )
         try:
+            check_npy_size(name, file)
             arrays[name] = np.load(file, allow_pickle=False)
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:  # a .npz name whose bytes are no zip archive
             raise IrforgeError(

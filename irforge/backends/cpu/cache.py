@@ -5,7 +5,10 @@ for: op, shapes, attributes, fused epilogue), the code generator's version (a ha
 backend's sources), the host CPU name and features, and the irforge version; on a hit the
 kernel's IR is never built, and the object file is loaded as is. Other modules (the driver)
 are named by a hash of their IR text. Files are written atomically, so concurrent compiles
-never see partial objects.
+never see partial objects, and each holds a SHA-256 of its object: a file truncated or
+changed on disk afterwards (a full disk, another tool, a bad sector) is a miss and removed;
+LLVM's loader aborted the process on it ("LLVM ERROR: section header table goes past the end
+of the file").
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 import irforge
+from irforge.errors import IrforgeError
 
 _BACKEND = Path(__file__).parent
+MAGIC = b"irforge-object-1\n"
+"""The first bytes of an object file in the cache, then the object's SHA-256, then the object."""
 
 
 @functools.cache
@@ -65,7 +71,15 @@ class ObjectCache:
         self.loaded: dict[str, bytes] = {}
         """Objects read for modules added without IR, kept until the engine asks for them."""
         if directory is not None:
-            directory.mkdir(parents=True, exist_ok=True)
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as error:  # a file (/dev/null), a path under a file, a symlink loop
+                raise IrforgeError(f"the CPU backend's cache directory '{directory}' cannot be made ({type(error).__name__}: "
+                                   f"{error.strerror or error})", fix="set IRFORGE_CACHE_DIR to a folder irforge may write, or unset it",
+                                   code="E127") from None
+            if not directory.is_dir():
+                raise IrforgeError(f"the CPU backend's cache directory '{directory}' is not a folder",
+                                   fix="set IRFORGE_CACHE_DIR to a folder irforge may write, or unset it", code="E127")
 
     def key(self, ir_text: str) -> str:
         return "m" + self.hash_of(ir_text)
@@ -87,11 +101,12 @@ class ObjectCache:
 
     def lookup(self, key: str) -> bytes | None:
         path = self.path(key)
-        if path is None or not path.is_file():
+        data = None if path is None else read_object(path)
+        if data is None:
             self.misses += 1
             return None
         self.hits += 1
-        return path.read_bytes()
+        return data
 
     def notify(self, module: llvm.ModuleRef, data: bytes) -> None:
         if module.name[:1] in ("m", "s"):  # not the engine's empty first module
@@ -103,7 +118,7 @@ class ObjectCache:
         if path is None or path.exists():
             return
         try:
-            write_atomic(path, lambda f: f.write(data))
+            write_atomic(path, lambda f: f.write(MAGIC + hashlib.sha256(data).digest() + data))
         except OSError:
             pass  # a full or read-only cache directory costs the next compile its time, nothing else
 
@@ -111,6 +126,24 @@ class ObjectCache:
         if module.name in self.loaded:
             return self.loaded.pop(module.name)
         path = self.path(module.name)
-        if path is None or not path.is_file():
+        return None if path is None else read_object(path)
+
+
+def read_object(path: Path) -> bytes | None:
+    """The object in cache file `path`, or None: missing, unreadable, or not as written (its
+    SHA-256 differs: truncated or changed since; then removed, so the next store rewrites it)."""
+    try:
+        if not path.is_file():
             return None
-        return path.read_bytes()
+        framed = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + 32
+    data = framed[head:]
+    if framed[:len(MAGIC)] == MAGIC and framed[len(MAGIC):head] == hashlib.sha256(data).digest():
+        return data
+    try:
+        path.unlink()
+    except OSError:
+        pass
+    return None

@@ -12,6 +12,9 @@ model's inputs and outputs, and the object-cache names of the kernel and driver 
 JSON is written last, atomically, so a partial entry is never read. On a hit the region is
 read straight into huge-page memory (no packing, no copy through numpy), and the objects are
 handed to the JIT as they are; if any object is missing the compile falls back to a full one.
+The JSON holds the SHA-256 of the program's record (and each object file its own, `cache.py`):
+an entry truncated or changed on disk is a miss; one whose phases named a function no object
+defines crashed the process.
 
 Programs that run Python code outside irforge are never cached: custom layers and extension
 passes or dialects (their code is outside the code generator's version). Host steps of
@@ -26,6 +29,7 @@ import functools
 import hashlib
 import json
 import mmap
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock, Thread
@@ -41,7 +45,7 @@ from irforge.backends.cpu.memory import Region
 from irforge.errors import IrforgeError
 from irforge.model import Model
 
-FORMAT = 2
+FORMAT = 3
 """Bumped when the entry layout changes (the key includes it)."""
 HASH_THREADS = 2
 """Threads hashing the constants (hashlib lets go of the GIL on large buffers)."""
@@ -164,7 +168,8 @@ def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanne
         "objects": objects,
         "host_steps": [[step.symbol, step.recipe] for step in program.host_steps],
     }
-    text = json.dumps(skeleton).encode()
+    body = json.dumps(skeleton)
+    text = json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "program": body}).encode()
 
     def write() -> None:
         try:
@@ -207,6 +212,8 @@ def wait_for(key: str) -> None:
 
 
 MAP_CONSTANTS = True
+OBJECT_NAME = re.compile(r"[ms][0-9a-f]{40}")
+"""An object's name in the cache (`ObjectCache.key` / `spec_key`): nothing else is read."""
 
 
 class MappedConstants:
@@ -236,7 +243,13 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
     """The cached program `key`, or None (not cached, unreadable, or an object is missing)."""
     wait_for(key)
     try:
-        skeleton = json.loads((directory / f"{key}.json").read_bytes())
+        outer = json.loads((directory / f"{key}.json").read_bytes())
+        body = outer["program"]
+        if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
+            return None  # changed or cut since irforge wrote it
+        skeleton = json.loads(body)
+        if not all(isinstance(name, str) and OBJECT_NAME.fullmatch(name) for name in skeleton["objects"]):
+            return None
         if any(cache.path(name) is None or not cache.path(name).is_file() for name in skeleton["objects"]):  # type: ignore[union-attr]
             return None
         constants = None
@@ -244,7 +257,7 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
             constants = (_mapped if MAP_CONSTANTS else _read)(directory / f"{key}.bin", skeleton["constants"])
             if constants is None:
                 return None
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     buffers = []
     for record in skeleton["buffers"]:

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, traits_def
+from xdsl.irdl import IRDLOperation, OptPropertyDef, ParsePropInAttrDict, opt_prop_def, traits_def
 from xdsl.irdl.constraints import VerificationContext
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -124,6 +124,10 @@ class NNOp(IRDLOperation, ABC):
     def check_properties(self) -> None:
         """Property checks that need no operand types: enumerations, then the op's own."""
         for prop, allowed in self.STRING_CHOICES.items():
+            if prop not in self.properties and not isinstance(self.get_irdl_definition().properties.get(prop), OptPropertyDef):
+                # a required choice left out (a transformations_config replacement without its
+                # custom_attributes): xdsl's property lookup raised KeyError
+                raise self.error(f"{prop} is required: one of {', '.join(sorted(allowed))}")
             if getattr(self, prop) is not None and self.str_prop(prop) not in allowed:
                 raise self.error(
                     f"{prop} must be one of {', '.join(sorted(allowed))}, "

@@ -8,7 +8,8 @@ OpenVINO 2026.4.1's CPU plugin refuses the layer when q and k share a rank below
 (q, k [H, L, E] with v [1, H, S, Ev], as GroupViT's dynamo export gives): compile_model
 fails in its snippets ("ReduceDecomposition supports only Reduce by last dimension"). The
 leading dims broadcast like numpy's, so q and k get leading 1s up to v's rank first: the
-same numbers and the same output shape, and a form the plugin compiles.
+same numbers and the same output shape, and a form the plugin compiles. Its shape inference
+refuses a 1-D mask [S] too: written [1, S].
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def scaled_dot_product_attention(ctx: EmitContext, op: ScaledDotProductAttention
     if op.scale is not None:
         mask = extras[0] if extras else ctx.scalar(0.0, q, ctx.name(op, "mask"))
         extras = [mask, ctx.scalar(op.float_prop("scale"), q, ctx.name(op, "scale"))]
+    if extras and len(extras[0].dims) == 1:
+        # OpenVINO 2026.4.1's shape inference refuses a 1-D mask [S] ("Attention mask input
+        # shape not compatible"; ONNX Attention's short mask, padded): [1, S] broadcasts alike
+        extras[0] = to_rank(ctx, extras[0], 2, ctx.name(op, "mask_rank"))
     if hits_ov_sdpa_rank_bug(q, k, v):
         q, k = to_rank(ctx, q, len(v.dims), ctx.name(op, "q_rank")), to_rank(ctx, k, len(v.dims), ctx.name(op, "k_rank"))
     data = {"causal": fmt_bool(op.bool_prop("causal"))}

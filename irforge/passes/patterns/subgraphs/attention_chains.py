@@ -79,7 +79,7 @@ from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
-from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST
+from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST, fill_is_additive
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
 
@@ -174,6 +174,8 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             keep = fill_no is not None and fill_no <= FILL_AT_MOST
             if not (keep or (fill_yes is not None and fill_yes <= FILL_AT_MOST)) or condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
                 return None
+            if not fill_is_additive(fill_no if keep else fill_yes, condition, keep):  # type: ignore[arg-type]
+                return None  # a -1e4 fill with a run-time condition: a whole masked row is uniform
             # Where(keep, s, fill) is s + Where(keep, 0, fill): s + fill rounds to fill for |s| < 1e31
             chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep))
             chain.ops.append(owner)
@@ -230,7 +232,8 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
     """The scores' side of op = x * C and c, for C a constant whose values are 0 and one
     finite nonzero c, not growing x, whose zeros the constant masks added after op in op's
-    view (the chain's terms so far) put at or below FILL_AT_MOST; (None, 0) otherwise.
+    view (the chain's terms so far) put at or below FILL_AT_MOST, leaving each row of the
+    scores a key they do not mask; (None, 0) otherwise.
     Then x * C + M is c * x + M up to c * x at the zeros: like a Where's fill (see the module
     docstring), those logits are at or below -1e4 either way and their probabilities exactly 0."""
     out = dims(op.results[0])
@@ -253,7 +256,10 @@ def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
                 continue
             masked = masked + term.coefficient * np.broadcast_to(constant_value(owner_t, store_of(owner_t)), out)
         # (at the softmax's scale: the coefficients hold the factors after the masks)
-        if np.all(masked[zeros] <= FILL_AT_MOST):
+        # and every row keeps a key: a row all zeros in C is softmax(M) (uniform for GPT-1's
+        # -1e4 fill), where c * x + M is softmax(c * x) there (8 of 40 values 1.26 off)
+        kept = ~zeros & (masked > FILL_AT_MOST)
+        if np.all(masked[zeros] <= FILL_AT_MOST) and np.all(kept.any(axis=-1)):
             return side, float(nonzero[0])
     return None, 0.0
 

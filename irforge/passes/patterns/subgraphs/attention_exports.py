@@ -52,6 +52,7 @@ import math
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from irforge.backends.reference import constant_value
 from irforge.builder import constant_op
 from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.attention import ScaledDotProductAttention
@@ -71,6 +72,24 @@ from irforge.weights.dtypes import from_xdsl
 
 FILL_AT_MOST = -1e4
 """A Where's fill value at or below this is a mask (HF uses float32's min, torch -inf)."""
+FILL_ABSORBS = -1e30
+"""A fill at or below this absorbs the scores: s + fill rounds to fill for any |s| < 1e22."""
+
+
+def fill_is_additive(fill: float, condition: SSAValue, keep: bool) -> bool:
+    """Whether Where(keep, s, fill) (or Where(drop, fill, s)) is s + Where(keep, 0, fill) for the
+    softmax: a fill that absorbs s (float32's min, -inf), or a constant condition that leaves
+    every row a key. A row whose keys are all masked is softmax(fill row) = uniform, where
+    s + fill with fill = -1e4 is softmax(s) there (0.885 off for a padded row of a causal
+    mask); a run-time condition may mask a whole row."""
+    if fill <= FILL_ABSORBS:
+        return True
+    owner = condition.owner
+    if not isinstance(owner, Constant):
+        return False
+    kept = constant_value(owner, store_of(owner)).astype(bool)
+    kept = kept if keep else ~kept
+    return bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept)
 
 
 def scaled_by(inner: P | Any, tag: str) -> OneOf:
@@ -182,6 +201,8 @@ class ExportedAttention(DagReplacement):
                 return False
             condition = m["keep"] if "keep" in m.values else m["drop"]
             if condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
+                return False
+            if not fill_is_additive(float(fill.reshape(-1)[0]), condition, "keep" in m.values):
                 return False
         if probs.softmax_axis() != rank(probs.input) - 1:
             return False
@@ -313,7 +334,8 @@ class ExportedAttention(DagReplacement):
             keep = build(Activation, [m["drop"]], kind="not", name=f"{name}/keep")
             return [keep.output], [keep]
         # a finite fill (float32's min) is the additive mask Where(keep, 0, fill): s + fill
-        # rounds to fill for any |s| < 1e31, and a row masked out entirely stays uniform
+        # rounds to fill for any |s| < 1e22, and a row masked out entirely stays uniform
+        # (a higher fill only with a constant condition keeping a key per row: `accept`)
         zero, low = Constant.inline(np.zeros((), fill.dtype)), Constant.inline(np.array(fill))
         chosen = [zero.output, low.output] if "keep" in m.values else [low.output, zero.output]
         where = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/{'where' if additive else 'mask'}")
