@@ -79,28 +79,17 @@ def test_where_fill_of_minus_1e4_with_a_run_time_mask_keeps_masked_rows_uniform(
         _matches_onnxruntime(_model(nodes, inputs, ["y"], inits), feeds, tmp_path)
 
 
-# -- numbers: OpenVINO on the written IR ---------------------------------------------------------
+# -- the IR: SoftMax stays one layer ------------------------------------------------------------
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
-def test_openvino_softmax_of_a_row_holding_plus_inf_or_nan_is_nan_throughout(op: str, tmp_path: Path) -> None:
-    """OpenVINO 2026.4.1's SoftMax / LogSoftmax of a row holding +inf or NaN gives [0, NaN, 0]
-    ([-inf, NaN, -inf]) where ONNX gives a NaN row: the IR writer adds 0 * the row's sum (max)."""
-    from tests.backends.ir_xml_support import run_openvino
-
-    x = np.array([[1.0, np.inf, 2.0], [0.0, np.nan, 1.0], [-np.inf, 0.0, 1.0], [1e30, 3e38, -3e38]], np.float32)
+def test_softmax_is_written_as_one_layer_as_ovc_writes_it(op: str, tmp_path: Path) -> None:
+    """OpenVINO 2026.4.1's SoftMax of a row holding +inf or NaN gives [0, NaN, 0] where ONNX
+    gives a NaN row. A guard (y + 0 * the row's sum) would make it agree, at three more layers
+    on every classifier head than ovc writes; the lead chose ovc's form (STATUS, session 10
+    trust paragraph): both answers flag a row that overflowed, finite rows are unchanged."""
     proto = _model([helper.make_node(op, ["x"], ["y"], axis=-1)], [_vi("x", T.FLOAT, [4, 3])], ["y"], [])
-    (want,) = ort_session_run(proto, {"x": x})
-    assert run_tool_in_process("ir-convert", ["-m", str(_save(proto, tmp_path)), "-o", str(tmp_path)])[0] == 0
-    np.testing.assert_allclose(run_openvino(tmp_path / "m.xml", {"x": x})["y"], want, rtol=1e-6, equal_nan=True)
-
-
-def test_softmax_into_a_matmul_is_written_bare(tmp_path: Path) -> None:
-    """A row holding NaN gives a NaN row after p @ v either way: no guard there (OpenVINO's
-    attention fusion sees MatMul -> SoftMax -> MatMul as before)."""
-    nodes = [helper.make_node("Softmax", ["x"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
-    proto = _model(nodes, [_vi("x", T.FLOAT, [4, 3]), _vi("v", T.FLOAT, [3, 2])], ["y"], [])
     assert run_tool_in_process("ir-convert", ["-m", str(_save(proto, tmp_path)), "-o", str(tmp_path)])[0] == 0
     text = (tmp_path / "m.xml").read_text()
-    assert 'type="SoftMax"' in text and "ReduceSum" not in text
+    assert text.count("<layer ") == 3 and "Reduce" not in text
 
 
 def _save(proto: onnx.ModelProto, folder: Path) -> Path:

@@ -10,8 +10,6 @@ from __future__ import annotations
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
 from irforge.backends.ir_xml.emitters.elementwise import binary
 from irforge.backends.ir_xml.graph import PortType, fmt_bool, fmt_float
-from irforge.dialects.nn.elementwise import Select
-from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.linear import BatchNormalization, FullyConnected, MatMul, Power, ScaleShift
 from irforge.dialects.nn.normalization import GRN, MVN, Norm, Normalize, SoftMax
 
@@ -76,45 +74,12 @@ def power(ctx: EmitContext, op: Power, inputs: list[Port]) -> list[Port]:
     return [x]
 
 
-def nan_rows_spread(op: SoftMax) -> bool:
-    """Whether every user of the softmax makes a row holding a NaN the same as a row of NaNs:
-    the left operand of a MatMul (each output of the row sums the whole row), IsNaN, and a
-    Where(IsNaN(p), fill, p) guard (DiffLlama's, dynamo's)."""
-    def spreads(use: object) -> bool:
-        user = use.operation  # type: ignore[attr-defined]
-        if isinstance(user, MatMul):
-            return use.index == 0 and not user.bool_prop("transpose_a")  # type: ignore[attr-defined]
-        if isinstance(user, IsNaN):
-            return True
-        if isinstance(user, Select) and use.index == 2:  # type: ignore[attr-defined]
-            condition = user.operands[0].owner
-            return isinstance(condition, IsNaN) and condition.operands[0] is op.output
-        return False
-
-    return bool(op.output.uses) and all(spreads(use) for use in op.output.uses)
-
-
 @ir_xml_emitter(SoftMax)
 def softmax(ctx: EmitContext, op: SoftMax, inputs: list[Port]) -> list[Port]:
     data = {"axis": str(op.int_prop("axis"))}
-    log = op.bool_prop("log")
-    x = inputs[0]
-    name = ctx.name(op) if nan_rows_spread(op) else ctx.name(op, "rows")
-    if log:
-        y = ctx.single("LogSoftmax", inputs, x.type, name=name, data=data, version="opset5")
-    else:
-        y = ctx.single("SoftMax", inputs, x.type, name=name, data=data, version="opset8")
-    if name == ctx.name(op):
-        return [y]
-    # OpenVINO 2026.4.1's CPU SoftMax of a row holding +inf or NaN is [0, NaN, 0] where ONNX
-    # (and irforge) give a row of NaNs: y + 0 * reduce(y) over the axis is y on every other
-    # row (sum of probabilities: 1; max of log-probabilities: finite) and NaN on that one
-    axis = op.int_prop("axis") % x.type.rank
-    row = x.type.with_dims(tuple(1 if i == axis else d for i, d in enumerate(x.dims)))
-    reduced = ctx.single("ReduceMax" if log else "ReduceSum", [y, ctx.ints([axis], ctx.name(op, "axis"))], row,
-                         name=ctx.name(op, "row_nan"), data={"keep_dims": "true"})
-    zero = binary(ctx, "Multiply", reduced, ctx.scalar(0.0, x, ctx.name(op, "zero")), row, ctx.name(op, "row_zero"))
-    return [binary(ctx, "Add", y, zero, x.type, ctx.name(op))]
+    if op.bool_prop("log"):
+        return [ctx.single("LogSoftmax", inputs, inputs[0].type, name=ctx.name(op), data=data, version="opset5")]
+    return [ctx.single("SoftMax", inputs, inputs[0].type, name=ctx.name(op), data=data, version="opset8")]
 
 
 @ir_xml_emitter(Norm)
