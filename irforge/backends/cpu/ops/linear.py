@@ -46,7 +46,7 @@ def fc_kc(k: int) -> int:
     3072 = 6 x 512, 2048 = 4 x 512)."""
     if FC_KC is None:
         return KC
-    return -(-k // max(1, -(-k // FC_KC)))
+    return max(1, -(-k // max(1, -(-k // FC_KC))))
 
 
 def geometry(op: Convolution) -> ConvGeometry:
