@@ -11,6 +11,8 @@ of A's phases in model order, then all of B's (the order alternating between rou
 kernel through its own entry point on one thread. Printed: the sums over phases of each
 phase's minimum, their ratio B/A, and the ratio per phase tag (conv1x1, conv3x3, ...).
 Run an A/A (the same value twice) for the noise of the moment; record `uptime` with it.
+`--cpu-time`: phases timed in CPU time of the process, which the other jobs of a loaded host
+do not inflate by taking the core mid-phase (they still share the caches and memory).
 `--phases TEXT` also prints each phase whose tag or kernel name contains TEXT (B's kernel names).
 `--whole`: time whole runs (`compiled(feeds)`, one thread) instead, A and B alternating, and
 print the minimum and median of each in CPU time of the process: for settings that change the phases themselves.
@@ -44,6 +46,8 @@ def main() -> None:
     ap.add_argument("--b", required=True)
     ap.add_argument("--runs", type=int, default=31)
     ap.add_argument("--phases", default="", help="also print A's and B's minimum of every phase whose tag or kernel contains this")
+    ap.add_argument("--cpu-time", action="store_true", help="time phases in CPU time of the process (time.process_time_ns), not wall: "
+                    "a loaded host's other jobs take the core mid-phase")
     ap.add_argument("--whole", action="store_true", help="time whole runs, not phases (the phase lists may differ)")
     args = ap.parse_args()
     os.environ["IRFORGE_COMPILE_WORKERS"] = "1"  # LLVM here: the setting is this process's
@@ -67,13 +71,14 @@ def main() -> None:
     comparable = len(calls[0]) == len(calls[1])
     if not comparable:  # a setting that adds or removes phases: sums and per-tag sums only
         print(f"A has {len(calls[0])} phases, B {len(calls[1])}: compared by their sums and per tag")
+    clock = time.process_time_ns if args.cpu_time else time.perf_counter_ns
     best = [[float("inf")] * len(c) for c in calls]
     for r in range(args.runs):
         for which in (0, 1) if r % 2 == 0 else (1, 0):
             for i, (fn, table, _) in enumerate(calls[which]):
-                t0 = time.perf_counter()
+                t0 = clock()
                 fn(table, 0, 1)
-                best[which][i] = min(best[which][i], time.perf_counter() - t0)
+                best[which][i] = min(best[which][i], (clock() - t0) * 1e-9)
     tags: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
     for which in (0, 1):
         for i, (_, _, tag) in enumerate(calls[which]):

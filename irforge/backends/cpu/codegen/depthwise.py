@@ -21,7 +21,7 @@ layer took 678 us for 3.2 M multiply-adds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
@@ -96,6 +96,27 @@ class DepthwiseSpec:
     epilogue: Epilogue
     lanes: int = 16
     """vector width in f32 lanes: the host's register (`host_lanes()`)."""
+    channels_arg: bool = False
+    """the channel count is read at run time from the kernel's last slot (one i64) and the
+    geometry's `c` and `group` are 0: one kernel serves the layers that differ in channels
+    only (`shared_channels`)"""
+
+
+SHARE_CHANNELS = True
+"""Depthwise layers that differ in their channel count only share one kernel (the count a
+run-time value: the plane loop's bound and the channel of a plane; nothing inside a plane
+changes). keras NASNetMobile's 23 depthwise modules are 20 (its 5x5 stride-2 layer on
+111x111 at 11 and 32 channels, 28x28 layers at 22 and 44); each module is 0.05-1.0 s of
+LLVM (`docs/STATUS.md`, session 10)."""
+
+
+def shared_channels(spec: DepthwiseSpec) -> tuple[DepthwiseSpec, list[int]]:
+    """`spec` with its channel count taken at run time (`SHARE_CHANNELS`), and the values of
+    the kernel's extra slot (empty: the count stays a constant)."""
+    g = spec.geometry
+    if not SHARE_CHANNELS or spec.channels_arg:
+        return spec, []
+    return replace(spec, geometry=replace(g, c=0, group=0), channels_arg=True), [g.c]
 
 
 @dataclass(frozen=True)
@@ -138,8 +159,23 @@ def column_ranges(g: ConvGeometry, lanes: int) -> list[tuple[int, int, bool]]:
     return [r for r in ranges if r[0] < r[1]]
 
 
+def _planes(kb: KernelBuilder, spec: DepthwiseSpec) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """This thread's [first, last) of the n * c planes and the channel count (constants, or
+    with `channels_arg` from the last slot: the plane split is `partition`'s, at run time)."""
+    g, b = spec.geometry, kb.b
+    if not spec.channels_arg:
+        q0, q1 = kb.partition(g.n * g.c)
+        return q0, q1, i64(g.c)
+    channels = b.load(kb.slot(3 + spec.bias + spec.epilogue.residual, I64))
+    total = b.mul(channels, i64(g.n))
+    q0 = b.sdiv(b.mul(total, kb.tid), kb.nth)
+    q1 = b.sdiv(b.mul(total, b.add(kb.tid, i64(1))), kb.nth)
+    return q0, q1, channels
+
+
 def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
-    """args: X, W [C][kh*kw], out, [bias], [residual]; threads split the (n, c) planes."""
+    """args: X, W [C][kh*kw], out, [bias], [residual], [C (`channels_arg`)]; threads split
+    the (n, c) planes."""
     g, n = spec.geometry, spec.lanes
     kb = KernelBuilder(module, name)
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
@@ -154,9 +190,9 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     if _padded_layout(g, n) is not None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
-    q0, q1 = kb.partition(g.n * g.c)
+    q0, q1, channels = _planes(kb, spec)
     with kb.loop(q0, q1, name="plane") as q:
-        c = b.urem(q, i64(g.c))
+        c = b.urem(q, channels) if g.n > 1 else q
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         dst_off = b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
@@ -341,9 +377,9 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     # unrolled blocks at the end, those stores masked at the plane's end
     crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > g.p]
     last_start = min([(g.oh - 1) // ROWS * ROWS] + [r // ROWS * ROWS for r in crossing[:1]])
-    q0, q1 = kb.partition(g.n * g.c)
+    q0, q1, channels = _planes(kb, spec)
     with kb.loop(q0, q1, name="plane") as q:
-        c = b.urem(q, i64(g.c))
+        c = b.urem(q, channels) if g.n > 1 else q
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         with kb.loop(0, g.h, name="copy") as iy:
             row_in = kb.at(src, b.mul(iy, i64(g.w)))

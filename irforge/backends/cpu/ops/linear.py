@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
-from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
@@ -33,6 +33,21 @@ offset, so 16-lane loads split cache lines, and the stream is not contiguous. Re
 session 7)."""
 CONV_KC = KC
 """The K block of the convolutions' GEMMs (their packed weights' blocks and the kernels')."""
+FC_KC: int | None = 512
+"""The largest K block of FullyConnected / MatMul GEMMs (A read strided, B packed or rows),
+K cut into equal blocks (`fc_kc`); None: the convolutions' KC = 384 from K's start (K = 512 was
+384 + 128, 2048 was 5 x 384 + 128). Every K block past the first reloads and stores C again:
+Whisper-base's [1500, 2048] FFN output (12 MiB) took two passes for K = 512. Same-process
+A/B in CPU time (`bench/cpu_knob_ab.py whisper_base_encoder irforge.backends.cpu.ops.linear:FC_KC
+--a None --b 512 --cpu-time`): see docs/STATUS.md, session 10."""
+
+
+def fc_kc(k: int) -> int:
+    """The K block of an FC GEMM of K rows: K in equal blocks of at most `FC_KC` (768 = 2 x 384,
+    3072 = 6 x 512, 2048 = 4 x 512)."""
+    if FC_KC is None:
+        return KC
+    return max(1, -(-k // max(1, -(-k // FC_KC))))
 
 
 def geometry(op: Convolution) -> ConvGeometry:
@@ -69,10 +84,11 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     tail = bias + ([residual] if residual is not None else [])
     o = shape_of(op.weights)[0]
     if g.group == g.c == o and g.group > 1:
-        spec = DepthwiseSpec(g, bool(bias), epilogue, host_lanes())
+        spec, channels = shared_channels(DepthwiseSpec(g, bool(bias), epilogue, host_lanes()))
         name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
         w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
-        ctx.phase(name, [x, w_buf, out, *tail], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
+        extra = [ctx.const(np.array(channels, np.int64))] if channels else []
+        ctx.phase(name, [x, w_buf, out, *tail, *extra], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
         return
     if weights is not None:
         g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
@@ -203,7 +219,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
         b_buf = ctx.scratch(4 * o * k)
         relayout(ctx, op, ctx.input(op, 1), (o, k), (1, 0), b_buf)
     spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=weights is not None, ldb=o, ldc=o,
-                    bias="col" if bias else "none", epilogue=epilogue)
+                    bias="col" if bias else "none", epilogue=epilogue, kc=fc_kc(k))
     name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n))
     args = [ctx.input(op, 0), b_buf, out, *bias]
     ctx.phase(name, args + ([residual] if residual is not None else []), "fc", 2 * m * o * k)
@@ -261,7 +277,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
-                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels)
+                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=fc_kc(k))
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail)
