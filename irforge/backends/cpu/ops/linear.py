@@ -14,7 +14,7 @@ from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
-from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
+from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32, residual_in_place
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
 from irforge.backends.cpu.ops.volumetric import volumetric_convolution, volumetric_deconvolution
@@ -89,6 +89,10 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         a = pack_weights(g, weights, o)
     else:
         a = (ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg)
+    if residual is not None and kg <= CONV_KC and residual_in_place(ctx, op, final, residual):
+        # one K block: each tile reads its residual, then stores over it (nothing before)
+        out = residual
+        ctx.alias(final, out)
     im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o)
 
 
