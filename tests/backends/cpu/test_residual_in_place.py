@@ -1,7 +1,7 @@
-"""A convolution's fused residual Add stored over the residual tensor (`fusion.residual_in_place`):
-only where no later op reads the residual, the residual is an arena tensor (not a model input
-or output) and the GEMM has one K block; equal to the reference in every case, the arena
-NaN-filled."""
+"""A convolution's fused residual Add stored over the residual tensor (`fusion.residual_in_place`,
+the GEMM starting from C's content: `GemmSpec.accumulate`): only where no later op reads the
+residual and it is an arena tensor (not a model input or output); one K block or several;
+equal to the reference in every case, the arena NaN-filled."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.ops import linear
 from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Convolution, Eltwise, ReLU
@@ -38,6 +39,12 @@ def _block(case: str, c: int):  # type: ignore[no-untyped-def]
     return b.finish(), {"x": rand(1, c, *hw)}
 
 
+def _in_place(program) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the last 1x1 GEMM's C (its args: A, B, C, ...) is a tensor written before it."""
+    index = max(i for i, p in enumerate(program.phases) if p.tag == "conv1x1")
+    return program.phases[index].args[2].first < index
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case,c,in_place", [
     ("bottleneck", 40, True),
@@ -50,8 +57,7 @@ def test_residual_in_place(case, c, in_place, threads) -> None:  # type: ignore[
     model, feeds = _block(case, c)
     compiled = compile_model(model, threads=threads, cache_dir=False)
     program = compiled._executable.program
-    fused = [p for p in program.phases if p.tag == "conv1x1"][-1]  # A, B, C, bias, residual, K
-    assert (fused.args[2] is fused.args[4]) == in_place
+    assert _in_place(program) == in_place
     compiled._executable.arena[:] = np.nan
     try:
         got = compiled(feeds)
@@ -63,8 +69,10 @@ def test_residual_in_place(case, c, in_place, threads) -> None:  # type: ignore[
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_two_k_blocks_keep_a_separate_output(threads) -> None:  # type: ignore[no-untyped-def]
-    """K = 400 > KC: the first K block's partial sums would overwrite the residual."""
+def test_two_k_blocks_accumulate_over_the_residual(threads) -> None:  # type: ignore[no-untyped-def]
+    """K = 400 > KC: the first K block starts from the residual in C, the second from the
+    first's partial sums; bias and ReLU after the last."""
+    assert 400 > linear.CONV_KC
     b = ModelBuilder()
     x0 = b.input("x", (1, 400, 5, 6))
     r0 = b.input("r", (1, 24, 5, 6))
@@ -73,8 +81,7 @@ def test_two_k_blocks_keep_a_separate_output(threads) -> None:  # type: ignore[n
     b.output(b.add(ReLU, [b.add(Eltwise, [y, r], operation="sum").output]).output, "y")
     model, feeds = b.finish(), {"x": rand(1, 400, 5, 6), "r": rand(1, 24, 5, 6, seed=5)}
     compiled = compile_model(model, threads=threads, cache_dir=False)
-    fused = [p for p in compiled._executable.program.phases if p.tag == "conv1x1"]
-    assert fused[0].args[2] is not fused[0].args[4]
+    assert _in_place(compiled._executable.program)
     compiled._executable.arena[:] = np.nan
     try:
         got = compiled(feeds)

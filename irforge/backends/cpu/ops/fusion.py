@@ -24,19 +24,19 @@ from xdsl.dialects.builtin import TensorType, f32
 
 
 RESIDUAL_IN_PLACE = True
-"""A GEMM whose residual tensor no later op reads stores its result over it (see
-`residual_in_place`): C's lines are then the residual's, already in cache as the tile reads
-them, where a separate output cost one more stream (a read for ownership of C beside the
-residual's read): ResNet-50's 56x56 64->256 layer with its residual 1.30 ms against 1.11
-without one (session 10)."""
+"""A GEMM whose residual tensor no later op reads stores its result over it, starting from
+it (see `residual_in_place`): C's lines are then the residual's, already in cache as the
+tile reads them, where a separate output cost one more stream (a read for ownership of C
+beside the residual's read): ResNet-50's 56x56 64->256 layer with its residual 1.30 ms
+against 1.11 without one (session 10)."""
 
 
 def residual_in_place(ctx: Lowering, op: Operation, final: SSAValue, residual: Buffer) -> bool:
     """Whether `op`'s fused result `final` may be stored in its residual's buffer: an arena
     tensor of the same size whose every reader is lowered already (or absorbed: run inside
-    an earlier phase, or this one). The caller's kernel must read each residual element
-    before it writes that element and write nothing else into C first (a GEMM of one K
-    block: partial sums of several would overwrite the residual)."""
+    an earlier phase, or this one). The caller's kernel then starts from C's content
+    (`GemmSpec.accumulate`): partial sums of several K blocks overwrite the residual only
+    after it has been added in."""
     if not RESIDUAL_IN_PLACE or residual.kind != "arena" or residual.nbytes != nbytes_of(final):
         return False
     here = ctx.order[op]

@@ -6,6 +6,8 @@ are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
@@ -89,11 +91,12 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         a = pack_weights(g, weights, o)
     else:
         a = (ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg)
-    if residual is not None and kg <= CONV_KC and residual_in_place(ctx, op, final, residual):
-        # one K block: each tile reads its residual, then stores over it (nothing before)
-        out = residual
+    accumulate = residual is not None and residual_in_place(ctx, op, final, residual)
+    if accumulate:
+        # C starts as the residual: the GEMM adds into it (no residual read in the epilogue)
+        out, tail, epilogue = residual, bias, replace(epilogue, residual=False)
         ctx.alias(final, out)
-    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o)
+    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o, accumulate=accumulate)
 
 
 def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-def]
@@ -103,10 +106,11 @@ def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-d
     return packed, dict(a_panel=True), packed.size // g.group
 
 
-def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0) -> None:  # type: ignore[no-untyped-def]
+def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0,  # type: ignore[no-untyped-def]
+                accumulate: bool = False) -> None:
     """im2col (none for a 1x1 stride-1 window) and one GEMM per sample and group; C rows are
     `plane` apart (the whole output plane, where g's rows are one band of it) from element
-    `c_offset` on."""
+    `c_offset` on; `accumulate`: the GEMM adds into C's content (`GemmSpec.accumulate`)."""
     a_buf, a_layout, group_a = a
     if isinstance(a_buf, np.ndarray):
         a_buf = ctx.const(a_buf)
@@ -139,6 +143,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         ),
         c_offset=c_offset,
         kc=CONV_KC,
+        accumulate=accumulate,
         **a_layout,  # type: ignore[arg-type]
     )
     spec, sizes = runtime_k(spec)  # one kernel for the layers that differ in K only
