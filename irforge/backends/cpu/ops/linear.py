@@ -1,7 +1,8 @@
 """Lowerings of Convolution, FullyConnected and MatMul onto the GEMM core.
 
 Weights are packed here, once, at compile time. A following residual Add and ReLU/Clamp
-are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`).
+are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`); a convolution's
+result is stored over its residual where no later op reads it (`fusion.residual_in_place`).
 """
 
 from __future__ import annotations
