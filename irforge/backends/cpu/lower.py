@@ -98,6 +98,8 @@ class Lowering:
     kernels: dict[str, str] = field(default_factory=dict)
     absorbed: set[Operation] = field(default_factory=set)
     uses: dict[SSAValue, int] = field(default_factory=dict)
+    order: dict[Operation, int] = field(default_factory=dict)
+    """each op's position in the function body (lowered in this order)"""
     host_steps: list = field(default_factory=list)
     channel_scales: dict[SSAValue, tuple[Operation, Buffer]] = field(default_factory=dict)
     """A Multiply's result whose per-channel scale the 1x1 convolution using it folds into its
@@ -254,7 +256,8 @@ def lower(model: Model, new_module: Callable[[str], ir.Module], built: Callable[
         )
     ctx = Lowering(new_module, built)
     packed = 0
-    for op in body:
+    for index, op in enumerate(body):
+        ctx.order[op] = index
         for operand in op.operands:
             ctx.uses[operand] = ctx.uses.get(operand, 0) + 1
     inputs = []

@@ -168,6 +168,11 @@ class GemmSpec:
     """K is read at run time from the kernel's last slot (one i64, see `runtime_k`) and `k`
     is 0: one kernel serves GEMMs that differ in K only (DenseNet's 1x1 layers over a dense
     block's growing channel count)"""
+    accumulate: bool = False
+    """C's content on entry is added to the product (C += A B), as the first K block stores
+    its tile (read there, not before the k loop: loads the first FMAs would wait on cost
+    the 14x14 layers 2-3%). A convolution stores its result over its residual this way
+    (`fusion.residual_in_place`), whatever its K blocks."""
     one_k_block: bool = False
     """with `k_arg`: K <= `kc`, so every tile is stored once, from zero and with the epilogue
     (`first` and `last` are constants, as they were for a constant K of one block: a run-time
@@ -334,23 +339,32 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
         blocks = [bld.append_basic_block(s) for s in ("ep.last", "ep.partial", "ep.done")]
         bld.cbranch(last, blocks[0], blocks[1])
         bld.position_at_end(blocks[1])
-        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, None, offsets, lanes)
+        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, None, offsets, lanes, first)
         bld.branch(blocks[2])
         bld.position_at_end(blocks[0])
-        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, True, offsets, lanes)
+        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, True, offsets, lanes, first)
         bld.branch(blocks[2])
         bld.position_at_end(blocks[2])
     else:
-        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, last, offsets, lanes)
+        _store_tile(kb, spec, tile, accs, rows, nv, columns, c, r, bias, last, offsets, lanes, first)
     kb.finish()
     return kb.fn
 
 
 def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: int, nv: int, columns: int, c, r, bias, last,  # type: ignore[no-untyped-def]
-                offsets, lanes) -> None:
+                offsets, lanes, first) -> None:
     """Store the tile's accumulators: with the epilogue where `last` (an i1 value, selected
-    per vector), with it always (True) or never (None)."""
+    per vector), with it always (True) or never (None); C's content added first where
+    `first` and `spec.accumulate`."""
     bld = kb.b
+    if spec.accumulate:
+        accs = list(accs)
+        for i in range(rows):
+            for j in range(nv):
+                accs[i * nv + j] = bld.fadd(accs[i * nv + j], bld.select(first, tile.load(c, i, j), kb.vconst(0.0)))
+        for e in range(columns):
+            start = kb.gather(kb.at(c, nv * VW + e), offsets, lanes)
+            accs[rows * nv + e] = bld.fadd(accs[rows * nv + e], bld.select(first, start, kb.vconst(0.0, lanes.type.count)))
 
     def pick(out, acc):  # type: ignore[no-untyped-def]
         return out if last is True else bld.select(last, out, acc)

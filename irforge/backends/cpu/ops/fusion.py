@@ -4,7 +4,9 @@
 HardSwish|HardSigmoid|Sigmoid` becomes
 one kernel whose epilogue adds the residual and applies the activation as each output tile
 is stored. An intermediate value is absorbed only if its single use is the next fused op
-(a value that is also a model output or feeds another op stays materialised). A MatMul with
+(a value that is also a model output or feeds another op stays materialised). A
+convolution whose residual no later op reads writes its result into the residual's buffer
+(`residual_in_place`). A MatMul with
 constant weights first absorbs the Linear's bias Add (`absorb_bias`): exporters write
 `MatMul -> Add(bias) -> Gelu` for a transformer MLP (GELU itself stays a phase: see
 `epilogue.GELU_KINDS`).
@@ -16,11 +18,35 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.epilogue import FUSED_KINDS, Epilogue
-from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
+from irforge.backends.cpu.lower import Buffer, Lowering, nbytes_of, shape_of
 from irforge.dialects.nn import Activation, Clamp, Eltwise, ReLU
 from irforge.dialects.nn.base import NNOp
 from irforge.errors import IrforgeError
 from xdsl.dialects.builtin import TensorType, f32
+
+
+RESIDUAL_IN_PLACE = True
+"""A GEMM whose residual tensor no later op reads stores its result over it, starting from
+it (see `residual_in_place`): C's lines are then the residual's, already in cache as the
+tile reads them, where a separate output cost one more stream (a read for ownership of C
+beside the residual's read): ResNet-50's 56x56 64->256 layer with its residual 1.30 ms
+against 1.11 without one (session 10)."""
+
+
+def residual_in_place(ctx: Lowering, op: Operation, final: SSAValue, residual: Buffer) -> bool:
+    """Whether `op`'s fused result `final` may be stored in its residual's buffer: an arena
+    tensor of the same size whose every reader is lowered already (or absorbed: run inside
+    an earlier phase, or this one). The caller's kernel then starts from C's content
+    (`GemmSpec.accumulate`): partial sums of several K blocks overwrite the residual only
+    after it has been added in."""
+    if not RESIDUAL_IN_PLACE or residual.kind != "arena" or residual.nbytes != nbytes_of(final):
+        return False
+    here = ctx.order[op]
+    for value, buf in ctx.values.items():
+        if buf is residual and any(ctx.order.get(use.operation, here) >= here and use.operation not in ctx.absorbed
+                                   for use in value.uses):
+            return False
+    return True
 
 
 def require_f32(op: NNOp) -> None:

@@ -1,10 +1,13 @@
 """Lowerings of Convolution, FullyConnected and MatMul onto the GEMM core.
 
 Weights are packed here, once, at compile time. A following residual Add and ReLU/Clamp
-are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`).
+are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`); a convolution's
+result is stored over its residual where no later op reads it (`fusion.residual_in_place`).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,7 +18,7 @@ from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kern
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
-from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32
+from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32, residual_in_place
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
 from irforge.backends.cpu.ops.volumetric import volumetric_convolution, volumetric_deconvolution
@@ -112,7 +115,12 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
             a = (scaled_weights(ctx, a[0], o, g.k_per_group, CONV_KC, deferred[1]), *a[1:])
     else:
         a = (ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg)
-    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o)
+    accumulate = residual is not None and residual_in_place(ctx, op, final, residual)
+    if accumulate:
+        # C starts as the residual: the GEMM adds into it (no residual read in the epilogue)
+        out, tail, epilogue = residual, bias, replace(epilogue, residual=False)
+        ctx.alias(final, out)
+    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o, accumulate=accumulate)
 
 
 def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-def]
@@ -122,10 +130,11 @@ def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-d
     return packed, dict(a_panel=True), packed.size // g.group
 
 
-def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0) -> None:  # type: ignore[no-untyped-def]
+def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0,  # type: ignore[no-untyped-def]
+                accumulate: bool = False) -> None:
     """im2col (none for a 1x1 stride-1 window) and one GEMM per sample and group; C rows are
     `plane` apart (the whole output plane, where g's rows are one band of it) from element
-    `c_offset` on."""
+    `c_offset` on; `accumulate`: the GEMM adds into C's content (`GemmSpec.accumulate`)."""
     a_buf, a_layout, group_a = a
     if isinstance(a_buf, np.ndarray):
         a_buf = ctx.const(a_buf)
@@ -158,6 +167,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         ),
         c_offset=c_offset,
         kc=CONV_KC,
+        accumulate=accumulate,
         **a_layout,  # type: ignore[arg-type]
     )
     spec, sizes = runtime_k(spec)  # one kernel for the layers that differ in K only
