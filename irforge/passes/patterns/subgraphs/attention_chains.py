@@ -68,7 +68,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from irforge.backends.reference import constant_value
 from irforge.dialects.nn.attention import ScaledDotProductAttention
-from irforge.dialects.nn.base import build
+from irforge.dialects.nn.base import DYN, build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.linear import MatMul
@@ -312,10 +312,31 @@ def shared(shape: tuple[int, ...], lead: tuple[int, ...]) -> bool:
 
 
 def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
-    """mask broadcasts to view without growing it."""
+    """mask broadcasts to view without growing it. A mask size known only at run time (DYN)
+    fits a static view size: the op that adds the mask has that static size as its result,
+    so the run-time size is 1 or it (else the model fails at run time either way)
+    (Emformer's padding mask through dynamo: [B, 1, 1, ?] from Range(max(lengths)))."""
     if len(mask) > len(view):
         return False
-    return all(m in (1, v) for m, v in zip(reversed(mask), reversed(view)))
+    return all(m in (1, v) or (m == DYN and v != DYN) for m, v in zip(reversed(mask), reversed(view)))
+
+
+def inferred(shape: list[int]) -> list[int]:
+    """A Reshape's target with the run-time size (at most one: `static_but_keys`) as -1."""
+    return [-1 if d == DYN else d for d in shape]
+
+
+def static_but_keys(q: SSAValue, kt: SSAValue, v: SSAValue, views: list[tuple[int, ...]], op: MatMul) -> bool:
+    """Every size known but the number of keys S: k^T's last two axes ([E, S] or k's [S, E])
+    hold at most one run-time size, v's keys axis and the score views' last axis may be one
+    (a KV cache, keys up to a run-time length); q, the result and the leading axes are
+    static, so the attention's result is too and its views need at most one inferred size."""
+    def static(shape: tuple[int, ...]) -> bool:
+        return all(d != DYN for d in shape)
+
+    return (static(dims(q)) and static(dims(op.results[0])) and static(dims(kt)[:-2]) and sum(d == DYN for d in dims(kt)) <= 1
+            and static((*dims(v)[:-2], dims(v)[-1])) and all(static(w[:-1]) for w in views)
+            and all(static(w) for w in views if w[-2:] != views[0][-2:]))  # (grid views: static)
 
 
 class ChainedAttention(RewritePattern):
@@ -363,8 +384,7 @@ class ChainedAttention(RewritePattern):
                     chain.factor *= step[1]
                     scalings.append(value.owner)  # type: ignore[arg-type]
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
-        shapes = [dims(q), dims(kt), dims(v), *chain.views, dims(op.results[0])]
-        if any(d < 0 for s in shapes for d in s) or any(len(s) < 3 for s in shapes[:3]):
+        if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))) or not static_but_keys(q, kt, v, chain.views, op):
             return False
         if any(not fits(dims(t.value), t.view) for t in chain.terms):
             return False
@@ -382,6 +402,8 @@ class ChainedAttention(RewritePattern):
             mlead = dims(t.value)[:-2]
             if t.view != view and not wide(t.view, scores_dims) and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
                 return False
+            if t.view != view and not wide(t.view, scores_dims) and dims(t.value)[-2:].count(DYN) > 1:
+                return False  # (its view would need two inferred sizes)
         if math.prod(dims(q)[:-2]) != math.prod(lead) or not (math.prod(dims(v)[:-2]) == math.prod(lead) or shared(dims(v), lead)):
             return False
         guard_term = None
@@ -463,7 +485,7 @@ class ChainedAttention(RewritePattern):
             shape = dims(value)
             if tuple(shape[:-2]) == tuple(lead) or (tag != "query" and shared(shape, lead)):
                 return value  # (k and v shared by the heads broadcast: MobileNetV4's multi-query attention)
-            reshape = build(Reshape, [value], shape=[*lead, *shape[-2:]], name=f"{name}/{tag}_view")
+            reshape = build(Reshape, [value], shape=inferred([*lead, *shape[-2:]]), name=f"{name}/{tag}_view")
             ops.append(reshape)
             return reshape.output
 
@@ -508,7 +530,7 @@ class ChainedAttention(RewritePattern):
                 target = [1] * len(lead) + list(shape[-2:])
             else:
                 target = [*lead, *shape[-2:]]
-            reshape = build(Reshape, [value], shape=target, name=f"{name}/mask{index}_view")
+            reshape = build(Reshape, [value], shape=inferred(target), name=f"{name}/mask{index}_view")
             ops.append(reshape)
             return reshape.output
 

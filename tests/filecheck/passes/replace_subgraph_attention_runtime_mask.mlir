@@ -1,0 +1,55 @@
+// RUN: ir-opt %s --split-input-file -p replace-subgraph | filecheck %s
+
+// torchaudio Emformer through dynamo: heads in the batch, the padding mask [N, 1, 1, ?] (a
+// Range to max(lengths)) applied in [N, H, L, S]; the Where's result is static, so ? is 1 or
+// S: one attention, its result static.
+func.func @emformer(%q: tensor<4x6x8xf32>, %kt: tensor<4x8x6xf32>, %v: tensor<4x6x8xf32>, %pad: tensor<2x1x1x?xi1>) -> tensor<4x6x8xf32> {
+  %fill = nn.constant dense<-1.0e8> : tensor<f32>
+  %s = nn.matmul %q, %kt : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x6x6xf32>
+  %r = nn.reshape %s {shape = array<i64: 2, 2, 6, -1>} : (tensor<4x6x6xf32>) -> tensor<2x2x6x6xf32>
+  %w = nn.select %pad, %fill, %r : (tensor<2x1x1x?xi1>, tensor<f32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32>
+  %b = nn.reshape %w {shape = array<i64: 4, 6, -1>} : (tensor<2x2x6x6xf32>) -> tensor<4x6x6xf32>
+  %p = nn.softmax %b {axis = -1 : i64} : (tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<4x6x6xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32>
+  func.return %y : tensor<4x6x8xf32>
+}
+// CHECK-LABEL: func.func @emformer
+// CHECK:         %[[W:[a-z_0-9]+]] = nn.select %pad, %{{.*}}, %{{.*}} {name = "attn/mask0_where"} : (tensor<2x1x1x?xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x?xf32>
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] {scale = 1.000000e+00 : f32, name = "attn/attention"} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x1x?xf32>) -> tensor<2x2x6x8xf32>
+// CHECK-NEXT:    %{{.*}} = nn.reshape %[[Y]] {shape = array<i64: 4, 6, 8>, name = "attn"}
+
+// -----
+
+// Keys up to a run-time length S (a KV cache), heads in the batch: k and v are viewed as
+// [N, H, -1, E] (the one inferred size), the result stays static.
+func.func @cached(%q: tensor<4x6x8xf32>, %k: tensor<4x?x8xf32>, %v: tensor<4x?x8xf32>, %bias: tensor<2x1x6x?xf32>) -> tensor<4x6x8xf32> {
+  %kt = nn.permute %k {order = array<i64: 0, 2, 1>} : (tensor<4x?x8xf32>) -> tensor<4x8x?xf32>
+  %s = nn.matmul %q, %kt : (tensor<4x6x8xf32>, tensor<4x8x?xf32>) -> tensor<4x6x?xf32>
+  %r = nn.reshape %s {shape = array<i64: 2, 2, 6, -1>} : (tensor<4x6x?xf32>) -> tensor<2x2x6x?xf32>
+  %a = nn.eltwise %r, %bias {operation = "sum"} : (tensor<2x2x6x?xf32>, tensor<2x1x6x?xf32>) -> tensor<2x2x6x?xf32>
+  %b = nn.reshape %a {shape = array<i64: 4, 6, -1>} : (tensor<2x2x6x?xf32>) -> tensor<4x6x?xf32>
+  %p = nn.softmax %b {axis = -1 : i64} : (tensor<4x6x?xf32>) -> tensor<4x6x?xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<4x6x?xf32>, tensor<4x?x8xf32>) -> tensor<4x6x8xf32>
+  func.return %y : tensor<4x6x8xf32>
+}
+// CHECK-LABEL: func.func @cached
+// CHECK:         %[[K:[a-z_0-9]+]] = nn.reshape %k {shape = array<i64: 2, 2, -1, 8>, name = "attn/key_view"} : (tensor<4x?x8xf32>) -> tensor<2x2x?x8xf32>
+// CHECK-NEXT:    %[[V:[a-z_0-9]+]] = nn.reshape %v {shape = array<i64: 2, 2, -1, 8>, name = "attn/value_view"} : (tensor<4x?x8xf32>) -> tensor<2x2x?x8xf32>
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %[[K]], %[[V]], %bias {scale = 1.000000e+00 : f32, name = "attn/attention"} : (tensor<2x2x6x8xf32>, tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>, tensor<2x1x6x?xf32>) -> tensor<2x2x6x8xf32>
+
+// -----
+
+// A run-time number of queries: left alone (the attention's views would need two inferred
+// sizes, and its result would not be static).
+func.func @runtime_queries(%q: tensor<1x2x?x8xf32>, %kt: tensor<1x2x8x6xf32>, %v: tensor<1x2x6x8xf32>, %bias: tensor<1x1x?x6xf32>) -> tensor<1x2x?x8xf32> {
+  %c = nn.constant dense<2.0> : tensor<f32>
+  %s = nn.matmul %q, %kt : (tensor<1x2x?x8xf32>, tensor<1x2x8x6xf32>) -> tensor<1x2x?x6xf32>
+  %d = nn.eltwise %s, %c {operation = "div"} : (tensor<1x2x?x6xf32>, tensor<f32>) -> tensor<1x2x?x6xf32>
+  %a = nn.eltwise %d, %bias {operation = "sum"} : (tensor<1x2x?x6xf32>, tensor<1x1x?x6xf32>) -> tensor<1x2x?x6xf32>
+  %p = nn.softmax %a {axis = -1 : i64} : (tensor<1x2x?x6xf32>) -> tensor<1x2x?x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<1x2x?x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x?x8xf32>
+  func.return %y : tensor<1x2x?x8xf32>
+}
+// CHECK-LABEL: func.func @runtime_queries
+// CHECK:         nn.softmax
+// CHECK-NOT:     nn.scaled_dot_product_attention

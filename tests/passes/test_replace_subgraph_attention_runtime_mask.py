@@ -1,0 +1,139 @@
+"""replace-subgraph on attention whose mask has a size known only at run time: torchaudio's
+Emformer through torch's dynamo exporter masks the padded keys with a [N, 1, 1, ?] condition
+from Range(0, max(lengths)) >= lengths (TorchScript's export has the same mask with static
+dims). The op that applies the mask has a static result, so the run-time size is 1 or the
+scores' (`attention_chains.fits`): one nn.scaled_dot_product_attention with a static result
+that computes what the graph did (onnxruntime) on ref, cpu and OpenVINO (the written IR, f32
+hint), alone or beside Emformer's constant [1, L, S] mask."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.ir_xml import write_ir_xml
+from irforge.backends.reference import run
+from irforge.dialects.nn.base import DYN
+from irforge.frontends.onnx import import_onnx
+from irforge.model import input_names
+from irforge.passes import apply_pipeline
+from irforge.testing.onnx_models import GraphBuilder
+from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+from tests.backends.ir_xml_support import assert_close, run_openvino
+from tests.helpers import ort_session_run
+
+N, H, L, E = 2, 2, 6, 8
+
+
+def emformer(constant_mask: bool) -> onnx.ModelProto:
+    """Emformer's attention as dynamo writes it: heads in the batch ([N*H, L, E]), q scaled,
+    an optional constant Where mask, the padding mask in [N, H, L, S], the softmax back in
+    [N*H, L, S]."""
+    g = GraphBuilder()
+    q = g.node("Mul", ["q", g.tensor(np.array([[[E ** -0.5]]], np.float32), "scale")])
+    scores = g.node("MatMul", [q, g.node("Transpose", ["k"], perm=[0, 2, 1])])
+    fill = g.tensor(np.array(-1e8, np.float32), "fill")
+    if constant_mask:
+        causal = np.triu(np.ones((1, L, L), bool), 2)  # a band, as Emformer's segment mask
+        scores = g.node("Where", [g.tensor(causal, "segments"), fill, scores])
+    scores = g.node("Reshape", [scores, g.tensor(np.array([N, H, L, -1], np.int64), "split")])
+    # padding: Range(0, max(lengths)) >= lengths[:, None], [N, 1, 1, ?]
+    longest = g.node("ReduceMax", ["lengths"], keepdims=0)
+    keys = g.node("Range", [g.tensor(np.array(0, np.int64), "zero"), longest, g.tensor(np.array(1, np.int64), "one")])
+    padded = g.node("GreaterOrEqual", [keys, g.node("Unsqueeze", ["lengths", g.tensor(np.array([1], np.int64), "col")])])
+    padded = g.node("Unsqueeze", [padded, g.tensor(np.array([1, 2], np.int64), "heads")])
+    scores = g.node("Where", [padded, fill, scores])
+    scores = g.node("Reshape", [scores, g.tensor(np.array([N * H, L, -1], np.int64), "join")])
+    y = g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"])
+    vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N * H, L, E]) for n in ("q", "k", "v")]
+    vis.append(helper.make_tensor_value_info("lengths", onnx.TensorProto.INT64, [N]))
+    graph = helper.make_graph(g.nodes, "emformer", vis, [helper.make_empty_tensor_value_info(y)], g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def feeds() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    x = {n: rng.standard_normal((N * H, L, E)).astype(np.float32) for n in ("q", "k", "v")}
+    return {**x, "lengths": np.array([L, L - 3], np.int64)}  # max(lengths) = L keys
+
+
+@pytest.mark.parametrize("constant_mask", [False, True], ids=["padding", "padding+segments"])
+def test_runtime_shaped_mask_fuses_and_matches(tmp_path, constant_mask):
+    proto = emformer(constant_mask)
+    x = feeds()
+    (want,) = ort_session_run(proto, x)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    ops = list(model.func.body.block.ops)
+    attention = [op for op in ops if op.name == "nn.scaled_dot_product_attention"]
+    assert len(attention) == 1 and not any(op.name == "nn.softmax" for op in ops)
+    assert list(attention[0].results[0].type.get_shape()) == [N, H, L, E]  # static: the query side is
+    y = proto.graph.output[0].name
+    assert_close(run(model, x)[y], want, what="ref vs onnxruntime")
+    assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")
+    write_ir_xml(model, tmp_path / "m.xml")
+    assert_close(run_openvino(tmp_path / "m.xml", x)[y], want, what="OpenVINO vs onnxruntime")
+
+
+def cached(mask: str) -> onnx.ModelProto:
+    """softmax(q @ k^T / sqrt(E) + mask) @ v with S keys known only at run time (a KV cache):
+    q [N, H, L, E] static, k and v [N, H, S, E]; the mask a padding Where [N, 1, 1, S] or an
+    additive bias [N, 1, L, S] (inputs)."""
+    g = GraphBuilder()
+    q = g.node("Mul", ["q", g.tensor(np.array(E ** -0.5, np.float32), "scale")])
+    scores = g.node("MatMul", [q, g.node("Transpose", ["k"], perm=[0, 1, 3, 2])])
+    if mask == "where":
+        scores = g.node("Where", ["keep", scores, g.tensor(np.array(-1e8, np.float32), "fill")])
+    else:
+        scores = g.node("Add", [scores, "bias"])
+    y = g.node("MatMul", [g.node("Softmax", [scores], axis=-1), "v"])
+    vis = [helper.make_tensor_value_info("q", onnx.TensorProto.FLOAT, [N, H, L, E])]
+    vis += [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N, H, "S", E]) for n in ("k", "v")]
+    if mask == "where":
+        vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, [N, 1, 1, "S"]))
+    else:
+        vis.append(helper.make_tensor_value_info("bias", onnx.TensorProto.FLOAT, [N, 1, L, "S"]))
+    graph = helper.make_graph(g.nodes, "cached", vis, [helper.make_empty_tensor_value_info(y)], g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("mask", ["where", "add"])
+def test_runtime_key_length_fuses_and_matches(tmp_path, mask):
+    proto = cached(mask)
+    rng = np.random.default_rng(4)
+    S = 9  # (not L: the keys' count only the run knows)
+    x = {"q": rng.standard_normal((N, H, L, E)).astype(np.float32)}
+    x |= {n: rng.standard_normal((N, H, S, E)).astype(np.float32) for n in ("k", "v")}
+    if mask == "where":
+        x["keep"] = (np.arange(S) < np.array([[S], [S - 4]]))[:, None, None, :]
+    else:
+        x["bias"] = rng.standard_normal((N, 1, L, S)).astype(np.float32)
+    (want,) = ort_session_run(proto, x)
+    y = proto.graph.output[0].name
+    model = fused(proto, None)
+    assert dims_of(model, "k") == [N, H, DYN, E]  # (S stays a run-time size)
+    assert_close(run(model, x)[y], want, what="ref vs onnxruntime")
+    write_ir_xml(model, tmp_path / "m.xml")
+    assert_close(run_openvino(tmp_path / "m.xml", x)[y], want, what="OpenVINO vs onnxruntime")
+    # the CPU backend compiles static inputs (E841 otherwise): S set at conversion
+    model = fused(proto, {n: a.shape for n, a in x.items()})
+    assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")
+
+
+def fused(proto: onnx.ModelProto, shapes: dict[str, tuple[int, ...]] | None):  # type: ignore[no-untyped-def]
+    """The converted model, checked to hold one attention (no softmax left) with result
+    [N, H, L, E]: static, as the query side is."""
+    model = import_onnx(proto, shapes)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    ops = list(model.func.body.block.ops)
+    attention = [op for op in ops if op.name == "nn.scaled_dot_product_attention"]
+    assert len(attention) == 1 and not any(op.name == "nn.softmax" for op in ops)
+    assert list(attention[0].results[0].type.get_shape()) == [N, H, L, E]
+    return model
+
+
+def dims_of(model, name: str) -> list[int]:  # type: ignore[no-untyped-def]
+    return list(model.func.args[input_names(model.func).index(name)].type.get_shape())
