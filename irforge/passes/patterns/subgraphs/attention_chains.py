@@ -45,6 +45,12 @@ chain (q, k, v and the result reshaped along their leading dims: the same row-ma
 elements); a mask given in another view must have unit leading dims or exactly that view's
 leading dims.
 
+Sizes known only at run time: the number of keys S may be one (a KV cache: k, v and the
+scores' last axis; the views of k and v infer it), and a mask may have run-time sizes where
+the op adding it has static ones (the run-time size is then 1 or that one: Emformer's
+[N, 1, 1, ?] padding mask through dynamo, see `fits`); q, the result and every leading axis
+must be static, so the attention's result is (`static_but_keys`).
+
     %s = nn.matmul %q, %kt                      (XGLM: [B*H, L, S] scores)
     %r = nn.reshape %s {shape = [B, H, L, S]}
     %a = nn.eltwise %r, %mask {operation = "sum"}
