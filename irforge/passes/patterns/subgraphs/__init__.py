@@ -12,6 +12,7 @@ def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.attention_exports import ExportedAttention
     from irforge.passes.patterns.subgraphs.attention_heads_in_batch import HeadsInBatchAttention
     from irforge.passes.patterns.subgraphs.attention_shared import SharedAttentionProbs
+    from irforge.passes.patterns.subgraphs.attention_split_keys import SplitKeyAttention
     from irforge.passes.patterns.subgraphs.attention_relative import ScatteredRelativePositions, SplitScatterPermute
     from irforge.passes.patterns.subgraphs.attention_transposed import TransposedAttention
     from irforge.passes.patterns.subgraphs.decompositions import DecomposeSquaredDifference
@@ -27,6 +28,7 @@ def builtin_replacements() -> list[RewritePattern]:
         SharedAttentionProbs(),
         HeadsInBatchAttention(),
         ChainedAttention(),
+        SplitKeyAttention(),
         TransposedAttention(),
         ScatteredRelativePositions(),
         SplitScatterPermute(),
