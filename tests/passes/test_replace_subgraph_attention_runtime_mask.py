@@ -137,3 +137,42 @@ def fused(proto: onnx.ModelProto, shapes: dict[str, tuple[int, ...]] | None):  #
 
 def dims_of(model, name: str) -> list[int]:  # type: ignore[no-untyped-def]
     return list(model.func.args[input_names(model.func).index(name)].type.get_shape())
+
+
+def trimmed() -> onnx.ModelProto:
+    """(q @ k^T + bias) / sqrt(E) with queries and keys cut to max(lengths) at run time (as
+    FastSpeech2-Conformer's decoder after its length regulator): L and S run-time sizes, no
+    view anywhere; the bias stands for its relative-position term, computed from the graph."""
+    g = GraphBuilder()
+    longest = g.node("Unsqueeze", [g.node("ReduceMax", ["lengths"], keepdims=1), g.tensor(np.array([0], np.int64), "at")])
+    longest = g.node("Reshape", [longest, g.tensor(np.array([1], np.int64), "one")])
+    zero = g.tensor(np.array([0], np.int64), "zero")
+    cut = lambda x, axes: g.node("Slice", [x, *(g.node("Concat", [zero] * len(axes), axis=0), g.node("Concat", [longest] * len(axes), axis=0)), g.tensor(np.array(axes, np.int64), "axes")])  # noqa: E731
+    q, k, v = cut("q", [2]), cut("k", [2]), cut("v", [2])
+    scores = g.node("Add", [g.node("MatMul", [q, g.node("Transpose", [k], perm=[0, 1, 3, 2])]), cut("bias", [2, 3])])
+    scores = g.node("Div", [scores, g.tensor(np.array(np.sqrt(E), np.float32), "root")])
+    y = g.node("MatMul", [g.node("Softmax", [scores], axis=-1), v])
+    vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [N, H, L, E]) for n in ("q", "k", "v")]
+    vis += [helper.make_tensor_value_info("bias", onnx.TensorProto.FLOAT, [N, H, L, L]),
+            helper.make_tensor_value_info("lengths", onnx.TensorProto.INT64, [N])]
+    graph = helper.make_graph(g.nodes, "trimmed", vis, [helper.make_empty_tensor_value_info(y)], g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_runtime_queries_without_views_fuse_and_match(tmp_path):
+    proto = trimmed()
+    rng = np.random.default_rng(6)
+    x = {n: rng.standard_normal((N, H, L, E)).astype(np.float32) for n in ("q", "k", "v")}
+    x |= {"bias": rng.standard_normal((N, H, L, L)).astype(np.float32), "lengths": np.array([L - 2, L - 1], np.int64)}
+    (want,) = ort_session_run(proto, x)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    ops = list(model.func.body.block.ops)
+    attention = [op for op in ops if op.name == "nn.scaled_dot_product_attention"]
+    assert len(attention) == 1 and not any(op.name == "nn.softmax" for op in ops)
+    assert list(attention[0].results[0].type.get_shape()) == [N, H, DYN, E]  # (the product's type)
+    y = proto.graph.output[0].name
+    assert_close(run(model, x)[y], want, what="ref vs onnxruntime")
+    assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")  # (segments: run-time shapes)
+    write_ir_xml(model, tmp_path / "m.xml")
+    assert_close(run_openvino(tmp_path / "m.xml", x)[y], want, what="OpenVINO vs onnxruntime")

@@ -53,3 +53,40 @@ func.func @runtime_queries(%q: tensor<1x2x?x8xf32>, %kt: tensor<1x2x8x6xf32>, %v
 // CHECK-LABEL: func.func @runtime_queries
 // CHECK:         nn.softmax
 // CHECK-NOT:     nn.scaled_dot_product_attention
+
+// -----
+
+// Run-time sizes anywhere but no view needed (FastSpeech2-Conformer's decoder: batch, queries
+// and keys all run-time after the length regulator; its relative-position term an additive
+// mask computed from q): one attention of the product's type.
+func.func @one_view(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x8xf32>, %rel: tensor<?x2x?x?xf32>) -> tensor<?x2x?x8xf32> {
+  %c = nn.constant dense<2.0> : tensor<f32>
+  %kt = nn.permute %k {order = array<i64: 0, 1, 3, 2>} : (tensor<?x2x?x8xf32>) -> tensor<?x2x8x?xf32>
+  %s = nn.matmul %q, %kt : (tensor<?x2x?x8xf32>, tensor<?x2x8x?xf32>) -> tensor<?x2x?x?xf32>
+  %a = nn.eltwise %s, %rel {operation = "sum"} : (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %d = nn.eltwise %a, %c {operation = "div"} : (tensor<?x2x?x?xf32>, tensor<f32>) -> tensor<?x2x?x?xf32>
+  %p = nn.softmax %d {axis = -1 : i64} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  func.return %y : tensor<?x2x?x8xf32>
+}
+// CHECK-LABEL: func.func @one_view
+// CHECK:         %[[M:[a-z_0-9]+]] = nn.eltwise %rel, %{{.*}} {operation = "mul", name = "attn/mask0_scaled"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {scale = 5.000000e-01 : f32, name = "attn"} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>) -> tensor<?x2x?x8xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+
+// -----
+
+// Run-time sizes and a view of the scores (heads folded into the batch): left alone (the
+// views would need more than one inferred size).
+func.func @views_of_runtime_sizes(%q: tensor<?x6x8xf32>, %kt: tensor<?x8x6xf32>, %v: tensor<?x6x8xf32>, %pad: tensor<?x1x1x6xf32>) -> tensor<?x6x8xf32> {
+  %s = nn.matmul %q, %kt : (tensor<?x6x8xf32>, tensor<?x8x6xf32>) -> tensor<?x6x6xf32>
+  %r = nn.reshape %s {shape = array<i64: -1, 2, 6, 6>} : (tensor<?x6x6xf32>) -> tensor<?x2x6x6xf32>
+  %a = nn.eltwise %r, %pad {operation = "sum"} : (tensor<?x2x6x6xf32>, tensor<?x1x1x6xf32>) -> tensor<?x2x6x6xf32>
+  %b = nn.reshape %a {shape = array<i64: -1, 6, 6>} : (tensor<?x2x6x6xf32>) -> tensor<?x6x6xf32>
+  %p = nn.softmax %b {axis = -1 : i64} : (tensor<?x6x6xf32>) -> tensor<?x6x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<?x6x6xf32>, tensor<?x6x8xf32>) -> tensor<?x6x8xf32>
+  func.return %y : tensor<?x6x8xf32>
+}
+// CHECK-LABEL: func.func @views_of_runtime_sizes
+// CHECK:         nn.softmax
+// CHECK-NOT:     nn.scaled_dot_product_attention

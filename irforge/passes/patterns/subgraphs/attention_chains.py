@@ -49,7 +49,8 @@ Sizes known only at run time: the number of keys S may be one (a KV cache: k, v 
 scores' last axis; the views of k and v infer it), and a mask may have run-time sizes where
 the op adding it has static ones (the run-time size is then 1 or that one: Emformer's
 [N, 1, 1, ?] padding mask through dynamo, see `fits`); q, the result and every leading axis
-must be static, so the attention's result is (`static_but_keys`).
+must be static, so the attention's result is (`static_but_keys`). Or, with run-time sizes
+anywhere, the chain has no views and q, k, v and the masks need none (`one_view`).
 
     %s = nn.matmul %q, %kt                      (XGLM: [B*H, L, S] scores)
     %r = nn.reshape %s {shape = [B, H, L, S]}
@@ -345,6 +346,17 @@ def static_but_keys(q: SSAValue, kt: SSAValue, v: SSAValue, views: list[tuple[in
             and all(static(w) for w in views if w[-2:] != views[0][-2:]))  # (grid views: static)
 
 
+def one_view(q: SSAValue, kt: SSAValue, v: SSAValue, chain: Chain) -> bool:
+    """Run-time sizes anywhere, where nothing needs a view: the scores, their masks and q
+    have one shape's leading dims ([B, H] with B, L and S run-time: FastSpeech2-Conformer's
+    decoder after its length regulator), k and v the same or shared by the heads. The
+    attention then takes every operand as it is and its result has the product's type."""
+    view = chain.views[0]
+    lead = view[:-2]
+    return (all(w == view for w in chain.views) and all(t.view == view for t in chain.terms) and dims(q)[:-2] == lead
+            and all(dims(x)[:-2] == lead or shared(dims(x), lead) for x in (kt, v)))
+
+
 class ChainedAttention(RewritePattern):
     """softmax(chain(q @ k')) @ v: see the module docstring."""
 
@@ -390,7 +402,9 @@ class ChainedAttention(RewritePattern):
                     chain.factor *= step[1]
                     scalings.append(value.owner)  # type: ignore[arg-type]
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
-        if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))) or not static_but_keys(q, kt, v, chain.views, op):
+        if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))):
+            return False
+        if not (static_but_keys(q, kt, v, chain.views, op) or one_view(q, kt, v, chain)):
             return False
         if any(not fits(dims(t.value), t.view) for t in chain.terms):
             return False
