@@ -39,8 +39,8 @@ func.func @cached(%q: tensor<4x6x8xf32>, %k: tensor<4x?x8xf32>, %v: tensor<4x?x8
 
 // -----
 
-// A run-time number of queries: left alone (the attention's views would need two inferred
-// sizes, and its result would not be static).
+// A run-time number of queries and no view needed: one attention of the product's type
+// (`one_view`); the bias, added after the scale, is not scaled.
 func.func @runtime_queries(%q: tensor<1x2x?x8xf32>, %kt: tensor<1x2x8x6xf32>, %v: tensor<1x2x6x8xf32>, %bias: tensor<1x1x?x6xf32>) -> tensor<1x2x?x8xf32> {
   %c = nn.constant dense<2.0> : tensor<f32>
   %s = nn.matmul %q, %kt : (tensor<1x2x?x8xf32>, tensor<1x2x8x6xf32>) -> tensor<1x2x?x6xf32>
@@ -51,8 +51,9 @@ func.func @runtime_queries(%q: tensor<1x2x?x8xf32>, %kt: tensor<1x2x8x6xf32>, %v
   func.return %y : tensor<1x2x?x8xf32>
 }
 // CHECK-LABEL: func.func @runtime_queries
-// CHECK:         nn.softmax
-// CHECK-NOT:     nn.scaled_dot_product_attention
+// CHECK-NEXT:    %[[K:[a-z_0-9]+]] = nn.permute %kt {order = array<i64: 0, 1, 3, 2>, name = "attn/key"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %[[K]], %v, %bias {scale = 5.000000e-01 : f32, name = "attn"} : {{.*}} -> tensor<1x2x?x8xf32>
+// CHECK-NEXT:    func.return %[[Y]]
 
 // -----
 
