@@ -137,11 +137,11 @@ class SplitKeyAttention(RewritePattern):
             if not isinstance(value.owner, MatMul) or not value.has_one_use() or dims(term) != dims(op.results[0]):
                 return
             product = value.owner
-            if product.bool_prop("transpose_a") or product.bool_prop("transpose_b"):
+            if product.bool_prop("transpose_a") or product.bool_prop("transpose_b") or dims(value)[-1] != dims(term)[-1]:
                 return
             left, left_views = through_views(product.operands[0])
-            if not isinstance(left.owner, Slice):
-                return
+            if not isinstance(left.owner, Slice) or dims(left)[-1] != dims(product.operands[0])[-1]:
+                return  # (the views keep the last axis: the same rows in the same order)
             products.append((product, left.owner, [*views, *left_views]))
         p = products[0][1].operands[0]
         if not isinstance(p.owner, SoftMax) or p.owner.bool_prop("log") or p.owner.softmax_axis() != len(dims(p)) - 1:
@@ -178,12 +178,16 @@ class SplitKeyAttention(RewritePattern):
         name = layer_name(op, "sum")
         scores_ops: list[Operation] = []
         keys, sources, dead_scores = [], [], []
+        width = 0  # q's row width, the same for every part
         for index, part in enumerate(concat.operands):
             value, views = through_views(part)
             product = value.owner
             if not isinstance(product, MatMul) or not value.has_one_use() or product.bool_prop("transpose_a"):
                 return None
             q, k = product.operands
+            width = width or dims(q)[-1]
+            if dims(value)[-1] != dims(part)[-1] or dims(q)[-1] != width:
+                return self.abandon(scores_ops)  # (rows kept by the views; one query width)
             if not product.bool_prop("transpose_b"):
                 rank = len(dims(k))
                 k = build(Permute, [k], order=[*range(rank - 2), rank - 1, rank - 2], name=f"{name}/key{index}_t").output
