@@ -176,3 +176,40 @@ def test_runtime_queries_without_views_fuse_and_match(tmp_path):
     assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")  # (segments: run-time shapes)
     write_ir_xml(model, tmp_path / "m.xml")
     assert_close(run_openvino(tmp_path / "m.xml", x)[y], want, what="OpenVINO vs onnxruntime")
+
+
+def dynamic_axes() -> onnx.ModelProto:
+    """torch's SDPA as the TorchScript exporter writes it with dynamic axes (BERT, GPT-2 with
+    `dynamic_axes` on batch and sequence): q and k^T scaled by sqrt(1/sqrt(E)) each, the
+    padding mask Where(keep, 0, -inf) [B, 1, 1, S] added, the softmax's NaN rows zeroed;
+    B and L are run-time sizes everywhere."""
+    g = GraphBuilder()
+    root = g.tensor(np.array(E ** -0.25, np.float32), "root")
+    scores = g.node("MatMul", [g.node("Mul", ["q", root]), g.node("Mul", [g.node("Transpose", ["k"], perm=[0, 1, 3, 2]), root])])
+    bias = g.node("Where", ["keep", g.tensor(np.array(0.0, np.float32), "zero"), g.tensor(np.array(-np.inf, np.float32), "inf")])
+    p = g.node("Softmax", [g.node("Add", [scores, bias])], axis=-1)
+    p = g.node("Where", [g.node("IsNaN", [p]), g.tensor(np.array(0.0, np.float32), "none"), p])
+    y = g.node("MatMul", [p, "v"])
+    vis = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, ["B", H, "L", E]) for n in ("q", "k", "v")]
+    vis.append(helper.make_tensor_value_info("keep", onnx.TensorProto.BOOL, ["B", 1, 1, "L"]))
+    graph = helper.make_graph(g.nodes, "dynamic_axes", vis, [helper.make_empty_tensor_value_info(y)], g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_dynamic_axes_export_fuses_and_matches(tmp_path):
+    proto = dynamic_axes()
+    rng = np.random.default_rng(8)
+    x = {n: rng.standard_normal((N, H, L, E)).astype(np.float32) for n in ("q", "k", "v")}
+    x["keep"] = (np.arange(L) < np.array([[L], [L - 2]]))[:, None, None, :]
+    (want,) = ort_session_run(proto, x)
+    y = proto.graph.output[0].name
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    ops = list(model.func.body.block.ops)
+    assert [op.name for op in ops].count("nn.scaled_dot_product_attention") == 1 and not any(op.name == "nn.softmax" for op in ops)
+    assert_close(run(model, x)[y], want, what="ref vs onnxruntime")
+    write_ir_xml(model, tmp_path / "m.xml")
+    assert_close(run_openvino(tmp_path / "m.xml", x)[y], want, what="OpenVINO vs onnxruntime")
+    model = import_onnx(proto, {n: a.shape for n, a in x.items()})  # (the CPU backend: static inputs)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")

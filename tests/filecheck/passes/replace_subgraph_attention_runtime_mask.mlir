@@ -91,3 +91,26 @@ func.func @views_of_runtime_sizes(%q: tensor<?x6x8xf32>, %kt: tensor<?x8x6xf32>,
 // CHECK-LABEL: func.func @views_of_runtime_sizes
 // CHECK:         nn.softmax
 // CHECK-NOT:     nn.scaled_dot_product_attention
+
+// -----
+
+// torch's SDPA exported with dynamic axes (TorchScript: BERT, GPT-2): a padding mask of
+// run-time sizes [?, 1, 1, ?] on [?, ?, ?, ?] scores, the NaN guard kept on the result.
+func.func @dynamic_axes(%q: tensor<?x?x?x8xf32>, %k: tensor<?x?x?x8xf32>, %v: tensor<?x?x?x8xf32>, %mask: tensor<?x1x1x?xf32>) -> tensor<?x?x?x8xf32> {
+  %c = nn.constant dense<0.594603539> : tensor<f32>
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %qs = nn.eltwise %q, %c {operation = "mul"} : (tensor<?x?x?x8xf32>, tensor<f32>) -> tensor<?x?x?x8xf32>
+  %kt = nn.permute %k {order = array<i64: 0, 1, 3, 2>} : (tensor<?x?x?x8xf32>) -> tensor<?x?x8x?xf32>
+  %ks = nn.eltwise %kt, %c {operation = "mul"} : (tensor<?x?x8x?xf32>, tensor<f32>) -> tensor<?x?x8x?xf32>
+  %s = nn.matmul %qs, %ks : (tensor<?x?x?x8xf32>, tensor<?x?x8x?xf32>) -> tensor<?x?x?x?xf32>
+  %a = nn.eltwise %s, %mask {operation = "sum"} : (tensor<?x?x?x?xf32>, tensor<?x1x1x?xf32>) -> tensor<?x?x?x?xf32>
+  %p = nn.softmax %a {axis = -1 : i64} : (tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  %n = nn.is_nan %p : (tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xi1>
+  %g = nn.select %n, %zero, %p : (tensor<?x?x?x?xi1>, tensor<f32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  %y = nn.matmul %g, %v {name = "attn"} : (tensor<?x?x?x?xf32>, tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32>
+  func.return %y : tensor<?x?x?x8xf32>
+}
+// CHECK-LABEL: func.func @dynamic_axes
+// CHECK:         %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %mask {{.*}} : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x1x1x?xf32>) -> tensor<?x?x?x8xf32>
+// CHECK:         %{{.*}} = nn.is_nan %[[Y]]
+// CHECK-NOT:     nn.softmax
