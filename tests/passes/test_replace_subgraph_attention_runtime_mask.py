@@ -178,14 +178,23 @@ def test_runtime_queries_without_views_fuse_and_match(tmp_path):
     assert_close(run_openvino(tmp_path / "m.xml", x)[y], want, what="OpenVINO vs onnxruntime")
 
 
-def dynamic_axes() -> onnx.ModelProto:
-    """torch's SDPA as the TorchScript exporter writes it with dynamic axes (BERT, GPT-2 with
-    `dynamic_axes` on batch and sequence): q and k^T scaled by sqrt(1/sqrt(E)) each, the
-    padding mask Where(keep, 0, -inf) [B, 1, 1, S] added, the softmax's NaN rows zeroed;
-    B and L are run-time sizes everywhere."""
+def dynamic_axes(folded: bool) -> onnx.ModelProto:
+    """torch's SDPA as its exporters write it with dynamic axes (BERT, GPT-2 with
+    `dynamic_axes` / `dynamic_shapes` on batch and sequence): q and k^T scaled by
+    sqrt(1/sqrt(E)) each, the padding mask Where(keep, 0, -inf) [B, 1, 1, S] added, the
+    softmax's NaN rows zeroed; B and L are run-time sizes everywhere. `folded`: dynamo's k^T,
+    a reshape to [-1, S, E], a transpose and a reshape back, to shapes read from k at run
+    time (`runtime_transpose.py`)."""
     g = GraphBuilder()
     root = g.tensor(np.array(E ** -0.25, np.float32), "root")
-    scores = g.node("MatMul", [g.node("Mul", ["q", root]), g.node("Mul", [g.node("Transpose", ["k"], perm=[0, 1, 3, 2]), root])])
+    kt = g.node("Transpose", ["k"], perm=[0, 1, 3, 2])
+    if folded:
+        shape = g.node("Shape", ["k"])
+        part = lambda b, e: g.node("Slice", [shape, g.tensor(np.array([b], np.int64), "b"), g.tensor(np.array([e], np.int64), "e")])  # noqa: E731
+        rows, width, lead = part(-2, -1), part(-1, 2**62), part(-(2**62), -2)
+        flat = g.node("Reshape", ["k", g.node("Concat", [g.tensor(np.array([-1], np.int64), "rest"), rows, width], axis=0)])
+        kt = g.node("Reshape", [g.node("Transpose", [flat], perm=[0, 2, 1]), g.node("Concat", [lead, width, rows], axis=0)])
+    scores = g.node("MatMul", [g.node("Mul", ["q", root]), g.node("Mul", [kt, root])])
     bias = g.node("Where", ["keep", g.tensor(np.array(0.0, np.float32), "zero"), g.tensor(np.array(-np.inf, np.float32), "inf")])
     p = g.node("Softmax", [g.node("Add", [scores, bias])], axis=-1)
     p = g.node("Where", [g.node("IsNaN", [p]), g.tensor(np.array(0.0, np.float32), "none"), p])
@@ -196,8 +205,9 @@ def dynamic_axes() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_dynamic_axes_export_fuses_and_matches(tmp_path):
-    proto = dynamic_axes()
+@pytest.mark.parametrize("folded", [False, True], ids=["transpose", "folded-transpose"])
+def test_dynamic_axes_export_fuses_and_matches(tmp_path, folded):
+    proto = dynamic_axes(folded)
     rng = np.random.default_rng(8)
     x = {n: rng.standard_normal((N, H, L, E)).astype(np.float32) for n in ("q", "k", "v")}
     x["keep"] = (np.arange(L) < np.array([[L], [L - 2]]))[:, None, None, :]

@@ -19,10 +19,12 @@ def builtin_replacements() -> list[RewritePattern]:
     from irforge.passes.patterns.subgraphs.layer_norm import KerasLayerNormalization
     from irforge.passes.patterns.subgraphs.moments import BatchNormOfMoments
     from irforge.passes.patterns.subgraphs.normalization import MeanVarianceNormalization
+    from irforge.passes.patterns.subgraphs.runtime_transpose import RunTimeTranspose
 
     # pattern -> op replacements before the op -> sub-graph ones; HSwish before HSigmoid,
     # whose pattern is a part of HSwish's
     return [
+        RunTimeTranspose(),  # (k^T of dynamic axes, before the attention patterns read it)
         ScaledDotProductAttentionPattern(),
         ExportedAttention(),
         SharedAttentionProbs(),
