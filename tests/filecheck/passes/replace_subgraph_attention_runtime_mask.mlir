@@ -114,3 +114,20 @@ func.func @dynamic_axes(%q: tensor<?x?x?x8xf32>, %k: tensor<?x?x?x8xf32>, %v: te
 // CHECK:         %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %mask {{.*}} : (tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x?x?x8xf32>, tensor<?x1x1x?xf32>) -> tensor<?x?x?x8xf32>
 // CHECK:         %{{.*}} = nn.is_nan %[[Y]]
 // CHECK-NOT:     nn.softmax
+
+// -----
+
+// Every size a run-time one, the head width too (torchvision's ViT through TorchScript with a
+// dynamic batch: nn.MultiheadAttention's heads folded into the batch, [?, ?, ?]): the scale
+// stays explicit (1/sqrt(E) cannot be told apart).
+func.func @runtime_width(%q: tensor<?x?x?xf32>, %kt: tensor<?x?x?xf32>, %v: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %c = nn.constant dense<0.25> : tensor<f32>
+  %qs = nn.eltwise %q, %c {operation = "mul"} : (tensor<?x?x?xf32>, tensor<f32>) -> tensor<?x?x?xf32>
+  %s = nn.matmul %qs, %kt : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %p = nn.softmax %s {axis = -1 : i64} : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  func.return %y : tensor<?x?x?xf32>
+}
+// CHECK-LABEL: func.func @runtime_width
+// CHECK:         nn.scaled_dot_product_attention {{.*}} {scale = 2.500000e-01 : f32, name = "attn"} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+// CHECK-NOT:     nn.softmax

@@ -241,6 +241,8 @@ def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
     Then x * C + M is c * x + M up to c * x at the zeros: like a Where's fill (see the module
     docstring), those logits are at or below -1e4 either way and their probabilities exactly 0."""
     out = dims(op.results[0])
+    if DYN in out:
+        return None, 0.0  # (the zeros' positions are checked against static masks)
     for side, factor in zip(op.operands, reversed(op.operands)):
         owner = factor.owner
         if not isinstance(owner, Constant) or dims(side) != out:
@@ -594,7 +596,7 @@ class ChainedAttention(RewritePattern):
             mask = rest
         head = dims(q)[-1]
         scale: float | None = chain.factor
-        if math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
+        if head != DYN and math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
             scale = None
         attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
                           name=f"{name}/attention" if view[:-2] != out[:-2] or named_after else name)
