@@ -1,6 +1,7 @@
 """torch's SDPA exported with dynamic axes: tiny BERT and GPT-2 (transformers, random
 weights, `_attn_implementation="sdpa"`) through TorchScript with `dynamic_axes` and dynamo
-with `dynamic_shapes` on batch and sequence; converted without input shapes. Per file: the
+with `dynamic_shapes` on batch and sequence, and torchvision's ViT with a dynamic batch;
+converted without input shapes. Per file: the
 fused `nn.scaled_dot_product_attention` ops of the 2 blocks, OpenVINO on irforge's IR (f32)
 and the reference interpreter against onnxruntime (max abs error), and the CPU backend with
 the input shapes set (it compiles static shapes only).
@@ -39,14 +40,30 @@ def models() -> dict[str, torch.nn.Module]:
     return {"bert": Hidden(BertModel(bert)).eval(), "gpt2": Hidden(GPT2Model(gpt2)).eval()}
 
 
+def vit() -> torch.nn.Module:
+    """torchvision's ViT (nn.MultiheadAttention: heads folded into the batch), its zero-
+    initialised head redrawn (else the output is all zeros)."""
+    from torchvision.models.vision_transformer import VisionTransformer
+
+    torch.backends.mha.set_fastpath_enabled(False)  # (the fused kernel TorchScript cannot write)
+    torch.manual_seed(0)
+    model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() > 1 and not p.any():
+                p.normal_(0, 0.02)
+    return model
+
+
 def export(model: torch.nn.Module, exporter: str, feeds: tuple[torch.Tensor, ...], path: Path) -> None:
+    names = ["ids", "mask"][:len(feeds)] if len(feeds) == 2 else ["x"]
+    axes = [{0: "batch", 1: "sequence"} if name != "x" else {0: "batch"} for name in names]
     if exporter == "dynamo":
-        dims = {0: torch.export.Dim("batch"), 1: torch.export.Dim("sequence")}
-        torch.onnx.export(model, feeds, str(path), input_names=["ids", "mask"], dynamo=True, opset_version=18, dynamic_shapes=(dims, dims))
+        dims = tuple({axis: torch.export.Dim(label) for axis, label in a.items()} for a in axes)
+        torch.onnx.export(model, feeds, str(path), input_names=names, dynamo=True, opset_version=18, dynamic_shapes=dims)
     else:
-        axes = {0: "batch", 1: "sequence"}
-        torch.onnx.export(model, feeds, str(path), input_names=["ids", "mask"], dynamo=False, opset_version=17,
-                          dynamic_axes={"ids": axes, "mask": axes})
+        torch.onnx.export(model, feeds, str(path), input_names=names, dynamo=False, opset_version=17,
+                          dynamic_axes=dict(zip(names, axes)))
 
 
 def row(path: Path, feeds: dict[str, np.ndarray]) -> str:
@@ -76,14 +93,16 @@ def main() -> None:
     ids = torch.randint(0, 100, (2, 7), generator=torch.Generator().manual_seed(0))
     mask = torch.ones(2, 7, dtype=torch.long)
     mask[1, 5:] = 0
-    feeds = {"ids": ids.numpy(), "mask": mask.numpy()}
+    pixels = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    rows = [(name, model, (ids, mask)) for name, model in models().items()] + [("vit (dynamic batch)", vit(), (pixels,))]
     print("| model | exporter | attention | openvino | ref | cpu (shapes set) |\n|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, model in models().items():
+        for name, model, inputs in rows:
+            feeds = {"ids": ids.numpy(), "mask": mask.numpy()} if len(inputs) == 2 else {"x": pixels.numpy()}
             for exporter in ("torchscript", "dynamo"):
-                path = Path(tmp) / f"{name}-{exporter}.onnx"
+                path = Path(tmp) / f"{name.split()[0]}-{exporter}.onnx"
                 with torch.no_grad():
-                    export(model, exporter, (ids, mask), path)
+                    export(model, exporter, inputs, path)
                 print(f"| {name} | {exporter} | {row(path, feeds)} |", flush=True)
 
 
