@@ -50,7 +50,8 @@ scores' last axis; the views of k and v infer it), and a mask may have run-time 
 the op adding it has static ones (the run-time size is then 1 or that one: Emformer's
 [N, 1, 1, ?] padding mask through dynamo, see `fits`); q, the result and every leading axis
 must be static, so the attention's result is (`static_but_keys`). Or, with run-time sizes
-anywhere, the chain has no views and q, k, v and the masks need none (`one_view`).
+anywhere, the chain has no views and q, k, v and the masks need none (`one_view`). Both
+rules live in `attention_sizes.py`.
 
     %s = nn.matmul %q, %kt                      (XGLM: [B*H, L, S] scores)
     %r = nn.reshape %s {shape = [B, H, L, S]}
@@ -87,6 +88,7 @@ from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
 from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST
+from irforge.passes.patterns.subgraphs.attention_sizes import fits, inferred, one_view, shared, static_but_keys
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
 
@@ -314,51 +316,6 @@ def same_condition(a: SSAValue, b: SSAValue) -> bool:
     return x.shape == y.shape and bool(np.array_equal(x, y))
 
 
-def shared(shape: tuple[int, ...], lead: tuple[int, ...]) -> bool:
-    """k or v whose leading dims broadcast to the attention's (unit where it has heads: one
-    key and value for all query heads), at the same rank."""
-    return len(shape) - 2 == len(lead) and all(d in (1, n) for d, n in zip(shape[:-2], lead))
-
-
-def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
-    """mask broadcasts to view without growing it. A mask size known only at run time (DYN)
-    fits a static view size: the op that adds the mask has that static size as its result,
-    so the run-time size is 1 or it (else the model fails at run time either way)
-    (Emformer's padding mask through dynamo: [B, 1, 1, ?] from Range(max(lengths)))."""
-    if len(mask) > len(view):
-        return False
-    return all(m in (1, v) or (m == DYN and v != DYN) for m, v in zip(reversed(mask), reversed(view)))
-
-
-def inferred(shape: list[int]) -> list[int]:
-    """A Reshape's target with the run-time size (at most one: `static_but_keys`) as -1."""
-    return [-1 if d == DYN else d for d in shape]
-
-
-def static_but_keys(q: SSAValue, kt: SSAValue, v: SSAValue, views: list[tuple[int, ...]], op: MatMul) -> bool:
-    """Every size known but the number of keys S: k^T's last two axes ([E, S] or k's [S, E])
-    hold at most one run-time size, v's keys axis and the score views' last axis may be one
-    (a KV cache, keys up to a run-time length); q, the result and the leading axes are
-    static, so the attention's result is too and its views need at most one inferred size."""
-    def static(shape: tuple[int, ...]) -> bool:
-        return all(d != DYN for d in shape)
-
-    return (static(dims(q)) and static(dims(op.results[0])) and static(dims(kt)[:-2]) and sum(d == DYN for d in dims(kt)) <= 1
-            and static((*dims(v)[:-2], dims(v)[-1])) and all(static(w[:-1]) for w in views)
-            and all(static(w) for w in views if w[-2:] != views[0][-2:]))  # (grid views: static)
-
-
-def one_view(q: SSAValue, kt: SSAValue, v: SSAValue, chain: Chain) -> bool:
-    """Run-time sizes anywhere, where nothing needs a view: the scores, their masks and q
-    have one shape's leading dims ([B, H] with B, L and S run-time: FastSpeech2-Conformer's
-    decoder after its length regulator), k and v the same or shared by the heads. The
-    attention then takes every operand as it is and its result has the product's type."""
-    view = chain.views[0]
-    lead = view[:-2]
-    return (all(w == view for w in chain.views) and all(t.view == view for t in chain.terms) and dims(q)[:-2] == lead
-            and all(dims(x)[:-2] == lead or shared(dims(x), lead) for x in (kt, v)))
-
-
 class ChainedAttention(RewritePattern):
     """softmax(chain(q @ k')) @ v: see the module docstring."""
 
@@ -406,7 +363,8 @@ class ChainedAttention(RewritePattern):
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
         if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))):
             return False
-        if not (static_but_keys(q, kt, v, chain.views, op) or one_view(q, kt, v, chain)):
+        shapes = (dims(q), dims(kt), dims(v))
+        if not (static_but_keys(*shapes, chain.views, dims(op.results[0])) or one_view(*shapes, chain.views, [t.view for t in chain.terms])):
             return False
         if any(not fits(dims(t.value), t.view) for t in chain.terms):
             return False

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
