@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 from onnx_zoo import ZooModel, main  # bench/, next to this script
-from onnx_zoo_wide import DET, Segment, detector, pixels, tv
+from onnx_zoo_wide import DET, Segment, detector, pixels, tie_aware, tv
 from torch import nn
 
 
@@ -83,9 +83,13 @@ ZOO: list[ZooModel] = [
     ZooModel("tv-fasterrcnn_mobilenet_v3_large_fpn",
              tv(detector(lambda m: m.detection.fasterrcnn_mobilenet_v3_large_fpn(**{**DET, "min_size": 160, "max_size": 160}), size=160)),
              pixels(160), ("x",)),
-    ZooModel("tv-fasterrcnn_resnet50_fpn_v2", tv(detector(lambda m: m.detection.fasterrcnn_resnet50_fpn_v2(**DET))), pixels(64), ("x",)),
-    ZooModel("tv-maskrcnn_resnet50_fpn_v2", tv(detector(lambda m: m.detection.maskrcnn_resnet50_fpn_v2(**DET), "masks")), pixels(64), ("x",)),
-    ZooModel("tv-retinanet_resnet50_fpn_v2", tv(detector(lambda m: m.detection.retinanet_resnet50_fpn_v2(**DET))), pixels(64), ("x",)),
+    # (detections whose scores tie within 1e-5 compared in either order: onnx_zoo_wide.tie_aware)
+    ZooModel("tv-fasterrcnn_resnet50_fpn_v2", tv(detector(lambda m: m.detection.fasterrcnn_resnet50_fpn_v2(**DET))), pixels(64), ("x",),
+             compare=tie_aware(3)),
+    ZooModel("tv-maskrcnn_resnet50_fpn_v2", tv(detector(lambda m: m.detection.maskrcnn_resnet50_fpn_v2(**DET), "masks")), pixels(64), ("x",),
+             compare=tie_aware(4)),
+    ZooModel("tv-retinanet_resnet50_fpn_v2", tv(detector(lambda m: m.detection.retinanet_resnet50_fpn_v2(**DET))), pixels(64), ("x",),
+             compare=tie_aware(3)),
 ]
 
 if __name__ == "__main__":

@@ -45,6 +45,14 @@ chain (q, k, v and the result reshaped along their leading dims: the same row-ma
 elements); a mask given in another view must have unit leading dims or exactly that view's
 leading dims.
 
+Sizes known only at run time: the number of keys S may be one (a KV cache: k, v and the
+scores' last axis; the views of k and v infer it), and a mask may have run-time sizes where
+the op adding it has static ones (the run-time size is then 1 or that one: Emformer's
+[N, 1, 1, ?] padding mask through dynamo, see `fits`); q, the result and every leading axis
+must be static, so the attention's result is (`static_but_keys`). Or, with run-time sizes
+anywhere, the chain has no views and q, k, v and the masks need none (`one_view`). Both
+rules live in `attention_sizes.py`.
+
     %s = nn.matmul %q, %kt                      (XGLM: [B*H, L, S] scores)
     %r = nn.reshape %s {shape = [B, H, L, S]}
     %a = nn.eltwise %r, %mask {operation = "sum"}
@@ -68,7 +76,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from irforge.backends.reference import constant_value
 from irforge.dialects.nn.attention import ScaledDotProductAttention
-from irforge.dialects.nn.base import build
+from irforge.dialects.nn.base import DYN, build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.linear import MatMul
@@ -80,6 +88,7 @@ from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
 from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST, fill_is_additive
+from irforge.passes.patterns.subgraphs.attention_sizes import fits, inferred, one_view, shared, static_but_keys
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
 
@@ -237,6 +246,8 @@ def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
     Then x * C + M is c * x + M up to c * x at the zeros: like a Where's fill (see the module
     docstring), those logits are at or below -1e4 either way and their probabilities exactly 0."""
     out = dims(op.results[0])
+    if DYN in out:
+        return None, 0.0  # (the zeros' positions are checked against static masks)
     for side, factor in zip(op.operands, reversed(op.operands)):
         owner = factor.owner
         if not isinstance(owner, Constant) or dims(side) != out:
@@ -311,19 +322,6 @@ def same_condition(a: SSAValue, b: SSAValue) -> bool:
     return x.shape == y.shape and bool(np.array_equal(x, y))
 
 
-def shared(shape: tuple[int, ...], lead: tuple[int, ...]) -> bool:
-    """k or v whose leading dims broadcast to the attention's (unit where it has heads: one
-    key and value for all query heads), at the same rank."""
-    return len(shape) - 2 == len(lead) and all(d in (1, n) for d, n in zip(shape[:-2], lead))
-
-
-def fits(mask: tuple[int, ...], view: tuple[int, ...]) -> bool:
-    """mask broadcasts to view without growing it."""
-    if len(mask) > len(view):
-        return False
-    return all(m in (1, v) for m, v in zip(reversed(mask), reversed(view)))
-
-
 class ChainedAttention(RewritePattern):
     """softmax(chain(q @ k')) @ v: see the module docstring."""
 
@@ -369,8 +367,10 @@ class ChainedAttention(RewritePattern):
                     chain.factor *= step[1]
                     scalings.append(value.owner)  # type: ignore[arg-type]
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
-        shapes = [dims(q), dims(kt), dims(v), *chain.views, dims(op.results[0])]
-        if any(d < 0 for s in shapes for d in s) or any(len(s) < 3 for s in shapes[:3]):
+        if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))):
+            return False
+        shapes = (dims(q), dims(kt), dims(v))
+        if not (static_but_keys(*shapes, chain.views, dims(op.results[0])) or one_view(*shapes, chain.views, [t.view for t in chain.terms])):
             return False
         if any(not fits(dims(t.value), t.view) for t in chain.terms):
             return False
@@ -388,6 +388,8 @@ class ChainedAttention(RewritePattern):
             mlead = dims(t.value)[:-2]
             if t.view != view and not wide(t.view, scores_dims) and any(d != 1 for d in mlead) and tuple(mlead) != t.view[:-2]:
                 return False
+            if t.view != view and not wide(t.view, scores_dims) and dims(t.value)[-2:].count(DYN) > 1:
+                return False  # (its view would need two inferred sizes)
         if math.prod(dims(q)[:-2]) != math.prod(lead) or not (math.prod(dims(v)[:-2]) == math.prod(lead) or shared(dims(v), lead)):
             return False
         guard_term = None
@@ -469,7 +471,7 @@ class ChainedAttention(RewritePattern):
             shape = dims(value)
             if tuple(shape[:-2]) == tuple(lead) or (tag != "query" and shared(shape, lead)):
                 return value  # (k and v shared by the heads broadcast: MobileNetV4's multi-query attention)
-            reshape = build(Reshape, [value], shape=[*lead, *shape[-2:]], name=f"{name}/{tag}_view")
+            reshape = build(Reshape, [value], shape=inferred([*lead, *shape[-2:]]), name=f"{name}/{tag}_view")
             ops.append(reshape)
             return reshape.output
 
@@ -514,7 +516,7 @@ class ChainedAttention(RewritePattern):
                 target = [1] * len(lead) + list(shape[-2:])
             else:
                 target = [*lead, *shape[-2:]]
-            reshape = build(Reshape, [value], shape=target, name=f"{name}/mask{index}_view")
+            reshape = build(Reshape, [value], shape=inferred(target), name=f"{name}/mask{index}_view")
             ops.append(reshape)
             return reshape.output
 
@@ -558,7 +560,7 @@ class ChainedAttention(RewritePattern):
             mask = rest
         head = dims(q)[-1]
         scale: float | None = chain.factor
-        if math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
+        if head != DYN and math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
             scale = None
         attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
                           name=f"{name}/attention" if view[:-2] != out[:-2] or named_after else name)

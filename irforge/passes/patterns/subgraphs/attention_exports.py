@@ -56,7 +56,7 @@ from irforge.backends.reference import constant_value
 from irforge.builder import constant_op
 from irforge.dialects.nn.activation import Activation
 from irforge.dialects.nn.attention import ScaledDotProductAttention
-from irforge.dialects.nn.base import build
+from irforge.dialects.nn.base import DYN, build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.indexing import IsNaN
@@ -248,13 +248,19 @@ class ExportedAttention(DagReplacement):
         return flat == (math.prod(k[:-2]), *k[-2:]) and back[-2:] == (k[-1], k[-2]) and math.prod(back[:-2]) == math.prod(k[:-2])
 
     def masks_fit(self, m: Match, scores: MatMul) -> bool:
-        """The masks broadcast to the scores without growing them (static dims)."""
+        """The masks broadcast to the scores without growing them. With run-time sizes
+        (exports with dynamic axes: BERT's [B, 1, L, S] mask on [B, H, L, S] scores, all `?`),
+        a mask size fits a scores size that is the same run-time size, any size known only
+        at run time (a valid graph has 1 or the other there), or a static one it equals or
+        is 1 against (`attention_chains.fits`, both ways)."""
         target = tuple(scores.results[0].type.get_shape())  # type: ignore[attr-defined]
         for name in ("mask", "mask2", "mask3", "sub_mask", "keep", "drop"):
             if name in m.values:
                 dims = tuple(m[name].type.get_shape())  # type: ignore[attr-defined]
                 if any(d < 0 for d in (*dims, *target)):
-                    return False
+                    if len(dims) > len(target) or not all(d in (1, t) or DYN in (d, t) for d, t in zip(reversed(dims), reversed(target))):
+                        return False
+                    continue
                 try:
                     if np.broadcast_shapes(dims, target) != target:
                         return False

@@ -53,7 +53,8 @@ from irforge.dialects.nn.shape import Pad, Permute, Reshape, Slice
 from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
-from irforge.passes.patterns.subgraphs.attention_chains import dims, fits
+from irforge.passes.patterns.subgraphs.attention_chains import dims
+from irforge.passes.patterns.subgraphs.attention_sizes import fits
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
 
