@@ -129,7 +129,8 @@ def shrink(config: Any, top: bool = True) -> dict[str, Any]:
     for key, value in fields.items():
         # only sub-configs are read as attributes: a per-layer field (Gemma 4's head_dim)
         # refuses global attribute access
-        sub = getattr(config, key, None) if key.endswith("config") and key != "per_layer_config" else None
+        # (T5Gemma 2's `encoder` / `decoder` are sub-configs too, each holding more)
+        sub = getattr(config, key, None) if (key.endswith("config") or isinstance(value, dict)) and key != "per_layer_config" else None
         if hasattr(sub, "to_dict"):
             out[key] = {**{k: v for k, v in sub.to_dict().items() if k != "per_layer_config"}, **shrink(sub, top=False)}
             continue
