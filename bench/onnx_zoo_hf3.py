@@ -69,6 +69,8 @@ TINY: dict[str, Any] = {
     **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
     "image_size": 32, "patch_size": 8, "num_channels": 3,
+    # video models (V-JEPA 2: clip of frames_per_clip frames of crop_size, and its predictor)
+    "crop_size": 32, "frames_per_clip": 4, "pred_hidden_size": 32, "pred_num_attention_heads": 4, "pred_num_hidden_layers": 2,
     # DETR queries: the top-k proposals of a tiny image's few tokens
     **dict.fromkeys(("num_queries", "num_denoising"), 10),
 }
@@ -235,9 +237,17 @@ def input_kind(model: nn.Module) -> tuple[str, ...]:
         if "pixel_values" in params and not tokens:
             names.append("pixel_values")
         return tuple(names)
-    for name in ("pixel_values", "input_values", "input_features"):
+    for name in ("pixel_values", "input_values", "input_features", "pixel_values_videos"):
         if name in params:
             return (name,)
+    if "past_values" in params:
+        # time series: the values plus the required companions a forecaster reads
+        # (TimesFM's padding and frequency class; PatchTSMixer's observed mask is optional)
+        required = [k for k, p in params.items() if p.default is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
+        extra = [k for k in ("past_values_padding", "freq") if k in required]
+        if set(required) - {"past_values", *extra}:
+            raise NotImplementedError(f"time series forward needs {', '.join(sorted(set(required) - {'past_values', *extra}))}")
+        return ("past_values", *extra)
     raise NotImplementedError(f"no token, pixel or audio input in forward({', '.join(list(params)[:4])}...)")
 
 
@@ -259,6 +269,23 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
             size = getattr(config, "image_size", 64)
             size = size if isinstance(size, int) and size >= 32 else 64
             out.append(torch.randn(1, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
+        elif name == "pixel_values_videos":
+            # [1, frames, channels, size, size]: two tubelets of the shrunk crop
+            frames = 2 * (getattr(config, "tubelet_size", 2) or 2)
+            size = getattr(config, "crop_size", None) or getattr(config, "image_size", 32)
+            out.append(torch.randn(1, frames, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
+        elif name == "past_values":
+            # TimesFM: [1, 4 patches]; PatchTSMixer and the like: [1, context, channels]
+            if hasattr(config, "num_input_channels"):
+                out.append(torch.randn(1, config.context_length, config.num_input_channels, generator=g))
+            else:
+                out.append(torch.randn(1, 4 * config.patch_length, generator=g))
+        elif name == "past_values_padding":
+            pad = torch.zeros(1, 4 * config.patch_length, dtype=torch.int64)
+            pad[0, :config.patch_length // 2] = 1  # the first half patch is padding
+            out.append(pad)
+        elif name == "freq":
+            out.append(torch.ones(1, dtype=torch.int64))
         elif name == "input_values":
             out.append(torch.randn(1, 800, generator=g))
         else:  # input_features: [1, mel bins, frames]
