@@ -293,6 +293,27 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
     return tuple(out)
 
 
+NORM_WIDTH = re.compile(r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \1\], but got input of size\s*\[1, (\d+)")
+
+
+def reshape_feeds(names: tuple[str, ...], feeds: tuple[torch.Tensor, ...], config: Any, message: str) -> tuple[torch.Tensor, ...] | None:
+    """The feeds in the layout the forward's error asks for, or None: a codec's mono channel
+    ([1, 1, samples]: DAC, EnCodec, X-Codec), a video model's frames ([1, frames, 3, H, W]:
+    X-CLIP), stacked features read as [1, frames, width] (Wav2Vec2-BERT's 160 = 80 mel bins x
+    stride 2)."""
+    out = list(feeds)
+    for i, (name, x) in enumerate(zip(names, feeds)):
+        if name == "input_values" and x.dim() == 2 and re.search(r"mono|channel|3D|3-D|expected 3|batch_size, channels", message, re.I):
+            out[i] = x[:, None]
+        elif name == "pixel_values" and x.dim() == 4 and re.search(r"expected 5, got 4", message):
+            vision = getattr(config, "vision_config", None) or config
+            frames = getattr(vision, "num_frames", None) or getattr(config, "num_frames", None) or 2
+            out[i] = x[:, None].expand(-1, frames, -1, -1, -1).contiguous()
+        elif name == "input_features" and (m := NORM_WIDTH.search(message)):
+            out[i] = torch.randn(1, 32, int(m.group(1)), generator=gen())
+    return tuple(out) if any(a is not b for a, b in zip(out, feeds)) else None
+
+
 def sweep_row(model_type: str) -> ZooModel:
     """A row whose input names and attention count are known once the model is built."""
     entry = ZooModel(model_type, lambda: nn.Identity(), lambda: (), ())
@@ -327,10 +348,16 @@ def sweep_row(model_type: str) -> ZooModel:
         ran: set[int] = set()
         hooks = [m.register_forward_hook(lambda m, i, o: ran.add(id(m))) for m in leaf_attentions(model)]
         try:
-            with torch.no_grad():
-                out = wrapped(*feeds)
-        except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
-            raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
+            for attempt in range(3):
+                try:
+                    with torch.no_grad():
+                        out = wrapped(*feeds)
+                    break
+                except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
+                    reshaped = None if attempt == 2 else reshape_feeds(names, feeds, config, str(e))
+                    if reshaped is None:
+                        raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
+                    feeds = reshaped
         finally:
             for hook in hooks:
                 hook.remove()
