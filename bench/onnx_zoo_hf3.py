@@ -104,7 +104,8 @@ def candidates() -> list[str]:
 LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers")
 # per-model fields the generic shrink cannot guess (a width tied to a fixed divisor, ...)
 EXTRA: dict[str, dict[str, Any]] = {
-    "bridgetower": {"hidden_size": 64},  # its cross-modal nn.MultiheadAttention has hidden // 64 heads
+    # its vision tower's and cross-modal nn.MultiheadAttention have hidden // 64 heads
+    "bridgetower": {"hidden_size": 64, "vision_config": {"hidden_size": 64}, "text_config": {"hidden_size": 64}},
     "mamba2": {"num_heads": 8},  # num_heads * head_dim must be expand * hidden (2 * 32)
     "falcon_h1": {"mamba_d_ssm": 32},  # mamba_n_heads * mamba_d_head
     "lfm2_moe": {"layer_types": ["conv", "full_attention"], "num_dense_layers": 1},  # no default pattern
@@ -208,7 +209,9 @@ def tiny_config(model_type: str) -> Any:
     from transformers import CONFIG_MAPPING
 
     cls = CONFIG_MAPPING[model_type]
-    overrides = {**shrink(cls()), **EXTRA.get(model_type, {})}
+    overrides = shrink(cls())
+    for key, value in EXTRA.get(model_type, {}).items():  # a sub-config's extras merge into its shrink
+        overrides[key] = {**overrides.get(key, {}), **value} if isinstance(value, dict) and key.endswith("config") else value
     for _ in range(4):  # a few validator ties (sub-config widths, KV heads) at most
         try:
             return cls(**overrides)
