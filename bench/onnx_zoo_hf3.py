@@ -69,6 +69,9 @@ TINY: dict[str, Any] = {
     **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
     "image_size": 32, "patch_size": 8, "num_channels": 3,
+    # Qwen2-VL-style vision towers (flattened patches + grid_thw): depth, widths, window, the
+    # learned position grid (8 x 8)
+    "depth": 2, "embed_dim": 32, "out_hidden_size": 32, "window_size": 32, "num_position_embeddings": 64,
     # video models (V-JEPA 2: clip of frames_per_clip frames of crop_size, and its predictor)
     "crop_size": 32, "frames_per_clip": 4, "pred_hidden_size": 32, "pred_num_attention_heads": 4, "pred_num_hidden_layers": 2,
     # DETR queries: the top-k proposals of a tiny image's few tokens
@@ -243,6 +246,9 @@ def input_kind(model: nn.Module) -> tuple[str, ...]:
     for name in ("pixel_values", "input_values", "input_features", "pixel_values_videos"):
         if name in params:
             return (name,)
+    if "hidden_states" in params and "grid_thw" in params:
+        # a Qwen2-VL-style vision tower: flattened patches, the grid fixed in the wrapper
+        return ("hidden_states",)
     if "past_values" in params:
         # time series: the values plus the required companions a forecaster reads
         # (TimesFM's padding and frequency class; PatchTSMixer's observed mask is optional)
@@ -272,6 +278,10 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
             size = getattr(config, "image_size", 64)
             size = size if isinstance(size, int) and size >= 32 else 64
             out.append(torch.randn(1, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
+        elif name == "hidden_states":
+            # the patches of a 1 x 4 x 4 grid, each in_channels x temporal x patch x patch
+            width = config.in_channels * config.temporal_patch_size * config.patch_size ** 2
+            out.append(torch.randn(GRID_THW.prod().item(), width, generator=g))
         elif name == "pixel_values_videos":
             # [1, frames, channels, size, size]: two tubelets of the shrunk crop
             frames = 2 * (getattr(config, "tubelet_size", 2) or 2)
@@ -296,6 +306,7 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
     return tuple(out)
 
 
+GRID_THW = torch.tensor([[1, 4, 4]])  # a vision tower's image: one frame of 4 x 4 patches (2 x 2 merged)
 NORM_WIDTH = re.compile(r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \1\], but got input of size\s*\[1, (\d+)")
 
 
@@ -380,10 +391,16 @@ def sweep_row(model_type: str) -> ZooModel:
 
 
 class First(Call):
-    """Call's first output; a backbone's first output is its tuple of feature maps: the last."""
+    """Call's first output; a backbone's first output is its tuple of feature maps: the last.
+    A vision tower fed flattened patches gets its grid_thw as a constant (the export's
+    shapes follow from it, as in a real tower exported for one image size)."""
 
     def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        out = super().forward(*args)
+        if self.names == ("hidden_states",):
+            out = self.model(hidden_states=args[0], grid_thw=GRID_THW)
+            out = out[0] if not isinstance(out, torch.Tensor) else out
+        else:
+            out = super().forward(*args)
         while isinstance(out, (tuple, list)):
             out = out[-1]
         return out
