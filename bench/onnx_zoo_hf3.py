@@ -105,6 +105,7 @@ def candidates() -> list[str]:
 
 
 LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers")
+MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]}  # sums to half of head_dim 8
 # per-model fields the generic shrink cannot guess (a width tied to a fixed divisor, ...)
 EXTRA: dict[str, dict[str, Any]] = {
     # its vision tower's and cross-modal nn.MultiheadAttention have hidden // 64 heads
@@ -112,6 +113,9 @@ EXTRA: dict[str, dict[str, Any]] = {
     "mamba2": {"num_heads": 8},  # num_heads * head_dim must be expand * hidden (2 * 32)
     "falcon_h1": {"mamba_d_ssm": 32},  # mamba_n_heads * mamba_d_head
     "lfm2_moe": {"layer_types": ["conv", "full_attention"], "num_dense_layers": 1},  # no default pattern
+    # mRoPE without mrope_section in the config: the modeling code's default [16, 24, 24] is for head_dim 128
+    **{t: {"rope_parameters": MROPE} for t in ("qwen2_vl_text", "qwen2_5_vl_text", "glm_image_text", "glm_ocr_text")},
+    **{t: {"text_config": {"rope_parameters": MROPE}} for t in ("qwen2_vl", "qwen2_5_vl", "glm_image", "glm_ocr")},
     # the image-token vocabulary maps (None by default; a text-only forward reads two ids)
     "chameleon": {"vocabulary_map": {"<image>": 127, "IMGIMGAA": 126}},
     "emu3": {"vocabulary_map": {"<image>": 127, "<|extra_200|>": 126, "<|visual token000000|>": 125}},
