@@ -69,6 +69,11 @@ TINY: dict[str, Any] = {
     **dict.fromkeys(("vocab_size", "n_vocab"), VOCAB),
     **dict.fromkeys(("max_position_embeddings", "n_positions", "max_source_positions", "max_target_positions", "n_ctx"), 64),
     "image_size": 32, "patch_size": 8, "num_channels": 3,
+    # Qwen2-VL-style vision towers (flattened patches + grid_thw): depth, widths, window, the
+    # learned position grid (8 x 8)
+    "depth": 2, "embed_dim": 32, "out_hidden_size": 32, "window_size": 32, "num_position_embeddings": 64,
+    # video models (V-JEPA 2: clip of frames_per_clip frames of crop_size, and its predictor)
+    "crop_size": 32, "frames_per_clip": 4, "pred_hidden_size": 32, "pred_num_attention_heads": 4, "pred_num_hidden_layers": 2,
     # DETR queries: the top-k proposals of a tiny image's few tokens
     **dict.fromkeys(("num_queries", "num_denoising"), 10),
 }
@@ -100,12 +105,17 @@ def candidates() -> list[str]:
 
 
 LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "encoder_layers", "decoder_layers")
+MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]}  # sums to half of head_dim 8
 # per-model fields the generic shrink cannot guess (a width tied to a fixed divisor, ...)
 EXTRA: dict[str, dict[str, Any]] = {
-    "bridgetower": {"hidden_size": 64},  # its cross-modal nn.MultiheadAttention has hidden // 64 heads
+    # its vision tower's and cross-modal nn.MultiheadAttention have hidden // 64 heads
+    "bridgetower": {"hidden_size": 64, "vision_config": {"hidden_size": 64}, "text_config": {"hidden_size": 64}},
     "mamba2": {"num_heads": 8},  # num_heads * head_dim must be expand * hidden (2 * 32)
     "falcon_h1": {"mamba_d_ssm": 32},  # mamba_n_heads * mamba_d_head
     "lfm2_moe": {"layer_types": ["conv", "full_attention"], "num_dense_layers": 1},  # no default pattern
+    # mRoPE without mrope_section in the config: the modeling code's default [16, 24, 24] is for head_dim 128
+    **{t: {"rope_parameters": MROPE} for t in ("qwen2_vl_text", "qwen2_5_vl_text", "glm_image_text", "glm_ocr_text")},
+    **{t: {"text_config": {"rope_parameters": MROPE}} for t in ("qwen2_vl", "qwen2_5_vl", "glm_image", "glm_ocr")},
     # the image-token vocabulary maps (None by default; a text-only forward reads two ids)
     "chameleon": {"vocabulary_map": {"<image>": 127, "IMGIMGAA": 126}},
     "emu3": {"vocabulary_map": {"<image>": 127, "<|extra_200|>": 126, "<|visual token000000|>": 125}},
@@ -129,7 +139,8 @@ def shrink(config: Any, top: bool = True) -> dict[str, Any]:
     for key, value in fields.items():
         # only sub-configs are read as attributes: a per-layer field (Gemma 4's head_dim)
         # refuses global attribute access
-        sub = getattr(config, key, None) if key.endswith("config") and key != "per_layer_config" else None
+        # (T5Gemma 2's `encoder` / `decoder` are sub-configs too, each holding more)
+        sub = getattr(config, key, None) if (key.endswith("config") or isinstance(value, dict)) and key != "per_layer_config" else None
         if hasattr(sub, "to_dict"):
             out[key] = {**{k: v for k, v in sub.to_dict().items() if k != "per_layer_config"}, **shrink(sub, top=False)}
             continue
@@ -205,7 +216,9 @@ def tiny_config(model_type: str) -> Any:
     from transformers import CONFIG_MAPPING
 
     cls = CONFIG_MAPPING[model_type]
-    overrides = {**shrink(cls()), **EXTRA.get(model_type, {})}
+    overrides = shrink(cls())
+    for key, value in EXTRA.get(model_type, {}).items():  # a sub-config's extras merge into its shrink
+        overrides[key] = {**overrides.get(key, {}), **value} if isinstance(value, dict) and key.endswith("config") else value
     for _ in range(4):  # a few validator ties (sub-config widths, KV heads) at most
         try:
             return cls(**overrides)
@@ -234,9 +247,20 @@ def input_kind(model: nn.Module) -> tuple[str, ...]:
         if "pixel_values" in params and not tokens:
             names.append("pixel_values")
         return tuple(names)
-    for name in ("pixel_values", "input_values", "input_features"):
+    for name in ("pixel_values", "input_values", "input_features", "pixel_values_videos"):
         if name in params:
             return (name,)
+    if "hidden_states" in params and "grid_thw" in params:
+        # a Qwen2-VL-style vision tower: flattened patches, the grid fixed in the wrapper
+        return ("hidden_states",)
+    if "past_values" in params:
+        # time series: the values plus the required companions a forecaster reads
+        # (TimesFM's padding and frequency class; PatchTSMixer's observed mask is optional)
+        required = [k for k, p in params.items() if p.default is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
+        extra = [k for k in ("past_values_padding", "freq") if k in required]
+        if set(required) - {"past_values", *extra}:
+            raise NotImplementedError(f"time series forward needs {', '.join(sorted(set(required) - {'past_values', *extra}))}")
+        return ("past_values", *extra)
     raise NotImplementedError(f"no token, pixel or audio input in forward({', '.join(list(params)[:4])}...)")
 
 
@@ -258,11 +282,54 @@ def feeds_for(names: tuple[str, ...], config: Any) -> tuple[torch.Tensor, ...]:
             size = getattr(config, "image_size", 64)
             size = size if isinstance(size, int) and size >= 32 else 64
             out.append(torch.randn(1, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
+        elif name == "hidden_states":
+            # the patches of a 1 x 4 x 4 grid, each in_channels x temporal x patch x patch
+            width = config.in_channels * config.temporal_patch_size * config.patch_size ** 2
+            out.append(torch.randn(GRID_THW.prod().item(), width, generator=g))
+        elif name == "pixel_values_videos":
+            # [1, frames, channels, size, size]: two tubelets of the shrunk crop
+            frames = 2 * (getattr(config, "tubelet_size", 2) or 2)
+            size = getattr(config, "crop_size", None) or getattr(config, "image_size", 32)
+            out.append(torch.randn(1, frames, getattr(config, "num_channels", 3) or 3, size, size, generator=g))
+        elif name == "past_values":
+            # TimesFM: [1, 4 patches]; PatchTSMixer and the like: [1, context, channels]
+            if hasattr(config, "num_input_channels"):
+                out.append(torch.randn(1, config.context_length, config.num_input_channels, generator=g))
+            else:
+                out.append(torch.randn(1, 4 * config.patch_length, generator=g))
+        elif name == "past_values_padding":
+            pad = torch.zeros(1, 4 * config.patch_length, dtype=torch.int64)
+            pad[0, :config.patch_length // 2] = 1  # the first half patch is padding
+            out.append(pad)
+        elif name == "freq":
+            out.append(torch.ones(1, dtype=torch.int64))
         elif name == "input_values":
             out.append(torch.randn(1, 800, generator=g))
         else:  # input_features: [1, mel bins, frames]
             out.append(torch.randn(1, getattr(config, "num_mel_bins", 80), 32, generator=g))
     return tuple(out)
+
+
+GRID_THW = torch.tensor([[1, 4, 4]])  # a vision tower's image: one frame of 4 x 4 patches (2 x 2 merged)
+NORM_WIDTH = re.compile(r"normalized_shape=\[(\d+)\], expected input with shape \[\*, \1\], but got input of size\s*\[1, (\d+)")
+
+
+def reshape_feeds(names: tuple[str, ...], feeds: tuple[torch.Tensor, ...], config: Any, message: str) -> tuple[torch.Tensor, ...] | None:
+    """The feeds in the layout the forward's error asks for, or None: a codec's mono channel
+    ([1, 1, samples]: DAC, EnCodec, X-Codec), a video model's frames ([1, frames, 3, H, W]:
+    X-CLIP), stacked features read as [1, frames, width] (Wav2Vec2-BERT's 160 = 80 mel bins x
+    stride 2)."""
+    out = list(feeds)
+    for i, (name, x) in enumerate(zip(names, feeds)):
+        if name == "input_values" and x.dim() == 2 and re.search(r"mono|channel|3D|3-D|expected 3|batch_size, channels", message, re.I):
+            out[i] = x[:, None]
+        elif name == "pixel_values" and x.dim() == 4 and re.search(r"expected 5, got 4", message):
+            vision = getattr(config, "vision_config", None) or config
+            frames = getattr(vision, "num_frames", None) or getattr(config, "num_frames", None) or 2
+            out[i] = x[:, None].expand(-1, frames, -1, -1, -1).contiguous()
+        elif name == "input_features" and (m := NORM_WIDTH.search(message)):
+            out[i] = torch.randn(1, 32, int(m.group(1)), generator=gen())
+    return tuple(out) if any(a is not b for a, b in zip(out, feeds)) else None
 
 
 def sweep_row(model_type: str) -> ZooModel:
@@ -299,10 +366,16 @@ def sweep_row(model_type: str) -> ZooModel:
         ran: set[int] = set()
         hooks = [m.register_forward_hook(lambda m, i, o: ran.add(id(m))) for m in leaf_attentions(model)]
         try:
-            with torch.no_grad():
-                out = wrapped(*feeds)
-        except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
-            raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
+            for attempt in range(3):
+                try:
+                    with torch.no_grad():
+                        out = wrapped(*feeds)
+                    break
+                except Exception as e:  # noqa: BLE001  (the tiny model or its inputs, in torch itself)
+                    reshaped = None if attempt == 2 else reshape_feeds(names, feeds, config, str(e))
+                    if reshaped is None:
+                        raise RuntimeError(f"build: forward: {onnx_zoo.first_line(e)}") from e
+                    feeds = reshaped
         finally:
             for hook in hooks:
                 hook.remove()
@@ -322,10 +395,16 @@ def sweep_row(model_type: str) -> ZooModel:
 
 
 class First(Call):
-    """Call's first output; a backbone's first output is its tuple of feature maps: the last."""
+    """Call's first output; a backbone's first output is its tuple of feature maps: the last.
+    A vision tower fed flattened patches gets its grid_thw as a constant (the export's
+    shapes follow from it, as in a real tower exported for one image size)."""
 
     def forward(self, *args: torch.Tensor) -> torch.Tensor:
-        out = super().forward(*args)
+        if self.names == ("hidden_states",):
+            out = self.model(hidden_states=args[0], grid_thw=GRID_THW)
+            out = out[0] if not isinstance(out, torch.Tensor) else out
+        else:
+            out = super().forward(*args)
         while isinstance(out, (tuple, list)):
             out = out[-1]
         return out
