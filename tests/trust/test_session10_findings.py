@@ -151,6 +151,22 @@ def test_cache_entries_cut_or_changed_on_disk_are_misses(tmp_path: Path) -> None
         np.testing.assert_array_equal(value, want[key])
 
 
+def test_cache_keys_name_the_file_format(tmp_path: Path) -> None:
+    """An irforge from before the framed object files, sharing the cache folder, read a framed
+    file under the same key and handed it to LLVM raw ("LLVM ERROR: The file was not
+    recognized as a valid object file": the process aborted). The format is in the key now."""
+    import hashlib
+
+    import irforge
+    from irforge.backends.cpu.cache import ObjectCache
+
+    cache = ObjectCache(tmp_path, "x86_64-unknown-linux-gnu")
+    unframed = hashlib.sha256()
+    for part in ("ir", cache.target, irforge.__version__):
+        unframed.update(part.encode() + b"\0")
+    assert cache.key("ir") != "m" + unframed.hexdigest()[:40]
+
+
 @pytest.mark.parametrize("kind", ["file", "under_file", "device"])
 def test_a_cache_directory_that_cannot_be_one_is_refused(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """IRFORGE_CACHE_DIR naming a file, a path under a file or /dev/null: FileExistsError /

@@ -89,9 +89,11 @@ class ObjectCache:
         return "s" + self.hash_of(spec, codegen_version())
 
     def hash_of(self, *parts: str) -> str:
-        """A hash of `parts`, the target and the irforge version."""
+        """A hash of `parts`, the target, the irforge version and the file format (MAGIC): an
+        irforge from before the framed format, sharing the folder, never finds a framed file
+        under its key and hands it to LLVM's loader raw (which aborts the process)."""
         digest = hashlib.sha256()
-        for part in (*parts, self.target, irforge.__version__):
+        for part in (*parts, self.target, irforge.__version__, MAGIC.decode()):
             digest.update(part.encode())
             digest.update(b"\0")
         return digest.hexdigest()[:40]
