@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -58,6 +60,71 @@ def write_atomic(path: Path, write) -> None:  # type: ignore[no-untyped-def]
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+DEFAULT_MAX_MB = 4096
+"""The cache folder's size cap unless $IRFORGE_CACHE_MAX_MB says otherwise (ccache's order of
+size: a few GB; one BERT-base program entry alone holds 414 MiB of packed weights)."""
+
+
+def max_cache_bytes() -> int | None:
+    """$IRFORGE_CACHE_MAX_MB (0: no cap) in bytes, else DEFAULT_MAX_MB's."""
+    text = os.environ.get("IRFORGE_CACHE_MAX_MB", "").strip()
+    if not text:
+        return DEFAULT_MAX_MB << 20
+    try:
+        mb = int(text)
+    except ValueError:
+        mb = -1
+    if mb < 0:
+        raise IrforgeError(f"IRFORGE_CACHE_MAX_MB='{text}' is not a size in MB (a whole number, 0 for no cap)",
+                           fix="set IRFORGE_CACHE_MAX_MB to a whole number of MB, or unset it", code="E148")
+    return None if mb == 0 else mb << 20
+
+
+def trim(directory: Path, limit: int | None) -> int:
+    """Remove the least recently used cache files (atime or mtime, the later) until the
+    folder's cache files take at most 3/4 of `limit`, when they take more than `limit`;
+    returns the bytes removed. Nothing else than irforge's own names is touched (objects,
+    program records and constants, their temporary files); a file another process removes or
+    maps meanwhile is skipped or stays readable through its mapping, and a program whose
+    object went is a miss (`program_cache.load`)."""
+    if limit is None:
+        return 0
+    files = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if not CACHE_FILE.fullmatch(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if entry.name.startswith(".") and time.time() - st.st_mtime < 3600:
+                    continue  # a temporary file some compile may be writing now
+                if entry.is_file(follow_symlinks=False):
+                    files.append((max(st.st_atime, st.st_mtime), st.st_size, entry.path))
+    except OSError:
+        return 0
+    total = sum(size for _, size, _ in files)
+    if total <= limit:
+        return 0
+    removed = 0
+    for _, size, path in sorted(files):
+        if total - removed <= limit * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+            removed += size
+        except OSError:
+            pass
+    return removed
+
+
+CACHE_FILE = re.compile(r"\.?[msp][0-9a-f]{16,64}\.(o|json|bin)(\.[A-Za-z0-9_]+)?")
+"""irforge's cache file names: objects [ms]<hex>.o, programs p<hex>.json / .bin, and the
+temporary files `write_atomic` leaves only when the process dies mid-write."""
 
 
 class ObjectCache:

@@ -38,7 +38,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 import irforge
-from irforge.backends.cpu.cache import ObjectCache, codegen_version, write_atomic
+from irforge.backends.cpu.cache import ObjectCache, codegen_version, max_cache_bytes, trim, write_atomic
 from irforge.backends.cpu.host_steps import rebuild
 from irforge.backends.cpu.lower import Buffer, Phase, Program
 from irforge.backends.cpu.memory import Region
@@ -171,11 +171,14 @@ def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanne
     body = json.dumps(skeleton)
     text = json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "program": body}).encode()
 
+    limit = max_cache_bytes()  # here: a bad $IRFORGE_CACHE_MAX_MB is the caller's one-line error
+
     def write() -> None:
         try:
             if constants is not None:
                 write_atomic(directory / f"{key}.bin", lambda f: f.write(constants.data))
             write_atomic(directory / f"{key}.json", lambda f: f.write(text))
+            trim(directory, limit)  # the folder grew by a program (and its objects): keep it under the cap
         except OSError:
             pass  # a full or read-only cache directory costs the next compile its time, nothing else
         finally:
