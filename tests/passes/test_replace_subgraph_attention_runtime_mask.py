@@ -28,14 +28,14 @@ from tests.helpers import ort_session_run
 N, H, L, E = 2, 2, 6, 8
 
 
-def emformer(constant_mask: bool) -> onnx.ModelProto:
+def emformer(constant_mask: bool, fill_value: float = float(np.finfo(np.float32).min)) -> onnx.ModelProto:
     """Emformer's attention as dynamo writes it: heads in the batch ([N*H, L, E]), q scaled,
     an optional constant Where mask, the padding mask in [N, H, L, S], the softmax back in
     [N*H, L, S]."""
     g = GraphBuilder()
     q = g.node("Mul", ["q", g.tensor(np.array([[[E ** -0.5]]], np.float32), "scale")])
     scores = g.node("MatMul", [q, g.node("Transpose", ["k"], perm=[0, 2, 1])])
-    fill = g.tensor(np.array(np.finfo(np.float32).min, np.float32), "fill")  # absorbs s (fill_is_additive)
+    fill = g.tensor(np.array(fill_value, np.float32), "fill")
     if constant_mask:
         causal = np.triu(np.ones((1, L, L), bool), 2)  # a band, as Emformer's segment mask
         scores = g.node("Where", [g.tensor(causal, "segments"), fill, scores])
@@ -54,16 +54,21 @@ def emformer(constant_mask: bool) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-def feeds() -> dict[str, np.ndarray]:
+def feeds(lengths: tuple[int, int] = (L, L - 3)) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(3)
-    x = {n: rng.standard_normal((N * H, L, E)).astype(np.float32) for n in ("q", "k", "v")}
-    return {**x, "lengths": np.array([L, L - 3], np.int64)}  # max(lengths) = L keys
+    x = {n: rng.standard_normal((N * H, L, E)).astype(np.float32) * 3 for n in ("q", "k", "v")}
+    return {**x, "lengths": np.array(lengths, np.int64)}  # max(lengths) = L keys
 
 
+@pytest.mark.parametrize("fill", ["min", "-1e8"])
+@pytest.mark.parametrize("lengths", [(L, L - 3), (L, 0)], ids=["padded", "one_all_padded"])
 @pytest.mark.parametrize("constant_mask", [False, True], ids=["padding", "padding+segments"])
-def test_runtime_shaped_mask_fuses_and_matches(tmp_path, constant_mask):
-    proto = emformer(constant_mask)
-    x = feeds()
+def test_runtime_shaped_mask_fuses_and_matches(tmp_path, constant_mask, lengths, fill):
+    """torchaudio's own fill is -1e8, which does not absorb the scores: a sample of length 0
+    masks its rows throughout, uniform in the source (the mean of v), which the fused
+    attention takes from the mean of v (`uniform_when_masked`); float32's min absorbs them."""
+    proto = emformer(constant_mask, float(np.finfo(np.float32).min) if fill == "min" else -1e8)
+    x = feeds(lengths)
     (want,) = ort_session_run(proto, x)
     model = import_onnx(proto)
     apply_pipeline(model.module, DEFAULT_PIPELINE)

@@ -132,3 +132,29 @@ func.func @runtime_width(%q: tensor<?x?x?xf32>, %kt: tensor<?x?x?xf32>, %v: tens
 // CHECK-LABEL: func.func @runtime_width
 // CHECK:         nn.scaled_dot_product_attention {{.*}} {scale = 2.500000e-01 : f32, name = "attn"} : (tensor<?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
 // CHECK-NOT:     nn.softmax
+
+// -----
+
+// torchaudio's own fill, -1e8, does not absorb the scores: a sample whose keys are all padded
+// has uniform rows in the source (softmax of equal fills), so the fused attention takes those
+// rows (the mask's row maximum below 0) from the mean of v (`uniform_when_masked`).
+func.func @emformer_fill_1e8(%q: tensor<4x6x8xf32>, %kt: tensor<4x8x6xf32>, %v: tensor<4x6x8xf32>, %pad: tensor<2x1x1x?xi1>) -> tensor<4x6x8xf32> {
+  %fill = nn.constant dense<-1.0e8> : tensor<f32>
+  %s = nn.matmul %q, %kt : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x6x6xf32>
+  %r = nn.reshape %s {shape = array<i64: 2, 2, 6, -1>} : (tensor<4x6x6xf32>) -> tensor<2x2x6x6xf32>
+  %w = nn.select %pad, %fill, %r : (tensor<2x1x1x?xi1>, tensor<f32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32>
+  %b = nn.reshape %w {shape = array<i64: 4, 6, -1>} : (tensor<2x2x6x6xf32>) -> tensor<4x6x6xf32>
+  %p = nn.softmax %b {axis = -1 : i64} : (tensor<4x6x6xf32>) -> tensor<4x6x6xf32>
+  %y = nn.matmul %p, %v {name = "attn"} : (tensor<4x6x6xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32>
+  func.return %y : tensor<4x6x8xf32>
+}
+// CHECK-LABEL: func.func @emformer_fill_1e8
+// CHECK:         %[[V:[a-z_0-9]+]] = nn.reshape %v {shape = array<i64: 2, 2, 6, 8>, name = "attn/value_view"}
+// CHECK:         %[[M:[a-z_0-9]+]] = nn.select %pad, %{{.*}}, %{{.*}} {name = "attn/mask0_where"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %[[V]], %[[M]]
+// CHECK-NEXT:    %[[TOP:[a-z_0-9]+]] = nn.reduce %[[M]] {operation = "max", axes = array<i64: -1>, name = "attn/row_top"} : (tensor<2x1x1x?xf32>) -> tensor<2x1x1x1xf32>
+// CHECK-NEXT:    %[[ZERO:[a-z_0-9]+]] = nn.constant dense<0.000000e+00>
+// CHECK-NEXT:    %[[ROWS:[a-z_0-9]+]] = nn.eltwise %[[TOP]], %[[ZERO]] {operation = "less", name = "attn/masked_rows"}
+// CHECK-NEXT:    %[[MEAN:[a-z_0-9]+]] = nn.reduce %[[V]] {operation = "mean", axes = array<i64: -2>, name = "attn/value_mean"} : (tensor<2x2x6x8xf32>) -> tensor<2x2x1x8xf32>
+// CHECK-NEXT:    %[[U:[a-z_0-9]+]] = nn.select %[[ROWS]], %[[MEAN]], %[[Y]] {name = "attn/uniform_rows"}
+// CHECK-NEXT:    %{{.*}} = nn.reshape %[[U]] {shape = array<i64: 4, 6, 8>, name = "attn"}

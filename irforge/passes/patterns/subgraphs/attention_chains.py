@@ -122,6 +122,10 @@ class Term:
     """Where(value, x, fill) (keep) or Where(value, fill, x): the additive mask
     Where(value, 0, fill) / Where(value, fill, 0); None: value is itself added."""
     keep: bool = True
+    whole_rows: bool = False
+    """A fill that does not absorb the scores under a run-time condition: a row it masks
+    throughout is uniform (softmax of equal fills), not softmax(s + fill); the attention then
+    takes those rows from the mean of v (`build`)."""
 
 
 @dataclass
@@ -134,6 +138,8 @@ class Chain:
     """(c, the cumulative factor after the clamp, how many terms were met before it) each."""
     views: list[tuple[int, ...]] = field(default_factory=list)
     ops: list[Operation] = field(default_factory=list)
+    uniform_rows: bool = False
+    """Rows every key of which a Where masks are taken from the mean of v (`build`)."""
 
 
 def other(op: Eltwise, value: SSAValue) -> SSAValue:
@@ -183,10 +189,11 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             keep = fill_no is not None and fill_no <= FILL_AT_MOST
             if not (keep or (fill_yes is not None and fill_yes <= FILL_AT_MOST)) or condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
                 return None
-            if not fill_is_additive(fill_no if keep else fill_yes, condition, keep):  # type: ignore[arg-type]
-                return None  # a -1e4 fill with a run-time condition: a whole masked row is uniform
-            # Where(keep, s, fill) is s + Where(keep, 0, fill): s + fill rounds to fill for |s| < 1e31
-            chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep))
+            # Where(keep, s, fill) is s + Where(keep, 0, fill) on every row that keeps a key (the
+            # masked keys' exp is 0 either way); on a row masked throughout only where the fill
+            # absorbs s, or the condition is a constant that masks no whole row (else whole_rows)
+            additive = fill_is_additive(fill_no if keep else fill_yes, condition, keep)  # type: ignore[arg-type]
+            chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep, not additive))
             chain.ops.append(owner)
             x = yes if keep else no
             continue
@@ -236,6 +243,15 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
         else:
             return None
         chain.ops.append(owner)
+
+
+def uniform_when_masked(chain: Chain, guarded: bool) -> bool:
+    """Whether a row masked throughout is uniform in the source, so that `build` may take it
+    from the mean of v: every term a Where whose fill reaches the softmax as one and the same
+    value (fill times the factor after it), no clamp, no guard after the softmax."""
+    if guarded or chain.clamps or any(t.fill is None for t in chain.terms):
+        return False
+    return len({t.fill * t.coefficient for t in chain.terms}) == 1  # type: ignore[operator]
 
 
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
@@ -355,6 +371,14 @@ class ChainedAttention(RewritePattern):
         if found is None:
             return False
         chain, scores = found
+        wheres = [t for t in chain.terms if t.fill is not None]
+        if any(t.whole_rows for t in wheres) or len(wheres) > 1:
+            # a row masked throughout is uniform in the source; fused, it is softmax(s + fill)
+            # (a fill that does not absorb s) or softmax of fills and their sums (two Wheres of
+            # float32's min add to -inf where both mask): the mean of v there, when it is uniform
+            chain.uniform_rows = uniform_when_masked(chain, guard is not None)
+            if not chain.uniform_rows and any(t.whole_rows for t in wheres):
+                return False
         chain.views.extend(dims(j.results[0]) for j in joins)
         if scores.bool_prop("transpose_a"):
             return False  # (a bare softmax(q @ k^T) @ v that attention.py left has scale 1: taken here)
@@ -575,6 +599,17 @@ class ChainedAttention(RewritePattern):
             zeroed = build(Eltwise, [result, rows.output], operation="mul", name=f"{name}/masked_rows")
             ops.extend([one, zero, kept, rows, zeroed])
             result = zeroed.output
+        if chain.uniform_rows:
+            # rows every key of which a term masks: the mask's row maximum is below 0 (kept
+            # keys add exactly 0); there the source's softmax is uniform, y = mean of v
+            assert mask is not None
+            top = build(Reduce, [mask], operation="max", axes=[-1], keep_dims=True, name=f"{name}/row_top")
+            zero = Constant.inline(np.zeros((), dtype))
+            masked = build(Eltwise, [top.output, zero.output], operation="less", name=f"{name}/masked_rows")
+            mean = build(Reduce, [v4], operation="mean", axes=[-2], keep_dims=True, name=f"{name}/value_mean")
+            chosen = build(Select, [masked.output, mean.output, result], name=f"{name}/uniform_rows")
+            ops.extend([top, zero, masked, mean, chosen])
+            result = chosen.output
         if dims(result) != out:
             back = build(Reshape, [result], shape=list(out), name=f"{name}/view" if named_after else name)
             ops.append(back)
