@@ -43,6 +43,7 @@ from irforge.dialects.nn.normalization import SoftMax
 from irforge.dialects.nn.shape import Concat, Permute, Reshape, Slice, Tile
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.subgraphs.attention_chains import STEPS, dims
+from irforge.passes.patterns.subgraphs.base import erase_unused
 
 SEARCH_DEPTH = 12
 """Chain steps walked from the softmax back to the scores' concat (attention_chains' reach)."""
@@ -160,13 +161,7 @@ class SplitKeyAttention(RewritePattern):
         scores_ops, values_ops, dead = rewrite
         rewriter.replace(concat, scores_ops, [scores_ops[-1].results[0]])
         rewriter.replace(op, values_ops, [values_ops[-1].results[0]])
-        pending = list(dead)  # the parts' products, views and slices, now unused: users first
-        while pending:
-            unused = [old for old in pending if all(not r.uses for r in old.results)]
-            assert unused, "every part op was used inside the replaced attention only"
-            for old in unused:
-                pending.remove(old)
-                rewriter.erase(old)
+        erase_unused(rewriter, dead)  # the parts' products, views and slices, now unused
 
     def rewrite(self, op: Eltwise, concat: Concat, parts: list[tuple[int, int, Slice]],
                 by_slice: dict[int, tuple[MatMul, list[Operation]]]) -> tuple[list[Operation], list[Operation], list[Operation]] | None:

@@ -16,6 +16,7 @@ the constants only they read.
 from __future__ import annotations
 
 from functools import cached_property
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.ir import Operation
@@ -57,19 +58,24 @@ class DagReplacement(RewritePattern):
         replace_match(rewriter, found, new_ops)
 
 
+def erase_unused(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
+    """Erase `ops`, every use of which lies among them (what a replacement left dead): those
+    without uses left go first."""
+    pending = list(ops)
+    while pending:
+        dead = [op for op in pending if all(not r.uses for r in op.results)]
+        assert dead, "a self-contained set of ops always has a dead op left"
+        for op in dead:
+            pending.remove(op)
+            rewriter.erase(op)
+
+
 def replace_match(rewriter: PatternRewriter, found: Match, new_ops: list[Operation]) -> None:
     """Replace the root by `new_ops` (the last one's result), then erase the dead matched ops
     and the constants they alone read."""
     operands = {v.owner for op in found.matched for v in op.operands}
     rewriter.replace(found.root, new_ops, [new_ops[-1].results[0]])
-    pending = list(found.matched[1:])
-    while pending:
-        # all their uses are inside the match, so the ones without uses left go first
-        dead = [op for op in pending if all(not r.uses for r in op.results)]
-        assert dead, "a self-contained match always has a dead op left"
-        for op in dead:
-            pending.remove(op)
-            rewriter.erase(op)
+    erase_unused(rewriter, found.matched[1:])
     for owner in operands:
         if isinstance(owner, Constant) and owner.parent is not None and not owner.output.uses:
             rewriter.erase(owner)
