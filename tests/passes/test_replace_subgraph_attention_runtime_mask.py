@@ -70,12 +70,7 @@ def test_runtime_shaped_mask_fuses_and_matches(tmp_path, constant_mask, lengths,
     proto = emformer(constant_mask, float(np.finfo(np.float32).min) if fill == "min" else -1e8)
     x = feeds(lengths)
     (want,) = ort_session_run(proto, x)
-    model = import_onnx(proto)
-    apply_pipeline(model.module, DEFAULT_PIPELINE)
-    ops = list(model.func.body.block.ops)
-    attention = [op for op in ops if op.name == "nn.scaled_dot_product_attention"]
-    assert len(attention) == 1 and not any(op.name == "nn.softmax" for op in ops)
-    assert list(attention[0].results[0].type.get_shape()) == [N, H, L, E]  # static: the query side is
+    model = fused(proto, None)
     y = proto.graph.output[0].name
     assert_close(run(model, x)[y], want, what="ref vs onnxruntime")
     assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")
@@ -128,15 +123,15 @@ def test_runtime_key_length_fuses_and_matches(tmp_path, mask):
     assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")
 
 
-def fused(proto: onnx.ModelProto, shapes: dict[str, tuple[int, ...]] | None):  # type: ignore[no-untyped-def]
+def fused(proto: onnx.ModelProto, shapes: dict[str, tuple[int, ...]] | None, result: tuple[int, ...] = (N, H, L, E)):  # type: ignore[no-untyped-def]
     """The converted model, checked to hold one attention (no softmax left) with result
-    [N, H, L, E]: static, as the query side is."""
+    `result`: [N, H, L, E] unless said otherwise, static as the query side is."""
     model = import_onnx(proto, shapes)
     apply_pipeline(model.module, DEFAULT_PIPELINE)
     ops = list(model.func.body.block.ops)
     attention = [op for op in ops if op.name == "nn.scaled_dot_product_attention"]
     assert len(attention) == 1 and not any(op.name == "nn.softmax" for op in ops)
-    assert list(attention[0].results[0].type.get_shape()) == [N, H, L, E]
+    assert list(attention[0].results[0].type.get_shape()) == list(result)
     return model
 
 
@@ -170,12 +165,7 @@ def test_runtime_queries_without_views_fuse_and_match(tmp_path):
     x = {n: rng.standard_normal((N, H, L, E)).astype(np.float32) for n in ("q", "k", "v")}
     x |= {"bias": rng.standard_normal((N, H, L, L)).astype(np.float32), "lengths": np.array([L - 2, L - 1], np.int64)}
     (want,) = ort_session_run(proto, x)
-    model = import_onnx(proto)
-    apply_pipeline(model.module, DEFAULT_PIPELINE)
-    ops = list(model.func.body.block.ops)
-    attention = [op for op in ops if op.name == "nn.scaled_dot_product_attention"]
-    assert len(attention) == 1 and not any(op.name == "nn.softmax" for op in ops)
-    assert list(attention[0].results[0].type.get_shape()) == [N, H, DYN, E]  # (the product's type)
+    model = fused(proto, None, result=(N, H, DYN, E))  # (the product's type)
     y = proto.graph.output[0].name
     assert_close(run(model, x)[y], want, what="ref vs onnxruntime")
     assert_close(compile_model(model)(x)[y], want, what="cpu vs onnxruntime")  # (segments: run-time shapes)

@@ -16,10 +16,9 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.irutil import KernelBuilder
 from irforge.backends.cpu.ops import shifted
 from irforge.backends.cpu.ops.linear import geometry
-from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Convolution, Eltwise, ReLU
-from tests.backends.cpu.conftest import one_op_model
+from tests.backends.cpu.conftest import matches_reference, one_op_model
 from tests.helpers import rand
 
 
@@ -40,14 +39,7 @@ def tile(request, monkeypatch):  # type: ignore[no-untyped-def]
 
 def _check(model, feeds, threads: int = 2) -> None:  # type: ignore[no-untyped-def]
     compiled = compile_model(model, threads=threads, cache_dir=False)
-    compiled._executable.arena[:] = np.nan
-    try:
-        got = compiled(feeds)
-    finally:
-        compiled.close()
-    want = run(model, feeds)
-    for name in want:
-        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
+    matches_reference(compiled, model, feeds)
 
 
 def test_column_copies_fill_the_fma_pipes() -> None:

@@ -5,14 +5,13 @@ equal to the reference in every case, the arena NaN-filled."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.ops import linear
-from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Convolution, Eltwise, ReLU
+from tests.backends.cpu.conftest import matches_reference
 from tests.helpers import rand
 
 
@@ -58,14 +57,7 @@ def test_residual_in_place(case, c, in_place, threads) -> None:  # type: ignore[
     compiled = compile_model(model, threads=threads, cache_dir=False)
     program = compiled._executable.program
     assert _in_place(program) == in_place
-    compiled._executable.arena[:] = np.nan
-    try:
-        got = compiled(feeds)
-    finally:
-        compiled.close()
-    want = run(model, feeds)
-    for name in want:
-        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
+    matches_reference(compiled, model, feeds)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -82,9 +74,4 @@ def test_two_k_blocks_accumulate_over_the_residual(threads) -> None:  # type: ig
     model, feeds = b.finish(), {"x": rand(1, 400, 5, 6), "r": rand(1, 24, 5, 6, seed=5)}
     compiled = compile_model(model, threads=threads, cache_dir=False)
     assert _in_place(compiled._executable.program)
-    compiled._executable.arena[:] = np.nan
-    try:
-        got = compiled(feeds)
-    finally:
-        compiled.close()
-    np.testing.assert_allclose(got["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
+    matches_reference(compiled, model, feeds)
