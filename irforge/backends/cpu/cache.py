@@ -82,6 +82,11 @@ def max_cache_bytes() -> int | None:
     return None if mb == 0 else mb << 20
 
 
+CACHE_FILE = re.compile(r"\.?[msp][0-9a-f]{16,64}\.(o|json|bin)(\.[A-Za-z0-9_]+)?")
+"""irforge's cache file names: objects [ms]<hex>.o, programs p<hex>.json / .bin, and the
+temporary files `write_atomic` leaves only when the process dies mid-write."""
+
+
 def trim(directory: Path, limit: int | None) -> int:
     """Remove the least recently used cache files (atime or mtime, the later) until the
     folder's cache files take at most 3/4 of `limit`, when they take more than `limit`;
@@ -92,6 +97,7 @@ def trim(directory: Path, limit: int | None) -> int:
     if limit is None:
         return 0
     files = []
+    now = time.time()
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
@@ -101,7 +107,7 @@ def trim(directory: Path, limit: int | None) -> int:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if entry.name.startswith(".") and time.time() - st.st_mtime < 3600:
+                if entry.name.startswith(".") and now - st.st_mtime < 3600:
                     continue  # a temporary file some compile may be writing now
                 if entry.is_file(follow_symlinks=False):
                     files.append((max(st.st_atime, st.st_mtime), st.st_size, entry.path))
@@ -120,11 +126,6 @@ def trim(directory: Path, limit: int | None) -> int:
         except OSError:
             pass
     return removed
-
-
-CACHE_FILE = re.compile(r"\.?[msp][0-9a-f]{16,64}\.(o|json|bin)(\.[A-Za-z0-9_]+)?")
-"""irforge's cache file names: objects [ms]<hex>.o, programs p<hex>.json / .bin, and the
-temporary files `write_atomic` leaves only when the process dies mid-write."""
 
 
 class ObjectCache:
