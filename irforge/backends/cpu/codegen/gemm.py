@@ -101,7 +101,7 @@ noise (A/B of whole models' phases: ResNet-50 1.004, MobileNetV2 1.000, DenseNet
 Shifted and batched (Winograd) GEMMs keep it (their 3x3 phases ran 3% slower without, for
 0.1 s of LLVM), and so do those of strided A (BERT's FC layers: 1.023 and 0.983 in two A/Bs,
 not told apart from noise)."""
-BRANCH_FIRST = False
+BRANCH_FIRST = True
 """A tile branches on `first` before its k loop: zeros, or C's partial sums loaded (a later K
 block). As a select, C was loaded in every K block, the first too (cold lines of a C not
 written yet), and the first FMAs waited on those loads: the select's value depends on both
@@ -114,7 +114,7 @@ PARTIALS_AT_STORE = False
 """A tile's accumulators start from zero in every K block, and a later block adds C's partial
 sums as it stores (as `GemmSpec.accumulate` adds C's content in the first): no loads before
 the k loop for the first FMAs to wait on. Overrides `BRANCH_FIRST`."""
-BRANCH_LAST = False
+BRANCH_LAST = True
 """A tile whose epilogue reads or computes anything (a bias, a residual, an activation)
 branches on `last` when it stores: the epilogue (its bias and residual loads) only in the
 last K block; as a select it ran in every K block, the residual's lines loaded for nothing."""
