@@ -305,41 +305,6 @@ def test_plain_tiles_prefetch_the_next_panels_c_and_residual(residual, tile, mon
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("mode", ["select", "branch", "at_store"])
-@pytest.mark.parametrize("m,n,accumulate", [
-    (2 * 6, 2 * 16 + 3, False),  # whole tiles and a column tail (column accumulators)
-    (13, 16 + 9, False),  # a short M block, a masked tail vector
-    (12, 40, True),  # C += A B: C's content added in the first K block only
-])
-def test_first_and_last_k_blocks(m, n, accumulate, mode, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """How a tile treats K blocks (`BRANCH_FIRST`, `PARTIALS_AT_STORE`, `BRANCH_LAST`): with
-    three K blocks it starts from zeros in the first (C NaN-filled on entry: a first block
-    that took C's content shows), takes its partial sums in the others (before the k loop,
-    or added at the store), and applies bias, residual and ReLU in the last only (a partial
-    sum stored through the epilogue, ReLU'd, is wrong). Every setting gives the same values;
-    the micro-kernel has the blocks (or no C loads before the k loop) its setting says."""
-    branch = mode != "select"
-    monkeypatch.setattr(gemm, "BRANCH_FIRST", branch)
-    monkeypatch.setattr(gemm, "PARTIALS_AT_STORE", mode == "at_store")
-    monkeypatch.setattr(gemm, "BRANCH_LAST", branch)
-    k, kc = 40, 16
-    spec = gemm.GemmSpec(m=m, n=n, k=k, a_panel=True, ldb=n, ldc=n, bias="row", kc=kc, accumulate=accumulate,
-                         epilogue=gemm.Epilogue(residual=not accumulate, activation="relu"))
-    module = ir.Module("t")
-    gemm.micro_kernel(module, spec, "k", gemm.MR, False)
-    text = str(module)
-    assert ("init.zero" in text) == (mode == "branch")
-    assert ("ep.partial" in text) == branch
-    before_loop = text[:text.index("k.head")]
-    assert ("masked.load" in before_loop or "load <" in before_loop) == (mode != "at_store")
-    weights, x, bias, res = rand(m, k, seed=1), rand(k, n, seed=2), rand(m, seed=3), rand(m, n, seed=4)
-    start = rand(m, n, seed=5)
-    c = start.copy() if accumulate else np.full((m, n), np.nan, np.float32)
-    _run_gemm(spec, gemm.pack_a(weights, m, k, kc), x, c, bias, res, 2)
-    want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + (start if accumulate else res), 0)
-    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
-
-
 @pytest.mark.parametrize("unroll", [2, 3])
 @pytest.mark.parametrize("m,n", [(2 * 6, 2 * 16 + 3), (13, 16 + 9)])
 def test_k_unroll_leaves_the_remainder_to_a_loop_of_one(m, n, unroll, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]

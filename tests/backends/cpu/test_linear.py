@@ -122,12 +122,13 @@ WINOGRAD_CASES = [
     ((2, 7, 29, 31), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # partial tiles, batch 2
     ((1, 5, 30, 40), 13, {}),  # no padding
     ((1, 400, 28, 28), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads, 2 K blocks
-    ((1, 300, 14, 14), 24, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 16 tiles: whole vectors, 2 K blocks
+    ((1, 400, 14, 14), 41, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 16 tiles: whole vectors, 2 K blocks
     # F(2x2, 3x3)
     ((2, 7, 9, 11), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # odd outputs: partial tiles
     ((1, 5, 14, 40), 13, {}),  # no padding
     ((1, 3, 20, 35), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads
     ((1, 300, 7, 7), 40, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks, 16 tiles
+    ((1, 20, 14, 14), 10, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 16 tiles, too few channel pairs for F(4x4)
 ]
 
 
@@ -138,7 +139,7 @@ def test_winograd_convolution(x_shape, o, props, threads, cache_dir) -> None:  #
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     conv = next(op for op in model.module.walk() if isinstance(op, Convolution))
     g = geometry(conv)
-    assert winograd_pays(g) and tile_size(g) == (4 if WINOGRAD_CASES.index((x_shape, o, props)) < 5 else 2)
+    assert winograd_pays(g) and tile_size(g, o) == (4 if WINOGRAD_CASES.index((x_shape, o, props)) < 5 else 2)
     feeds = {"x0": rand(*x_shape)}
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     compiled._executable.arena[:] = np.nan

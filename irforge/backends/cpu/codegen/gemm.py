@@ -101,23 +101,10 @@ noise (A/B of whole models' phases: ResNet-50 1.004, MobileNetV2 1.000, DenseNet
 Shifted and batched (Winograd) GEMMs keep it (their 3x3 phases ran 3% slower without, for
 0.1 s of LLVM), and so do those of strided A (BERT's FC layers: 1.023 and 0.983 in two A/Bs,
 not told apart from noise)."""
-BRANCH_FIRST = True
-"""A tile branches on `first` before its k loop: zeros, or C's partial sums loaded (a later K
-block). As a select, C was loaded in every K block, the first too (cold lines of a C not
-written yet), and the first FMAs waited on those loads: the select's value depends on both
-operands. GEMMs of one K block have `first` constant (folded either way)."""
 K_UNROLL = 1
 """k steps per iteration of a plain tile's k loop (packed A, B not shifted), the steps left
 over in a loop of one: fewer loop branches and one A prefetch per cache line (6 rows of A
 are 24 bytes a step) instead of one a step."""
-PARTIALS_AT_STORE = False
-"""A tile's accumulators start from zero in every K block, and a later block adds C's partial
-sums as it stores (as `GemmSpec.accumulate` adds C's content in the first): no loads before
-the k loop for the first FMAs to wait on. Overrides `BRANCH_FIRST`."""
-BRANCH_LAST = True
-"""A tile whose epilogue reads or computes anything (a bias, a residual, an activation)
-branches on `last` when it stores: the epilogue (its bias and residual loads) only in the
-last K block; as a select it ran in every K block, the residual's lines loaded for nothing."""
 UNROLL_ONE_ROW = False
 """Whether LLVM unrolls the loops of a one-row GEMM without batch levels (a batch-1
 FullyConnected: one FMA chain per vector of columns, reading weights that stream from
@@ -287,39 +274,14 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
     bld = kb.b
     tile = _TileIO(kb, spec, nv, ncount, masked, kb.fn.args[9] if tail_rows else None, tail_rows)
     zero = kb.vconst(0.0)
+    init = [bld.select(first, zero, tile.load(c, i, j)) for i in range(rows) for j in range(nv)]
     # column accumulators hold a tile column's MR rows: one host register (AVX2's 6 rows in
     # 8 lanes, not a 16-lane pair whose upper half would be FMAs of zeros)
     cw = column_lanes()
     lanes = kb.mask(rows, cw) if not tail_rows else bld.select(tile.full, kb.mask(rows, cw), kb.mask(tail_rows, cw))
     offsets = ir.Constant(vec(cw, I64), [lane * spec.ldc for lane in range(cw)])
     column_zero = kb.vconst(0.0, cw)
-
-    def partial_sums():  # type: ignore[no-untyped-def]
-        return ([tile.load(c, i, j) for i in range(rows) for j in range(nv)]
-                + [kb.gather(kb.at(c, nv * VW + e), offsets, lanes) for e in range(columns)])
-
-    zeros = [zero] * (rows * nv) + [column_zero] * columns
-    if PARTIALS_AT_STORE:
-        init = zeros  # C's partial sums are added at the store (`_store_tile`)
-    elif BRANCH_FIRST:
-        # zeros in the first K block, C's partial sums in later ones (see `BRANCH_FIRST`)
-        from_zero, from_c, joined = (bld.append_basic_block(s) for s in ("init.zero", "init.c", "init"))
-        bld.cbranch(first, from_zero, from_c)
-        bld.position_at_end(from_c)
-        loaded = partial_sums()
-        loaded_end = bld.block
-        bld.branch(joined)
-        bld.position_at_end(from_zero)
-        bld.branch(joined)
-        bld.position_at_end(joined)
-        init = []
-        for z, value in zip(zeros, loaded):
-            phi = bld.phi(value.type)
-            phi.add_incoming(z, from_zero)
-            phi.add_incoming(value, loaded_end)
-            init.append(phi)
-    else:
-        init = [bld.select(first, z, value) for z, value in zip(zeros, partial_sums())]
+    init += [bld.select(first, column_zero, kb.gather(kb.at(c, nv * VW + e), offsets, lanes)) for e in range(columns)]
     copies = column_copies(rows * nv * VW // host_lanes(), columns)
     init += [column_zero] * (columns * (copies - 1))
     if NEXT_TILE_PREFETCH and not masked and not columns and next_tile_prefetches(spec):
@@ -386,7 +348,7 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
         for copy in range(1, copies):
             sums = [bld.fadd(total, accs[base + copy * columns + e]) for e, total in enumerate(sums)]
         accs = list(accs[:base]) + sums
-    if spec.epilogue.activation.startswith("act.") or (BRANCH_LAST and epilogue_reads(spec)):
+    if spec.epilogue.activation.startswith("act."):
         # a smooth activation (GELU's erf polynomial and division, Swish's exp) costs tens of
         # instructions per vector: branch on `last` so K blocks before the last store the
         # accumulators as they are (a select computed it for every K block: BERT's
@@ -412,22 +374,14 @@ def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: in
     per vector), with it always (True) or never (None); C's content added first where
     `first` and `spec.accumulate`."""
     bld = kb.b
-    if spec.accumulate or PARTIALS_AT_STORE:
-        # C's content is added where it counts: with `accumulate` in the first K block (and,
-        # with `PARTIALS_AT_STORE`, in every block: later ones find the partial sums there),
-        # else in the blocks after the first with `PARTIALS_AT_STORE`
-        def added(value, zero):  # type: ignore[no-untyped-def]
-            if not PARTIALS_AT_STORE:
-                return bld.select(first, value, zero)
-            return value if spec.accumulate else bld.select(first, zero, value)
-
+    if spec.accumulate:
         accs = list(accs)
         for i in range(rows):
             for j in range(nv):
-                accs[i * nv + j] = bld.fadd(accs[i * nv + j], added(tile.load(c, i, j), kb.vconst(0.0)))
+                accs[i * nv + j] = bld.fadd(accs[i * nv + j], bld.select(first, tile.load(c, i, j), kb.vconst(0.0)))
         for e in range(columns):
             start = kb.gather(kb.at(c, nv * VW + e), offsets, lanes)
-            accs[rows * nv + e] = bld.fadd(accs[rows * nv + e], added(start, kb.vconst(0.0, lanes.type.count)))
+            accs[rows * nv + e] = bld.fadd(accs[rows * nv + e], bld.select(first, start, kb.vconst(0.0, lanes.type.count)))
 
     def pick(out, acc):  # type: ignore[no-untyped-def]
         return out if last is True else bld.select(last, out, acc)
@@ -453,11 +407,6 @@ def _store_tile(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, accs, rows: in
         residual = kb.gather(kb.at(r, col), offsets, lanes) if spec.epilogue.residual else None
         out = apply_epilogue(kb, spec.epilogue, out, residual)
         kb.scatter(pick(out, acc), kb.at(c, col), offsets, lanes)
-
-
-def epilogue_reads(spec: GemmSpec) -> bool:
-    """Whether the last K block's epilogue does more than store (`BRANCH_LAST`)."""
-    return spec.bias != "none" or spec.epilogue.residual or spec.epilogue.activation != "none"
 
 
 def next_tile_prefetches(spec: GemmSpec) -> bool:
