@@ -40,12 +40,15 @@ channels over a plane whose rows of B are not whole cache lines apart (positions
 multiple of 16: 19x19, 37x37, 74x74, 147x147) packs it too, whatever its size: read in place,
 every 16-lane load of B splits two lines. Keras Xception's pointwise layers (M = 128-2048)
 ran 15-30% slower than onnxruntime's; same-process A/B in CPU time (`bench/cpu_knob_ab.py
-keras_Xception irforge.backends.cpu.ops.linear:PACK_UNALIGNED --a False --b True`, session
-11): see docs/STATUS.md. Planes of whole lines (56x56, 28x28) stay in place: packing them was
-slower in ResNet-50's 64- and 128-channel layers (session 10)."""
+MODEL irforge.backends.cpu.ops.linear:PACK_UNALIGNED --a False --b True`, session 11, load
+1-1.5): keras Xception 0.894 (its 1x1 GEMMs 191 -> 167 ms for 3.4 ms of packing), LR-ASPP
+MobileNetV3 0.901, Inception-v3 1.007, NASNetMobile 1.012. Planes of whole lines (56x56,
+28x28) stay in place: packing them was slower in ResNet-50's 64- and 128-channel layers
+(session 10)."""
 PACK_UNALIGNED_MIN_M = 64
 """Fewer output channels read B too few times to pay for the copy (MobileNet's 1x1 layers of
-M <= 48 ran 1.08-1.41x slower on packed B, session 10)."""
+M <= 48 ran 1.08-1.41x slower on packed B, session 10); from 128 instead: Inception-v3 1.003,
+LR-ASPP 1.019 (session 11)."""
 CONV_KC = KC
 """The K block of the convolutions' GEMMs (their packed weights' blocks and the kernels')."""
 FC_KC: int | None = 512
