@@ -42,7 +42,8 @@ every 16-lane load of B splits two lines. Keras Xception's pointwise layers (M =
 ran 15-30% slower than onnxruntime's; same-process A/B in CPU time (`bench/cpu_knob_ab.py
 MODEL irforge.backends.cpu.ops.linear:PACK_UNALIGNED --a False --b True`, session 11, load
 1-1.5): keras Xception 0.894 (its 1x1 GEMMs 191 -> 167 ms for 3.4 ms of packing), LR-ASPP
-MobileNetV3 0.901, Inception-v3 1.007, NASNetMobile 1.012. Planes of whole lines (56x56,
+MobileNetV3 0.901, FCN-ResNet50 0.914, keras InceptionV3 0.975, Inception-v3 1.007,
+NASNetMobile 1.012. Planes of whole lines (56x56,
 28x28) stay in place: packing them was slower in ResNet-50's 64- and 128-channel layers
 (session 10)."""
 PACK_UNALIGNED_MIN_M = 64
