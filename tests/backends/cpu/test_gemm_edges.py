@@ -303,3 +303,23 @@ def test_plain_tiles_prefetch_the_next_panels_c_and_residual(residual, tile, mon
     _run_gemm(spec, gemm.pack_a(weights, m, k), x, c, bias, res, 2)
     want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + (res if residual else 0), 0)
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("unroll", [2, 3])
+@pytest.mark.parametrize("m,n", [(2 * 6, 2 * 16 + 3), (13, 16 + 9)])
+def test_k_unroll_leaves_the_remainder_to_a_loop_of_one(m, n, unroll, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`K_UNROLL`: K blocks of 16, 16 and 8 k steps run `unroll` steps an iteration and the
+    1-2 left over in a loop of one step (whose blocks the micro-kernel has); bias, residual
+    and ReLU, C NaN-filled, the column tail and the masked vector as above."""
+    monkeypatch.setattr(gemm, "K_UNROLL", unroll)
+    k, kc = 40, 16
+    spec = gemm.GemmSpec(m=m, n=n, k=k, a_panel=True, ldb=n, ldc=n, bias="row", kc=kc,
+                         epilogue=gemm.Epilogue(residual=True, activation="relu"))
+    module = ir.Module("t")
+    gemm.micro_kernel(module, spec, "k", gemm.MR, False)
+    assert "kr.body" in str(module)
+    weights, x, bias, res = rand(m, k, seed=1), rand(k, n, seed=2), rand(m, seed=3), rand(m, n, seed=4)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_gemm(spec, gemm.pack_a(weights, m, k, kc), x, c, bias, res, 2)
+    want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + res, 0)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)

@@ -122,11 +122,13 @@ WINOGRAD_CASES = [
     ((2, 7, 29, 31), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # partial tiles, batch 2
     ((1, 5, 30, 40), 13, {}),  # no padding
     ((1, 400, 28, 28), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads, 2 K blocks
+    ((1, 400, 14, 14), 41, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 16 tiles: whole vectors, 2 K blocks
     # F(2x2, 3x3)
     ((2, 7, 9, 11), 29, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # odd outputs: partial tiles
     ((1, 5, 14, 40), 13, {}),  # no padding
     ((1, 3, 20, 35), 20, dict(pads_begin=[0, 2], pads_end=[2, 0])),  # asymmetric pads
     ((1, 300, 7, 7), 40, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 2 K blocks, 16 tiles
+    ((1, 20, 14, 14), 10, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # 16 tiles, too few channel pairs for F(4x4)
 ]
 
 
@@ -137,7 +139,7 @@ def test_winograd_convolution(x_shape, o, props, threads, cache_dir) -> None:  #
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     conv = next(op for op in model.module.walk() if isinstance(op, Convolution))
     g = geometry(conv)
-    assert winograd_pays(g) and tile_size(g) == (4 if WINOGRAD_CASES.index((x_shape, o, props)) < 4 else 2)
+    assert winograd_pays(g) and tile_size(g, o) == (4 if WINOGRAD_CASES.index((x_shape, o, props)) < 5 else 2)
     feeds = {"x0": rand(*x_shape)}
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     compiled._executable.arena[:] = np.nan
@@ -223,6 +225,23 @@ def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, pack_plane
         model, feeds = _residual_model(x_shape, w_shape, (x_shape[0], w_shape[0], g.oh, g.ow), "relu", **props)
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     matches_reference(compiled, model, feeds)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("hw,o,packed", [
+    ((19, 19), 64, True),  # 361 positions: B's rows 1444 bytes apart, packed first
+    ((19, 19), 48, False),  # too few output channels: read in place
+    ((16, 20), 64, False),  # 320 positions: whole cache lines, read in place
+])
+def test_unaligned_planes_pack_b(hw, o, packed, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """`linear.PACK_UNALIGNED`: a 1x1 layer over a plane whose B rows are not whole cache lines
+    apart packs B first (an "im2col"-tagged phase) from `PACK_UNALIGNED_MIN_M` output channels;
+    equal to the reference either way, arena NaN-filled (the last panel's 9 columns masked)."""
+    x_shape = (1, 20, *hw)
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, 20, 1, 1, seed=1), rand(o, seed=2)])
+    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
+    assert ("im2col" in [p.tag for p in compiled._executable.program.phases]) == packed
+    matches_reference(compiled, model, {"x0": rand(*x_shape)})
 
 
 @pytest.mark.parametrize("x_shape,o", [((1, 37), 45), ((3, 300), 1000), ((2, 5, 33), 17), ((13, 64), 32)])

@@ -101,6 +101,10 @@ noise (A/B of whole models' phases: ResNet-50 1.004, MobileNetV2 1.000, DenseNet
 Shifted and batched (Winograd) GEMMs keep it (their 3x3 phases ran 3% slower without, for
 0.1 s of LLVM), and so do those of strided A (BERT's FC layers: 1.023 and 0.983 in two A/Bs,
 not told apart from noise)."""
+K_UNROLL = 1
+"""k steps per iteration of a plain tile's k loop (packed A, B not shifted), the steps left
+over in a loop of one: fewer loop branches and one A prefetch per cache line (6 rows of A
+are 24 bytes a step) instead of one a step."""
 UNROLL_ONE_ROW = False
 """Whether LLVM unrolls the loops of a one-row GEMM without batch levels (a batch-1
 FullyConnected: one FMA chain per vector of columns, reading weights that stream from
@@ -287,44 +291,57 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             for i in range(rows):
                 for j in range(nv):
                     kb.prefetch(kb.at(ptr, kb.add(tile.row(i, spec.ldc), NEXT_TILE_PANELS * NR + j * VW)))
-    pre = bld.block
-    head, body, done = (bld.append_basic_block(s) for s in ("k.head", "k.body", "k.done"))
-    bld.branch(head)
-    bld.position_at_end(head)
-    kk = bld.phi(I64, "k")
-    kk.add_incoming(i64(0), pre)
-    accs = [bld.phi(value.type) for value in init]
-    for phi, value in zip(accs, init):
-        phi.add_incoming(value, pre)
-    bld.cbranch(bld.icmp_signed("<", kk, kc), body, done)
-    bld.position_at_end(body)
-    new = list(accs)
-    a_ms = spec.a_steps()[0]
-    for b_row, a_row, prefetch, a_prefetch in _k_rows(kb, spec, kk, a, b_ptr):
-        bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.shifted else tile.masks[j]) for j in range(nv)]
-        for ahead in a_prefetch:
-            kb.prefetch(ahead)
-        for ahead in prefetch:
-            for j in range(nv):
-                kb.prefetch(kb.at(ahead, j * VW))
-        for i in range(rows):
-            av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
-            for j in range(nv):
-                new[i * nv + j] = kb.fma(av, bvals[j], new[i * nv + j])
-        if columns:
-            # each k adds into the first copy of every column accumulator and rotates the
-            # copies, so that a copy's next FMA comes `copies` k steps later (one chain of
-            # dependent FMAs per column ran at its latency: the 7x7 layers' tail column
-            # took 4/5 of a whole panel's time)
-            a_column = kb.vload(a_row, cw, mask=lanes)
-            base = rows * nv
-            heads = [kb.fma(a_column, kb.splat(bld.load(kb.at(b_row, nv * VW + e)), cw), new[base + e]) for e in range(columns)]
-            new[base:] = new[base + columns:] + heads
-    for phi, value in zip(accs, new):
-        phi.add_incoming(value, bld.block)
-    kk.add_incoming(bld.add(kk, i64(1)), bld.block)
-    bld.branch(head)
-    bld.position_at_end(done)
+    a_ms, a_ks = spec.a_steps()
+
+    def k_loop(k0, values, unroll: int, tag: str):  # type: ignore[no-untyped-def]
+        """The k loop from `k0`, `unroll` k steps an iteration while that many are left;
+        returns (k, accumulators) where it ends."""
+        pre = bld.block
+        head, body, done = (bld.append_basic_block(f"{tag}.{s}") for s in ("head", "body", "done"))
+        bld.branch(head)
+        bld.position_at_end(head)
+        kk = bld.phi(I64, "k")
+        kk.add_incoming(k0, pre)
+        accs = [bld.phi(value.type) for value in values]
+        for phi, value in zip(accs, values):
+            phi.add_incoming(value, pre)
+        bld.cbranch(bld.icmp_signed("<", bld.add(kk, i64(unroll - 1)), kc), body, done)
+        bld.position_at_end(body)
+        new = list(accs)
+        for u in range(unroll):
+            for b_row, a_row, prefetch, a_prefetch in _k_rows(kb, spec, bld.add(kk, i64(u)) if u else kk, a, b_ptr):
+                if u and u * a_ks // LINE_FLOATS == (u - 1) * a_ks // LINE_FLOATS:
+                    a_prefetch = []  # one A prefetch per cache line of the unrolled steps
+                bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.shifted else tile.masks[j]) for j in range(nv)]
+                for ahead in a_prefetch:
+                    kb.prefetch(ahead)
+                for ahead in prefetch:
+                    for j in range(nv):
+                        kb.prefetch(kb.at(ahead, j * VW))
+                for i in range(rows):
+                    av = kb.splat(bld.load(kb.at(a_row, i * a_ms)))
+                    for j in range(nv):
+                        new[i * nv + j] = kb.fma(av, bvals[j], new[i * nv + j])
+                if columns:
+                    # each k adds into the first copy of every column accumulator and rotates the
+                    # copies, so that a copy's next FMA comes `copies` k steps later (one chain of
+                    # dependent FMAs per column ran at its latency: the 7x7 layers' tail column
+                    # took 4/5 of a whole panel's time)
+                    a_column = kb.vload(a_row, cw, mask=lanes)
+                    base = rows * nv
+                    heads = [kb.fma(a_column, kb.splat(bld.load(kb.at(b_row, nv * VW + e)), cw), new[base + e]) for e in range(columns)]
+                    new[base:] = new[base + columns:] + heads
+        for phi, value in zip(accs, new):
+            phi.add_incoming(value, bld.block)
+        kk.add_incoming(bld.add(kk, i64(unroll)), bld.block)
+        bld.branch(head)
+        bld.position_at_end(done)
+        return kk, accs
+
+    unroll = K_UNROLL if spec.shifted is None and spec.a_panel else 1
+    kk, accs = k_loop(i64(0), init, unroll, "k")
+    if unroll > 1:  # the k steps left over
+        kk, accs = k_loop(kk, accs, 1, "kr")
     if copies > 1:
         base = rows * nv
         sums = list(accs[base:base + columns])

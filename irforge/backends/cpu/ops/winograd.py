@@ -31,16 +31,34 @@ def winograd_pays(g: ConvGeometry) -> bool:
     )
 
 
-def tile_size(g: ConvGeometry) -> int:
-    """F(4x4, 3x3) where its GEMMs still have F4_MIN_TILES tiles, else F(2x2, 3x3)."""
-    return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= F4_MIN_TILES else 2
+F4_WHOLE_VECTORS = True
+"""F(4x4, 3x3) also where its tiles fill whole vectors of the GEMM's columns (14x14 outputs:
+4 x 4 = 16 tiles, one vector; F(2x2)'s 49 are three vectors and a column): 36 GEMMs of one
+vector against 16 of three and a bit, 0.73x the FMAs, for transforms of 2.3x (input) and
+1.7x (output) F(2x2)'s time. Same-process A/Bs (`bench/cpu_knob_ab.py M
+irforge.backends.cpu.ops.winograd:F4_MIN_TILES --a 49 --b 16 --cpu-time`, session 11, load
+1-2): ResNet-50 0.976 (its five 14x14 256-channel layers' GEMMs 1.22 -> ~0.9 ms), VGG-16
+0.964 (its three 14x14 512-channel GEMMs 5.19 -> 3.21 ms), GoogLeNet 0.959, DeepLab-OS16 0.956. The transformed weights are
+36/16 of F(2x2)'s (ResNet-50: +5 MiB a layer). DenseNet-121's 14x14 128 -> 32 layers broke
+even (1.003: the GEMMs 0.94x, the transforms 1.12x), hence `F4_WHOLE_MIN_WEIGHTS`."""
+F4_WHOLE_MIN_WEIGHTS = 128 * 128
+"""`F4_WHOLE_VECTORS` from this many (input, output) channel pairs: the GEMMs' work grows
+with their product, the transforms' with their sum."""
+
+
+def tile_size(g: ConvGeometry, o: int) -> int:
+    """F(4x4, 3x3) where its GEMMs still have F4_MIN_TILES tiles, or whole vectors of them
+    (`F4_WHOLE_VECTORS`), else F(2x2, 3x3)."""
+    tiles = g.n * -(-g.oh // 4) * -(-g.ow // 4)
+    whole = F4_WHOLE_VECTORS and tiles % VW == 0 and g.c * o >= F4_WHOLE_MIN_WEIGHTS
+    return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= F4_MIN_TILES or whole else 2
 
 
 def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights: np.ndarray, args: list[Buffer], epilogue: Epilogue) -> None:
     """`args`: input, output, then the bias and residual buffers the epilogue reads."""
     x, out, *tail = args
     o = weights.shape[0]
-    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g))
+    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g, o))
     tiles, points = spec.tiles, spec.a * spec.a
     channel = v_channel(spec)
     v_point, m_point = point_stride(g.c * channel), point_stride(o * tiles)
