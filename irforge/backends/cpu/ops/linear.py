@@ -15,6 +15,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2c
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
+from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
@@ -34,6 +35,26 @@ instead of reading B's rows in place: rows of 49 or 196 floats start at any 4-by
 offset, so 16-lane loads split cache lines, and the stream is not contiguous. ResNet-50's
 7x7 1x1 layers 0.74-0.92x, 14x14 ones 0.93-0.98x the in-place time (min of 50, two runs,
 session 7)."""
+PACK_UNALIGNED_MAX = 25000
+"""... and so does one over a plane of at most this many positions whose rows are not a whole
+number of vectors (LR-ASPP's 33x33: B rows 1089 floats apart, so B's 16-lane loads straddle
+cache lines), where its GEMM is large enough against the copy (`packs_unaligned`); planes of
+16 k positions (28x28, 56x56) are read in place (session 10: packing them did not pay in
+whole models). Same process, CPU time (`bench/cpu_knob_ab.py M
+irforge.backends.cpu.ops.linear:PACK_UNALIGNED_MAX --a 0 --b 25000 --cpu-time`, docs/STATUS.md
+session 11): LR-ASPP, Inception-v3, keras Xception 0.88-0.91x."""
+PACK_UNALIGNED_LEAST = (32, 64)
+"""(output channels, K) from which an unaligned plane's B is packed: SqueezeNet's 55x55 1x1
+layers (16 outputs, or K = 16) ran 1.02x slower packed (the copy against a GEMM of a few
+multiply-adds per element)."""
+
+
+def packs_unaligned(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B is packed for its unaligned rows (`PACK_UNALIGNED_MAX`)."""
+    least_o, least_k = PACK_UNALIGNED_LEAST
+    return bool(g.p % VW) and g.p <= PACK_UNALIGNED_MAX and o >= least_o and g.k_per_group >= least_k
+
+
 CONV_KC = KC
 """The K block of the convolutions' GEMMs (their packed weights' blocks and the kernels')."""
 FC_KC: int | None = 512
@@ -141,7 +162,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     og, kg = o // g.group, g.k_per_group
     plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
-    if direct and g.p <= PACK_PLANE_MAX and g.n == g.group == 1:
+    if direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1:
         b_group = b_batch = g.panels * kg * NR
         b_buf = ctx.scratch(4 * b_batch)
         pack = ctx.kernel(("pack_rows", g.p, NR), lambda m, n: pack_rows_kernel(m, g.p, n))
