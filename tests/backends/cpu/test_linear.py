@@ -227,23 +227,6 @@ def test_gemm_column_tail(x_shape, w_shape, props, residual, threads, pack_plane
     matches_reference(compiled, model, feeds)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("hw,o,packed", [
-    ((19, 19), 64, True),  # 361 positions: B's rows 1444 bytes apart, packed first
-    ((19, 19), 48, False),  # too few output channels: read in place
-    ((16, 20), 64, False),  # 320 positions: whole cache lines, read in place
-])
-def test_unaligned_planes_pack_b(hw, o, packed, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
-    """`linear.PACK_UNALIGNED`: a 1x1 layer over a plane whose B rows are not whole cache lines
-    apart packs B first (an "im2col"-tagged phase) from `PACK_UNALIGNED_MIN_M` output channels;
-    equal to the reference either way, arena NaN-filled (the last panel's 9 columns masked)."""
-    x_shape = (1, 20, *hw)
-    model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, 20, 1, 1, seed=1), rand(o, seed=2)])
-    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
-    assert ("im2col" in [p.tag for p in compiled._executable.program.phases]) == packed
-    matches_reference(compiled, model, {"x0": rand(*x_shape)})
-
-
 @pytest.mark.parametrize("x_shape,o", [((1, 37), 45), ((3, 300), 1000), ((2, 5, 33), 17), ((13, 64), 32)])
 def test_fully_connected(x_shape, o, cache_dir) -> None:  # type: ignore[no-untyped-def]
     check_op(FullyConnected, [rand(*x_shape)], [rand(o, x_shape[-1], seed=1), rand(o, seed=2)], cache_dir)

@@ -14,7 +14,8 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
-from irforge.backends.cpu.codegen.gemm import KC, LINE_FLOATS, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
+from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
+from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.lower import Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
@@ -34,22 +35,26 @@ instead of reading B's rows in place: rows of 49 or 196 floats start at any 4-by
 offset, so 16-lane loads split cache lines, and the stream is not contiguous. ResNet-50's
 7x7 1x1 layers 0.74-0.92x, 14x14 ones 0.93-0.98x the in-place time (min of 50, two runs,
 session 7)."""
-PACK_UNALIGNED = True
-"""A 1x1 stride-1 convolution (one sample, one group) of at least `PACK_UNALIGNED_MIN_M` output
-channels over a plane whose rows of B are not whole cache lines apart (positions not a
-multiple of 16: 19x19, 37x37, 74x74, 147x147) packs it too, whatever its size: read in place,
-every 16-lane load of B splits two lines. Keras Xception's pointwise layers (M = 128-2048)
-ran 15-30% slower than onnxruntime's; same-process A/B in CPU time (`bench/cpu_knob_ab.py
-MODEL irforge.backends.cpu.ops.linear:PACK_UNALIGNED --a False --b True`, session 11, load
-1-1.5): keras Xception 0.894 (its 1x1 GEMMs 191 -> 167 ms for 3.4 ms of packing), LR-ASPP
-MobileNetV3 0.901, FCN-ResNet50 0.914, keras InceptionV3 0.975, Inception-v3 1.007,
-NASNetMobile 1.012. Planes of whole lines (56x56,
-28x28) stay in place: packing them was slower in ResNet-50's 64- and 128-channel layers
-(session 10)."""
-PACK_UNALIGNED_MIN_M = 64
-"""Fewer output channels read B too few times to pay for the copy (MobileNet's 1x1 layers of
-M <= 48 ran 1.08-1.41x slower on packed B, session 10); from 128 instead: Inception-v3 1.003,
-LR-ASPP 1.019 (session 11)."""
+PACK_UNALIGNED_MAX = 25000
+"""... and so does one over a plane of at most this many positions whose rows are not a whole
+number of vectors (LR-ASPP's 33x33: B rows 1089 floats apart, so B's 16-lane loads straddle
+cache lines), where its GEMM is large enough against the copy (`packs_unaligned`); planes of
+16 k positions (28x28, 56x56) are read in place (session 10: packing them did not pay in
+whole models). Same process, CPU time (`bench/cpu_knob_ab.py M
+irforge.backends.cpu.ops.linear:PACK_UNALIGNED_MAX --a 0 --b 25000 --cpu-time`, docs/STATUS.md
+session 11): LR-ASPP, Inception-v3, keras Xception 0.88-0.91x."""
+PACK_UNALIGNED_LEAST = (32, 64)
+"""(output channels, K) from which an unaligned plane's B is packed: SqueezeNet's 55x55 1x1
+layers (16 outputs, or K = 16) ran 1.02x slower packed (the copy against a GEMM of a few
+multiply-adds per element)."""
+
+
+def packs_unaligned(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B is packed for its unaligned rows (`PACK_UNALIGNED_MAX`)."""
+    least_o, least_k = PACK_UNALIGNED_LEAST
+    return bool(g.p % VW) and g.p <= PACK_UNALIGNED_MAX and o >= least_o and g.k_per_group >= least_k
+
+
 CONV_KC = KC
 """The K block of the convolutions' GEMMs (their packed weights' blocks and the kernels')."""
 FC_KC: int | None = 512
@@ -157,8 +162,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     og, kg = o // g.group, g.k_per_group
     plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
-    unaligned = PACK_UNALIGNED and g.p % LINE_FLOATS != 0 and og >= PACK_UNALIGNED_MIN_M
-    if direct and (g.p <= PACK_PLANE_MAX or unaligned) and g.n == g.group == 1:
+    if direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1:
         b_group = b_batch = g.panels * kg * NR
         b_buf = ctx.scratch(4 * b_batch)
         pack = ctx.kernel(("pack_rows", g.p, NR), lambda m, n: pack_rows_kernel(m, g.p, n))
