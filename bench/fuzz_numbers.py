@@ -1,8 +1,9 @@
 """Numbers of fuzzed models: for each variant or mutant of `irforge.testing.fuzz_new_ops`'s ONNX seeds
 (and fuzz_control_flow's) that both onnxruntime and irforge accept, do irforge's outputs
-(ir-run --device ref, and cpu with --cpu) agree with onnxruntime's on the same inputs?
+(ir-run --device ref, cpu with --cpu, OpenVINO on the IR XML ir-convert writes with --openvino)
+agree with onnxruntime's on the same inputs?
 
-    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--show 10] [--only session5|session6|session7|session8|session9]
+    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--openvino] [--show 10] [--only session5|...|session10]
 
 A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses with a
 clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
@@ -28,7 +29,7 @@ import numpy as np
 
 # inputs that make the seeds' run-time values meaningful (else random ints in [0, 4))
 GOOD_INPUTS = {"starts": np.array([1]), "ends": np.array([5]), "lengths": np.array([3, 4]), "sizes": np.array([1, 1, 6, 7]),
-               "k": np.array([3]), "n": np.array(3), "batch": np.array([0, 0])}
+               "k": np.array([3]), "n": np.array(3), "batch": np.array([0, 0]), "lens0": np.array([0, 4])}
 
 
 def model_inputs(model: Any, rng: np.random.Generator) -> dict[str, np.ndarray] | None:
@@ -99,6 +100,27 @@ def irforge_outputs(path: Path, feeds: dict[str, np.ndarray], device: str, work:
         return "ran", {k: z[k] for k in z.files}
 
 
+def openvino_outputs(path: Path, feeds: dict[str, np.ndarray], work: Path) -> tuple[str, dict[str, np.ndarray] | str]:
+    """The model converted by ir-convert (in process) and run by OpenVINO on its CPU in f32:
+    ("ran", outputs by tensor name), ("refused", irforge's error), or ("crashed", why:
+    OpenVINO could not read or run an IR irforge wrote with exit 0, or the conversion broke)."""
+    import openvino as ov
+
+    from irforge.testing.fuzz import run_tool_in_process
+
+    out = work / "ov"
+    code, err, escaped = run_tool_in_process("ir-convert", ["-m", str(path), "-o", str(out)], timeout=60)
+    if code != 0 or escaped:
+        return ("refused" if code == 2 else "crashed"), (err.strip() or escaped or "hang")
+    try:
+        core = ov.Core()
+        compiled = core.compile_model(core.read_model(str(out / f"{path.stem}.xml")), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        results = compiled(dict(feeds))
+    except Exception as error:  # noqa: BLE001  (an IR irforge wrote that OpenVINO cannot read or run)
+        return "crashed", f"OpenVINO: {type(error).__name__}: {str(error)[:300]}"
+    return "ran", {name: np.asarray(results[o]) for o in compiled.outputs for name in o.get_names()}
+
+
 def reference_outputs(model: Any, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
     """onnx's own reference implementation of the spec (the tie-breaker where onnxruntime
     departs from it: Resize antialias with align_corners), or None where it cannot run."""
@@ -133,28 +155,29 @@ def differs(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
 def main() -> None:
     import onnx
 
-    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops
+    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cpu", action="store_true", help="also run --device cpu")
+    p.add_argument("--openvino", action="store_true", help="also run OpenVINO (f32) on the IR XML ir-convert writes")
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
     p.add_argument("--show", type=int, default=10)
-    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8", "session9"],
-                   help="session5 .. session9: only irforge.testing.fuzz_session5_ops's .. _session9_ops's seeds")
+    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8", "session9", "session10"],
+                   help="session5 .. session10: only irforge.testing.fuzz_session5_ops's .. _session10_ops's seeds")
     p.add_argument("--keep", default="fuzz-numbers-findings", help="folder for the mutants of findings")
     args = p.parse_args()
     rng = random.Random(f"numbers-{args.seed}")
     seeds = {**fuzz_new_ops.onnx_seeds(), **{k: v for k, v in fuzz_control_flow.onnx_seeds().items() if k in ("attn.onnx", "if.onnx", "loop.onnx")}}
     if args.only:
         only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": fuzz_session7_ops.SEEDS,
-                "session8": fuzz_session8_ops.SEEDS, "session9": fuzz_session9_ops.SEEDS}[args.only]
+                "session8": fuzz_session8_ops.SEEDS, "session9": fuzz_session9_ops.SEEDS, "session10": fuzz_session10_ops.SEEDS}[args.only]
         seeds = {k: v for k, v in seeds.items() if k in only}
     counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "ort_off_spec", "differ"), 0)
     findings: list[str] = []
-    devices = ["ref", "cpu"] if args.cpu else ["ref"]
+    devices = ["ref"] + (["cpu"] if args.cpu else []) + (["openvino"] if args.openvino else [])
     with tempfile.TemporaryDirectory(prefix="irforge-numbers-") as tmp:
         for i in range(args.cases):
             name = rng.choice(sorted(seeds))
@@ -162,7 +185,7 @@ def main() -> None:
             if draw < 0.7:  # variants onnxruntime runs; then the fuzz mutators' edits
                 data = fuzz_new_ops.vary_onnx_new_ops(seeds[name], rng)
             else:
-                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS, **fuzz_session9_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
+                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS, **fuzz_session9_ops.SEEDS, **fuzz_session10_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
                 data = mutate(seeds[name], rng) if draw < 0.95 else seeds[name]
             counts["cases"] += 1
             work = Path(tmp) / str(i)
@@ -185,7 +208,7 @@ def main() -> None:
                 continue
             verdicts = []
             for device in devices:
-                kind, got = irforge_outputs(path, feeds, device, work)
+                kind, got = openvino_outputs(path, feeds, work) if device == "openvino" else irforge_outputs(path, feeds, device, work)
                 if kind != "ran":
                     verdicts.append(kind)
                     if kind == "crashed":
