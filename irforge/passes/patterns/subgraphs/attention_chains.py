@@ -21,7 +21,8 @@ its steps does not matter:
                                         `causal_product`)
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
          Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
-                                        mask Where(keep, 0, fill), as attention_exports.py)
+                                        mask Where(keep, 0, fill), as attention_exports.py;
+                                        the factors after it positive)
          reshape(x)                     (leading dims only: heads folded into / out of the batch;
                                         or [.., qh*qw, kh*kw] <-> [.., qh, qw, kh, kw]: ViTDet's
                                         and SAM's decomposed relative positions, whose terms
@@ -188,6 +189,11 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             fill_yes, fill_no = scalar(yes), scalar(no)
             keep = fill_no is not None and fill_no <= FILL_AT_MOST
             if not (keep or (fill_yes is not None and fill_yes <= FILL_AT_MOST)) or condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
+                return None
+            if chain.factor <= 0:
+                # a negative factor after the Where turns the fill into the row's largest logit:
+                # the masked keys share the row equally in the source, by exp(c * s) fused
+                # (Where(keep, s, -1e4) * -0.5: 20 of 40 values 0.76 off on ref, cpu, OpenVINO)
                 return None
             # Where(keep, s, fill) is s + Where(keep, 0, fill) on every row that keeps a key (the
             # masked keys' exp is 0 either way); on a row masked throughout only where the fill
