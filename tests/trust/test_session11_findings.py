@@ -56,3 +56,61 @@ def test_a_negative_factor_after_a_where_mask_is_not_fused(constant_rows: bool, 
     apply_pipeline(model.module, DEFAULT_PIPELINE)
     assert not any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
     np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-6)
+
+
+def _padding_mask() -> onnx.ModelProto:
+    """Emformer's padding mask through dynamo: Where(Range(0, max(lengths)) >= lengths, -1e8, s)
+    over [N, H, L, L] scores; the mask's last size is max(lengths), known only at run time."""
+    n, h, length, e = 2, 2, 4, 8
+    ints = lambda name, values: helper.make_tensor(name, T.INT64, [len(values)] if isinstance(values, list) else [], values if isinstance(values, list) else [values])  # noqa: E731
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]), helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+             helper.make_node("Reshape", ["s0", "split"], ["s"]), helper.make_node("ReduceMax", ["lengths"], ["longest"], keepdims=0),
+             helper.make_node("Range", ["zero", "longest", "one"], ["keys"]), helper.make_node("Unsqueeze", ["lengths", "col"], ["lc"]),
+             helper.make_node("GreaterOrEqual", ["keys", "lc"], ["pad0"]), helper.make_node("Unsqueeze", ["pad0", "heads"], ["pad"]),
+             helper.make_node("Where", ["pad", "fill", "s"], ["x0"]), helper.make_node("Reshape", ["x0", "join"], ["x"]),
+             helper.make_node("Softmax", ["x"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inits = [ints("split", [n, h, length, -1]), ints("join", [n * h, length, -1]), ints("zero", 0), ints("one", 1), ints("col", [1]),
+             ints("heads", [1, 2]), helper.make_tensor("fill", T.FLOAT, [], [-1e8])]
+    inputs = [helper.make_tensor_value_info(x, T.FLOAT, [n * h, length, e]) for x in "qkv"]
+    inputs.append(helper.make_tensor_value_info("lengths", T.INT64, [n]))
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("device", ["ref", "cpu"])
+def test_run_time_sizes_that_do_not_fit_are_a_clean_error(tmp_path, device: str) -> None:
+    """lengths [3, 8] make the padding mask [2, 1, 1, 8] for [2, 2, 4, 4] scores (onnxruntime
+    refuses them at run time): the fused attention's numpy broadcast raised ValueError, an
+    internal error on ref and cpu (its host segments); a plain Add of two named dims fed [3]
+    and [4] too. Now E122 naming the shapes (fuzz_session10_ops.padded_lengths, ir-run's
+    random lengths)."""
+    from irforge.testing.fuzz import run_tool_in_process
+
+    onnx.save(_padding_mask(), tmp_path / "m.onnx")
+    rng = np.random.default_rng(12)
+    argv = [str(tmp_path / "m.onnx"), "--device", device, "--output", str(tmp_path / "o.npz")]
+    for name in "qkv":
+        np.save(tmp_path / f"{name}.npy", rng.standard_normal((4, 4, 8)).astype(np.float32))
+        argv += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+    np.save(tmp_path / "lengths.npy", np.array([3, 8], np.int64))
+    code, err, _ = run_tool_in_process("ir-run", [*argv, "--input", f"lengths={tmp_path / 'lengths.npy'}"], timeout=120)
+    assert code == 2 and "error[E122]" in err and "[2, 1, 1, 8]" in err, err
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_named_dims_fed_sizes_that_do_not_broadcast_are_a_clean_error(tmp_path) -> None:
+    from irforge.testing.fuzz import run_tool_in_process
+
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], "g",
+                              [helper.make_tensor_value_info("a", T.FLOAT, ["n"]), helper.make_tensor_value_info("b", T.FLOAT, ["m"])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "add.onnx")
+    np.save(tmp_path / "a.npy", np.zeros(3, np.float32))
+    np.save(tmp_path / "b.npy", np.zeros(4, np.float32))
+    code, err, _ = run_tool_in_process("ir-run", [str(tmp_path / "add.onnx"), "--input", f"a={tmp_path / 'a.npy'}", "--input",
+                                                  f"b={tmp_path / 'b.npy'}", "--output", str(tmp_path / "o.npz")], timeout=60)
+    assert code == 2 and "error[E122]" in err and "[3], [4]" in err, err
