@@ -114,3 +114,39 @@ def test_named_dims_fed_sizes_that_do_not_broadcast_are_a_clean_error(tmp_path) 
     code, err, _ = run_tool_in_process("ir-run", [str(tmp_path / "add.onnx"), "--input", f"a={tmp_path / 'a.npy'}", "--input",
                                                   f"b={tmp_path / 'b.npy'}", "--output", str(tmp_path / "o.npz")], timeout=60)
     assert code == 2 and "error[E122]" in err and "[3], [4]" in err, err
+
+
+def _runtime_kt(q: np.ndarray) -> onnx.ModelProto:
+    """q @ k^T with dynamo's k^T of a dynamic-axes k [B, 2, L, 8]: reshapes to [-1, L, 8] and
+    [B, 2, 8, L], slices of Shape(k)."""
+    ints = lambda name, v: helper.make_tensor(name, T.INT64, [1], [v])  # noqa: E731
+    nodes = [helper.make_node("Shape", ["k"], ["shape"]),
+             helper.make_node("Slice", ["shape", "m2", "m1"], ["rows"]), helper.make_node("Slice", ["shape", "m1", "big"], ["width"]),
+             helper.make_node("Slice", ["shape", "mbig", "m2"], ["lead"]),
+             helper.make_node("Concat", ["rest", "rows", "width"], ["t1"], axis=0), helper.make_node("Reshape", ["k", "t1"], ["flat"]),
+             helper.make_node("Transpose", ["flat"], ["ft"], perm=[0, 2, 1]),
+             helper.make_node("Concat", ["lead", "width", "rows"], ["t2"], axis=0), helper.make_node("Reshape", ["ft", "t2"], ["kt"]),
+             helper.make_node("MatMul", ["q", "kt"], ["y"])]
+    inits = [ints("m2", -2), ints("m1", -1), ints("big", 2**62), ints("mbig", -(2**62)), ints("rest", -1), onnx.numpy_helper.from_array(q, "q")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("k", T.FLOAT, ["B", 2, "L", 8])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_sizes_read_from_slices_of_a_shape_are_known_at_conversion(tmp_path) -> None:
+    """A [5, 5] q times dynamo's run-time k^T of a [B, 2, L, 8] k: no input makes it run
+    (onnxruntime fails at run time); irforge wrote an IR with exit 0 that OpenVINO refused to
+    read (its shape inference knows the slices of Shape(k): 5 columns against 8 rows). The
+    sizes a slice of a shape holds are now known (`indexing.known_elements`): E041 at
+    conversion; with a [1, 2, 5, 8] q the product converts with its static sizes."""
+    from irforge.testing.fuzz import run_tool_in_process
+
+    onnx.save(_runtime_kt(np.ones((5, 5), np.float32)), tmp_path / "bad.onnx")
+    code, err, _ = run_tool_in_process("ir-convert", ["-m", str(tmp_path / "bad.onnx"), "-o", str(tmp_path / "bad")], timeout=60)
+    assert code == 2 and "error[E041]" in err and "5 columns but b has 8 rows" in err, err
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+    model = import_onnx(_runtime_kt(np.ones((1, 2, 5, 8), np.float32)))
+    (y,) = model.func.body.block.ops.last.operands  # type: ignore[union-attr]
+    assert list(y.type.get_shape())[1:3] == [2, 5]
