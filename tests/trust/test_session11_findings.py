@@ -150,3 +150,20 @@ def test_sizes_read_from_slices_of_a_shape_are_known_at_conversion(tmp_path) -> 
     model = import_onnx(_runtime_kt(np.ones((1, 2, 5, 8), np.float32)))
     (y,) = model.func.body.block.ops.last.operands  # type: ignore[union-attr]
     assert list(y.type.get_shape())[1:3] == [2, 5]
+
+
+def test_a_bad_cache_cap_is_refused_before_the_compile(tmp_path, monkeypatch) -> None:
+    """IRFORGE_CACHE_MAX_MB='1e3' was E148 only when the compiled program was saved: after the
+    whole compile, with its objects already in the folder. Now before anything is compiled."""
+    from irforge.backends.cpu import compile_model
+    from irforge.errors import IrforgeError
+
+    monkeypatch.setenv("IRFORGE_CACHE_MAX_MB", "1e3")
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [helper.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    with pytest.raises(IrforgeError, match="IRFORGE_CACHE_MAX_MB") as caught:
+        compile_model(import_onnx(model), cache_dir=tmp_path / "cache")
+    assert caught.value.code == "E148"
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
