@@ -182,7 +182,8 @@ def masked_rows() -> bytes:
     masked throughout come at random) and fills -inf, float32's min, -1e4, -1e8, +5, NaN;
     factors after the Where (-0.5, 1e-6, -1, and -0.25 / 0.125 with a constant condition that
     masks row 0 throughout and two keys of row 1); two Wheres of float32's min; a
-    Where(drop, fill, s) form; the constant condition alone."""
+    Where(drop, fill, s) form; the constant condition alone, then + a constant mask of +2e4 or
+    +50 on two keys (GPT-Neo's form)."""
     from onnx import TensorProto as T
 
     g = _graph(106)
@@ -206,6 +207,12 @@ def masked_rows() -> bytes:
     outs.append(g.node("MatMul", [g.node("Softmax", [x], axis=-1), "v"]))
     x = g.node("Where", [g.tensor(rows, "rows"), _scores(g, "q", "k"), g.tensor(np.array(-1e4, np.float32), "fill")])
     outs.append(g.node("MatMul", [g.node("Softmax", [x], axis=-1), "v"]))
+    for lift in (2e4, 50.0):  # GPT-Neo's Where + mask, the constant mask lifting the fill or not
+        bias = np.zeros((1, 1, 4, 3), np.float32)
+        bias[..., 1:] = lift
+        x = g.node("Where", [g.tensor(rows, "rows"), _scores(g, "q", "k"), g.tensor(np.array(-1e4, np.float32), "fill")])
+        x = g.node("Add", [x, g.tensor(bias, "bias")])
+        outs.append(g.node("MatMul", [g.node("Softmax", [x], axis=-1), "v"]))
     inputs = [_vi("q", T.FLOAT, [1, 2, 4, 8]), _vi("k", T.FLOAT, [1, 2, 3, 8]), _vi("v", T.FLOAT, [1, 2, 3, 5]),
               _vi("keep", T.BOOL, [1, 1, 4, 3]), _vi("keep2", T.BOOL, [1, 2, 1, 3])]
     return _bytes(g, inputs, outs)

@@ -167,3 +167,31 @@ def test_a_bad_cache_cap_is_refused_before_the_compile(tmp_path, monkeypatch) ->
         compile_model(import_onnx(model), cache_dir=tmp_path / "cache")
     assert caught.value.code == "E148"
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+@pytest.mark.parametrize(("lift", "fused"), [(2e4, False), (1e5, False), (50.0, True), (-5e3, True)])
+def test_a_constant_mask_that_lifts_a_where_fill_is_not_fused(lift: float, fused: bool) -> None:
+    """GPT-Neo's softmax(Where(keep, s, -1e4) + mask) with a constant mask of +2e4 on two
+    masked keys: their logits are then the row's largest and equal (uniform between them);
+    fused as s + (Where(keep, 0, -1e4) + mask) they were weighted by exp(s): 3.8 off on ref.
+    A constant mask that lifts the fill above -1e3 keeps the graph as it is (both the export
+    pattern and the chain pattern); a relative-position bias of +50 still fuses."""
+    keep = np.tril(np.ones((4, 4), bool))
+    mask = np.zeros((1, 1, 4, 4), np.float32)
+    mask[..., 2:] = lift
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Where", ["keep", "s", "fill"], ["w"]), helper.make_node("Add", ["w", "m"], ["x"]),
+             helper.make_node("Softmax", ["x"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inits = [onnx.numpy_helper.from_array(keep, "keep"), helper.make_tensor("fill", T.FLOAT, [], [-1e4]),
+             onnx.numpy_helper.from_array(mask, "m")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4, 8]) for n in "qkv"],
+                              [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    proto.ir_version = 8
+    rng = np.random.default_rng(13)
+    feeds = {n: rng.standard_normal((1, 2, 4, 8)).astype(np.float32) * 3 for n in "qkv"}
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops) == fused
+    np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
