@@ -37,6 +37,12 @@ def _folder(name: str) -> Setup:
     return lambda root: (root / "out" / name).mkdir()
 
 
+def _env(**values: str) -> Setup:
+    """Environment variables for the case (`run` restores the environment after it); ROOT/
+    in a value is the case's folder."""
+    return lambda root: os.environ.update({k: v.replace("ROOT/", f"{root}/") for k, v in values.items()})
+
+
 def _npy(array: np.ndarray) -> bytes:
     out = io.BytesIO()
     np.save(out, array)
@@ -146,6 +152,12 @@ def cases(seeds: dict[str, dict[str, bytes]]) -> list[tuple[Case, Setup | None]]
                         ("--model_name", "."), ("--model_name", ".."), ("--model_name", "a/b"), ("--transform", "nope"),
                         ("--extensions", "IN/m.onnx"), ("--extensions", "/dev/zero")]:
         add("ir-convert", ["-m", "IN/m.onnx", "-o", "OUT", flag, value], onnx, f"{flag} {value!r}")
+    # session 11: the CPU cache's size cap and folder from the environment (a fresh folder in in/: always a program save)
+    cpu_run = ["IN/m.onnx", "--device", "cpu", "--output", "OUT/o.npz"]
+    for cap in ["1e3", "-1", "5\n6", "nan", "0x10", "9" * 5000, "", " 7 ", "0", "1", "+2", "١٢"]:
+        add("ir-run", cpu_run, onnx, f"IRFORGE_CACHE_MAX_MB={cap[:20]!r}", _env(IRFORGE_CACHE_DIR="ROOT/in/cache", IRFORGE_CACHE_MAX_MB=cap))
+    for folder in ["ROOT/in/m.onnx", "ROOT/in/m.onnx/sub", "ROOT/in/fifo", "ROOT/in/a\nb", "ROOT/in/" + "x" * 300]:
+        add("ir-run", cpu_run, onnx, f"IRFORGE_CACHE_DIR={folder[-30:]!r}", _env(IRFORGE_CACHE_DIR=folder))
     return found
 
 
@@ -165,9 +177,19 @@ def _saved_model(root: Path) -> None:
 
 
 def run(case: Case, setup: Setup | None, root: Path) -> fuzz.Outcome:
-    """`fuzz.run_case`, with `setup` run on the case's folders before the tool starts."""
+    """`fuzz.run_case`, with `setup` run on the case's folders before the tool starts (and the
+    environment as it was after it)."""
     if setup is None:
         return fuzz.run_case(case, root, in_process=True, timeout=60)
+    saved = dict(os.environ)
+    try:
+        return _run_set_up(case, setup, root)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _run_set_up(case: Case, setup: Setup, root: Path) -> fuzz.Outcome:
     inputs, outputs = root / "in", root / "out"
     inputs.mkdir(parents=True)
     outputs.mkdir()

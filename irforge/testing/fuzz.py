@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops
+from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops
 from irforge.testing.fuzz_flags import Case, flag_case, run_case_argv, tool_case
 
 SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
@@ -217,10 +217,11 @@ def mutate_file(name: str, data: bytes, rng: random.Random) -> bytes:
     return mutate_bytes(data, rng)
 
 
-FOCUSES = ("new-ops", "session5", "session6", "session7", "session8", "session9")
+FOCUSES = ("new-ops", "session5", "session6", "session7", "session8", "session9", "session10")
 SESSION7 = {*fuzz_session7_ops.SEEDS, *(stem + suffix for stem in fuzz_session7_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION8 = {*fuzz_session8_ops.SEEDS, *(stem + suffix for stem in fuzz_session8_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION9 = {*fuzz_session9_ops.SEEDS, *(stem + suffix for stem in fuzz_session9_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
+SESSION10 = {*fuzz_session10_ops.SEEDS, *(stem + suffix for stem in fuzz_session10_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 
 
 def _new_op_seed(fmt: str, name: str) -> bool:
@@ -242,7 +243,7 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]], 
     others = sorted(n for n in files if n != main and Path(n).suffix == Path(main).suffix)
     if focus in FOCUSES and fmt in ("onnx", "xml", "mlir"):
         only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": SESSION7, "session8": SESSION8,
-                "session9": SESSION9}.get(focus)
+                "session9": SESSION9, "session10": SESSION10}.get(focus)
         others = [n for n in others if _new_op_seed(fmt, n) and (only is None or n in only)]
     if others and (focus in FOCUSES or rng.random() < 0.5):  # a control-flow / quantized / attention seed (fuzz_control_flow)
         main = rng.choice(others)
@@ -254,7 +255,7 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]], 
             structured = fuzz_new_ops.mutate_onnx_new_ops if fmt == "onnx" else fuzz_new_ops.mutate_ir_new_ops
         if target == main and main in SESSION7:  # declared types, 4-bit tensors; packed i4 / u4 constants of the IR
             structured = {"onnx": fuzz_session7_ops.mutate_onnx_session7, "xml": fuzz_session7_ops.mutate_ir_packed}.get(fmt, structured)
-        if target == main and fmt == "onnx" and (main in SESSION8 or main in SESSION9):  # declared types, initializers' dims / types / data (pads, sizes)
+        if target == main and fmt == "onnx" and (main in SESSION8 or main in SESSION9 or main in SESSION10):  # declared types, initializers' dims / types / data (pads, sizes)
             structured = fuzz_session7_ops.mutate_onnx_session7
         share = 0.8 if focus else 0.6
         files[target] = structured(files[target], rng) if structured and rng.random() < share else mutate_file(target, files[target], rng)

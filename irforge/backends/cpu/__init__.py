@@ -115,12 +115,14 @@ def compile_model(
     None uses the default directory (see `cache.default_cache_dir`). `track(items, what)`
     yields the LLVM modules as they are optimised (a tool's progress bar counts them)."""
     from irforge.backends.cpu import program_cache
-    from irforge.backends.cpu.cache import default_cache_dir
+    from irforge.backends.cpu.cache import default_cache_dir, max_cache_bytes
     from irforge.backends.cpu.jit import Jit
 
     start = time.perf_counter()
     threads = threads or os.cpu_count() or 1
     directory = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
+    if directory is not None:
+        max_cache_bytes()  # a bad $IRFORGE_CACHE_MAX_MB is E148 now, not after the whole compile (at the save)
     jit = Jit(directory)
     key = None
     # a model with data-dependent shapes runs as segments (each cached on its own): hashing

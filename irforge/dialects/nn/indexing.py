@@ -352,7 +352,7 @@ def known_elements(value: SSAValue) -> list[int]:
     (torch writes Concat(Unsqueeze(Gather(Shape(x), i)), constants)), so a reshape to
     [count, 2, 2] keeps its static dims."""
     from irforge.dialects.nn.constant import Constant
-    from irforge.dialects.nn.shape import Concat, Gather, Unsqueeze
+    from irforge.dialects.nn.shape import Concat, Gather, Slice, Unsqueeze
 
     shape = value.type.get_shape() if isinstance(value.type, TensorType) else (DYN,)
     size = product(shape) if len(shape) <= 1 else DYN
@@ -367,6 +367,15 @@ def known_elements(value: SSAValue) -> list[int]:
         return [d for p in parts for d in p] if sum(map(len, parts)) == len(unknown) else unknown
     if isinstance(op, Unsqueeze):
         return known_elements(op.operands[0]) or unknown
+    if isinstance(op, Slice) and len(op.operand_shape(0)) == 1:
+        # a part of a shape (dynamo's k^T reads [-1, S, E] and [.., E, S] as slices of
+        # Shape(k)): OpenVINO infers the parts' known sizes, so irforge must too, else an IR
+        # whose sizes contradict each other is written without a word (a [5, 5] q times a
+        # [?, 2, 8, ?] k^T: OpenVINO refused to read it)
+        data = known_elements(op.operands[0])
+        (start, stop, step), = op.bounds((len(data),)) if data else ((0, 0, 0),)
+        part = data[start:stop:step] if data and step > 0 else []
+        return part if len(part) == len(unknown) else unknown
     if isinstance(op, Gather) and op.int_prop("axis") == 0 and op.int_prop("batch_dims") == 0:
         data, index = known_elements(op.operands[0]), known_elements(op.operands[1])
         if data and index and all(known(i) and -len(data) <= i < len(data) for i in index) and len(index) == len(unknown):

@@ -21,7 +21,8 @@ its steps does not matter:
                                         `causal_product`)
          max(x, c)                      (c at or below -1e30: HF's clamp to float32's min)
          Where(keep, x, fill) | Where(drop, fill, x)   (fill at or below -1e4: the additive
-                                        mask Where(keep, 0, fill), as attention_exports.py)
+                                        mask Where(keep, 0, fill), as attention_exports.py;
+                                        the factors after it positive)
          reshape(x)                     (leading dims only: heads folded into / out of the batch;
                                         or [.., qh*qw, kh*kw] <-> [.., qh, qw, kh, kw]: ViTDet's
                                         and SAM's decomposed relative positions, whose terms
@@ -189,6 +190,12 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             keep = fill_no is not None and fill_no <= FILL_AT_MOST
             if not (keep or (fill_yes is not None and fill_yes <= FILL_AT_MOST)) or condition.type.element_type.bitwidth != 1:  # type: ignore[attr-defined]
                 return None
+            if chain.factor <= 0 or lifted_fill(chain, fill_no if keep else fill_yes):  # type: ignore[arg-type]
+                # a negative factor after the Where, or a constant mask added after it, turns
+                # the fill into the row's largest logit: the masked keys share the row equally
+                # in the source, by exp(c * s) fused (Where(keep, s, -1e4) * -0.5: 20 of 40
+                # values 0.76 off on ref, cpu, OpenVINO)
+                return None
             # Where(keep, s, fill) is s + Where(keep, 0, fill) on every row that keeps a key (the
             # masked keys' exp is 0 either way); on a row masked throughout only where the fill
             # absorbs s, or the condition is a constant that masks no whole row (else whole_rows)
@@ -243,6 +250,21 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
         else:
             return None
         chain.ops.append(owner)
+
+
+def lifted_fill(chain: Chain, fill: float) -> bool:
+    """Whether the constant masks added after a Where (the chain's terms so far, read from
+    the softmax back) may lift its fill above FILL_AT_MOST / 10 at the softmax (-1e3: exp of
+    it is 0 beside any logit above -900, a relative-position bias on a -1e4 fill stays
+    masked). A run-time mask is taken as what models add: 0 or very negative."""
+    top = fill * chain.factor
+    for term in chain.terms:
+        owner = term.value.owner
+        if term.fill is None and isinstance(owner, Constant):
+            array = constant_value(owner, store_of(owner))
+            if array.size and array.dtype.kind == "f":
+                top += float(np.max(term.coefficient * array.astype(np.float64)))
+    return top > FILL_AT_MOST / 10
 
 
 def uniform_when_masked(chain: Chain, guarded: bool) -> bool:

@@ -204,6 +204,14 @@ class ExportedAttention(DagReplacement):
                 return False
             if not fill_is_additive(float(fill.reshape(-1)[0]), condition, "keep" in m.values):
                 return False
+            mask = m.values.get("mask")
+            if mask is not None and isinstance(mask.owner, Constant):
+                # GPT-Neo's Where(keep, s, fill) + mask is s + (Where(keep, 0, fill) + mask) only
+                # while fill + mask stays very negative (at most -1e3): a mask that lifts the fill makes the
+                # masked keys the row's largest logits, equal in the source (3.8 off fused)
+                added = constant_value(mask.owner, store_of(mask.owner))
+                if added.size and added.dtype.kind == "f" and float(fill.reshape(-1)[0]) + float(np.max(added)) > FILL_AT_MOST / 10:
+                    return False
         if probs.softmax_axis() != rank(probs.input) - 1:
             return False
         if "k_rows_back" in m.ops:
