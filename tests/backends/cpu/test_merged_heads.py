@@ -47,8 +47,11 @@ def _gemms(program) -> list:  # type: ignore[no-untyped-def]
     (1, 3, 20, 8, 32, False, "none"),
     (1, 2, 7, 64, 40, True, "read_later"),  # the residual read in the epilogue
     (2, 3, 9, 16, 24, True, "in_place"),  # a batch level: A S*D*H, C S*N apart
+    (1, 2, 5, 256, 20, True, "in_place"),  # K blocks of 256 (IN_PLACE_MIN_KC): stored over r
 ])
 def test_merged_heads(batch, h, s, d, n, bias, residual, threads) -> None:  # type: ignore[no-untyped-def]
+    from irforge.backends.cpu.ops import linear
+
     model, feeds = _projection(batch, h, s, d, n, bias, residual)
     compiled = compile_model(model, threads=threads, cache_dir=False)
     program = compiled._executable.program
@@ -57,7 +60,8 @@ def test_merged_heads(batch, h, s, d, n, bias, residual, threads) -> None:  # ty
     assert gemms[0].args[2].nbytes == 4 * batch * s * n  # C is the summed result, not [B, H, S, N]
     # the bias Add and the residual Add are the GEMM's: nothing but the two ReLUs (and r + r) besides
     assert len(program.phases) == 1 + (residual != "none") + 1 + (residual == "read_later")
-    assert (gemms[0].args[2].first < program.phases.index(gemms[0])) == (residual == "in_place")
+    in_place = residual == "in_place" and d >= linear.IN_PLACE_MIN_KC  # short K blocks read r instead
+    assert (gemms[0].args[2].first < program.phases.index(gemms[0])) == in_place
     matches_reference(compiled, model, feeds)
 
 

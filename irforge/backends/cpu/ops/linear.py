@@ -224,7 +224,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
     o, k = shape_of(op.weights)
     m = int(np.prod(shape_of(op.input)[:-1], dtype=np.int64))
     epilogue, residual, final = absorb_epilogue(ctx, op)
-    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     if weights is not None:
         b_buf = ctx.const(pack_b(weights.T, k, o))
@@ -264,7 +264,7 @@ def merged_heads(ctx: Lowering, op: MatMul) -> bool:
     ctx.absorbed.add(user)
     bias, start = absorb_bias(ctx, user.output, n)
     epilogue, residual, final = absorb_epilogue(ctx, op, start)
-    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, h * d, d)
     b_buf = ctx.const(pack_b(w.reshape(h * d, n), h * d, n))
     levels = (Batch(batch, h * s * d, 0, s * n),) if batch > 1 else ()
     spec = GemmSpec(m=s, n=n, k=h * d, a_panel=False, a_rs=d, a_cs=1, a_block_step=s * d, b_panel=True, ldc=n,
@@ -276,13 +276,22 @@ def merged_heads(ctx: Lowering, op: MatMul) -> bool:
     return True
 
 
+IN_PLACE_MIN_KC = 256
+"""An FC / MatMul GEMM stores over its residual only with K blocks of at least this many
+rows: the in-place store reads C once more per tile and K block (`GemmSpec.accumulate` adds
+it as the first block stores), a few percent of a block of 64 k (the merged heads' out-
+projections: BERT's 1.70 -> 1.77 ms per layer in CPU time, session 11)."""
+
+
 def _over_residual(ctx: Lowering, op: Operation, epilogue: Epilogue, residual: Buffer | None,
-                   final: SSAValue) -> tuple[Epilogue, Buffer | None, Buffer, bool]:
-    """(epilogue, residual buffer, C buffer, accumulate) of an FC / MatMul GEMM: its result
-    stored over its fused residual where no later op reads that (`fusion.residual_in_place`;
-    a transformer's out-projection and FFN-down + residual Add): C starts as the residual
-    and the epilogue reads no residual; else a fresh arena buffer."""
-    if residual is not None and residual_in_place(ctx, op, final, residual):
+                   final: SSAValue, k: int, kc: int) -> tuple[Epilogue, Buffer | None, Buffer, bool]:
+    """(epilogue, residual buffer, C buffer, accumulate) of an FC / MatMul GEMM of K rows in
+    blocks of `kc`: its result stored over its fused residual where no later op reads that
+    (`fusion.residual_in_place`; a transformer's FFN-down + residual Add) and K is one block
+    or its blocks are long (`IN_PLACE_MIN_KC`): C starts as the residual and the epilogue
+    reads no residual; else a fresh arena buffer."""
+    if (residual is not None and kc >= min(k, IN_PLACE_MIN_KC)
+            and residual_in_place(ctx, op, final, residual)):
         ctx.alias(final, residual)
         return replace(epilogue, residual=False), None, residual, True
     return epilogue, residual, ctx.result(final), False
@@ -324,7 +333,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     # a Linear's bias Add (one matrix of constant weights): added per column by the GEMM
     bias, start = absorb_bias(ctx, op.output, n) if b_const is not None and not batch else (None, op.output)
     epilogue, residual, final = absorb_epilogue(ctx, op, start)
-    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
     if b_const is not None:
         mats = b_const.reshape(-1, *b_mat)
         mats = mats.transpose(0, 2, 1) if tb else mats
