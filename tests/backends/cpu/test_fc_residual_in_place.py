@@ -1,9 +1,9 @@
 """A FullyConnected / MatMul result stored over its fused residual (`fusion.residual_in_place`
 through `linear._over_residual`, the GEMM starting from C's content: `GemmSpec.accumulate`):
-a transformer's out-projection and FFN-down + residual Add. Only where no later op reads the
-residual and it is an arena tensor; K in one block or several (`linear.fc_kc`), a column
-tail, a bias per column, a batched MatMul of two run-time operands; equal to the reference in
-every case, the arena NaN-filled."""
+only where no later op reads the residual, it is an arena tensor and K is one block
+(`linear.fc_kc`; several: the residual read in the epilogue); a column tail, a bias per
+column, a batched MatMul of two run-time operands; equal to the reference in every case, the
+arena NaN-filled."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def _in_place(program) -> bool:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("fc", [False, True])
 @pytest.mark.parametrize("case,d,hidden,in_place", [
     ("mlp", 45, 24, True),  # one K block, 45 columns: two vectors and a tail
-    ("mlp", 40, 1030, True),  # K = 1030: three blocks of 344, the first adds the residual
+    ("mlp", 40, 500, True),  # K = 500: one block (FC_KC 512)
+    ("mlp", 40, 1030, False),  # K = 1030: three blocks of 344: the residual read at the end
     ("read_later", 45, 24, False),
     ("own_input", 45, 24, False),
     ("model_output", 45, 24, False),

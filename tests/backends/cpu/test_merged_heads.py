@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.ops import linear
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Eltwise, MatMul, Reduce, ReLU
 from tests.backends.cpu.conftest import matches_reference
@@ -16,7 +17,7 @@ from tests.helpers import rand
 
 
 def _projection(batch: int, h: int, s: int, d: int, n: int, bias: bool, residual: str, keep_dims: bool = False):  # type: ignore[no-untyped-def]
-    """relu(a) @ Wo summed over heads [+ bias] [+ relu(r)]; residual: none | in_place | read_later."""
+    """relu(a) @ Wo summed over heads [+ bias] [+ relu(r)]; residual: none | added | read_later."""
     b = ModelBuilder()
     a0 = b.input("a", (batch, h, s, d))
     out_shape = (batch, 1, s, n) if keep_dims else (batch, s, n)
@@ -43,15 +44,12 @@ def _gemms(program) -> list:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("batch,h,s,d,n,bias,residual", [
-    (1, 4, 13, 16, 45, True, "in_place"),  # 13 rows: a tail block; 45 columns: a tail
+    (1, 4, 13, 16, 45, True, "added"),  # 13 rows: a tail block; 45 columns: a tail
     (1, 3, 20, 8, 32, False, "none"),
     (1, 2, 7, 64, 40, True, "read_later"),  # the residual read in the epilogue
-    (2, 3, 9, 16, 24, True, "in_place"),  # a batch level: A S*D*H, C S*N apart
-    (1, 2, 5, 256, 20, True, "in_place"),  # K blocks of 256 (IN_PLACE_MIN_KC): stored over r
+    (2, 3, 9, 16, 24, True, "added"),  # a batch level: A S*D*H, C S*N apart
 ])
 def test_merged_heads(batch, h, s, d, n, bias, residual, threads) -> None:  # type: ignore[no-untyped-def]
-    from irforge.backends.cpu.ops import linear
-
     model, feeds = _projection(batch, h, s, d, n, bias, residual)
     compiled = compile_model(model, threads=threads, cache_dir=False)
     program = compiled._executable.program
@@ -60,16 +58,14 @@ def test_merged_heads(batch, h, s, d, n, bias, residual, threads) -> None:  # ty
     assert gemms[0].args[2].nbytes == 4 * batch * s * n  # C is the summed result, not [B, H, S, N]
     # the bias Add and the residual Add are the GEMM's: nothing but the two ReLUs (and r + r) besides
     assert len(program.phases) == 1 + (residual != "none") + 1 + (residual == "read_later")
-    in_place = residual == "in_place" and d >= linear.IN_PLACE_MIN_KC  # short K blocks read r instead
-    assert (gemms[0].args[2].first < program.phases.index(gemms[0])) == in_place
+    # K in H blocks: never over the residual (`linear._over_residual`), r read in the epilogue
+    assert gemms[0].args[2].first == program.phases.index(gemms[0])
     matches_reference(compiled, model, feeds)
 
 
 def test_keep_dims_and_the_batched_path() -> None:
     """keep_dims: the same GEMM; HEADS_AS_K off: the batched GEMM and the Reduce, equal too."""
-    from irforge.backends.cpu.ops import linear
-
-    model, feeds = _projection(1, 3, 10, 16, 20, True, "in_place", keep_dims=True)
+    model, feeds = _projection(1, 3, 10, 16, 20, True, "added", keep_dims=True)
     compiled = compile_model(model, threads=1, cache_dir=False)
     assert len(_gemms(compiled._executable.program)) == 1
     matches_reference(compiled, model, feeds)
