@@ -112,9 +112,8 @@ def sources_version() -> str:
 
 
 KEY_TEXT = True
-"""The program key reads the module through `_key_text` (False: xDSL's printed module, 0.25-0.6
-s of BERT-base's 0.67 s cached compile, session 11: its printer writes every op's long
-`name` string character by character)."""
+"""The program key reads the module through `_key_text` (False: xDSL's printed module; CPU
+time min of 5, session 11: BERT-base 0.037 -> 0.020 s, ResNet-50 0.025 -> 0.015 s)."""
 
 
 def _module_text(module: ModuleOp) -> str:
@@ -125,9 +124,9 @@ def _key_text(module: ModuleOp) -> str:
     """Everything an operation holds, for every operation in `module`, in walk order: its
     name, operands (numbered by first appearance), result types, properties and attributes
     (sorted by name), successors and regions (block arguments' types, then the ops). Exact as
-    the printed module is (each attribute through its own printer), but each distinct
-    attribute is printed once: a model's ops repeat a handful of tensor types."""
-    from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+    the printed module is (each attribute through its own printer), but each distinct type
+    is printed once: a model's ops repeat a handful of tensor types."""
+    from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, TypeAttribute
 
     parts: list[str] = []
     numbers: dict[SSAValue | Block, int] = {}
@@ -137,9 +136,11 @@ def _key_text(module: ModuleOp) -> str:
         return str(numbers.setdefault(item, len(numbers)))
 
     def text(attr: Attribute) -> str:
+        if not isinstance(attr, TypeAttribute):  # only types are memoised: equal types print alike
+            return str(attr)
         try:
             found = printed.get(attr)
-        except TypeError:  # an unhashable attribute: printed each time
+        except TypeError:  # an unhashable type: printed each time
             return str(attr)
         if found is None:
             found = printed[attr] = str(attr)
