@@ -38,6 +38,20 @@ def _projection(batch: int, h: int, s: int, d: int, n: int, bias: bool, residual
     return b.finish(), feeds
 
 
+@pytest.fixture(autouse=True)
+def any_head_size(monkeypatch):  # type: ignore[no-untyped-def]
+    """The path for every D here (`HEADS_MIN_D` is a speed choice: small cases test it)."""
+    monkeypatch.setattr(linear, "HEADS_MIN_D", 1)
+
+
+def test_short_heads_keep_the_batched_gemm(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(linear, "HEADS_MIN_D", 64)
+    model, feeds = _projection(1, 3, 10, 32, 20, True, "added")
+    compiled = compile_model(model, threads=1, cache_dir=False)
+    assert _gemms(compiled._executable.program)[0].args[2].nbytes == 4 * 3 * 10 * 20
+    matches_reference(compiled, model, feeds)
+
+
 def _gemms(program) -> list:  # type: ignore[no-untyped-def]
     return [p for p in program.phases if p.function.endswith("_gemm")]
 

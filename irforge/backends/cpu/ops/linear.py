@@ -244,6 +244,12 @@ H, runs as one GEMM of K = H * D (`merged_heads`); False: the batched GEMM write
 (H times the output: BERT's 12 x 128 x 768, 4.5 MiB) and the Reduce reads it back."""
 
 
+HEADS_MIN_D = 64
+"""... where each head has at least this many rows of K (D): every K block reloads C, and
+Swin-T's D = 32 windows (S = 49) ran 2.3% slower merged (`cpu_knob_ab.py swin_t ...:HEADS_AS_K
+--a False --b True --cpu-time`, 1.023, session 11)."""
+
+
 def merged_heads(ctx: Lowering, op: MatMul) -> bool:
     """Lower `op` with the Reduce summing its heads as one GEMM, if it is heads-in-weights'
     output projection: a[B, H, S, D] (read in place, k = (head, d): one K block of D per head,
@@ -258,7 +264,7 @@ def merged_heads(ctx: Lowering, op: MatMul) -> bool:
     batch, h, s, d = a_shape
     n = b_shape[2]
     user = ctx.single_use(op.output)
-    if not (b_shape[:2] == (h, d) and isinstance(user, Reduce) and user.str_prop("operation") == "sum"
+    if not (b_shape[:2] == (h, d) and d >= HEADS_MIN_D and isinstance(user, Reduce) and user.str_prop("operation") == "sum"
             and user.reduced_axes() == (1,) and shape_of(user.output) in ((batch, s, n), (batch, 1, s, n))):
         return False
     ctx.absorbed.add(user)
