@@ -3,6 +3,7 @@
 Outside CI (the zoo venv):
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_compile_profile.py resnet50 [--workers 1] [--rounds 3] [--top 15]
+        [--set irforge.backends.cpu.codegen.depthwise:UNROLL_LOOPS=True,False]
 
 The model is imported as `zoo_latency` does (default pipeline applied), then compiled cold
 (a fresh cache directory) `--rounds` times. With `--workers 1` (the default) every LLVM
@@ -18,6 +19,8 @@ over the rounds; the machine may be shared: record `uptime` with them.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import os
 import re
 import resource
@@ -113,7 +116,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--set", default="", help="module:NAME=V1[,V2..]: a module-level setting, round r at value r mod count "
+                        "(Python literals; rounds alternate, each printed with its LLVM seconds per kernel kind)")
     args = parser.parse_args()
+    values: list[object] = [None]
+    if args.set:
+        where, _, listed = args.set.partition("=")
+        owner, _, attr = where.partition(":")
+        values = [ast.literal_eval(v) for v in listed.split(",")]
     os.environ["IRFORGE_COMPILE_WORKERS"] = str(args.workers)
     from zoo_latency import prepare
 
@@ -127,6 +137,8 @@ def main() -> None:
     for r in range(args.rounds):
         TIMES.clear()
         MODULES.clear()
+        if args.set:
+            setattr(importlib.import_module(owner), attr, values[r % len(values)])
         cpu0, child0 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
         wall0 = time.perf_counter()
         compiled = compile_model(model, threads=1, cache_dir=workdir / f"cache{r}")
@@ -149,6 +161,15 @@ def main() -> None:
         modules.append(list(MODULES))
         print(f"round {r}: wall {wall:.2f} s, cpu {own:.2f} + workers {children:.2f} s, "
               f"{stats.kernels} kernels, {stats.cache_misses} compiled", flush=True)
+        if args.set:
+            kinds: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+            for kind, size, p, o, e in MODULES:
+                kinds[kind][0] += 1
+                kinds[kind][1] += p + o + e
+                kinds[kind][2] += size
+            print(f"  {args.set.partition('=')[0]} = {values[r % len(values)]!r}: LLVM {llvm_total:.2f} s; "
+                  + ", ".join(f"{k} {n} {t:.2f} s {b / 1024:.0f} KiB" for k, (n, t, b) in sorted(kinds.items(), key=lambda kv: -kv[1][1])[:4]),
+                  flush=True)
     keys = sorted({k for row in rounds for k in row}, key=lambda k: (k.startswith("kernel IR:"), k))
     print(f"\n{args.model}: cold compile, {args.workers} worker(s), median of {args.rounds} rounds, CPU s")
     for key in keys:

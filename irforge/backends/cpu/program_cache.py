@@ -30,6 +30,7 @@ import hashlib
 import json
 import mmap
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock, Thread
@@ -110,8 +111,63 @@ def sources_version() -> str:
     return digest.hexdigest()[:16]
 
 
+KEY_TEXT = True
+"""The program key reads the module through `_key_text` (False: xDSL's printed module; CPU
+time min of 5, session 11: BERT-base 0.037 -> 0.020 s, ResNet-50 0.025 -> 0.015 s)."""
+
+
 def _module_text(module: ModuleOp) -> str:
-    return str(module)
+    return _key_text(module) if KEY_TEXT else str(module)
+
+
+def _key_text(module: ModuleOp) -> str:
+    """Everything an operation holds, for every operation in `module`, in walk order: its
+    name, operands (numbered by first appearance), result types, properties and attributes
+    (sorted by name), successors and regions (block arguments' types, then the ops). Exact as
+    the printed module is (each attribute through its own printer), but each distinct type
+    is printed once: a model's ops repeat a handful of tensor types."""
+    from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, TypeAttribute
+
+    parts: list[str] = []
+    numbers: dict[SSAValue | Block, int] = {}
+    printed: dict[Attribute, str] = {}
+
+    def number(item: SSAValue | Block) -> str:
+        return str(numbers.setdefault(item, len(numbers)))
+
+    def text(attr: Attribute) -> str:
+        if not isinstance(attr, TypeAttribute):  # only types are memoised: equal types print alike
+            return str(attr)
+        try:
+            found = printed.get(attr)
+        except TypeError:  # an unhashable type: printed each time
+            return str(attr)
+        if found is None:
+            found = printed[attr] = str(attr)
+        return found
+
+    def region(body: Region) -> None:
+        parts.append("{")
+        for block in body.blocks:
+            parts.append(f"^{number(block)}(" + ",".join(f"{number(a)}:{text(a.type)}" for a in block.args) + ")")
+            for inner in block.ops:
+                operation(inner)
+        parts.append("}")
+
+    def operation(op: Operation) -> None:
+        parts.append(f"{op.name}(" + ",".join(number(v) for v in op.operands) + ")->("
+                     + ",".join(f"{number(r)}:{text(r.type)}" for r in op.results) + ")")
+        for kind, table in (("p", op.properties), ("a", op.attributes)):
+            for key in sorted(table):
+                parts.append(f"{kind}{key}={text(table[key])}")
+        if op.successors:
+            parts.append("s" + ",".join(number(b) for b in op.successors))
+        for body in op.regions:
+            region(body)
+        parts.append(";")
+
+    operation(module)
+    return "\n".join(parts)
 
 
 @dataclass
@@ -204,6 +260,18 @@ def wait_all() -> None:
         writers = list(_PENDING.values())
     for writer in writers:
         writer.join()
+
+
+def wait_for_writes() -> float:
+    """Return once every entry this process is writing is on disk; the seconds waited (a
+    benchmark timing a cached compile right after the cold one: that compile's `load` would
+    wait for its entry's write, which a later process never does)."""
+    start = time.perf_counter()
+    with _LOCK:
+        writers = list(_PENDING.values())
+    for writer in writers:
+        writer.join()
+    return time.perf_counter() - start
 
 
 def wait_for(key: str) -> None:

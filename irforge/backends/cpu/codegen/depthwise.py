@@ -84,6 +84,12 @@ PADDED_STACK_MAX = 16384
 """... and whose padded plane fits this many floats of stack (64 KiB)."""
 
 
+UNROLL_LOOPS = True
+"""Whether LLVM unrolls the loops of a depthwise module (`jit.unrolls`): the taps and ROWS
+rows of a block are unrolled by hand already; LLVM's unroller also copies the row and
+column loops of constant trip count (every row range x column range of a cut plane)."""
+
+
 def host_lanes() -> int:
     """f32 lanes of one host vector register."""
     return native_vector_bytes() // 4
@@ -177,6 +183,7 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     """args: X, W [C][kh*kw], out, [bias], [residual], [C (`channels_arg`)]; threads split
     the (n, c) planes."""
     g, n = spec.geometry, spec.lanes
+    module.unroll = UNROLL_LOOPS  # type: ignore[attr-defined]
     kb = KernelBuilder(module, name)
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None

@@ -177,6 +177,11 @@ class GemmSpec:
     its tile (read there, not before the k loop: loads the first FMAs would wait on cost
     the 14x14 layers 2-3%). A convolution stores its result over its residual this way
     (`fusion.residual_in_place`), whatever its K blocks."""
+    a_block_step: int = 0
+    """strided A whose K blocks are not adjacent: block j (k from j * kc) starts j *
+    `a_block_step` elements in (a multiple of kc), k stepping `a_cs` inside it; 0: k * a_cs
+    throughout. Heads as K blocks: a[H, M, D] times Wo[H * D, N] summed over the heads
+    (kc = D, `a_block_step` = M * D; `ops/linear.py` `HEADS_AS_K`)."""
     one_k_block: bool = False
     """with `k_arg`: K <= `kc`, so every tile is stored once, from zero and with the epilogue
     (`first` and `last` are constants, as they were for a constant K of one block: a run-time
@@ -193,7 +198,8 @@ class GemmSpec:
         """Element offset of A's micro-panel for row block `mb`, K block at `kb` of `kc` rows."""
         if self.a_panel:
             return kbld.add(kbld.mul(kb, -(-self.m // MR) * MR), kbld.mul(mb, kbld.mul(kc, MR)))
-        return kbld.add(kbld.mul(mb, MR * self.a_rs), kbld.mul(kb, self.a_cs))
+        k_step = self.a_block_step // self.kc if self.a_block_step else self.a_cs
+        return kbld.add(kbld.mul(mb, MR * self.a_rs), kbld.mul(kb, k_step))
 
     def b_block(self, pn: ir.Value, kb: ir.Value, kbld: KernelBuilder, k: ir.Value | int) -> ir.Value | int:
         if self.shifted is not None:

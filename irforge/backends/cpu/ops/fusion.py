@@ -5,8 +5,8 @@ HardSwish|HardSigmoid|Sigmoid` becomes
 one kernel whose epilogue adds the residual and applies the activation as each output tile
 is stored. An intermediate value is absorbed only if its single use is the next fused op
 (a value that is also a model output or feeds another op stays materialised). A
-convolution whose residual no later op reads writes its result into the residual's buffer
-(`residual_in_place`). A MatMul with
+convolution, FullyConnected or MatMul whose residual no later op reads writes its result
+into the residual's buffer (`residual_in_place`). A MatMul with
 constant weights first absorbs the Linear's bias Add (`absorb_bias`): exporters write
 `MatMul -> Add(bias) -> Gelu` for a transformer MLP (GELU itself stays a phase: see
 `epilogue.GELU_KINDS`).

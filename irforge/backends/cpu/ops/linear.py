@@ -1,8 +1,9 @@
 """Lowerings of Convolution, FullyConnected and MatMul onto the GEMM core.
 
 Weights are packed here, once, at compile time. A following residual Add and ReLU/Clamp
-are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`); a convolution's
-result is stored over its residual where no later op reads it (`fusion.residual_in_place`).
+are absorbed into the kernel's epilogue (see `fusion.absorb_epilogue`); a convolution's,
+FullyConnected's or MatMul's result is stored over its residual where no later op reads it
+(`fusion.residual_in_place`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
+from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.codegen.irutil import VW
-from irforge.backends.cpu.lower import Lowering, lowering, shape_of
+from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
 from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32, residual_in_place
@@ -25,7 +28,7 @@ from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
 from irforge.backends.cpu.ops.volumetric import volumetric_convolution, volumetric_deconvolution
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
 from irforge.backends.cpu.ops.winograd import winograd_convolution, winograd_pays
-from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul
+from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul, Reduce
 from irforge.errors import IrforgeError
 
 PACK_PLANE_MAX = 196
@@ -242,7 +245,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
     o, k = shape_of(op.weights)
     m = int(np.prod(shape_of(op.input)[:-1], dtype=np.int64))
     epilogue, residual, final = absorb_epilogue(ctx, op)
-    out = ctx.result(final)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     if weights is not None:
         b_buf = ctx.const(pack_b(weights.T, k, o))
@@ -250,10 +253,70 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
         b_buf = ctx.scratch(4 * o * k)
         relayout(ctx, op, ctx.input(op, 1), (o, k), (1, 0), b_buf)
     spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=weights is not None, ldb=o, ldc=o,
-                    bias="col" if bias else "none", epilogue=epilogue, kc=fc_kc(k))
+                    bias="col" if bias else "none", epilogue=epilogue, kc=fc_kc(k), accumulate=accumulate)
     name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n))
     args = [ctx.input(op, 0), b_buf, out, *bias]
     ctx.phase(name, args + ([residual] if residual is not None else []), "fc", 2 * m * o * k)
+
+
+HEADS_AS_K = True
+"""heads-in-weights' output projection, `a[B, H, S, D] @ Wo[H, D, N]` then a Reduce sum over
+H, runs as one GEMM of K = H * D (`merged_heads`); False: the batched GEMM writes [B, H, S, N]
+(H times the output: BERT's 12 x 128 x 768, 4.5 MiB) and the Reduce reads it back."""
+
+
+HEADS_MIN_D = 64
+"""... where each head has at least this many rows of K (D): every K block reloads C, and
+Swin-T's D = 32 windows (S = 49) ran 2.3% slower merged (`cpu_knob_ab.py swin_t ...:HEADS_AS_K
+--a False --b True --cpu-time`, 1.023, session 11)."""
+
+
+def merged_heads(ctx: Lowering, op: MatMul) -> bool:
+    """Lower `op` with the Reduce summing its heads as one GEMM, if it is heads-in-weights'
+    output projection: a[B, H, S, D] (read in place, k = (head, d): one K block of D per head,
+    `GemmSpec.a_block_step` = S * D) times the constant Wo[H, D, N] packed as [H * D, N], the
+    Reduce's bias Add, residual Add (stored over, `_over_residual`) and activation its
+    epilogue."""
+    a_shape, b_shape = shape_of(op.a), shape_of(op.b)
+    w = ctx.constant_of(op.b)
+    if (not HEADS_AS_K or w is None or len(a_shape) != 4 or len(b_shape) != 3
+            or op.bool_prop("transpose_a") or op.bool_prop("transpose_b")):
+        return False
+    batch, h, s, d = a_shape
+    n = b_shape[2]
+    user = ctx.single_use(op.output)
+    if not (b_shape[:2] == (h, d) and d >= HEADS_MIN_D and isinstance(user, Reduce) and user.str_prop("operation") == "sum"
+            and user.reduced_axes() == (1,) and shape_of(user.output) in ((batch, s, n), (batch, 1, s, n))):
+        return False
+    ctx.absorbed.add(user)
+    bias, start = absorb_bias(ctx, user.output, n)
+    epilogue, residual, final = absorb_epilogue(ctx, op, start)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, h * d, d)
+    b_buf = ctx.const(pack_b(w.reshape(h * d, n), h * d, n))
+    levels = (Batch(batch, h * s * d, 0, s * n),) if batch > 1 else ()
+    spec = GemmSpec(m=s, n=n, k=h * d, a_panel=False, a_rs=d, a_cs=1, a_block_step=s * d, b_panel=True, ldc=n,
+                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=d,
+                    accumulate=accumulate)
+    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
+    tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
+    ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail, "fc", 2 * batch * s * n * h * d)
+    return True
+
+
+def _over_residual(ctx: Lowering, op: Operation, epilogue: Epilogue, residual: Buffer | None,
+                   final: SSAValue, k: int, kc: int) -> tuple[Epilogue, Buffer | None, Buffer, bool]:
+    """(epilogue, residual buffer, C buffer, accumulate) of an FC / MatMul GEMM of K rows in
+    blocks of `kc`: its result stored over its fused residual where no later op reads that
+    (`fusion.residual_in_place`) and K is one block: C starts as the residual and the
+    epilogue reads no residual; else a fresh arena buffer. With several K blocks the blocks
+    after the first would accumulate onto the residual, rounding at its scale (T5-small's
+    error to onnxruntime 3.8e-6 -> 1.1e-5, session 11), for no measured gain (BERT's
+    FFN-down 0.991 against its untouched FFN-up's 0.992); the merged heads' blocks of 64 also
+    read C once more per tile and block (its out-projections 1.70 -> 1.77 ms)."""
+    if residual is not None and kc >= k and residual_in_place(ctx, op, final, residual):
+        ctx.alias(final, residual)
+        return replace(epilogue, residual=False), None, residual, True
+    return epilogue, residual, ctx.result(final), False
 
 
 def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], matrix: int) -> list[int]:
@@ -274,6 +337,8 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     A constant b is packed once per matrix it holds: batch axes it broadcasts over read the
     same panels (stride 0). `[B.., M, K] x [K, N]` with a row-major a is one `[B..*M, K]` GEMM."""
     require_f32(op)
+    if merged_heads(ctx, op):
+        return
     a_shape, b_shape = shape_of(op.a), shape_of(op.b)
     a_mat = (1, a_shape[0]) if len(a_shape) == 1 else a_shape[-2:]
     b_mat = (b_shape[0], 1) if len(b_shape) == 1 else b_shape[-2:]
@@ -290,7 +355,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     # a Linear's bias Add (one matrix of constant weights): added per column by the GEMM
     bias, start = absorb_bias(ctx, op.output, n) if b_const is not None and not batch else (None, op.output)
     epilogue, residual, final = absorb_epilogue(ctx, op, start)
-    out = ctx.result(final)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
     if b_const is not None:
         mats = b_const.reshape(-1, *b_mat)
         mats = mats.transpose(0, 2, 1) if tb else mats
@@ -308,7 +373,8 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
-                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=fc_kc(k))
+                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=fc_kc(k),
+                    accumulate=accumulate)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail)
