@@ -52,10 +52,19 @@ layers (16 outputs, or K = 16) ran 1.02x slower packed (the copy against a GEMM 
 multiply-adds per element)."""
 
 
+PACK_ALIASED = True
+"""... and so does one whose B rows lie a multiple of 4 KiB apart (planes of 1024 k positions:
+32x32, 64x64, 128x128): read in place, a panel's K rows all map to the same cache sets and
+evict each other (SegFormer's 128x128 decode-head 1x1 ran at 11.5 GF/s against 32.9 at
+120x120, session 11)."""
+
+
 def packs_unaligned(g: ConvGeometry, o: int) -> bool:
-    """Whether a direct 1x1 layer's B is packed for its unaligned rows (`PACK_UNALIGNED_MAX`)."""
+    """Whether a direct 1x1 layer's B is packed for its unaligned rows (`PACK_UNALIGNED_MAX`) or
+    rows whose stride aliases in the caches (`PACK_ALIASED`)."""
     least_o, least_k = PACK_UNALIGNED_LEAST
-    return bool(g.p % VW) and g.p <= PACK_UNALIGNED_MAX and o >= least_o and g.k_per_group >= least_k
+    awkward = bool(g.p % VW) or (PACK_ALIASED and g.p % 1024 == 0)
+    return awkward and g.p <= PACK_UNALIGNED_MAX and o >= least_o and g.k_per_group >= least_k
 
 
 CONV_KC = KC
@@ -319,6 +328,22 @@ def _over_residual(ctx: Lowering, op: Operation, epilogue: Epilogue, residual: B
     return epilogue, residual, ctx.result(final), False
 
 
+def aliased_rows(n: int, k: int) -> bool:
+    """Whether a run-time B of k rows of n floats is packed into panels before its GEMM: rows a
+    multiple of 4 KiB apart (`PACK_ALIASED`) evict each other from the caches when a panel is
+    read in place (a 512 x 1024 x 1024 MatMul of two inputs ran at 33.6 GF/s against 74.2 at n
+    = 1000, session 11); the copy is at most `PACK_UNALIGNED_MAX` x 64 floats per K row."""
+    return PACK_ALIASED and n % 1024 == 0 and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
+
+
+def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int) -> Buffer:
+    """B's k rows of n floats copied into the GEMM's NR-column panels (scratch)."""
+    panels = ctx.scratch(4 * -(-n // NR) * NR * k)
+    pack = ctx.kernel(("pack_rows", n, NR), lambda m, nm: pack_rows_kernel(m, n, nm))
+    ctx.phase(pack, [rows, panels, ctx.const(np.array([k], np.int64))], "im2col")
+    return panels
+
+
 def _batch_strides(shape: tuple[int, ...], batch: tuple[int, ...], matrix: int) -> list[int]:
     """Element strides of each output batch axis in an operand (0 where broadcast)."""
     padded = (1,) * (len(batch) - len(shape)) + shape
@@ -369,6 +394,8 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
             b_buf = ctx.scratch(4 * int(np.prod(b_shape)))
             relayout(ctx, op, ctx.input(op, 1), b_shape, (*range(rank - 2), rank - 1, rank - 2), b_buf)
         b_strides = _batch_strides(b_batch, batch, k * n) if batch else []
+        if not batch and aliased_rows(n, k):
+            b_buf, b_panel, ldb = _packed_rows(ctx, b_buf, k, n), True, 0
     a_strides = _batch_strides(a_batch, batch, m * k) if batch else []
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
