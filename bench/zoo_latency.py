@@ -5,10 +5,13 @@ Outside CI (needs torch, transformers, onnxruntime and openvino: the zoo venv):
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py [--models resnet50,vit_b16] [--runs 15] [--threads 1,2] [--out table.md]
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py --check [--models ...]
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py --wide [--runs 5 --threads 1]
 
 `--check` only converts, compiles (1 thread), runs once and reports the max error against
 the reference engine (no timing: fit for a loaded machine). The zoo is the models below plus
-`zoo_more`'s (torchvision, transformers encoders, keras.applications): Keras rows are frozen
+`zoo_more`'s (torchvision, transformers encoders, keras.applications); `--wide` runs the
+further architectures of `zoo_latency_wide` instead (any row of either set can be named in
+`--models` and in the bench/cpu_*.py scripts that take a zoo model). Keras rows are frozen
 GraphDefs imported by irforge's TF importer, checked against TensorFlow's output, and
 compared with OpenVINO's `convert_model` of the same .pb and onnxruntime on tf2onnx's
 conversion of it.
@@ -44,6 +47,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).parent))
 from onnx_zoo import HiddenState, conv_bn  # noqa: E402
+from zoo_latency_wide import WIDE_KERAS, WIDE_TORCH  # noqa: E402
 from zoo_more import KERAS_MODELS, TORCH_MODELS, freeze_keras, keras_onnx  # noqa: E402
 
 MIB = 1 << 20
@@ -260,6 +264,10 @@ ZOO: dict[str, Callable[[Path], dict[str, np.ndarray]]] = {
 MODELS = [*ZOO, *KERAS_MODELS]
 """Every row: ZOO's ONNX models, then the frozen keras.applications graphs (`zoo_more`),
 whose reference is TensorFlow's output; onnxruntime runs tf2onnx's conversion of them."""
+WIDE_MODELS = [*WIDE_TORCH, *WIDE_KERAS]
+"""`--wide`: the further architectures of `zoo_latency_wide` (not what the backend was tuned on)."""
+ZOO.update({name: torch_builder(build, feeds) for name, (build, feeds) in WIDE_TORCH.items()})
+KERAS_MODELS.update(WIDE_KERAS)  # zoo_more's dict: freeze_keras reads it (after MODELS: rows only under --wide)
 
 
 def prepare(name: str, workdir: Path) -> tuple[object, dict[str, np.ndarray], Path]:
@@ -430,7 +438,8 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", help="comma-separated rows (default: the zoo, or the wide set with --wide)")
+    parser.add_argument("--wide", action="store_true", help="the wide set (zoo_latency_wide.py) by default instead of the zoo")
     parser.add_argument("--check", action="store_true",
                         help="only convert, compile, run once and report the max error against the reference engine (no timing)")
     parser.add_argument("--runs", type=int, default=15)
@@ -438,9 +447,10 @@ def main() -> None:
     parser.add_argument("--out", help="also write the table (markdown) here")
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
+    names = args.models.split(",") if args.models else WIDE_MODELS if args.wide else MODELS
     rows = []
     with tempfile.TemporaryDirectory(prefix="zoo-latency-") as tmp:
-        for name in args.models.split(","):
+        for name in names:
             start = time.perf_counter()
             try:
                 rows.append(check(name, Path(tmp)) if args.check else bench(name, Path(tmp), args.runs, threads))
