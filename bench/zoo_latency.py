@@ -318,6 +318,7 @@ def check(name: str, workdir: Path) -> dict[str, str]:
     compiled = compile_model(model, threads=1, cache_dir=workdir / f"{name}-cache")
     row["compile s"] = f"{time.perf_counter() - start:.0f}"
     got = compiled(feeds)
+    row["host steps"] = host_steps(compiled)
     compiled.close()
     if path.suffix == ".pb":
         want = [np.load(workdir / f"{name}.want.npy")]
@@ -372,6 +373,14 @@ def alternate(engines: dict[str, Callable[[], object]], runs: int) -> dict[str, 
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def host_steps(compiled: object) -> str:
+    """The ops the compiled model runs as Python host steps (numpy, one thread), counted."""
+    from collections import Counter
+
+    steps = Counter(step.op_name for step in compiled._executable.program.host_steps)  # type: ignore[attr-defined]
+    return " ".join(f"{op}x{n}" for op, n in sorted(steps.items())) or "-"
+
+
 def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, str]:
     import onnxruntime as ort
     import openvino as ov
@@ -415,6 +424,7 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     row["weights MiB"] = f"{s.weight_bytes / MIB:.0f}"
     row["packed+arena MiB"] = f"{s.constant_bytes / MIB:.0f}+{s.arena_bytes / MIB:.0f}"
     row["cold peak +MiB"] = f"{peak / MIB:.0f}"
+    row["host steps"] = host_steps(cached)
     core = ov.Core()
     ov_model = openvino_model(path)
     ov_feeds = list(feeds.values()) if keras else feeds  # OpenVINO names a TF input otherwise
