@@ -36,17 +36,17 @@ class Keywords(nn.Module):
 def hf(config: str, model: str, names: tuple[str, ...] = ("input_ids", "attention_mask"), part: str | None = None,
        **kwargs: object) -> Callable[[], nn.Module]:
     """A transformers model of the named config class (`part`: one of its methods, e.g.
-    `get_encoder`, giving the module to run), sdpa attention, no KV cache."""
+    `get_encoder`, giving the module to run), sdpa attention where the class has it, no KV cache."""
 
     def build() -> nn.Module:
         import zoo_torchvision  # noqa: F401  (transformers imports torchvision when installed)
         import transformers as tf
 
-        cfg = getattr(tf, config)(**kwargs)
-        cfg._attn_implementation = "sdpa"
+        cfg, cls = getattr(tf, config)(**kwargs), getattr(tf, model)
+        cfg._attn_implementation = "sdpa" if getattr(cls, "_supports_sdpa", False) else "eager"  # DeBERTa has no sdpa
         if hasattr(cfg, "use_cache"):
             cfg.use_cache = False
-        m = getattr(tf, model)(cfg)
+        m = cls(cfg)
         if part is not None:
             m = getattr(m, part)()
         return Keywords(m.eval(), names)
