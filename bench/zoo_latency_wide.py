@@ -54,6 +54,17 @@ def hf(config: str, model: str, names: tuple[str, ...] = ("input_ids", "attentio
     return build
 
 
+def tv_mha(name: str) -> Callable[[], nn.Module]:
+    """A torchvision model with nn.MultiheadAttention: eval + no_grad would take its fast path,
+    a fused kernel (aten::_native_multi_head_attention) the TorchScript exporter cannot write."""
+
+    def build() -> nn.Module:
+        torch.backends.mha.set_fastpath_enabled(False)
+        return tv(name)()
+
+    return build
+
+
 def timm(name: str) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
         from onnx_zoo_timm import timm_model
@@ -103,7 +114,7 @@ WIDE_TORCH: dict[str, tuple[Callable[[], nn.Module], Callable[[], Feeds]]] = {
     "shufflenet_v2_x0_5": (tv("shufflenet_v2_x0_5"), image),
     "squeezenet1_0": (tv("squeezenet1_0"), image),
     "vgg11_bn": (tv("vgg11_bn"), image),
-    "vit_b_32": (tv("vit_b_32"), image),
+    "vit_b_32": (tv_mha("vit_b_32"), image),
     "swin_v2_t": (tv("swin_v2_t"), lambda: image(256)),
     "maxvit_t": (tv("maxvit_t"), image),
     "convnext_small": (tv("convnext_small"), image),
