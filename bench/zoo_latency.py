@@ -5,10 +5,13 @@ Outside CI (needs torch, transformers, onnxruntime and openvino: the zoo venv):
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py [--models resnet50,vit_b16] [--runs 15] [--threads 1,2] [--out table.md]
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py --check [--models ...]
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/zoo_latency.py --wide [--runs 5 --threads 1]
 
 `--check` only converts, compiles (1 thread), runs once and reports the max error against
 the reference engine (no timing: fit for a loaded machine). The zoo is the models below plus
-`zoo_more`'s (torchvision, transformers encoders, keras.applications): Keras rows are frozen
+`zoo_more`'s (torchvision, transformers encoders, keras.applications); `--wide` runs the
+further architectures of `zoo_latency_wide` instead (any row of either set can be named in
+`--models` and in the bench/cpu_*.py scripts that take a zoo model). Keras rows are frozen
 GraphDefs imported by irforge's TF importer, checked against TensorFlow's output, and
 compared with OpenVINO's `convert_model` of the same .pb and onnxruntime on tf2onnx's
 conversion of it.
@@ -45,6 +48,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).parent))
 from onnx_zoo import HiddenState, conv_bn  # noqa: E402
+from zoo_latency_wide import WIDE_KERAS, WIDE_TORCH  # noqa: E402
 from zoo_more import KERAS_MODELS, TORCH_MODELS, freeze_keras, keras_onnx  # noqa: E402
 
 MIB = 1 << 20
@@ -261,6 +265,10 @@ ZOO: dict[str, Callable[[Path], dict[str, np.ndarray]]] = {
 MODELS = [*ZOO, *KERAS_MODELS]
 """Every row: ZOO's ONNX models, then the frozen keras.applications graphs (`zoo_more`),
 whose reference is TensorFlow's output; onnxruntime runs tf2onnx's conversion of them."""
+WIDE_MODELS = [*WIDE_TORCH, *WIDE_KERAS]
+"""`--wide`: the further architectures of `zoo_latency_wide` (not what the backend was tuned on)."""
+ZOO.update({name: torch_builder(build, feeds) for name, (build, feeds) in WIDE_TORCH.items()})
+KERAS_MODELS.update(WIDE_KERAS)  # zoo_more's dict: freeze_keras reads it (after MODELS: rows only under --wide)
 
 
 def prepare(name: str, workdir: Path) -> tuple[object, dict[str, np.ndarray], Path]:
@@ -311,6 +319,7 @@ def check(name: str, workdir: Path) -> dict[str, str]:
     compiled = compile_model(model, threads=1, cache_dir=workdir / f"{name}-cache")
     row["compile s"] = f"{time.perf_counter() - start:.0f}"
     got = compiled(feeds)
+    row["host steps"] = host_steps(compiled)
     compiled.close()
     if path.suffix == ".pb":
         want = [np.load(workdir / f"{name}.want.npy")]
@@ -365,6 +374,14 @@ def alternate(engines: dict[str, Callable[[], object]], runs: int) -> dict[str, 
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def host_steps(compiled: object) -> str:
+    """The ops the compiled model runs as Python host steps (numpy, one thread), counted."""
+    from collections import Counter
+
+    steps = Counter(step.op_name for step in compiled._executable.program.host_steps)  # type: ignore[attr-defined]
+    return " ".join(f"{op}x{n}" for op, n in sorted(steps.items())) or "-"
+
+
 def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, str]:
     import onnxruntime as ort
     import openvino as ov
@@ -412,6 +429,7 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     row["weights MiB"] = f"{s.weight_bytes / MIB:.0f}"
     row["packed+arena MiB"] = f"{s.constant_bytes / MIB:.0f}+{s.arena_bytes / MIB:.0f}"
     row["cold peak +MiB"] = f"{peak / MIB:.0f}"
+    row["host steps"] = host_steps(cached)
     core = ov.Core()
     ov_model = openvino_model(path)
     ov_feeds = list(feeds.values()) if keras else feeds  # OpenVINO names a TF input otherwise
@@ -435,7 +453,8 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", help="comma-separated rows (default: the zoo, or the wide set with --wide)")
+    parser.add_argument("--wide", action="store_true", help="the wide set (zoo_latency_wide.py) by default instead of the zoo")
     parser.add_argument("--check", action="store_true",
                         help="only convert, compile, run once and report the max error against the reference engine (no timing)")
     parser.add_argument("--runs", type=int, default=15)
@@ -443,9 +462,10 @@ def main() -> None:
     parser.add_argument("--out", help="also write the table (markdown) here")
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
+    names = args.models.split(",") if args.models else WIDE_MODELS if args.wide else MODELS
     rows = []
     with tempfile.TemporaryDirectory(prefix="zoo-latency-") as tmp:
-        for name in args.models.split(","):
+        for name in names:
             start = time.perf_counter()
             try:
                 rows.append(check(name, Path(tmp)) if args.check else bench(name, Path(tmp), args.runs, threads))

@@ -104,6 +104,9 @@ class Lowering:
     channel_scales: dict[SSAValue, tuple[Operation, Buffer]] = field(default_factory=dict)
     """A Multiply's result whose per-channel scale the 1x1 convolution using it folds into its
     weights (`ops/excite.py`): the Multiply and the scale's buffer."""
+    derived: dict[tuple, Buffer] = field(default_factory=dict)
+    """Constants made from a weight (packed panels), by (the weight's value, how): layers that
+    share a weight share them (`derived_const`)."""
 
     # -- buffers ---------------------------------------------------------------------
     def buffer(self, nbytes: int, kind: str, array: np.ndarray | None = None) -> Buffer:
@@ -131,6 +134,16 @@ class Lowering:
     def const(self, array: np.ndarray) -> Buffer:
         array = np.ascontiguousarray(array)
         return self.buffer(array.nbytes, "const", array)
+
+    def derived_const(self, value: SSAValue, how: tuple, make: Callable[[], np.ndarray]) -> Buffer:
+        """The constant `make()` computes from `value`'s array (packed weights; `how` names the
+        layout), made once per (value, how): ALBERT's 12 layers run one set of weights, which
+        were packed 12 times (339 MiB of packed constants for 42 MiB of weights)."""
+        key = (value, how)
+        buf = self.derived.get(key)
+        if buf is None:
+            buf = self.derived[key] = self.const(make())
+        return buf
 
     def scratch(self, nbytes: int) -> Buffer:
         return self.buffer(nbytes, "scratch")

@@ -18,7 +18,7 @@ defines crashed the process.
 
 Programs that run Python code outside irforge are never cached: custom layers and extension
 passes or dialects (their code is outside the code generator's version). Host steps of
-reference kernels are (RoBERTa's CumSum and GatherElements): the JSON holds each one's
+reference kernels are (RoBERTa's CumSum): the JSON holds each one's
 symbol and recipe, its op alone as text, and a hit parses the op back and binds the symbol
 (`host_steps.rebuild`); a program with any other host step is not saved.
 """

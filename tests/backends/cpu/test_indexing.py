@@ -29,7 +29,7 @@ def test_top_k_runs_as_a_host_step():
     _same_as_reference(one_op_model(nn.TopK, [x], num_results=2, k=3), {"x0": x})
 
 
-def test_cum_sum_and_gather_elements_run_as_host_steps():
+def test_cum_sum_runs_as_a_host_step_and_gather_elements_natively():
     x = rand(4, 5)
     _same_as_reference(one_op_model(nn.CumSum, [x], axis=1, reverse=True), {"x0": x})
     idx = np.array([[0, 2, 1, 4, 3]] * 4, np.int64)

@@ -234,3 +234,40 @@ def gather_kernel(module: ir.Module, spec: GatherSpec, name: str) -> None:
                 with kb.loop(0, spec.after, name="z") as j:
                     b.store(ir.Constant(t, 0), kb.at(dst, j))
     kb.finish()
+
+
+@dataclass(frozen=True)
+class ElementsSpec:
+    """GatherElements: out[o, i, k] = data[o, index[o, i, k], k], data [O, size, K], index
+    and out [O, count, K] (the axis's dims folded: before it O, after it K)."""
+
+    itemsize: int
+    index_bits: int
+    outer: int
+    size: int
+    count: int
+    inner: int
+
+
+def gather_elements_kernel(module: ir.Module, spec: ElementsSpec, name: str) -> None:
+    """args: data, indices, out. Threads split the [O, count] rows; an element at a time along
+    K (the index differs per element). Negative indices count from the end; an index still
+    out of range gives 0 (the reference raises E880; native code must not read outside)."""
+    kb = KernelBuilder(module, name)
+    t = ir.IntType(8 * spec.itemsize)
+    data, indices, out = kb.slot(0, t), kb.slot(1, ir.IntType(spec.index_bits)), kb.slot(2, t)
+    b = kb.b
+    r0, r1 = kb.partition(spec.outer * spec.count)
+    with kb.loop(r0, r1, name="row") as row:
+        plane = kb.mul(b.udiv(row, i64(spec.count)), spec.size * spec.inner)  # data's [o] block
+        first = kb.mul(row, spec.inner)
+        with kb.loop(0, spec.inner, name="k") as k:
+            at = b.add(first, k)
+            raw = b.load(kb.at(indices, at))
+            index = b.sext(raw, I64) if spec.index_bits < 64 else raw
+            index = b.select(b.icmp_signed("<", index, i64(0)), b.add(index, i64(spec.size)), index)
+            inside = b.icmp_unsigned("<", index, i64(spec.size))
+            safe = b.select(inside, index, i64(0))  # a load from the row's first element, discarded
+            value = b.load(kb.at(data, kb.add(plane, kb.add(kb.mul(safe, spec.inner), k))))
+            b.store(b.select(inside, value, ir.Constant(t, 0)), kb.at(out, at))
+    kb.finish()

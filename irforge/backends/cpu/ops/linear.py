@@ -257,7 +257,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
     epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     if weights is not None:
-        b_buf = ctx.const(pack_b(weights.T, k, o))
+        b_buf = ctx.derived_const(op.weights, ("fc", k, o), lambda: pack_b(weights.T, k, o))
     else:
         b_buf = ctx.scratch(4 * o * k)
         relayout(ctx, op, ctx.input(op, 1), (o, k), (1, 0), b_buf)
@@ -384,7 +384,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     if b_const is not None:
         mats = b_const.reshape(-1, *b_mat)
         mats = mats.transpose(0, 2, 1) if tb else mats
-        b_buf = ctx.const(np.concatenate([pack_b(mt, k, n).ravel() for mt in mats]))
+        b_buf = ctx.derived_const(op.b, ("matmul", tb, k, n), lambda: np.concatenate([pack_b(mt, k, n).ravel() for mt in mats]))
         b_strides = _batch_strides(b_batch, batch, -(-n // NR) * NR * k) if batch else []
         b_panel, ldb = True, 0
     else:

@@ -1,7 +1,8 @@
 """Lowerings of the data movement ops onto `codegen.copy`, for every element type.
 
 Concat, Split, Slice, Pad, Tile, Permute (non-f32; f32 keeps its vectorised gather kernel
-in `elementwise`) and Gather; nearest Resample (`interpolate`) is a move too. Index tables
+in `elementwise`), Gather and GatherElements (DeBERTa's relative-position scores: a numpy
+host step per layer before); nearest Resample (`interpolate`) is a move too. Index tables
 (Pad borders, Tile wrap) are computed here at compile time and compiled into the kernel.
 """
 
@@ -11,9 +12,21 @@ import numpy as np
 from xdsl.ir import Operation
 
 from irforge.backends.cpu.codegen.blocks import block_table, blocks_kernel
-from irforge.backends.cpu.codegen.copy import FILL, CopySpec, GatherSpec, Move, contiguous_strides, copy_kernel, gather_kernel, simplify
+from irforge.backends.cpu.codegen.copy import (
+    FILL,
+    CopySpec,
+    ElementsSpec,
+    GatherSpec,
+    Move,
+    contiguous_strides,
+    copy_kernel,
+    gather_elements_kernel,
+    gather_kernel,
+    simplify,
+)
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.dialects.nn import Concat, Gather, Pad, Permute, Slice, Split, Tile
+from irforge.dialects.nn.indexing import GatherElements
 
 
 def emit_moves(ctx: Lowering, op: Operation, args: list[Buffer], moves: list[Move], fill: float = 0.0) -> None:
@@ -132,4 +145,24 @@ def gather(ctx: Lowering, op: Gather) -> None:
         int(np.prod(indices[batch_dims:])), int(np.prod(data[axis + 1:])),
     )
     name = ctx.kernel(("gather", spec), lambda m, n: gather_kernel(m, spec, n))
+    ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op)])
+
+
+NATIVE_GATHER_ELEMENTS = True
+"""GatherElements through `gather_elements_kernel`; False: its numpy reference kernel as a
+host step (as before session 11; kept for `bench/cpu_knob_ab.py`'s same-process A/B)."""
+
+
+@lowering(GatherElements)
+def gather_elements(ctx: Lowering, op: GatherElements) -> None:
+    if not NATIVE_GATHER_ELEMENTS:
+        from irforge.backends.cpu.host_steps import lower_reference
+
+        lower_reference(ctx, op)
+        return
+    data, indices = shape_of(op.data), shape_of(op.indices)
+    axis = op.int_prop("axis") % len(data)
+    spec = ElementsSpec(dtype_of(op.data).itemsize, 8 * dtype_of(op.indices).itemsize, int(np.prod(indices[:axis])),
+                        data[axis], indices[axis], int(np.prod(indices[axis + 1:])))
+    name = ctx.kernel(("gather_elements", spec), lambda m, n: gather_elements_kernel(m, spec, n))
     ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op)])

@@ -28,8 +28,11 @@ def gemm(ctx: NodeContext) -> SSAValue:
     bias_fits = not ctx.has_input(2) or (c is not None and c.size == out_features and c.ndim <= 2 and c.shape[-1] == out_features)
     if not trans_a and b is not None and bias_fits:
         # the common classifier form: y = x W^T + b with constant W and a per-feature bias
-        weights = (b if trans_b else b.T) * np.asarray(alpha, b.dtype)
-        operands = [ctx.input(0), ctx.constant(np.ascontiguousarray(weights), "/weights")]
+        if trans_b and alpha == 1.0:  # B is W already: its own value, not a copy (Gemms sharing B share it)
+            operands = [ctx.input(0), ctx.input(1)]
+        else:
+            weights = (b if trans_b else b.T) * np.asarray(alpha, b.dtype)
+            operands = [ctx.input(0), ctx.constant(np.ascontiguousarray(weights), "/weights")]
         if c is not None:
             operands.append(ctx.constant(c.reshape(-1) * np.asarray(beta, c.dtype), "/bias"))
         return ctx.value(FullyConnected, operands)
