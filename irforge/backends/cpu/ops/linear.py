@@ -176,9 +176,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
     if direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1:
         b_group = b_batch = g.panels * kg * NR
-        b_buf = ctx.scratch(4 * b_batch)
-        pack = ctx.kernel(("pack_rows", g.p, NR), lambda m, n: pack_rows_kernel(m, g.p, n))
-        ctx.phase(pack, [x, b_buf, ctx.const(np.array([kg], np.int64))], "im2col")
+        b_buf = _packed_rows(ctx, x, kg, g.p)
         direct = False
     elif direct:
         b_buf, b_group, b_batch = x, kg * g.p, g.c * g.p
@@ -337,7 +335,8 @@ def aliased_rows(n: int, k: int) -> bool:
 
 
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int) -> Buffer:
-    """B's k rows of n floats copied into the GEMM's NR-column panels (scratch)."""
+    """B's k rows of n floats copied into the GEMM's NR-column panels (scratch): a 1x1
+    layer's input plane or a MatMul's run-time B."""
     panels = ctx.scratch(4 * -(-n // NR) * NR * k)
     pack = ctx.kernel(("pack_rows", n, NR), lambda m, nm: pack_rows_kernel(m, n, nm))
     ctx.phase(pack, [rows, panels, ctx.const(np.array([k], np.int64))], "im2col")
