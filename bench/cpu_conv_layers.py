@@ -212,6 +212,56 @@ def compile_with(model, changes: list[tuple[str, str, object]]):  # type: ignore
             setattr(module, attr, old)
 
 
+def parse_ab(items: list[str]) -> list[tuple[str, str, object]]:
+    """`--ab MODULE.ATTR=VALUE` items as (module, attribute, value) changes for `compile_with`."""
+    change = []
+    for item in items:
+        target, value = item.split("=", 1)
+        module, attr = target.rsplit(".", 1)
+        change.append((module, attr, eval(value)))  # a bench's own command line: a Python expression
+    return change
+
+
+def layer_engines(proto, feeds, path: Path, change, opts):  # type: ignore[no-untyped-def]
+    """One layer's model `proto` saved at `path`, compiled by irforge (and, with `change`, as
+    the variant) and run by onnxruntime: (compiled engines, phase-only callables by label),
+    every engine's output checked against onnxruntime's first."""
+    import onnx
+    import onnxruntime as ort
+
+    from irforge.frontends.onnx import import_onnx
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    onnx.save(proto, str(path))
+    model = import_onnx(str(path))
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    engines = {"irforge": compile_with(model, [])}
+    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    reference = session.run(None, feeds)[0]
+    calls = {"irforge": phases_call(engines["irforge"], feeds), "ort": lambda: session.run(None, feeds)}
+    if change:
+        engines["variant"] = compile_with(model, change)
+        np.testing.assert_allclose(engines["variant"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
+        calls["variant"] = phases_call(engines["variant"], feeds)
+    np.testing.assert_allclose(engines["irforge"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
+    return engines, calls
+
+
+def report_line(name: str, width: int, count: int, flops: int, times: dict[str, list[float]],
+                totals: dict[str, float], change) -> str:  # type: ignore[no-untyped-def]
+    """One layer's row (minimum times, GF/s, ratios); adds its weighted minima to `totals`."""
+    lo = {label: min(t) for label, t in times.items()}
+    med = {label: statistics.median(t) for label, t in times.items()}
+    for label in totals:
+        totals[label] += lo.get(label, 0.0) * count
+    line = (f"{name:{width}} {count:2d} {lo['irforge'] * 1e3:7.3f} {flops / lo['irforge'] / 1e9:5.1f} "
+            f"{lo['ort'] * 1e3:7.3f} {flops / lo['ort'] / 1e9:5.1f} {lo['irforge'] / lo['ort']:6.2f}")
+    if change:
+        line += f"  {lo['variant'] * 1e3:9.3f}  {lo['variant'] / lo['irforge']:6.3f} (median {med['variant'] / med['irforge']:.3f})"
+    return line
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=40)
@@ -225,18 +275,9 @@ def main() -> None:
     args = ap.parse_args()
     global ACTIVATION
     ACTIVATION = args.act
-    import onnx
     import onnxruntime as ort
 
-    from irforge.frontends.onnx import import_onnx
-    from irforge.passes import apply_pipeline
-    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
-
-    change = []
-    for item in args.ab:
-        target, value = item.split("=", 1)
-        module, attr = target.rsplit(".", 1)
-        change.append((module, attr, eval(value)))  # a bench's own command line: a Python expression
+    change = parse_ab(args.ab)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
@@ -246,34 +287,14 @@ def main() -> None:
             if args.only not in name:
                 continue
             proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)
-            path = Path(tmp) / "conv.onnx"
-            onnx.save(proto, str(path))
-            model = import_onnx(str(path))
-            apply_pipeline(model.module, DEFAULT_PIPELINE)
-            engines = {"irforge": compile_with(model, [])}
-            session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-            reference = session.run(None, feeds)[0]
-            calls = {"irforge": phases_call(engines["irforge"], feeds), "ort": lambda: session.run(None, feeds)}
-            if change:
-                engines["variant"] = compile_with(model, change)
-                np.testing.assert_allclose(engines["variant"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
-                calls["variant"] = phases_call(engines["variant"], feeds)
-            np.testing.assert_allclose(engines["irforge"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
+            engines, calls = layer_engines(proto, feeds, Path(tmp) / "conv.onnx", change, opts)
             times: dict[str, list[float]] = {label: [] for label in calls}
             for _ in range(args.rounds):
                 for label, call in calls.items():
                     t0 = time.perf_counter()
                     call()
                     times[label].append(time.perf_counter() - t0)
-            lo = {label: min(t) for label, t in times.items()}
-            med = {label: statistics.median(t) for label, t in times.items()}
-            for label in totals:
-                totals[label] += lo.get(label, 0.0) * count
-            line = (f"{name:22} {count:2d} {lo['irforge'] * 1e3:7.3f} {flops / lo['irforge'] / 1e9:5.1f} "
-                    f"{lo['ort'] * 1e3:7.3f} {flops / lo['ort'] / 1e9:5.1f} {lo['irforge'] / lo['ort']:6.2f}")
-            if change:
-                line += f"  {lo['variant'] * 1e3:9.3f}  {lo['variant'] / lo['irforge']:6.3f} (median {med['variant'] / med['irforge']:.3f})"
-            print(line, flush=True)
+            print(report_line(name, 22, count, flops, times, totals, change), flush=True)
             for compiled in engines.values():
                 compiled.close()
     print(f"weighted by occurrences (min times): irforge {totals['irforge'] * 1e3:.1f} ms, onnxruntime {totals['ort'] * 1e3:.1f} ms"

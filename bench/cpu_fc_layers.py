@@ -15,7 +15,6 @@ not stay in L3 from one run to the next). The shapes are BERT-base / ViT-B/16 / 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cpu_conv_layers import compile_with, phases_call  # noqa: E402
+from cpu_conv_layers import layer_engines, parse_ab, report_line  # noqa: E402
 
 # name, M, K, N, GELU after, occurrences per model
 LAYERS = [
@@ -70,18 +69,9 @@ def main() -> None:
     args = ap.parse_args()
     import os
 
-    import onnx
     import onnxruntime as ort
 
-    from irforge.frontends.onnx import import_onnx
-    from irforge.passes import apply_pipeline
-    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
-
-    change = []
-    for item in args.ab:
-        target, value = item.split("=", 1)
-        module, attr = target.rsplit(".", 1)
-        change.append((module, attr, eval(value)))  # a bench's own command line: a Python expression
+    change = parse_ab(args.ab)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     flush = np.zeros(16 << 20, np.float32) if args.flush else None
@@ -92,19 +82,7 @@ def main() -> None:
             if args.only not in name:
                 continue
             proto, feeds, flops = fc_model(m, k, n, gelu)
-            path = Path(tmp) / "fc.onnx"
-            onnx.save(proto, str(path))
-            model = import_onnx(str(path))
-            apply_pipeline(model.module, DEFAULT_PIPELINE)
-            engines = {"irforge": compile_with(model, [])}
-            session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-            reference = session.run(None, feeds)[0]
-            calls = {"irforge": phases_call(engines["irforge"], feeds), "ort": lambda: session.run(None, feeds)}
-            if change:
-                engines["variant"] = compile_with(model, change)
-                np.testing.assert_allclose(engines["variant"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
-                calls["variant"] = phases_call(engines["variant"], feeds)
-            np.testing.assert_allclose(engines["irforge"](feeds)["y"], reference, rtol=1e-3, atol=1e-3)
+            engines, calls = layer_engines(proto, feeds, Path(tmp) / "fc.onnx", change, opts)
             times: dict[str, list[float]] = {label: [] for label in calls}
             for r in range(args.rounds):
                 for label, call in (calls.items() if r % 2 == 0 else reversed(calls.items())):
@@ -113,15 +91,7 @@ def main() -> None:
                     t0 = time.perf_counter()
                     call()
                     times[label].append(time.perf_counter() - t0)
-            lo = {label: min(t) for label, t in times.items()}
-            med = {label: statistics.median(t) for label, t in times.items()}
-            for label in totals:
-                totals[label] += lo.get(label, 0.0) * count
-            line = (f"{name:14} {count:2d} {lo['irforge'] * 1e3:7.3f} {flops / lo['irforge'] / 1e9:5.1f} "
-                    f"{lo['ort'] * 1e3:7.3f} {flops / lo['ort'] / 1e9:5.1f} {lo['irforge'] / lo['ort']:6.2f}")
-            if change:
-                line += f"  {lo['variant'] * 1e3:9.3f}  {lo['variant'] / lo['irforge']:6.3f} (median {med['variant'] / med['irforge']:.3f})"
-            print(line, flush=True)
+            print(report_line(name, 14, count, flops, times, totals, change), flush=True)
             for compiled in engines.values():
                 compiled.close()
     print(f"weighted by occurrences (min times): irforge {totals['irforge'] * 1e3:.1f} ms, onnxruntime {totals['ort'] * 1e3:.1f} ms"
