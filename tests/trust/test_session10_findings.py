@@ -138,7 +138,7 @@ def test_cache_entries_cut_or_changed_on_disk_are_misses(tmp_path: Path) -> None
     want = compile_model(model, threads=1, cache_dir=tmp_path)(feeds)
     from irforge.backends.cpu import program_cache
 
-    program_cache.wait_all()
+    program_cache.wait_for_writes()
     objects, records = sorted(tmp_path.glob("*.o")), sorted(tmp_path.glob("p*.json"))
     assert objects and records
     for path in objects:

@@ -63,19 +63,35 @@ class CompileStats:
 class CompiledModel:
     """A model compiled for this CPU: call it with a dict of input arrays by name."""
 
-    def __init__(self, executable, stats: CompileStats) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, executable, stats: CompileStats, cache_key: str | None = None) -> None:  # type: ignore[no-untyped-def]
         self._executable = executable
         self.stats = stats
         self.threads = executable.team.threads
-        # workers wait in generated code and keep the JIT alive: stop them when this goes away
-        weakref.finalize(self, executable.team.close)
+        # workers wait in generated code and keep the JIT alive: stop them when this goes away;
+        # the cache entry may still be being written (`program_cache.save`): wait for it first
+        self._finalizer = weakref.finalize(self, _release, executable.team, cache_key)
 
     def __call__(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self._executable(feeds)
 
     def close(self) -> None:
-        """Stop the worker threads now (else when this object is collected, or at exit)."""
-        self._executable.team.close()
+        """Stop the worker threads and finish writing this model's cache entry now (else when
+        this object is collected, or at exit): after `close` the cache directory may go."""
+        self._finalizer()
+
+    def __enter__(self) -> "CompiledModel":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _release(team, cache_key: str | None) -> None:  # type: ignore[no-untyped-def]
+    from irforge.backends.cpu import program_cache
+
+    if cache_key is not None:
+        program_cache.wait_for(cache_key)
+    team.close()
 
 
 def copy_model(model: Model) -> Model:
@@ -193,7 +209,8 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     executable = Executable(program, arena, jit.address, threads, constants())
     executable.jit = jit  # keeps the engine (and the code) alive as long as the executable
     unplanned = naive_size(program.buffers)
-    if key is not None and program_cache.saveable(program):
+    saved = key is not None and program_cache.saveable(program)
+    if saved:
         program_cache.save(jit.cache.directory, key, program, arena, unplanned, executable._const_region, jit.object_names)
     stats = CompileStats(
         time.perf_counter() - start, len(program.modules), len(program.phases),
@@ -201,7 +218,7 @@ def _compile(model: Model, jit, threads: int, pipeline: str, track, key: str | N
     )
     release_freed_memory()
     release_mapped_pages(model_constants(model))  # packed into the executable's region by now
-    return CompiledModel(executable, stats)
+    return CompiledModel(executable, stats, key if saved else None)
 
 
 def model_constants(model: Model) -> list[np.ndarray]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ def test_a_missing_object_or_constants_file_compiles_again(tmp_path: Path) -> No
     second = compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path)
     assert not second.stats.program_cached and second.stats.cache_misses == 1
     np.testing.assert_allclose(output(second), want, rtol=1e-4, atol=1e-5)
-    program_cache.wait_all()  # the entry is written in a thread: cut it once it is complete
+    program_cache.wait_for_writes()  # the entry is written in a thread: cut it once it is complete
     for constants in tmp_path.glob("p*.bin"):
         constants.write_bytes(constants.read_bytes()[:-64])  # cut short: not a usable entry
     third = compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path)
@@ -134,3 +135,31 @@ def test_object_cache_write_failure_is_only_a_miss(tmp_path, monkeypatch):
     monkeypatch.undo()
     cache.store("m0123", b"object")
     assert cache.lookup("m0123") == b"object"
+
+
+def test_close_waits_for_an_entry_written_in_the_background(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A large entry is written while the model runs; `close` (and leaving `with`) returns once
+    it is on disk, so a caller may remove the cache directory right after (a temporary one)."""
+    monkeypatch.setattr(program_cache, "BACKGROUND_BYTES", 0)
+    release = threading.Event()
+    real_write_atomic = program_cache.write_atomic
+
+    def slow_write_atomic(path, write):  # type: ignore[no-untyped-def]
+        release.wait()  # until the model has run: the write is still pending at `close`
+        real_write_atomic(path, write)
+
+    monkeypatch.setattr(program_cache, "write_atomic", slow_write_atomic)
+    proto = onnx_models.resnet(seed=0)
+    with compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path) as compiled:
+        assert program_cache._PENDING  # the write waits for `release`
+        got = next(iter(compiled(X).values()))
+        threading.Timer(0.3, release.set).start()  # the write ends after `with` began to exit
+    assert not program_cache._PENDING and list(tmp_path.glob("p*.json")) and list(tmp_path.glob("p*.bin"))
+    np.testing.assert_allclose(got, ort_session_run(proto, X)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_a_small_entry_is_on_disk_when_compile_returns(tmp_path: Path) -> None:
+    compiled = compile_model(import_onnx(onnx_models.resnet(seed=0)), threads=1, cache_dir=tmp_path)
+    assert compiled._executable._const_region.nbytes < program_cache.BACKGROUND_BYTES
+    assert not program_cache._PENDING and list(tmp_path.glob("p*.json"))
+    compiled.close()
