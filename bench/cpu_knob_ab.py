@@ -13,7 +13,8 @@ phase's minimum, their ratio B/A, and the ratio per phase tag (conv1x1, conv3x3,
 Run an A/A (the same value twice) for the noise of the moment; record `uptime` with it.
 `--cpu-time`: phases timed in CPU time of the process, which the other jobs of a loaded host
 do not inflate by taking the core mid-phase (they still share the caches and memory).
-`--phases TEXT` also prints each phase whose tag or kernel name contains TEXT (B's kernel names).
+`--phases TEXT` also prints each phase whose tag or kernel name contains TEXT (B's kernel names);
+where the setting changes the phase list, the phases tagged TEXT, paired in model order.
 `--whole`: time whole runs (`compiled(feeds)`, one thread) instead, A and B alternating, and
 print the minimum and median of each in CPU time of the process: for settings that change the phases themselves.
 """
@@ -93,6 +94,10 @@ def main() -> None:
         for i, (_, _, tag) in enumerate(calls[0]):
             if args.phases in tag or args.phases in names[i]:
                 print(f"  {i:4d} {tag:10s} {names[i][-16:]:16s} A {best[0][i] * 1e3:7.3f}  B {best[1][i] * 1e3:7.3f} ms  B/A {best[1][i] / best[0][i]:.3f}")
+    elif args.phases:  # phase lists differ: the phases of tag `--phases` paired in model order
+        picked = [[i for i, (_, _, tag) in enumerate(c) if tag == args.phases] for c in calls]
+        for n, (i, j) in enumerate(zip(*picked)):
+            print(f"  {args.phases} #{n:3d} (A {i:3d}, B {j:3d}) A {best[0][i] * 1e3:7.3f}  B {best[1][j] * 1e3:7.3f} ms  B/A {best[1][j] / best[0][i]:.3f}")
 
 
 def _whole(args, compiled, feeds) -> None:  # type: ignore[no-untyped-def]

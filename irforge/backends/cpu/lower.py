@@ -104,6 +104,9 @@ class Lowering:
     channel_scales: dict[SSAValue, tuple[Operation, Buffer]] = field(default_factory=dict)
     """A Multiply's result whose per-channel scale the 1x1 convolution using it folds into its
     weights (`ops/excite.py`): the Multiply and the scale's buffer."""
+    b_panels: set[Buffer] = field(default_factory=set)
+    """Arena buffers a depthwise layer wrote as the next 1x1 layer's B panels
+    (`depthwise.PANEL_OUTPUT`): that layer's GEMM reads them as they are."""
     derived: dict[tuple, Buffer] = field(default_factory=dict)
     """Constants made from a weight (packed panels), by (the weight's value, how): layers that
     share a weight share them (`derived_const`)."""

@@ -27,6 +27,7 @@ from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
+from irforge.backends.cpu.codegen.gemm import NR
 from irforge.backends.cpu.codegen.irutil import I1, I32, I64, KernelBuilder, i64, native_vector_bytes, vec, vector_constant
 
 ROWS = 4
@@ -84,6 +85,19 @@ PADDED_STACK_MAX = 16384
 """... and whose padded plane fits this many floats of stack (64 KiB)."""
 
 
+PANEL_OUTPUT = True
+"""A depthwise layer whose output only feeds a 1x1 layer that packs its B (`linear.packs_b`:
+7x7 / 14x14 planes, unaligned ones such as Xception's 19x19) writes those panels itself from
+a stack plane (`_store_panels`), so the 1x1's `pack_rows` phase and the plane's round trip
+through the arena go."""
+
+
+def panel_output_fits(g: ConvGeometry, lanes: int) -> bool:
+    """Whether a depthwise layer can write B panels (`DepthwiseSpec.panels`): one sample, on
+    the stack-plane kernel."""
+    return PANEL_OUTPUT and g.n == 1 and _padded_layout(g, lanes) is not None
+
+
 UNROLL_LOOPS = True
 """Whether LLVM unrolls the loops of a depthwise module (`jit.unrolls`): the taps and ROWS
 rows of a block are unrolled by hand already; LLVM's unroller also copies the row and
@@ -102,6 +116,10 @@ class DepthwiseSpec:
     epilogue: Epilogue
     lanes: int = 16
     """vector width in f32 lanes: the host's register (`host_lanes()`)."""
+    panels: bool = False
+    """the output is written as the next 1x1 layer's B panels (`gemm.NR`-column panels of C
+    K rows, the last one's columns past the plane zeros: `conv.pack_rows_kernel`'s layout)
+    instead of planes: one sample, no residual, `_padded_layout` planes only (`PANEL_OUTPUT`)"""
     channels_arg: bool = False
     """the channel count is read at run time from the kernel's last slot (one i64) and the
     geometry's `c` and `group` are 0: one kernel serves the layers that differ in channels
@@ -197,6 +215,7 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     if _padded_layout(g, n) is not None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
+    assert not spec.panels, "B panels are written by the stack-plane kernel only (panel_output_fits)"
     q0, q1, channels = _planes(kb, spec)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, channels) if g.n > 1 else q
@@ -363,7 +382,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     masked (the next plane may be another thread's)."""
     g, n = spec.geometry, spec.lanes
     lay = _padded_layout(g, n)
-    assert lay is not None
+    assert lay is not None and not (spec.panels and spec.epilogue.residual)
     b = kb.b
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None
@@ -373,21 +392,38 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     qrow = -(-(-(-lay.pitch // 2)) // n) * n
     copies = -(-g.w // n)
     floats = lay.floats if not split else -(-(lay.rows * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
+    # panels: each plane's outputs go to one of two stack planes first (every vector stored
+    # whole: its spill past the plane stays on the stack), copied to the panels while the next
+    # plane is computed (`_store_panels`)
+    capacity = -(-(g.p + n) // NR) * NR if spec.panels else g.p
     with b.goto_block(kb.fn.entry_basic_block):
         stack = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), floats)), ir.PointerType(ir.FloatType()))
+        if spec.panels:
+            plane_out = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), 2 * capacity)), ir.PointerType(ir.FloatType()))
     with kb.loop(0, floats, n, name="zero") as i:
         kb.vstore(kb.vconst(0.0, n), kb.at(stack, i))
+    panels_out, out = (out, plane_out) if spec.panels else (None, out)
     # the stack plane read as an unpadded input of `lay.pitch` columns
     inner = ConvGeometry(g.n, g.c, lay.rows, lay.pitch, g.kh, g.kw, g.oh, g.ow, g.stride, g.dilation, (0, 0), g.group)
     vectors = -(-g.ow // n)
     # rows whose stores would run past the plane (the last; more where n > 2 ow) run as
     # unrolled blocks at the end, those stores masked at the plane's end
-    crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > g.p]
+    crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > capacity]
     last_start = min([(g.oh - 1) // ROWS * ROWS] + [r // ROWS * ROWS for r in crossing[:1]])
     q0, q1, channels = _planes(kb, spec)
+
+    def buffered(plane: ir.Value) -> ir.Value:
+        """The stack plane of `plane`: planes alternate between two."""
+        return kb.at(plane_out, b.mul(b.and_(b.sub(plane, q0), i64(1)), i64(capacity)))
+
+    def to_panels(plane: ir.Value) -> None:
+        _store_panels(kb, buffered(plane), kb.at(panels_out, b.mul(plane, i64(NR))), b.mul(channels, i64(NR)), g.p, n)
+
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, channels) if g.n > 1 else q
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
+        if panels_out is not None:
+            out = buffered(q)
         with kb.loop(0, g.h, name="copy") as iy:
             row_in = kb.at(src, b.mul(iy, i64(g.w)))
             if split:
@@ -412,7 +448,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                 for v in range(copies):
                     mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
                     kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
-        dst_off = b.mul(q, i64(g.p))
+        dst_off = i64(0) if spec.panels else b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
         weights = [kb.splat(b.load(kb.at(taps, t)), n) for t in range(g.kh * g.kw)]
@@ -433,7 +469,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                     accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
                 for r, acc in enumerate(accs):
                     end = None if first is None else (first + r) * g.ow + v * n
-                    mask = kb.mask(g.p - end, n) if end is not None and end + n > g.p else None
+                    mask = kb.mask(capacity - end, n) if end is not None and end + n > capacity else None
                     offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
                     _store(kb, spec, acc, out, res, offset, n, mask, late)
             if late and not per_plane:
@@ -445,7 +481,31 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
             block(i64(first), min(ROWS, g.oh - first), first)
         if per_plane:
             _epilogue_pass(kb, spec, out, res, dst_off, g.p)
+        if panels_out is not None:  # the previous plane's stores retired: its loads forward no store
+            with kb.if_(b.icmp_signed(">", q, q0)):
+                to_panels(b.sub(q, i64(1)))
+    if panels_out is not None:
+        with kb.if_(b.icmp_signed(">", q1, q0)):
+            to_panels(b.sub(q1, i64(1)))
     kb.finish()
+
+
+def _store_panels(kb: KernelBuilder, plane: ir.Value, dst: ir.Value, panel_step: ir.Value, p: int, n: int) -> None:
+    """A finished output plane of `p` floats (on the stack, in L1) copied into its K row of the
+    B panels from `dst` (panel j's row at j * `panel_step`): `pack_rows_kernel`'s copy, the
+    last panel's columns past `p` zeros (masked loads)."""
+    b = kb.b
+    full, tail = divmod(p, NR)
+    with kb.loop(0, full, name="panel") as j:
+        for part in range(0, NR, n):
+            value = kb.vload(kb.at(plane, b.add(b.mul(j, i64(NR)), i64(part))), n)
+            kb.vstore(value, kb.at(dst, b.add(b.mul(j, panel_step), i64(part))))
+    if tail:
+        last = kb.at(dst, b.mul(i64(full), panel_step))
+        for part in range(0, NR, n):
+            mask = kb.mask(tail - part, n) if tail - part < n else None
+            value = kb.vload(kb.at(plane, i64(full * NR + part)), n, mask=mask) if tail > part else kb.vconst(0.0, n)
+            kb.vstore(value, kb.at(last, i64(part)))
 
 
 def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, ox0: int, qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]

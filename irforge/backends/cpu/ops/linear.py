@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
-from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, shared_channels
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
@@ -115,17 +115,13 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if deferred is not None and not plain_1x1(op):
         x = materialize(ctx, deferred)
         deferred = None
-    out = ctx.result(final)
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     tail = bias + ([residual] if residual is not None else [])
     o = shape_of(op.weights)[0]
     if g.group == g.c == o and g.group > 1:
-        spec, channels = shared_channels(DepthwiseSpec(g, bool(bias), epilogue, host_lanes()))
-        name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
-        w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
-        extra = [ctx.const(np.array(channels, np.int64))] if channels else []
-        ctx.phase(name, [x, w_buf, out, *tail, *extra], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
+        _depthwise(ctx, op, g, weights, x, final, epilogue, tail, residual is None)
         return
+    out = ctx.result(final)
     if weights is not None:
         g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
     og, kg = o // g.group, g.k_per_group
@@ -156,6 +152,42 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o, accumulate=accumulate)
 
 
+def _depthwise(ctx: Lowering, op: Convolution, g: ConvGeometry, weights, x: Buffer, final: SSAValue,  # type: ignore[no-untyped-def]
+               epilogue: Epilogue, tail: list[Buffer], no_residual: bool) -> None:
+    """The direct depthwise kernel; where its result only feeds a 1x1 layer that packs B
+    (`reads_panels`), it writes those panels instead of planes (`depthwise.PANEL_OUTPUT`)."""
+    o = g.c
+    panels = no_residual and panel_output_fits(g, host_lanes()) and reads_panels(ctx, final)
+    if panels:
+        out = ctx.buffer(4 * -(-g.p // NR) * NR * o, "arena")
+        ctx.alias(final, out)
+        ctx.b_panels.add(out)
+    else:
+        out = ctx.result(final)
+    spec, channels = shared_channels(DepthwiseSpec(g, op.bias is not None, epilogue, host_lanes(), panels=panels))
+    name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
+    w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
+    extra = [ctx.const(np.array(channels, np.int64))] if channels else []
+    ctx.phase(name, [x, w_buf, out, *tail, *extra], "depthwise", 2 * g.n * o * g.p * g.kh * g.kw)
+
+
+def packs_b(g: ConvGeometry, o: int) -> bool:
+    """Whether a 1x1 stride-1 layer's input is copied into B panels before its GEMM (small and
+    unaligned planes: `PACK_PLANE_MAX`, `packs_unaligned`) instead of read as rows in place."""
+    direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
+    return direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1
+
+
+def reads_panels(ctx: Lowering, value: SSAValue) -> bool:
+    """Whether `value`'s only user is a 2-D convolution that reads it as its input and packs
+    it into B panels (`packs_b`): the depthwise layer making `value` can write those panels
+    (`depthwise.PANEL_OUTPUT`), and that layer then reads them as they are (`im2col_gemm`)."""
+    user = ctx.single_use(value)
+    if not isinstance(user, Convolution) or user.operands[0] is not value or len(shape_of(user.input)) != 4:
+        return False
+    return packs_b(geometry(user), shape_of(user.weights)[0])
+
+
 def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-def]
     """(A buffer's array, A layout, elements per group) of constant weights [o, c/g, kh, kw]."""
     og, kg = o // g.group, g.k_per_group
@@ -174,9 +206,11 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     og, kg = o // g.group, g.k_per_group
     plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
-    if direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1:
+    # a depthwise layer's output written as these panels is read as it is; only here
+    assert x not in ctx.b_panels or (packs_b(g, o) and not c_offset), "B panels reach a GEMM that reads rows"
+    if packs_b(g, o):
         b_group = b_batch = g.panels * kg * NR
-        b_buf = _packed_rows(ctx, x, kg, g.p)
+        b_buf = x if x in ctx.b_panels else _packed_rows(ctx, x, kg, g.p)
         direct = False
     elif direct:
         b_buf, b_group, b_batch = x, kg * g.p, g.c * g.p
