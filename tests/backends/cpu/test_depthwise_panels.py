@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.codegen import depthwise
+from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.ops import linear
 from irforge.dialects.nn import Activation, Convolution, Eltwise, ReLU
 from tests.backends.cpu.conftest import matches_reference
@@ -58,3 +60,13 @@ def test_depthwise_writes_panels(c, size, o, k, stride, act, shape, panels, lane
     tags = [p.tag for p in compiled._executable.program.phases]
     assert ("im2col" not in tags) == (panels or c < 64), tags  # the 1x1's pack_rows phase
     matches_reference(compiled, model, feeds)
+
+
+def test_panel_planes_fit_the_stack() -> None:
+    """A tall plane on the stack-plane kernel whose two output stack planes would pass
+    `PANEL_STACK_MAX` keeps writing planes."""
+    def g(h: int):  # type: ignore[no-untyped-def]
+        return ConvGeometry(1, 8, h, 24, 3, 3, h, 24, (1, 1), (1, 1), (1, 1), 8)
+
+    assert depthwise.panel_output_fits(g(300), 16)  # 2 x 7232 floats
+    assert depthwise._padded_layout(g(400), 16) is not None and not depthwise.panel_output_fits(g(400), 16)  # 2 x 9632

@@ -95,7 +95,11 @@ through the arena go."""
 def panel_output_fits(g: ConvGeometry, lanes: int) -> bool:
     """Whether a depthwise layer can write B panels (`DepthwiseSpec.panels`): one sample, on
     the stack-plane kernel."""
-    return PANEL_OUTPUT and g.n == 1 and _padded_layout(g, lanes) is not None
+    return PANEL_OUTPUT and g.n == 1 and _padded_layout(g, lanes, panels=True) is not None
+
+
+PANEL_STACK_MAX = 16384
+"""The most floats of the two stack planes a panel-writing layer's outputs go to first (64 KiB)."""
 
 
 UNROLL_LOOPS = True
@@ -212,7 +216,7 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
             or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
     per_plane = late and g.p <= PLANE_PASS
-    if _padded_layout(g, n) is not None:
+    if _padded_layout(g, n, spec.panels) is not None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
     assert not spec.panels, "B panels are written by the stack-plane kernel only (panel_output_fits)"
@@ -350,11 +354,13 @@ class _PaddedLayout:
     floats: int
 
 
-def _padded_layout(g: ConvGeometry, n: int) -> _PaddedLayout | None:
+def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayout | None:
     """The stack plane for `g`, or None where the cut kernel runs (wide rows, strides over 2,
-    a plane too large for the stack)."""
+    a plane too large for the stack); `panels`: for a layer writing B panels."""
     sy, sx = g.stride
     limit = PADDED_OW_MAX if (sy, sx) == (1, 1) else PADDED_STRIDED_OW_MAX
+    if panels and 2 * _panel_plane(g, n) > PANEL_STACK_MAX:
+        return None
     if (sy, sx) == (1, 1) and g.dilation != (1, 1):
         limit = max(limit, PADDED_DILATED_OW_MAX)
     if not (0 < g.ow <= limit and sy <= 2 and sx <= 2 and g.pad[0] >= 0 and g.pad[1] >= 0):
@@ -381,7 +387,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     the next row's first vector, stored after it; only the plane's very last vector is
     masked (the next plane may be another thread's)."""
     g, n = spec.geometry, spec.lanes
-    lay = _padded_layout(g, n)
+    lay = _padded_layout(g, n, spec.panels)
     assert lay is not None and not (spec.panels and spec.epilogue.residual)
     b = kb.b
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
@@ -395,7 +401,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     # panels: each plane's outputs go to one of two stack planes first (every vector stored
     # whole: its spill past the plane stays on the stack), copied to the panels while the next
     # plane is computed (`_store_panels`)
-    capacity = -(-(g.p + n) // NR) * NR if spec.panels else g.p
+    capacity = _panel_plane(g, n) if spec.panels else g.p
     with b.goto_block(kb.fn.entry_basic_block):
         stack = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), floats)), ir.PointerType(ir.FloatType()))
         if spec.panels:
@@ -488,6 +494,12 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         with kb.if_(b.icmp_signed(">", q1, q0)):
             to_panels(b.sub(q1, i64(1)))
     kb.finish()
+
+
+def _panel_plane(g: ConvGeometry, n: int) -> int:
+    """Floats of one stack plane a panel-writing layer's outputs go to: its last vector's
+    spill, rounded to whole panel rows."""
+    return -(-(g.p + n) // NR) * NR
 
 
 def _store_panels(kb: KernelBuilder, plane: ir.Value, dst: ir.Value, panel_step: ir.Value, p: int, n: int) -> None:
