@@ -59,12 +59,46 @@ evict each other (SegFormer's 128x128 decode-head 1x1 ran at 11.5 GF/s against 3
 120x120, session 11)."""
 
 
-def packs_unaligned(g: ConvGeometry, o: int) -> bool:
-    """Whether a direct 1x1 layer's B is packed for its unaligned rows (`PACK_UNALIGNED_MAX`) or
-    rows whose stride aliases in the caches (`PACK_ALIASED`)."""
+PACK_BLOCKS_OVER: int | None = PACK_UNALIGNED_MAX
+"""A layer whose B rows alias (`PACK_ALIASED`) over a plane of more than this many positions
+packs B inside its GEMM, per block of `NC_PANELS` panels and one K block, on each thread's
+stack (`GemmSpec.b_blocks`), instead of a whole-plane copy into the arena (64 MiB for 256
+channels of 256 x 256); those up to it keep the copy (`packs_unaligned`). None: the large
+planes read B's rows in place. `bench/cpu_conv_layers.py --large --ab
+irforge.backends.cpu.ops.linear.PACK_BLOCKS_OVER=None` (session 12): 256 x 256 layers 2.7-4.0x
+faster packed per block, 160 x 160 2.1x; unaligned rows over 25000 positions (250 x 250) gain
+nothing (0.997), so they stay in place; at 128 x 128 per block equals the whole copy (1.016)."""
+
+
+def _awkward_rows(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B rows are unaligned or a multiple of 4 KiB apart
+    (`PACK_ALIASED`) and its GEMM is large enough against a copy (`PACK_UNALIGNED_LEAST`)."""
     least_o, least_k = PACK_UNALIGNED_LEAST
-    awkward = bool(g.p % VW) or (PACK_ALIASED and g.p % 1024 == 0)
-    return awkward and g.p <= PACK_UNALIGNED_MAX and o >= least_o and g.k_per_group >= least_k
+    return _unaligned_or_aliased(g.p) and o >= least_o and g.k_per_group >= least_k
+
+
+def _unaligned_or_aliased(p: int) -> bool:
+    return bool(p % VW) or _aliased(p)
+
+
+def _aliased(p: int) -> bool:
+    return PACK_ALIASED and p % 1024 == 0
+
+
+def packs_unaligned(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B is packed whole first for its unaligned rows
+    (`PACK_UNALIGNED_MAX`) or rows whose stride aliases in the caches (`PACK_ALIASED`)."""
+    over = PACK_UNALIGNED_MAX if PACK_BLOCKS_OVER is None else min(PACK_UNALIGNED_MAX, PACK_BLOCKS_OVER)
+    return _awkward_rows(g, o) and g.p <= over
+
+
+def packs_in_blocks(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B is packed per block inside its GEMM (`PACK_BLOCKS_OVER`):
+    aliased rows only, and unaligned ones where the knob lowers the floor under the whole copy's
+    cap (an A/B of the two copies)."""
+    if PACK_BLOCKS_OVER is None or g.p <= PACK_BLOCKS_OVER or not _awkward_rows(g, o):
+        return False
+    return _aliased(g.p) or g.p <= PACK_UNALIGNED_MAX
 
 
 CONV_KC = KC
@@ -174,7 +208,8 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     og, kg = o // g.group, g.k_per_group
     plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
-    if direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1:
+    b_blocks = direct and g.n == g.group == 1 and packs_in_blocks(g, o)
+    if direct and not b_blocks and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1:
         b_group = b_batch = g.panels * kg * NR
         b_buf = _packed_rows(ctx, x, kg, g.p)
         direct = False
@@ -199,6 +234,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         c_offset=c_offset,
         kc=CONV_KC,
         accumulate=accumulate,
+        b_blocks=b_blocks,
         **a_layout,  # type: ignore[arg-type]
     )
     spec, sizes = runtime_k(spec)  # one kernel for the layers that differ in K only
@@ -330,8 +366,15 @@ def aliased_rows(n: int, k: int) -> bool:
     """Whether a run-time B of k rows of n floats is packed into panels before its GEMM: rows a
     multiple of 4 KiB apart (`PACK_ALIASED`) evict each other from the caches when a panel is
     read in place (a 512 x 1024 x 1024 MatMul of two inputs ran at 33.6 GF/s against 74.2 at n
-    = 1000, session 11); the copy is at most `PACK_UNALIGNED_MAX` x 64 floats per K row."""
-    return PACK_ALIASED and n % 1024 == 0 and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
+    = 1000, session 11); the copy is at most `PACK_UNALIGNED_MAX` floats per K row, wider rows
+    are packed per block inside the GEMM (`aliased_blocks`)."""
+    return _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
+
+
+def aliased_blocks(n: int, k: int) -> bool:
+    """Whether such a B, too wide to copy whole, is packed per block inside the GEMM
+    (`PACK_BLOCKS_OVER`, `GemmSpec.b_blocks`)."""
+    return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(PACK_UNALIGNED_MAX, PACK_BLOCKS_OVER)
 
 
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int) -> Buffer:
@@ -395,12 +438,13 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
         b_strides = _batch_strides(b_batch, batch, k * n) if batch else []
         if not batch and aliased_rows(n, k):
             b_buf, b_panel, ldb = _packed_rows(ctx, b_buf, k, n), True, 0
+    b_blocks = not b_panel and not batch and aliased_blocks(n, k)
     a_strides = _batch_strides(a_batch, batch, m * k) if batch else []
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
                     bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=fc_kc(k),
-                    accumulate=accumulate)
+                    accumulate=accumulate, b_blocks=b_blocks)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail)
