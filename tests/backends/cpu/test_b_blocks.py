@@ -1,9 +1,9 @@
-"""B packed per block inside the GEMM (`GemmSpec.b_blocks`, `linear.PACK_BLOCKS_OVER`): 1x1
-convolutions over planes too large to pack whole whose rows are a multiple of 4 KiB apart or
-unaligned, and a MatMul of two inputs with such rows, against the reference, 1 and 2 threads,
-the arena NaN-filled. The size floors are lowered so that small planes take the path: several
-NC blocks and K blocks, a masked tail panel, a column tail, an M tail, bias, residual and
-ReLU in the epilogue."""
+"""B packed per block inside the GEMM (`GemmSpec.b_blocks`, `linear.PACK_BLOCKS_OVER`): the
+rule (aliased rows per block, unaligned ones copied whole), 1x1 convolutions packed per block
+(the rule forced for unaligned planes, which bring a masked tail panel and a column tail;
+several NC and K blocks, an M tail, bias, residual and ReLU in the epilogue), a 160 x 160
+plane with the default knobs, and MatMuls of two inputs whose aliased B rows are over the
+whole copy's cap (lowered); against the reference, 1 and 2 threads, the arena NaN-filled."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import gemm
+from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.ops import linear
 from irforge.dialects.nn import Convolution, Eltwise, MatMul, ReLU
 from tests.backends.cpu.conftest import matches_reference
@@ -31,34 +32,36 @@ def block_copies(monkeypatch):  # type: ignore[no-untyped-def]
     return calls
 
 
-@pytest.fixture
-def packed_blocks(monkeypatch, block_copies):  # type: ignore[no-untyped-def]
-    """Planes over 300 positions pack per block (unaligned ones: where the knob is under the
-    whole copy's cap); returns the list of block copies emitted."""
-    monkeypatch.setattr(linear, "PACK_BLOCKS_OVER", 300)
-    return block_copies
+def test_rule() -> None:
+    """Aliased rows (planes of 1024 k positions) pack per block; unaligned ones are copied whole
+    (`packs_unaligned`), small GEMMs read in place; None turns block packing off."""
+    def plane(c: int, size: int) -> ConvGeometry:
+        return ConvGeometry(1, c, size, size, 1, 1, size, size, (1, 1), (1, 1), (0, 0), 1)
+
+    assert linear.packs_in_blocks(plane(64, 32), 40) and not linear.packs_unaligned(plane(64, 32), 40)
+    assert linear.packs_in_blocks(plane(64, 256), 64)
+    assert not linear.packs_in_blocks(plane(16, 32), 40)  # K under 64
+    assert not linear.packs_in_blocks(plane(64, 32), 16)  # 16 outputs
+    assert not linear.packs_in_blocks(plane(64, 24), 40)  # 576 positions: no aliasing
+    assert not linear.packs_in_blocks(plane(64, 33), 40) and linear.packs_unaligned(plane(64, 33), 40)
 
 
-def test_large_aliased_plane_packs_per_block(block_copies) -> None:  # type: ignore[no-untyped-def]
-    """Default knobs: 160 x 160 (25600 positions, rows 100 KiB apart) is over the whole copy's cap."""
-    b = ModelBuilder()
-    x = b.input("x", (1, 64, 160, 160))
-    b.output(b.add(Convolution, [x, b.constant(rand(40, 64, 1, 1, seed=1))], group=1).output, "y")
-    model = b.finish()
-    compiled = compile_model(model, threads=2, cache_dir=False)
-    assert block_copies
-    matches_reference(compiled, model, {"x": rand(1, 64, 160, 160)})
+def test_rule_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(linear, "PACK_BLOCKS_OVER", None)
+    size = ConvGeometry(1, 64, 32, 32, 1, 1, 32, 32, (1, 1), (1, 1), (0, 0), 1)
+    assert not linear.packs_in_blocks(size, 40) and linear.packs_unaligned(size, 40)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("c,h,w,o,blocks", [
-    (400, 32, 32, 40, True),  # 1024 positions (rows 4 KiB apart): 2 K blocks, an M tail
-    (64, 19, 19, 33, True),  # 361: a masked tail panel
-    (72, 17, 17, 26, False),  # 289: not over the floor (packed whole)
-    (96, 17, 19, 50, True),  # 323: a 3-column tail
-    (64, 24, 24, 40, False),  # 576: whole vectors, no aliasing
+@pytest.mark.parametrize("c,h,w,o", [
+    (400, 32, 32, 40),  # 1024 positions (rows 4 KiB apart): 2 K blocks, an M tail
+    (64, 19, 19, 33),  # 361: a masked tail panel
+    (96, 17, 19, 50),  # 323: a 3-column tail
 ])
-def test_plane_packed_per_block(packed_blocks, c, h, w, o, blocks, threads) -> None:  # type: ignore[no-untyped-def]
+def test_plane_packed_per_block(monkeypatch, block_copies, c, h, w, o, threads) -> None:  # type: ignore[no-untyped-def]
+    """Every direct 1x1 layer packed per block (the rule forced: unaligned planes bring the
+    tails), bias + residual + ReLU in the epilogue."""
+    monkeypatch.setattr(linear, "packs_in_blocks", lambda g, o: True)
     b = ModelBuilder()
     x = b.input("x", (1, c, h, w))
     r = b.input("r", (1, o, h, w))
@@ -66,7 +69,7 @@ def test_plane_packed_per_block(packed_blocks, c, h, w, o, blocks, threads) -> N
     b.output(b.add(ReLU, [b.add(Eltwise, [conv, r], operation="sum").output]).output, "y")
     model = b.finish()
     compiled = compile_model(model, threads=threads, cache_dir=False)
-    assert bool(packed_blocks) == blocks
+    assert block_copies
     matches_reference(compiled, model, {"x": rand(1, c, h, w), "r": rand(1, o, h, w, seed=4)})
 
 
@@ -76,12 +79,12 @@ def test_plane_packed_per_block(packed_blocks, c, h, w, o, blocks, threads) -> N
     ((5, 70), (70, 2048), True),
     ((37, 96), (96, 1000), False),  # rows 4000 bytes apart
 ])
-def test_matmul_rows_packed_per_block(packed_blocks, monkeypatch, a_shape, b_shape, blocks, threads) -> None:  # type: ignore[no-untyped-def]
+def test_matmul_rows_packed_per_block(block_copies, monkeypatch, a_shape, b_shape, blocks, threads) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(linear, "PACK_UNALIGNED_MAX", 300)  # B rows over it: too wide to copy whole
     b = ModelBuilder()
     out = b.add(MatMul, [b.input("a", a_shape), b.input("b", b_shape)]).output
     b.output(out, "y")
     model = b.finish()
     compiled = compile_model(model, threads=threads, cache_dir=False)
-    assert bool(packed_blocks) == blocks
+    assert bool(block_copies) == blocks
     matches_reference(compiled, model, {"a": rand(*a_shape), "b": rand(*b_shape, seed=3)}, atol=1e-4)  # K up to 1100

@@ -59,46 +59,39 @@ evict each other (SegFormer's 128x128 decode-head 1x1 ran at 11.5 GF/s against 3
 120x120, session 11)."""
 
 
-PACK_BLOCKS_OVER: int | None = PACK_UNALIGNED_MAX
-"""A layer whose B rows alias (`PACK_ALIASED`) over a plane of more than this many positions
-packs B inside its GEMM, per block of `NC_PANELS` panels and one K block, on each thread's
-stack (`GemmSpec.b_blocks`), instead of a whole-plane copy into the arena (64 MiB for 256
-channels of 256 x 256); those up to it keep the copy (`packs_unaligned`). None: the large
-planes read B's rows in place. `bench/cpu_conv_layers.py --large --ab
-irforge.backends.cpu.ops.linear.PACK_BLOCKS_OVER=None` (session 12): 256 x 256 layers 2.7-4.0x
-faster packed per block, 160 x 160 2.1x; unaligned rows over 25000 positions (250 x 250) gain
-nothing (0.997), so they stay in place; at 128 x 128 per block equals the whole copy (1.016)."""
-
-
-def _awkward_rows(g: ConvGeometry, o: int) -> bool:
-    """Whether a direct 1x1 layer's B rows are unaligned or a multiple of 4 KiB apart
-    (`PACK_ALIASED`) and its GEMM is large enough against a copy (`PACK_UNALIGNED_LEAST`)."""
-    least_o, least_k = PACK_UNALIGNED_LEAST
-    return _unaligned_or_aliased(g.p) and o >= least_o and g.k_per_group >= least_k
-
-
-def _unaligned_or_aliased(p: int) -> bool:
-    return bool(p % VW) or _aliased(p)
+PACK_BLOCKS_OVER: int | None = 0
+"""A 1x1 layer whose B rows alias (`PACK_ALIASED`) over a plane of more than this many
+positions packs B inside its GEMM, per block of `NC_PANELS` panels and one K block, on each
+thread's stack (`GemmSpec.b_blocks`), instead of copying the whole plane into the arena first
+(64 MiB for 256 channels of 256 x 256); a MatMul's aliased B does so over
+`PACK_UNALIGNED_MAX` columns (up to that the whole copy: same time). None: no block packing
+(aliased planes up to `PACK_UNALIGNED_MAX` copied whole, larger ones read in place: 2.7-4.0x
+slower at 256 x 256). Unaligned rows (LR-ASPP's 33x33, 65x65) keep the whole copy: per block
+they ran 1.011x slower. A/Bs in docs/STATUS.md, session 12."""
 
 
 def _aliased(p: int) -> bool:
+    """Rows of p floats a multiple of 4 KiB apart (`PACK_ALIASED`)."""
     return PACK_ALIASED and p % 1024 == 0
 
 
+def _large_enough(g: ConvGeometry, o: int) -> bool:
+    """A GEMM large enough against a copy of B (`PACK_UNALIGNED_LEAST`)."""
+    least_o, least_k = PACK_UNALIGNED_LEAST
+    return o >= least_o and g.k_per_group >= least_k
+
+
 def packs_unaligned(g: ConvGeometry, o: int) -> bool:
-    """Whether a direct 1x1 layer's B is packed whole first for its unaligned rows
-    (`PACK_UNALIGNED_MAX`) or rows whose stride aliases in the caches (`PACK_ALIASED`)."""
-    over = PACK_UNALIGNED_MAX if PACK_BLOCKS_OVER is None else min(PACK_UNALIGNED_MAX, PACK_BLOCKS_OVER)
-    return _awkward_rows(g, o) and g.p <= over
+    """Whether a direct 1x1 layer's B is copied whole first for its unaligned rows
+    (`PACK_UNALIGNED_MAX`) or rows whose stride aliases in the caches (`PACK_ALIASED`) where
+    those are not packed per block (`packs_in_blocks`)."""
+    awkward = bool(g.p % VW) or _aliased(g.p)
+    return awkward and g.p <= PACK_UNALIGNED_MAX and _large_enough(g, o) and not packs_in_blocks(g, o)
 
 
 def packs_in_blocks(g: ConvGeometry, o: int) -> bool:
-    """Whether a direct 1x1 layer's B is packed per block inside its GEMM (`PACK_BLOCKS_OVER`):
-    aliased rows only, and unaligned ones where the knob lowers the floor under the whole copy's
-    cap (an A/B of the two copies)."""
-    if PACK_BLOCKS_OVER is None or g.p <= PACK_BLOCKS_OVER or not _awkward_rows(g, o):
-        return False
-    return _aliased(g.p) or g.p <= PACK_UNALIGNED_MAX
+    """Whether a direct 1x1 layer's B is packed per block inside its GEMM (`PACK_BLOCKS_OVER`)."""
+    return PACK_BLOCKS_OVER is not None and g.p > PACK_BLOCKS_OVER and _aliased(g.p) and _large_enough(g, o)
 
 
 CONV_KC = KC
