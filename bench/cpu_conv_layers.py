@@ -147,7 +147,7 @@ LRASPP = [
 LARGE = [
     # (`--large`) 1x1 layers over planes too large to pack whole (over `linear.PACK_UNALIGNED_MAX`
     # positions): ResNet / FCN / DeepLab stages at 1024 px (256 x 256: rows 256 KiB apart) and
-    # a 250 x 250 plane (rows unaligned); 128 x 128 (packed whole) as a control
+    # a 250 x 250 plane (rows unaligned); 128 x 128, 120 x 120 (read in place) and 64 x 64 as controls
     ("big 256 1x1 64->64", 64, 64, 1, 1, 256, 0),
     ("big 256 1x1 64->256", 64, 256, 1, 1, 256, 0),
     ("big 256 1x1 256->64", 256, 64, 1, 1, 256, 0),
@@ -155,6 +155,8 @@ LARGE = [
     ("big 250 1x1 128->128", 128, 128, 1, 1, 250, 0),
     ("big 160 1x1 128->128", 128, 128, 1, 1, 160, 0),
     ("big 128 1x1 256->256", 256, 256, 1, 1, 128, 0),
+    ("big 120 1x1 256->256", 256, 256, 1, 1, 120, 0),
+    ("big 64 1x1 256->256", 256, 256, 1, 1, 64, 0),
 ]
 
 ACTIVATION = "relu"
