@@ -13,7 +13,7 @@ from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import gemm
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.ops import linear
-from irforge.dialects.nn import Convolution, Eltwise, MatMul, ReLU
+from irforge.dialects.nn import Convolution, Deconvolution, Eltwise, MatMul, ReLU
 from tests.backends.cpu.conftest import matches_reference
 from tests.helpers import ModelBuilder, rand
 
@@ -88,3 +88,21 @@ def test_matmul_rows_packed_per_block(block_copies, monkeypatch, a_shape, b_shap
     compiled = compile_model(model, threads=threads, cache_dir=False)
     assert bool(block_copies) == blocks
     matches_reference(compiled, model, {"a": rand(*a_shape), "b": rand(*b_shape, seed=3)}, atol=1e-4)  # K up to 1100
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,w_shape,blocks", [
+    ((1, 400, 32, 32), (400, 12, 2, 2), True),  # 1024 input positions: 2 K blocks, m = 48
+    ((2, 64, 32, 32), (64, 10, 3, 3), True),  # two samples (a batch level), m = 90
+    ((1, 64, 30, 30), (64, 12, 2, 2), False),  # 900 positions
+    ((1, 64, 32, 32), (64, 4, 2, 2), False),  # m = 16 rows
+])
+def test_deconvolution_input_packed_per_block(block_copies, x_shape, w_shape, blocks, threads) -> None:  # type: ignore[no-untyped-def]
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    out = b.add(Deconvolution, [x, b.constant(rand(*w_shape, seed=1))], strides=[2, 2], pads_begin=[0, 0], pads_end=[0, 0]).output
+    b.output(out, "y")
+    model = b.finish()
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    assert bool(block_copies) == blocks
+    matches_reference(compiled, model, {"x": rand(*x_shape)}, atol=1e-4)

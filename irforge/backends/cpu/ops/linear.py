@@ -262,7 +262,9 @@ def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
         a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=1, a_cs=m), cg * m
     col = ctx.scratch(4 * x[0] * group * m * p)
     levels = (Batch(x[0], 0, x[1] * p, group * m * p, 0), Batch(group, group_a, cg * p, m * p, 0))
-    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1), **a_layout)  # type: ignore[arg-type]
+    b_blocks = aliased_blocks(p, cg, over=0) and m >= PACK_UNALIGNED_LEAST[0]
+    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1),
+                    b_blocks=b_blocks, **a_layout)  # type: ignore[arg-type]
     ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n)), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
     begin, _ = op.transposed_pads(w[2:], x[2:])
     pick = (lambda v: (1, v[0])) if flat else (lambda v: tuple(v))
@@ -364,10 +366,11 @@ def aliased_rows(n: int, k: int) -> bool:
     return _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
 
 
-def aliased_blocks(n: int, k: int) -> bool:
-    """Whether such a B, too wide to copy whole, is packed per block inside the GEMM
-    (`PACK_BLOCKS_OVER`, `GemmSpec.b_blocks`)."""
-    return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(PACK_UNALIGNED_MAX, PACK_BLOCKS_OVER)
+def aliased_blocks(n: int, k: int, over: int = PACK_UNALIGNED_MAX) -> bool:
+    """Whether a B of k aliased rows of n floats is packed per block inside the GEMM
+    (`PACK_BLOCKS_OVER`, `GemmSpec.b_blocks`): a MatMul's where it is too wide to copy whole
+    (`over`), a Deconvolution's input (no whole copy: `over` 0) at any width."""
+    return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(over, PACK_BLOCKS_OVER)
 
 
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int) -> Buffer:
