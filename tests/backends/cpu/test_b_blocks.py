@@ -2,8 +2,9 @@
 rule (aliased rows per block, unaligned ones copied whole), 1x1 convolutions packed per block
 (the rule forced for unaligned planes, which bring a masked tail panel and a column tail;
 several NC and K blocks, an M tail, bias, residual and ReLU in the epilogue), a 160 x 160
-plane with the default knobs, and MatMuls of two inputs whose aliased B rows are over the
-whole copy's cap (lowered); against the reference, 1 and 2 threads, the arena NaN-filled."""
+plane with the default knobs, MatMuls of two inputs whose aliased B rows are over the
+whole copy's cap (lowered) or batched, and Deconvolutions over aliased input planes; against
+the reference, 1 and 2 threads, the arena NaN-filled."""
 
 from __future__ import annotations
 
@@ -78,6 +79,9 @@ def test_plane_packed_per_block(monkeypatch, block_copies, c, h, w, o, threads) 
     ((37, 1100), (1100, 1024), True),  # 3 K blocks of 367 (`fc_kc`)
     ((5, 70), (70, 2048), True),
     ((37, 96), (96, 1000), False),  # rows 4000 bytes apart
+    ((2, 9, 96), (2, 96, 1024), True),  # batched B: per block at any width
+    ((2, 3, 9, 70), (2, 1, 70, 2048), True),  # B broadcast over a batch axis
+    ((2, 9, 32), (2, 32, 1024), False),  # K under 64
 ])
 def test_matmul_rows_packed_per_block(block_copies, monkeypatch, a_shape, b_shape, blocks, threads) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(linear, "PACK_UNALIGNED_MAX", 300)  # B rows over it: too wide to copy whole
