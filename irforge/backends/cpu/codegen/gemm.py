@@ -181,8 +181,8 @@ class GemmSpec:
     """B is rows of stride `ldb` (not a panel) that each thread copies, per block of
     `NC_PANELS` panels and one K block, into NR-column panels on its stack before the M
     blocks read them (BLIS's packed B, `_pack_block`): rows a multiple of 4 KiB apart read
-    in place put a panel's K rows in the same cache sets (2-2.5x slower), and a plane too
-    large to pack whole (`ops/linear.py` `PACK_UNALIGNED_MAX`) is packed this way."""
+    in place put a panel's K rows in the same cache sets (2-4x slower); a copy per block needs
+    no arena buffer of the whole B and overlaps the GEMM (`ops/linear.py` `PACK_BLOCKS_OVER`)."""
     a_block_step: int = 0
     """strided A whose K blocks are not adjacent: block j (k from j * kc) starts j *
     `a_block_step` elements in (a multiple of kc), k stepping `a_cs` inside it; 0: k * a_cs
