@@ -366,7 +366,7 @@ def aliased_rows(n: int, k: int) -> bool:
     return _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
 
 
-def aliased_blocks(n: int, k: int, over: int = PACK_UNALIGNED_MAX) -> bool:
+def aliased_blocks(n: int, k: int, over: int) -> bool:
     """Whether a B of k aliased rows of n floats is packed per block inside the GEMM
     (`PACK_BLOCKS_OVER`, `GemmSpec.b_blocks`): an unbatched MatMul's where it is too wide to
     copy whole (`over`); a batched MatMul's B and a Deconvolution's input, which have no whole
