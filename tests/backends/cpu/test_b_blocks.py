@@ -16,6 +16,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.ops import linear
 from irforge.dialects.nn import Convolution, Deconvolution, Eltwise, MatMul, ReLU
 from tests.backends.cpu.conftest import matches_reference
+from tests.backends.cpu.test_gemm_edges import tile  # noqa: F401  (the fixture: AVX2's and AVX-512's tiles)
 from tests.helpers import ModelBuilder, rand
 
 
@@ -59,9 +60,9 @@ def test_rule_off(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     (64, 19, 19, 33),  # 361: a masked tail panel
     (96, 17, 19, 50),  # 323: a 3-column tail
 ])
-def test_plane_packed_per_block(monkeypatch, block_copies, c, h, w, o, threads) -> None:  # type: ignore[no-untyped-def]
+def test_plane_packed_per_block(monkeypatch, block_copies, tile, c, h, w, o, threads) -> None:  # type: ignore[no-untyped-def]
     """Every direct 1x1 layer packed per block (the rule forced: unaligned planes bring the
-    tails), bias + residual + ReLU in the epilogue."""
+    tails), bias + residual + ReLU in the epilogue; AVX2's 6x16 tile and AVX-512's 12x32."""
     monkeypatch.setattr(linear, "packs_in_blocks", lambda g, o: True)
     b = ModelBuilder()
     x = b.input("x", (1, c, h, w))
