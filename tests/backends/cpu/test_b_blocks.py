@@ -101,11 +101,14 @@ def test_matmul_rows_packed_per_block(block_copies, monkeypatch, a_shape, b_shap
     ((2, 64, 32, 32), (64, 10, 3, 3), True),  # two samples (a batch level), m = 90
     ((1, 64, 30, 30), (64, 12, 2, 2), False),  # 900 positions
     ((1, 64, 32, 32), (64, 4, 2, 2), False),  # m = 16 rows
+    ((1, 64, 4, 16, 16), (64, 8, 2, 2, 2), True),  # 3-D: 1024 input positions, m = 64
+    ((1, 64, 4, 15, 16), (64, 8, 2, 2, 2), False),
 ])
 def test_deconvolution_input_packed_per_block(block_copies, x_shape, w_shape, blocks, threads) -> None:  # type: ignore[no-untyped-def]
     b = ModelBuilder()
     x = b.input("x", x_shape)
-    out = b.add(Deconvolution, [x, b.constant(rand(*w_shape, seed=1))], strides=[2, 2], pads_begin=[0, 0], pads_end=[0, 0]).output
+    axes = len(x_shape) - 2
+    out = b.add(Deconvolution, [x, b.constant(rand(*w_shape, seed=1))], strides=[2] * axes, pads_begin=[0] * axes, pads_end=[0] * axes).output
     b.output(out, "y")
     model = b.finish()
     compiled = compile_model(model, threads=threads, cache_dir=False)

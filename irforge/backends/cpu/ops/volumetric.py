@@ -189,7 +189,11 @@ def volumetric_deconvolution(ctx: Lowering, op: Deconvolution) -> None:
         a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=1, a_cs=m), cg * m
     col = ctx.scratch(4 * x[0] * group * m * p)
     levels = (Batch(x[0], 0, x[1] * p, group * m * p, 0), Batch(group, group_a, cg * p, m * p, 0))
-    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1), **a_layout)
+    from irforge.backends.cpu.ops.linear import PACK_UNALIGNED_LEAST, aliased_blocks  # linear imports this module
+
+    b_blocks = aliased_blocks(p, cg, over=0) and m >= PACK_UNALIGNED_LEAST[0]  # as the 2-D Deconvolution's
+    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1),
+                    b_blocks=b_blocks, **a_layout)
     ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n)), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
     begin, _ = op.transposed_pads(w[2:], x[2:])
     c2i = Col2imNdSpec(x[0], group, og, tuple(x[2:]), tuple(w[2:]), tuple(y[2:]), tuple(op.window("strides", 1)),
