@@ -114,3 +114,21 @@ def test_deconvolution_input_packed_per_block(block_copies, x_shape, w_shape, bl
     compiled = compile_model(model, threads=threads, cache_dir=False)
     assert bool(block_copies) == blocks
     matches_reference(compiled, model, {"x": rand(*x_shape)}, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,o,blocks", [
+    ((1, 64, 4, 16, 16), 40, True),  # B rows 4 x 256 floats apart, slices of 256 positions
+    ((1, 400, 2, 32, 32), 33, True),  # 2 K blocks, an M tail
+    ((1, 64, 4, 15, 16), 40, False),
+])
+def test_volumetric_pointwise_packed_per_block(block_copies, x_shape, o, blocks, threads) -> None:  # type: ignore[no-untyped-def]
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    w = b.constant(rand(o, x_shape[1], 1, 1, 1, seed=1))
+    out = b.add(Convolution, [x, w, b.constant(rand(o, seed=2))], strides=[1, 1, 1], pads_begin=[0, 0, 0], pads_end=[0, 0, 0]).output
+    b.output(b.add(ReLU, [out]).output, "y")
+    model = b.finish()
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    assert bool(block_copies) == blocks
+    matches_reference(compiled, model, {"x": rand(*x_shape)}, atol=1e-4)

@@ -109,9 +109,13 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
     def gemm(b_buf: Buffer, b_panel: bool, ldb: int, b_group: int, b_image: int, b_sample: int, slices: int, first: int) -> None:
         images = slices * per_slice
         levels = (Batch(x[0], 0, b_sample, o * channel, 0), Batch(images, 0, b_image, g.p, 0), Batch(group, group_a, b_group, og * channel, og))
+        from irforge.backends.cpu.ops.linear import PACK_UNALIGNED_LEAST, aliased_blocks  # linear imports this module
+
+        # B rows `ldb` floats apart, a multiple of 4 KiB: packed per block as the 2-D 1x1 layers' are
+        b_blocks = not b_panel and aliased_blocks(ldb, kg, over=0) and og >= PACK_UNALIGNED_LEAST[0]
         spec = GemmSpec(m=og, n=g.p, k=kg, b_panel=b_panel, ldb=ldb, ldc=channel, bias="row" if bias else "none",
                         epilogue=epilogue, batches=tuple(lv for lv in levels if lv.count > 1), c_offset=first * per_slice * g.p,
-                        **a_layout)  # type: ignore[arg-type]
+                        b_blocks=b_blocks, **a_layout)  # type: ignore[arg-type]
         name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
         ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * x[0] * o * images * g.p * kg)
 
