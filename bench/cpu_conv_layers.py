@@ -8,7 +8,8 @@ Outside CI (the zoo venv; the machine may be shared: read ratios, record `uptime
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_conv_layers.py [--rounds 40] [--only 1x1] [--ab M.A=V]
 
-`--depthwise` / `--pointwise` run EfficientNet's / MobileNet's depthwise and 1x1 shapes instead,
+`--depthwise` / `--pointwise` run EfficientNet's / MobileNet's depthwise and 1x1 shapes instead
+(`--large`: 1x1 layers over planes too large to pack whole, `--lraspp`: LR-ASPP's large planes),
 `--act swish|hswish` puts that activation after each convolution. The onnxruntime side is a
 whole `session.run` (input/output copies: ~0.07 ms for an 800 KB tensor), which flatters
 irforge's ratio on layers under ~0.5 ms; variant / default A/Bs are not affected.
@@ -143,6 +144,21 @@ LRASPP = [
     ("lr 33 1x1 960->160", 960, 160, 1, 1, 33, 0),
 ]
 
+LARGE = [
+    # (`--large`) 1x1 layers over planes too large to pack whole (over `linear.PACK_UNALIGNED_MAX`
+    # positions): ResNet / FCN / DeepLab stages at 1024 px (256 x 256: rows 256 KiB apart) and
+    # a 250 x 250 plane (rows unaligned); 128 x 128, 120 x 120 (read in place) and 64 x 64 as controls
+    ("big 256 1x1 64->64", 64, 64, 1, 1, 256, 0),
+    ("big 256 1x1 64->256", 64, 256, 1, 1, 256, 0),
+    ("big 256 1x1 256->64", 256, 64, 1, 1, 256, 0),
+    ("big 256 1x1 256->256", 256, 256, 1, 1, 256, 0),
+    ("big 250 1x1 128->128", 128, 128, 1, 1, 250, 0),
+    ("big 160 1x1 128->128", 128, 128, 1, 1, 160, 0),
+    ("big 128 1x1 256->256", 256, 256, 1, 1, 128, 0),
+    ("big 120 1x1 256->256", 256, 256, 1, 1, 120, 0),
+    ("big 64 1x1 256->256", 256, 256, 1, 1, 64, 0),
+]
+
 ACTIVATION = "relu"
 """the activation after each convolution (`--act`): relu, swish (Sigmoid * x: onnxruntime
 runs it as QuickGelu) or hswish (HardSwish)"""
@@ -271,6 +287,7 @@ def main() -> None:
     ap.add_argument("--pointwise", action="store_true", help="EfficientNet's 1x1 shapes only (POINTWISE)")
     ap.add_argument("--depthwise", action="store_true", help="depthwise shapes only (DEPTHWISE)")
     ap.add_argument("--lraspp", action="store_true", help="LR-ASPP's large-plane shapes only (LRASPP)")
+    ap.add_argument("--large", action="store_true", help="1x1 layers over planes too large to pack whole only (LARGE)")
     ap.add_argument("--ab", action="append", default=[], help="MODULE.ATTR=VALUE (repeatable): a variant compiled with these")
     args = ap.parse_args()
     global ACTIVATION
@@ -283,7 +300,7 @@ def main() -> None:
     totals = {"irforge": 0.0, "ort": 0.0, "variant": 0.0}
     print(f"{'layer':22} {'x':>2} {'ir ms':>7} {'GF/s':>5} {'ort ms':>7} {'GF/s':>5} {'ir/ort':>6}" + ("  variant ms  var/ir" if change else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cin, cout, k, stride, size, count, *shape in (LRASPP if args.lraspp else DEPTHWISE if args.depthwise else POINTWISE if args.pointwise else LAYERS + (EXTRA if args.extra else [])):
+        for name, cin, cout, k, stride, size, count, *shape in (LARGE if args.large else LRASPP if args.lraspp else DEPTHWISE if args.depthwise else POINTWISE if args.pointwise else LAYERS + (EXTRA if args.extra else [])):
             if args.only not in name:
                 continue
             proto, feeds, flops = conv_model(cin, cout, k, stride, size, *shape)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.ops import linear
 from irforge.dialects.nn import Convolution, MatMul
 from tests.backends.cpu.conftest import matches_reference
 from tests.helpers import ModelBuilder, rand
@@ -24,7 +25,8 @@ def _packs(compiled) -> bool:  # type: ignore[no-untyped-def]
     (64, 24, 40, False),  # 576 positions: whole vectors, no aliasing
     (16, 32, 40, False),  # K under 64
 ])
-def test_aliased_plane_packed(c, size, o, packed, threads) -> None:  # type: ignore[no-untyped-def]
+def test_aliased_plane_packed(monkeypatch, c, size, o, packed, threads) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(linear, "PACK_BLOCKS_OVER", None)  # the whole copy (default: per block, test_b_blocks.py)
     b = ModelBuilder()
     x = b.input("x", (1, c, size, size))
     out = b.add(Convolution, [x, b.constant(rand(o, c, 1, 1, seed=1)), b.constant(rand(o, seed=2))], group=1).output

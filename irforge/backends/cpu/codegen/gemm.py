@@ -177,6 +177,12 @@ class GemmSpec:
     its tile (read there, not before the k loop: loads the first FMAs would wait on cost
     the 14x14 layers 2-3%). A convolution stores its result over its residual this way
     (`fusion.residual_in_place`), whatever its K blocks."""
+    b_blocks: bool = False
+    """B is rows of stride `ldb` (not a panel) that each thread copies, per block of
+    `NC_PANELS` panels and one K block, into NR-column panels on its stack before the M
+    blocks read them (BLIS's packed B, `_pack_block`): rows a multiple of 4 KiB apart read
+    in place put a panel's K rows in the same cache sets (2-4x slower); a copy per block needs
+    no arena buffer of the whole B and overlaps the GEMM (`ops/linear.py` `PACK_BLOCKS_OVER`)."""
     a_block_step: int = 0
     """strided A whose K blocks are not adjacent: block j (k from j * kc) starts j *
     `a_block_step` elements in (a multiple of kc), k stepping `a_cs` inside it; 0: k * a_cs
@@ -192,7 +198,7 @@ class GemmSpec:
         return (1, MR) if self.a_panel else (self.a_rs, self.a_cs)
 
     def b_kstep(self) -> int:
-        return NR if self.b_panel else self.ldb
+        return NR if self.b_panel or self.b_blocks else self.ldb
 
     def a_block(self, mb: ir.Value, kb: ir.Value, kc: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
         """Element offset of A's micro-panel for row block `mb`, K block at `kb` of `kc` rows."""
@@ -318,7 +324,7 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
             for b_row, a_row, prefetch, a_prefetch in _k_rows(kb, spec, bld.add(kk, i64(u)) if u else kk, a, b_ptr):
                 if u and u * a_ks // LINE_FLOATS == (u - 1) * a_ks // LINE_FLOATS:
                     a_prefetch = []  # one A prefetch per cache line of the unrolled steps
-                bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.shifted else tile.masks[j]) for j in range(nv)]
+                bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.b_blocks or spec.shifted else tile.masks[j]) for j in range(nv)]
                 for ahead in a_prefetch:
                     kb.prefetch(ahead)
                 for ahead in prefetch:
@@ -637,6 +643,8 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
         module.unroll = UNROLL_ONE_ROW  # type: ignore[attr-defined]
     variants = _variants(module, spec, name)
     kb = KernelBuilder(module, name)
+    if spec.b_blocks:  # this thread's copy of one block of B (`_pack_block`)
+        kb.b_copy = kb.b.bitcast(kb.b.alloca(ir.ArrayType(F32, NC_PANELS * spec.kc * NR)), ir.PointerType(F32))  # type: ignore[attr-defined]
     args = [kb.slot(i) for i in range(3)]
     extra = 3
     bias = kb.slot(extra) if spec.bias != "none" else ir.Constant(ir.PointerType(F32), None)
@@ -669,7 +677,7 @@ def inline_gemm(kb: KernelBuilder, spec: GemmSpec, name: str, a: ir.Value, b: ir
     """One whole GEMM of `spec` (no bias, residual or batch levels) on the calling thread,
     emitted inside another kernel at the builder's position (the fused attention kernel's
     blocks); `name` prefixes its micro-kernels, unique in the module."""
-    assert spec.bias == "none" and not spec.epilogue.residual and not spec.batches and spec.shifted is None
+    assert spec.bias == "none" and not spec.epilogue.residual and not spec.batches and spec.shifted is None and not spec.b_blocks
     null = ir.Constant(ir.PointerType(F32), None)
     blocks, panels = -(-spec.m // MR), -(-spec.n // NR)
     _rect(kb, spec, _variants(kb.module, spec, name), (i64(0), i64(panels)), (i64(0), i64(blocks)), a, b, c, null, null, spec.k)
@@ -780,6 +788,8 @@ def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, 
             else:
                 first = bld.icmp_signed("==", k0, i64(0))
                 last = bld.icmp_signed(">=", bld.add(k0, i64(spec.kc)), k_value)
+            if spec.b_blocks:
+                _pack_block(kb, spec, b, nc0, nc1, k0, kc)
             with kb.loop(m0, m1, name="mb") as mb:
                 full_rows = bld.icmp_signed("<", mb, i64(spec.m // MR))
                 if merges_tail_rows(spec):  # one micro-kernel for all blocks, told which is short
@@ -805,7 +815,7 @@ def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c
         ncount = bld.sub(i64(spec.n), n0)
         args = [
             a_tile,
-            kb.at(b, spec.b_block(pn, k0, kb, k)),
+            kb.at(kb.b_copy, bld.mul(bld.sub(pn, nc0), i64(spec.kc * NR))) if spec.b_blocks else kb.at(b, spec.b_block(pn, k0, kb, k)),  # type: ignore[attr-defined]
             kb.at(c, c_off),
             kb.at(res, c_off) if spec.epilogue.residual else res,
             kb.at(bias, n0) if spec.bias == "col" else bias_row,
@@ -824,3 +834,30 @@ def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c
                     bld.call(full_fn, args)
                 with otherwise:
                     bld.call(masked_fn, args)
+
+
+def _pack_block(kb: KernelBuilder, spec: GemmSpec, b, nc0, nc1, k0, kc) -> None:  # type: ignore[no-untyped-def]
+    """Copy B's rows [k0, k0 + kc) of panels [nc0, nc1) into the thread's stack block
+    (`GemmSpec.b_blocks`): panel i at i * kc_max * NR, row r at r * NR; the last panel's
+    columns past n are zeros. Row-major: each row's panels are one contiguous run of the
+    source (a panel's K rows would be a line per page), prefetched `B_PREFETCH_ROWS` ahead."""
+    bld = kb.b
+    n_full, n_tail = divmod(spec.n, NR)
+    full_end = kb.min(nc1, i64(n_full))
+    ahead = B_PREFETCH_ROWS * spec.ldb
+    with kb.loop(0, kc, name="pk") as r:
+        src = kb.at(b, bld.add(bld.mul(bld.add(k0, r), i64(spec.ldb)), bld.mul(nc0, i64(NR))))
+        dst = kb.at(kb.b_copy, bld.mul(r, i64(NR)))  # type: ignore[attr-defined]
+        with kb.loop(0, bld.sub(full_end, nc0), name="pkn") as i:
+            row, out = kb.at(src, bld.mul(i, i64(NR))), kb.at(dst, bld.mul(i, i64(spec.kc * NR)))
+            for part in range(0, NR, VW):
+                if part % LINE_FLOATS == 0:
+                    kb.prefetch(kb.at(row, ahead + part))
+                kb.vstore(kb.vload(kb.at(row, part)), kb.at(out, part))
+        if n_tail:
+            with kb.if_(bld.icmp_signed(">", nc1, i64(n_full))):
+                last = bld.sub(i64(n_full), nc0)
+                row, out = kb.at(src, bld.mul(last, i64(NR))), kb.at(dst, bld.mul(last, i64(spec.kc * NR)))
+                for part in range(0, NR, VW):
+                    value = kb.vload(kb.at(row, part), mask=kb.mask(n_tail - part) if n_tail - part < VW else None) if n_tail > part else kb.vconst(0.0)
+                    kb.vstore(value, kb.at(out, part))

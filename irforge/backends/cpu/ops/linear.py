@@ -59,12 +59,39 @@ evict each other (SegFormer's 128x128 decode-head 1x1 ran at 11.5 GF/s against 3
 120x120, session 11)."""
 
 
-def packs_unaligned(g: ConvGeometry, o: int) -> bool:
-    """Whether a direct 1x1 layer's B is packed for its unaligned rows (`PACK_UNALIGNED_MAX`) or
-    rows whose stride aliases in the caches (`PACK_ALIASED`)."""
+PACK_BLOCKS_OVER: int | None = 0
+"""A 1x1 layer whose B rows alias (`PACK_ALIASED`) over a plane of more than this many
+positions packs B inside its GEMM, per block of `NC_PANELS` panels and one K block, on each
+thread's stack (`GemmSpec.b_blocks`), instead of copying the whole plane into the arena first
+(64 MiB for 256 channels of 256 x 256); a MatMul's aliased B does so over
+`PACK_UNALIGNED_MAX` columns (up to that the whole copy: same time). None: no block packing
+(aliased planes up to `PACK_UNALIGNED_MAX` copied whole, larger ones read in place: 2.7-4.0x
+slower at 256 x 256). Unaligned rows (LR-ASPP's 33x33, 65x65) keep the whole copy: per block
+they ran 1.011x slower. A/Bs in docs/STATUS.md, session 12."""
+
+
+def _aliased(p: int) -> bool:
+    """Rows of p floats a multiple of 4 KiB apart (`PACK_ALIASED`)."""
+    return PACK_ALIASED and p % 1024 == 0
+
+
+def _large_enough(g: ConvGeometry, o: int) -> bool:
+    """A GEMM large enough against a copy of B (`PACK_UNALIGNED_LEAST`)."""
     least_o, least_k = PACK_UNALIGNED_LEAST
-    awkward = bool(g.p % VW) or (PACK_ALIASED and g.p % 1024 == 0)
-    return awkward and g.p <= PACK_UNALIGNED_MAX and o >= least_o and g.k_per_group >= least_k
+    return o >= least_o and g.k_per_group >= least_k
+
+
+def packs_unaligned(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B is copied whole first for its unaligned rows
+    (`PACK_UNALIGNED_MAX`) or rows whose stride aliases in the caches (`PACK_ALIASED`) where
+    those are not packed per block (`packs_in_blocks`)."""
+    awkward = bool(g.p % VW) or _aliased(g.p)
+    return awkward and g.p <= PACK_UNALIGNED_MAX and _large_enough(g, o) and not packs_in_blocks(g, o)
+
+
+def packs_in_blocks(g: ConvGeometry, o: int) -> bool:
+    """Whether a direct 1x1 layer's B is packed per block inside its GEMM (`PACK_BLOCKS_OVER`)."""
+    return PACK_BLOCKS_OVER is not None and g.p > PACK_BLOCKS_OVER and _aliased(g.p) and _large_enough(g, o)
 
 
 CONV_KC = KC
@@ -206,6 +233,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     og, kg = o // g.group, g.k_per_group
     plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
+    b_blocks = direct and g.n == g.group == 1 and packs_in_blocks(g, o)
     # a depthwise layer's output written as these panels is read as it is; only here
     assert x not in ctx.b_panels or (packs_b(g, o) and not c_offset), "B panels reach a GEMM that reads rows"
     if packs_b(g, o):
@@ -233,6 +261,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         c_offset=c_offset,
         kc=CONV_KC,
         accumulate=accumulate,
+        b_blocks=b_blocks,
         **a_layout,  # type: ignore[arg-type]
     )
     spec, sizes = runtime_k(spec)  # one kernel for the layers that differ in K only
@@ -267,7 +296,9 @@ def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
         a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=1, a_cs=m), cg * m
     col = ctx.scratch(4 * x[0] * group * m * p)
     levels = (Batch(x[0], 0, x[1] * p, group * m * p, 0), Batch(group, group_a, cg * p, m * p, 0))
-    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1), **a_layout)  # type: ignore[arg-type]
+    b_blocks = aliased_blocks(p, cg, over=0) and m >= PACK_UNALIGNED_LEAST[0]
+    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1),
+                    b_blocks=b_blocks, **a_layout)  # type: ignore[arg-type]
     ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n)), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
     begin, _ = op.transposed_pads(w[2:], x[2:])
     pick = (lambda v: (1, v[0])) if flat else (lambda v: tuple(v))
@@ -364,8 +395,19 @@ def aliased_rows(n: int, k: int) -> bool:
     """Whether a run-time B of k rows of n floats is packed into panels before its GEMM: rows a
     multiple of 4 KiB apart (`PACK_ALIASED`) evict each other from the caches when a panel is
     read in place (a 512 x 1024 x 1024 MatMul of two inputs ran at 33.6 GF/s against 74.2 at n
-    = 1000, session 11); the copy is at most `PACK_UNALIGNED_MAX` x 64 floats per K row."""
-    return PACK_ALIASED and n % 1024 == 0 and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
+    = 1000, session 11); the copy is at most `PACK_UNALIGNED_MAX` floats per K row, wider rows
+    are packed per block inside the GEMM (`aliased_blocks`)."""
+    return _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n <= PACK_UNALIGNED_MAX
+
+
+def aliased_blocks(n: int, k: int, over: int) -> bool:
+    """Whether a B of k aliased rows of n floats is packed per block inside the GEMM
+    (`PACK_BLOCKS_OVER`, `GemmSpec.b_blocks`): an unbatched MatMul's where it is too wide to
+    copy whole (`over`); a batched MatMul's B and a Deconvolution's input, which have no whole
+    copy (`over` 0), at any width (session 12, same-process A/Bs in CPU time: batched MatMuls
+    with 1024 / 2048 columns 0.43-0.61x, Deconvolutions over 32x32 ... 128x128 inputs
+    0.41-0.66x the time read in place)."""
+    return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(over, PACK_BLOCKS_OVER)
 
 
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int) -> Buffer:
@@ -429,12 +471,13 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
         b_strides = _batch_strides(b_batch, batch, k * n) if batch else []
         if not batch and aliased_rows(n, k):
             b_buf, b_panel, ldb = _packed_rows(ctx, b_buf, k, n), True, 0
+    b_blocks = not b_panel and aliased_blocks(n, k, over=0 if batch else PACK_UNALIGNED_MAX)  # batched: no whole copy
     a_strides = _batch_strides(a_batch, batch, m * k) if batch else []
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
                     bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=fc_kc(k),
-                    accumulate=accumulate)
+                    accumulate=accumulate, b_blocks=b_blocks)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail)

@@ -109,9 +109,13 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
     def gemm(b_buf: Buffer, b_panel: bool, ldb: int, b_group: int, b_image: int, b_sample: int, slices: int, first: int) -> None:
         images = slices * per_slice
         levels = (Batch(x[0], 0, b_sample, o * channel, 0), Batch(images, 0, b_image, g.p, 0), Batch(group, group_a, b_group, og * channel, og))
+        from irforge.backends.cpu.ops.linear import PACK_UNALIGNED_LEAST, aliased_blocks  # linear imports this module
+
+        # B rows `ldb` floats apart, a multiple of 4 KiB: packed per block as the 2-D 1x1 layers' are
+        b_blocks = not b_panel and aliased_blocks(ldb, kg, over=0) and og >= PACK_UNALIGNED_LEAST[0]
         spec = GemmSpec(m=og, n=g.p, k=kg, b_panel=b_panel, ldb=ldb, ldc=channel, bias="row" if bias else "none",
                         epilogue=epilogue, batches=tuple(lv for lv in levels if lv.count > 1), c_offset=first * per_slice * g.p,
-                        **a_layout)  # type: ignore[arg-type]
+                        b_blocks=b_blocks, **a_layout)  # type: ignore[arg-type]
         name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
         ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * x[0] * o * images * g.p * kg)
 
@@ -189,7 +193,11 @@ def volumetric_deconvolution(ctx: Lowering, op: Deconvolution) -> None:
         a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=1, a_cs=m), cg * m
     col = ctx.scratch(4 * x[0] * group * m * p)
     levels = (Batch(x[0], 0, x[1] * p, group * m * p, 0), Batch(group, group_a, cg * p, m * p, 0))
-    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1), **a_layout)
+    from irforge.backends.cpu.ops.linear import PACK_UNALIGNED_LEAST, aliased_blocks  # linear imports this module
+
+    b_blocks = aliased_blocks(p, cg, over=0) and m >= PACK_UNALIGNED_LEAST[0]  # as the 2-D Deconvolution's
+    spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1),
+                    b_blocks=b_blocks, **a_layout)
     ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n)), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
     begin, _ = op.transposed_pads(w[2:], x[2:])
     c2i = Col2imNdSpec(x[0], group, og, tuple(x[2:]), tuple(w[2:]), tuple(y[2:]), tuple(op.window("strides", 1)),
