@@ -90,7 +90,7 @@ class Jit:
             self.cache.loaded[key] = data
         elif key not in self.cache.loaded and key not in self._queued:
             self._queued[key] = text
-            self._pool.submit((key, text, opt_level(module.name), unrolls(module)))  # type: ignore[union-attr]
+            self._pool.submit((key, text, opt_level(module.name, unrolls(module)), unrolls(module)))  # type: ignore[union-attr]
 
     def abandon(self) -> None:
         """Stop compiling what was submitted (the lowering failed)."""

@@ -29,9 +29,14 @@ PARALLEL_BYTES = 500_000
 about what LLVM takes to optimise and emit this much IR at O3."""
 
 
-OPT_LEVELS: dict[str, int] = {}
+OPT_LEVELS: dict[str, int] = {"gemm/rolled": 1}
 """LLVM optimisation level by kernel kind (the lowering's kernel key: gemm, pointwise, ...;
-"driver"); every other module is optimised at O3."""
+"driver"; a kind + "/rolled": its modules that LLVM does not unroll, `jit.unrolls`); every
+other module is optimised at O3. The GEMMs LLVM does not unroll (packed A, register-blocked
+by hand: 1x1 convolutions, one-row FCs) at O1: ResNet-50's 16 such modules 1.48 -> 1.03 s of
+LLVM, MixNet-S's 24 1.83 -> 1.41; run time even (`cpu_knob_ab.py ... llvm_worker:OPT_LEVELS`,
+session 12: ResNet-50 0.995, MobileNetV2 1.000 with depthwise at O1 too). Depthwise
+modules stay at O3 (O1: 3.20 -> 2.78 s of MixNet-S's LLVM, their phases 1.002-1.010)."""
 
 
 def kind_of(module_name: str) -> str:
@@ -39,9 +44,11 @@ def kind_of(module_name: str) -> str:
     return module_name.split("_", 1)[1] if module_name.startswith("k") and "_" in module_name else module_name
 
 
-def opt_level(module_name: str) -> int:
-    """The level of the module `module_name` (a kernel's `k<digest>_<kind>`, or "driver")."""
-    return OPT_LEVELS.get(kind_of(module_name), 3)
+def opt_level(module_name: str, unroll: bool = True) -> int:
+    """The level of the module `module_name` (a kernel's `k<digest>_<kind>`, or "driver");
+    `unroll`: whether LLVM may unroll its loops."""
+    kind = kind_of(module_name)
+    return OPT_LEVELS.get(kind if unroll else f"{kind}/rolled", OPT_LEVELS.get(kind, 3))
 
 
 

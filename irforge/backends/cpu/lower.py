@@ -54,6 +54,10 @@ class Buffer:
     first: int = -1
     last: int = -1
     offset: int = -1
+    parent: "Buffer | None" = None
+    """An arena buffer stored inside another (a Concat's input in its slice of the output,
+    `ops.movement.concat`): placed with it, `within` bytes in; the planner sets `offset`."""
+    within: int = 0
 
     def touch(self, phase: int) -> None:
         self.first = phase if self.first < 0 else min(self.first, phase)

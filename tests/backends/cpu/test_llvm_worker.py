@@ -106,3 +106,31 @@ def test_packed_gemms_skip_loop_unrolling_and_still_compute() -> None:
     tm = llvm_worker.target_machine(jit.triple, jit.cpu, jit.features)
     text = jit.text(plain)
     assert llvm_worker.compile_one(tm, text, 3, False) != llvm_worker.compile_one(tm, text, 3, True)
+
+
+def test_rolled_gemms_at_their_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`OPT_LEVELS` by kind, and by kind + "/rolled" for modules LLVM does not unroll: a
+    1x1 convolution's packed-A GEMM goes to LLVM at O1 (the default table), other modules
+    at O3, and the model still computes what onnxruntime does."""
+    assert llvm_worker.opt_level("k0123_gemm", unroll=False) == llvm_worker.OPT_LEVELS.get("gemm/rolled", 3) == 1
+    assert llvm_worker.opt_level("k0123_gemm", unroll=True) == 3
+    assert llvm_worker.opt_level("k0123_dwconv", unroll=False) == 3
+    monkeypatch.setitem(llvm_worker.OPT_LEVELS, "pointwise", 2)
+    assert llvm_worker.opt_level("k0123_pointwise", unroll=False) == 2
+    monkeypatch.delitem(llvm_worker.OPT_LEVELS, "pointwise")
+    levels: dict[str, int] = {}
+    submit = llvm_worker.Pool.submit
+
+    def record(self, item):  # type: ignore[no-untyped-def]
+        levels[item[0]] = item[2]
+        submit(self, item)
+
+    monkeypatch.setattr(llvm_worker.Pool, "submit", record)
+    proto = onnx_models.resnet(bottleneck=True)  # 1x1 convolutions: packed-A GEMMs
+    model = import_onnx(proto)
+    feeds = {"data": np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    compiled = compile_model(model, threads=1, cache_dir=False)
+    got = compiled(feeds)
+    compiled.close()
+    assert 1 in levels.values() and 3 in levels.values()
+    np.testing.assert_allclose(next(iter(got.values())), ort_session_run(proto, feeds)[0], rtol=1e-4, atol=1e-4)

@@ -9,7 +9,7 @@ host step per layer before); nearest Resample (`interpolate`) is a move too. Ind
 from __future__ import annotations
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.blocks import block_table, blocks_kernel
 from irforge.backends.cpu.codegen.copy import (
@@ -24,7 +24,7 @@ from irforge.backends.cpu.codegen.copy import (
     gather_kernel,
     simplify,
 )
-from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
+from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, nbytes_of, shape_of
 from irforge.dialects.nn import Concat, Gather, Pad, Permute, Slice, Split, Tile
 from irforge.dialects.nn.indexing import GatherElements
 
@@ -52,17 +52,51 @@ def relayout(ctx: Lowering, op: Operation, src: Buffer, shape: tuple[int, ...], 
     emit_moves(ctx, op, [src, dst], [move])
 
 
+CONCAT_IN_PLACE = True
+"""A Concat's input whose slice of the output is contiguous (the axes before the Concat's are
+all 1: NCHW channels of one image, a sequence's tokens) is stored in that slice by its
+producer (`in_place_input`): no copy (SegFormer-B0's decode head copied 64 MiB)."""
+
+
 @lowering(Concat)
 def concat(ctx: Lowering, op: Concat) -> None:
     out_shape = shape_of(op.output)
     axis = op.int_prop("axis") % len(out_shape)
     dst_strides = contiguous_strides(out_shape)
-    moves, start = [], 0
+    out = ctx.output(op)
+    contiguous = CONCAT_IN_PLACE and all(d == 1 for d in out_shape[:axis])
+    itemsize = dtype_of(op.output).itemsize
+    args, moves, start, taken = [], [], 0, set()
     for i, value in enumerate(op.inputs):
         shape = shape_of(value)
-        moves.append(Move(i, len(op.inputs), shape, contiguous_strides(shape), dst_strides, 0, start * dst_strides[axis]))
+        buf = ctx.input(op, i)
+        at = start * dst_strides[axis]
         start += shape[axis]
-    emit_moves(ctx, op, [ctx.input(op, i) for i in range(len(op.inputs))] + [ctx.output(op)], moves)
+        if contiguous and id(buf) not in taken and in_place_input(ctx, op, value, buf):
+            taken.add(id(buf))
+            buf.parent, buf.within = out, at * itemsize
+            continue
+        args.append(buf)
+        moves.append((shape, at))
+    if moves:
+        slots = len(args)
+        emit_moves(ctx, op, [*args, out], [Move(i, slots, shape, contiguous_strides(shape), dst_strides, 0, at)
+                                           for i, (shape, at) in enumerate(moves)])
+
+
+def in_place_input(ctx: Lowering, op: Concat, value: SSAValue, buf: Buffer) -> bool:
+    """Whether the Concat `op`'s input `value` (in `buf`) may be stored in its slice of the
+    output: an arena tensor of exactly that size, in no other buffer yet, whose readers (of
+    every value `buf` holds: views of it, results stored over it) are all lowered already
+    or are `op`. Nothing after `op` reads the buffer then, so nothing can store a result
+    over it (`fusion.residual_in_place`, element-wise ops in place) while the output lives."""
+    if buf.kind != "arena" or buf.parent is not None or buf.nbytes != nbytes_of(value):
+        return False
+    here = ctx.order[op]
+    for held, other in ctx.values.items():
+        if other is buf and any(ctx.order.get(use.operation, here + 1) > here for use in held.uses):
+            return False
+    return True
 
 
 @lowering(Split)
