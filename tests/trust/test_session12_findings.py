@@ -83,3 +83,51 @@ def test_native_gather_error_survives_the_program_cache(tmp_path) -> None:
             assert caught.value.code == "E858"
         finally:
             compiled.close()
+
+
+def _where_then_mask(fill: float, factor: float | None) -> onnx.ModelProto:
+    """softmax(Where(keep, q @ k^T, fill) [* factor] + mask) @ v: keep a constant causal mask
+    (every row keeps a key), mask a run-time input."""
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Where", ["keep", "s", "fill"], ["w"])]
+    keep = np.tril(np.ones((4, 6), bool), 2).reshape(1, 1, 4, 6)
+    inits = [helper.make_tensor("fill", T.FLOAT, [], [fill]), onnx.numpy_helper.from_array(keep, "keep")]
+    if factor is not None:
+        nodes.append(helper.make_node("Mul", ["w", "factor"], ["ws"]))
+        inits.append(helper.make_tensor("factor", T.FLOAT, [], [factor]))
+    nodes += [helper.make_node("Add", ["ws" if factor is not None else "w", "mask"], ["x"]),
+              helper.make_node("Softmax", ["x"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
+    inputs.append(helper.make_tensor_value_info("mask", T.FLOAT, [1, 1, 1, 6]))
+    return _model(nodes, inputs, inits, opset=18)
+
+
+@pytest.mark.parametrize(("fill", "factor", "fused"), [(-1e4, None, False), (-1e4, 0.125, False), (-1e9, None, False),
+                                                       (float(np.finfo(np.float32).min), None, True)])
+def test_a_positive_run_time_mask_after_a_where_is_honoured(fill: float, factor: float | None, fused: bool) -> None:
+    """softmax(Where(keep, s, -1e4) + mask) with a run-time mask of +2e4 on two keys: their
+    masked logits are the row's largest and equal in the source (onnxruntime), weighted by
+    exp(s) fused (the fusion took a run-time mask as 0 or very negative). A run-time mask
+    after a fill that does not absorb the scores is no longer fused (the export pattern and
+    the chain pattern); after float32's min (HF's causal Where, then the padding mask) it
+    still is, and equal."""
+    from irforge.backends.cpu import compile_model
+    from irforge.backends.reference import run
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+    from tests.helpers import ort_session_run
+
+    proto = _where_then_mask(fill, factor)
+    rng = np.random.default_rng(5)
+    feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
+    feeds["mask"] = np.array([0, 2e4, 0, 2e4, -1e4, 0], np.float32).reshape(1, 1, 1, 6)
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops) == fused
+    np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
+    compiled = compile_model(model, threads=1, cache_dir=False)
+    try:
+        np.testing.assert_allclose(compiled(feeds)["y"], want, rtol=1e-4, atol=1e-5)
+    finally:
+        compiled.close()
