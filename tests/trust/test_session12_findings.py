@@ -150,3 +150,18 @@ def test_int4_weights_grouped_along_the_output_axis_compile_on_openvino(tmp_path
     xml, _ = write_ir_xml(import_onnx(proto), tmp_path / "int4.xml")
     assert 'precision="I4"' not in xml.read_text()
     np.testing.assert_allclose(run_openvino(xml, feeds)["z"], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("bound", "text"), [(np.array([0.0, 30.0], np.float32), "must be a scalar"),
+                                             (np.array([1 << 40], np.int64), "is i64, its input f32")])
+def test_clip_bounds_that_are_not_scalars_of_the_input_type_are_refused(bound: np.ndarray, text: str) -> None:
+    """fuzz_session11_ops.gathers with Clip's min replaced by a [2] tensor, or an int64 [1]
+    one for a float input (onnxruntime refuses both): float() of it raised TypeError, an
+    internal error. Now E041 naming the bound; a [1] float bound is still taken."""
+    clip = [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])]
+    x = [helper.make_tensor_value_info("x", T.FLOAT, [2, 3])]
+    hi = onnx.numpy_helper.from_array(np.array(1.0, np.float32), "hi")
+    with pytest.raises(IrforgeError, match=text) as caught:
+        import_onnx(_model(clip, x, [onnx.numpy_helper.from_array(bound, "lo"), hi]))
+    assert caught.value.code == "E041"
+    import_onnx(_model(clip, x, [onnx.numpy_helper.from_array(np.array([-1.0], np.float32), "lo"), hi]))
