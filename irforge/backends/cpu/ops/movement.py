@@ -135,10 +135,6 @@ def permute_any(ctx: Lowering, op: Permute) -> None:
     relayout(ctx, op, ctx.input(op, 0), x, tuple(order), ctx.output(op))
 
 
-def _label(op: Operation) -> str:
-    return getattr(op, "label", op.name)
-
-
 @lowering(Gather)
 def gather(ctx: Lowering, op: Gather) -> None:
     data, indices = shape_of(op.data), shape_of(op.indices)
@@ -151,7 +147,7 @@ def gather(ctx: Lowering, op: Gather) -> None:
     name = ctx.kernel(("gather", spec), lambda m, n: gather_kernel(m, spec, n))
     # the reference's error (`reference/kernels/shape.gather`), with the index
     size = data[axis]
-    check = ctx.check_word("E858", f"{_label(op)}: indices must be in [{-size}, {size - 1}] for axis {axis} (index {{}})")
+    check = ctx.check_word("E858", f"{op.label}: indices must be in [{-size}, {size - 1}] for axis {axis} (index {{}})")
     ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op), check])
 
 
@@ -173,5 +169,5 @@ def gather_elements(ctx: Lowering, op: GatherElements) -> None:
                         data[axis], indices[axis], int(np.prod(indices[axis + 1:])))
     name = ctx.kernel(("gather_elements", spec), lambda m, n: gather_elements_kernel(m, spec, n))
     # the reference's error (`reference/kernels/indexing.checked`)
-    check = ctx.check_word("E880", f"{_label(op)}: index {{}} is out of range for a dim of size {data[axis]}")
+    check = ctx.check_word("E880", f"{op.label}: index {{}} is out of range for a dim of size {data[axis]}")
     ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op), check])
