@@ -348,6 +348,15 @@ for _op, _values in _s10.BAD_ATTRIBUTES.items():
 BAD_CONSTANTS += _s10.BAD_CONSTANTS
 BAD_INPUT_TYPES += _s10.BAD_INPUT_TYPES
 
+from irforge.testing import fuzz_session11_ops as _s11  # noqa: E402
+
+ONNX_SEEDS.update(_s11.SEEDS)
+IR_SEEDS += _s11.IR_SEEDS  # 1x1 / 3x3 Convolution, MatMul, Gather / GatherElements, Transpose
+for _op, _values in _s11.BAD_ATTRIBUTES.items():
+    BAD_ATTRIBUTES[_op] = BAD_ATTRIBUTES.get(_op, []) + _values
+BAD_CONSTANTS += _s11.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s11.BAD_INPUT_TYPES
+
 
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
@@ -453,7 +462,7 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 
 VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
 for _op, _values in [*_s6.VALID_ATTRIBUTES.items(), *_s7.VALID_ATTRIBUTES.items(), *_s8.VALID_ATTRIBUTES.items(), *_s9.VALID_ATTRIBUTES.items(),
-                       *_s10.VALID_ATTRIBUTES.items()]:
+                       *_s10.VALID_ATTRIBUTES.items(), *_s11.VALID_ATTRIBUTES.items()]:
     VALID_ATTRIBUTES[_op] = VALID_ATTRIBUTES.get(_op, []) + _values
 
 

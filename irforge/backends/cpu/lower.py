@@ -49,7 +49,7 @@ class Buffer:
 
     nbytes: int
     kind: str
-    """arena | scratch | const | input"""
+    """arena | scratch | const | input | check"""
     array: np.ndarray | None = None
     first: int = -1
     last: int = -1
@@ -58,6 +58,9 @@ class Buffer:
     """An arena buffer stored inside another (a Concat's input in its slice of the output,
     `ops.movement.concat`): placed with it, `within` bytes in; the planner sets `offset`."""
     within: int = 0
+    note: str = ""
+    """a check word's error code and message, `{}` standing for the value the kernel stored
+    (see `Lowering.check_word`)"""
 
     def touch(self, phase: int) -> None:
         self.first = phase if self.first < 0 else min(self.first, phase)
@@ -154,6 +157,16 @@ class Lowering:
 
     def scratch(self, nbytes: int) -> Buffer:
         return self.buffer(nbytes, "scratch")
+
+    def check_word(self, code: str, message: str) -> Buffer:
+        """Two i64 words a kernel sets when it meets bad run-time data (an index out of
+        range): [1, the bad value]. The executable zeroes them before each run and, after a
+        run that set them, raises the reference's error: `code` and `message`, whose `{}`
+        the value replaces. The reference raises there; a native kernel must neither read
+        outside nor give a silent number."""
+        buf = self.buffer(16, "check")
+        buf.note = f"{code} {message}"
+        return buf
 
     def constant_of(self, value: SSAValue) -> np.ndarray | None:
         """The array of a value defined by nn.constant, else None."""

@@ -215,6 +215,8 @@ def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanne
             record["at"] = buf.array.ctypes.data - base
             record["dtype"] = buf.array.dtype.str
             record["shape"] = list(buf.array.shape)
+        if buf.note:
+            record["note"] = buf.note
         buffers.append(record)
     skeleton = {
         "buffers": buffers,
@@ -338,7 +340,8 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
             dtype = np.dtype(record["dtype"])
             size = int(np.prod(record["shape"], dtype=np.int64)) * dtype.itemsize
             array = constants.data[record["at"]:record["at"] + size].view(dtype).reshape(record["shape"])
-        buffers.append(Buffer(record["nbytes"], record["kind"], array, record["first"], record["last"], record["offset"]))
+        buffers.append(Buffer(record["nbytes"], record["kind"], array, record["first"], record["last"], record["offset"],
+                              record.get("note", "")))
     phases = [Phase(fn, [buffers[i] for i in args], tag, flops) for fn, args, tag, flops in skeleton["phases"]]
 
     def interface(items: list) -> list:

@@ -39,6 +39,7 @@ from irforge.backends.common import input_array, view_at
 from irforge.backends.cpu.lower import Program
 from irforge.backends.cpu.memory import Region, release_freed_memory
 from irforge.backends.reference.run_time_sizes import memory_bytes
+from irforge.errors import IrforgeError
 
 DRIVER = "irforge_run"
 WORKER = "irforge_worker"
@@ -310,7 +311,9 @@ class Executable:
         self.arena = self._arena_region.data[:arena_size // 4 * 4].view(np.float32)
         base = self.arena.ctypes.data
         self._const_region = constants if constants is not None else _gather_constants(program)
+        self.checks = [(b, np.zeros(2, np.int64)) for b in program.buffers if b.kind == "check" and b.first >= 0]
         self.address = {id(b): self._address(b, base) for b in program.buffers}
+        self.address.update({id(b): words.ctypes.data for b, words in self.checks})
         self.tables = [np.array([self.address[id(b)] for b in p.args] or [0], np.uint64) for p in program.phases]
         self.table_of_tables = np.array([t.ctypes.data for t in self.tables] or [0], np.uint64)
         self.input_slots = {
@@ -341,11 +344,22 @@ class Executable:
                 self.address[id(buf)] = array.ctypes.data
                 for table, index in self.input_slots[name]:
                     table[index] = array.ctypes.data
+            for _, words in self.checks:
+                words[:] = 0
             if self.program.phases:
                 self.team.run(self.table_of_tables.ctypes.data)
             for step in self.program.host_steps:
                 step.raise_pending()
+            self._raise_checks()
             return {name: self._read(buf, shape, dtype) for name, buf, shape, dtype in self.program.outputs}
+
+    def _raise_checks(self) -> None:
+        """The error of the first check word a kernel set (bad run-time data; `Lowering.check_word`)."""
+        for buf, words in self.checks:
+            if words[0]:
+                code, _, message = buf.note.partition(" ")
+                head, _, tail = message.rpartition("{}")  # the op's label before it may hold braces
+                raise IrforgeError(f"{head}{int(words[1])}{tail}", fix="check the indices the model computes", code=code)
 
     def _read(self, buf, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
         return view_at(self.address[id(buf)], shape, dtype).copy()

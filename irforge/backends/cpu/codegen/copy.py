@@ -208,12 +208,31 @@ class GatherSpec:
     after: int
 
 
+def _report(kb: KernelBuilder, check: ir.Value, value: ir.Value) -> None:
+    """Set the check word (see `Lowering.check_word`): [1, value]. Threads that meet bad
+    indices at once may each store theirs; any one is reported."""
+    b = kb.b
+    b.store_atomic(value, kb.at(check, 1), "monotonic", 8)
+    b.store_atomic(i64(1), check, "monotonic", 8)
+
+
+def _from_end(kb: KernelBuilder, raw: ir.Value, bits: int, size: int) -> tuple[ir.Value, ir.Value]:
+    """(the index as i64, made non-negative when it counts from the end; whether it is inside
+    [0, size))."""
+    b = kb.b
+    wide = b.sext(raw, I64) if bits < 64 else raw
+    index = b.select(b.icmp_signed("<", wide, i64(0)), b.add(wide, i64(size)), wide)
+    return wide, index
+
+
 def gather_kernel(module: ir.Module, spec: GatherSpec, name: str) -> None:
-    """args: data, indices, out. Negative indices count from the end; an index still out of
-    range gives a row of zeros (the reference raises; native code must not read outside)."""
+    """args: data, indices, out, check word. Negative indices count from the end; an index
+    still out of range sets the check word (the executable raises E880 after the run, as the
+    reference does) and gives a row of zeros (native code must not read outside)."""
     kb = KernelBuilder(module, name)
     t = ir.IntType(8 * spec.itemsize)
     data, indices, out = kb.slot(0, t), kb.slot(1, ir.IntType(spec.index_bits)), kb.slot(2, t)
+    check = kb.slot(3, I64)
     b = kb.b
     memcpy = kb.intrinsic("llvm.memcpy.p0.p0.i64", VOID, [ir.PointerType(I8), ir.PointerType(I8), I64, I1])
     r0, r1 = kb.partition(spec.batch * spec.before * spec.count)
@@ -222,8 +241,7 @@ def gather_kernel(module: ir.Module, spec: GatherSpec, name: str) -> None:
         bp = b.udiv(row, i64(spec.count))
         batch = b.udiv(bp, i64(spec.before))
         raw = b.load(kb.at(indices, b.add(b.mul(batch, i64(spec.count)), i)))
-        index = b.sext(raw, I64) if spec.index_bits < 64 else raw
-        index = b.select(b.icmp_signed("<", index, i64(0)), b.add(index, i64(spec.size)), index)
+        wide, index = _from_end(kb, raw, spec.index_bits, spec.size)
         dst = kb.at(out, b.mul(row, i64(spec.after)))
         with b.if_else(b.icmp_unsigned("<", index, i64(spec.size))) as (inside, outside):
             with inside:
@@ -231,6 +249,7 @@ def gather_kernel(module: ir.Module, spec: GatherSpec, name: str) -> None:
                 b.call(memcpy, [b.bitcast(dst, ir.PointerType(I8)), b.bitcast(src, ir.PointerType(I8)),
                                 i64(spec.after * spec.itemsize), ir.Constant(I1, 0)])
             with outside:
+                _report(kb, check, wide)
                 with kb.loop(0, spec.after, name="z") as j:
                     b.store(ir.Constant(t, 0), kb.at(dst, j))
     kb.finish()
@@ -250,24 +269,33 @@ class ElementsSpec:
 
 
 def gather_elements_kernel(module: ir.Module, spec: ElementsSpec, name: str) -> None:
-    """args: data, indices, out. Threads split the [O, count] rows; an element at a time along
-    K (the index differs per element). Negative indices count from the end; an index still
-    out of range gives 0 (the reference raises E880; native code must not read outside)."""
+    """args: data, indices, out, check word. Threads split the [O, count] rows; an element at
+    a time along K (the index differs per element). Negative indices count from the end; an
+    index still out of range gives 0 and sets the check word (the executable raises E880
+    after the run, as the reference does; native code must not read outside). The loop only
+    ORs a flag (no branch in it); the bad index is looked up again after it, on that path."""
     kb = KernelBuilder(module, name)
     t = ir.IntType(8 * spec.itemsize)
     data, indices, out = kb.slot(0, t), kb.slot(1, ir.IntType(spec.index_bits)), kb.slot(2, t)
+    check = kb.slot(3, I64)
     b = kb.b
+    bad = b.alloca(I1, name="bad")  # in the entry block: promoted to a register
+    b.store(ir.Constant(I1, 0), bad)
     r0, r1 = kb.partition(spec.outer * spec.count)
     with kb.loop(r0, r1, name="row") as row:
         plane = kb.mul(b.udiv(row, i64(spec.count)), spec.size * spec.inner)  # data's [o] block
         first = kb.mul(row, spec.inner)
         with kb.loop(0, spec.inner, name="k") as k:
             at = b.add(first, k)
-            raw = b.load(kb.at(indices, at))
-            index = b.sext(raw, I64) if spec.index_bits < 64 else raw
-            index = b.select(b.icmp_signed("<", index, i64(0)), b.add(index, i64(spec.size)), index)
+            _, index = _from_end(kb, b.load(kb.at(indices, at)), spec.index_bits, spec.size)
             inside = b.icmp_unsigned("<", index, i64(spec.size))
+            b.store(b.or_(b.load(bad), b.not_(inside)), bad)
             safe = b.select(inside, index, i64(0))  # a load from the row's first element, discarded
             value = b.load(kb.at(data, kb.add(plane, kb.add(kb.mul(safe, spec.inner), k))))
             b.store(b.select(inside, value, ir.Constant(t, 0)), kb.at(out, at))
+    with kb.if_(b.load(bad)):
+        with kb.loop(kb.mul(r0, spec.inner), kb.mul(r1, spec.inner), name="find") as at:
+            wide, index = _from_end(kb, b.load(kb.at(indices, at)), spec.index_bits, spec.size)
+            with kb.if_(b.icmp_unsigned(">=", index, i64(spec.size))):
+                _report(kb, check, wide)
     kb.finish()

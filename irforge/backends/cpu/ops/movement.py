@@ -179,7 +179,10 @@ def gather(ctx: Lowering, op: Gather) -> None:
         int(np.prod(indices[batch_dims:])), int(np.prod(data[axis + 1:])),
     )
     name = ctx.kernel(("gather", spec), lambda m, n: gather_kernel(m, spec, n))
-    ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op)])
+    # the reference's error (`reference/kernels/shape.gather`), with the index
+    size = data[axis]
+    check = ctx.check_word("E858", f"{op.label}: indices must be in [{-size}, {size - 1}] for axis {axis} (index {{}})")
+    ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op), check])
 
 
 NATIVE_GATHER_ELEMENTS = True
@@ -199,4 +202,6 @@ def gather_elements(ctx: Lowering, op: GatherElements) -> None:
     spec = ElementsSpec(dtype_of(op.data).itemsize, 8 * dtype_of(op.indices).itemsize, int(np.prod(indices[:axis])),
                         data[axis], indices[axis], int(np.prod(indices[axis + 1:])))
     name = ctx.kernel(("gather_elements", spec), lambda m, n: gather_elements_kernel(m, spec, n))
-    ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op)])
+    # the reference's error (`reference/kernels/indexing.checked`)
+    check = ctx.check_word("E880", f"{op.label}: index {{}} is out of range for a dim of size {data[axis]}")
+    ctx.phase(name, [ctx.input(op, 0), ctx.input(op, 1), ctx.output(op), check])

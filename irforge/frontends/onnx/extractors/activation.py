@@ -102,10 +102,19 @@ def clip(ctx: NodeContext) -> SSAValue:
     else:
         lo, hi = ctx.constant_input(1), ctx.constant_input(2)
         floating = np.issubdtype(from_xdsl(ctx.input_type(0).element_type), np.floating)
+        for index in (1, 2):
+            shape = ctx.input_shape(index) if ctx.has_input(index) else (1,)
+            what = "min" if index == 1 else "max"
+            if min(shape, default=1) >= 0 and int(np.prod(shape)) != 1:
+                # ONNX's min / max are scalars: onnxruntime refuses others; float() of one failed
+                raise ctx.fail(f"Clip's {what} must be a scalar, got shape {list(shape)}", fix="give min and max as 0-d tensors")
+            if ctx.has_input(index) and ctx.input_type(index).element_type != ctx.input_type(0).element_type:
+                raise ctx.fail(f"Clip's {what} is {ctx.input_type(index).element_type}, its input {ctx.input_type(0).element_type}",
+                               fix="give min and max of the input's element type")
         if (ctx.has_input(1) and lo is None) or (ctx.has_input(2) and hi is None) or not floating:
             return _clip_eltwise(ctx)
-        low = float(lo) if lo is not None else -np.inf
-        high = float(hi) if hi is not None else np.inf
+        low = float(lo.reshape(-1)[0]) if lo is not None else -np.inf
+        high = float(hi.reshape(-1)[0]) if hi is not None else np.inf
     finfo = np.finfo(np.float32)
     return ctx.value(Clamp, [ctx.input(0)], min=float(max(low, finfo.min)), max=float(min(high, finfo.max)))
 

@@ -289,7 +289,7 @@ def blocked_dequantize(ctx: NodeContext, axis: int) -> SSAValue:
                            where=ctx.where, fix="give one scale and zero point per block along the axis", code="E171")
     if x.dtype not in (np.dtype(np.int32),):
         integer_range(ctx, x.dtype)  # refuses types irforge does not quantize with
-    if x.dtype.itemsize == 1 and zp.dtype == x.dtype:
+    if x.dtype.itemsize == 1 and zp.dtype == x.dtype and not groups_output_axis(ctx, axis, x.ndim):
         # 4- and 8-bit weights stay compressed: OpenVINO's grouped decompression subgraph
         blocked = lambda v: grouped(v, axis, block)  # noqa: E731
         one_per_block = lambda v: np.expand_dims(v, axis + 1)  # noqa: E731
@@ -299,6 +299,23 @@ def blocked_dequantize(ctx: NodeContext, axis: int) -> SSAValue:
     expand = lambda v: np.repeat(v, block, axis=axis).take(np.arange(x.shape[axis]), axis=axis)  # noqa: E731
     y = (x.astype(np.int64) - expand(zp).astype(np.int64)).astype(scale.dtype) * expand(scale)
     return ctx.constant(y.astype(scale.dtype), "")
+
+
+def groups_output_axis(ctx: NodeContext, axis: int, rank: int) -> bool:
+    """Whether the blocks run along the output axis of a MatMul or Gemm the weights feed as B
+    (N of [K, N]): OpenVINO's compressed FullyConnected groups along K only, and its CPU plugin
+    (2026.4, ConvertFullyConnectedToFullyConnectedCompressed) mis-shapes the other layout
+    ("Incompatible MatMul matrix dimension" at compile), so those weights are dequantized here."""
+    if rank < 2:
+        return False
+    output = ctx.node.output[0]
+    for node in ctx.importer.graph.node:
+        if len(node.input) < 2 or node.input[1] != output:
+            continue
+        trans_b = node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.attribute)
+        if node.op_type == "MatMul" and axis == rank - 1 or node.op_type == "Gemm" and axis == (0 if trans_b else 1):
+            return True
+    return False
 
 
 def linear_params(ctx: NodeContext, scale_index: int, rank: int, axis: int) -> tuple[np.ndarray, np.ndarray]:

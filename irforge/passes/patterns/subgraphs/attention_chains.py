@@ -88,7 +88,7 @@ from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
-from irforge.passes.patterns.subgraphs.attention_exports import FILL_AT_MOST, fill_is_additive
+from irforge.passes.patterns.subgraphs.attention_exports import FILL_ABSORBS, FILL_AT_MOST, fill_is_additive
 from irforge.passes.patterns.subgraphs.attention_sizes import fits, inferred, one_view, shared, static_but_keys
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
@@ -253,17 +253,25 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
 
 
 def lifted_fill(chain: Chain, fill: float) -> bool:
-    """Whether the constant masks added after a Where (the chain's terms so far, read from
-    the softmax back) may lift its fill above FILL_AT_MOST / 10 at the softmax (-1e3: exp of
-    it is 0 beside any logit above -900, a relative-position bias on a -1e4 fill stays
-    masked). A run-time mask is taken as what models add: 0 or very negative."""
+    """Whether the masks added after a Where (the chain's terms so far, read from the softmax
+    back) may lift its fill above FILL_AT_MOST / 10 at the softmax (-1e3: exp of it is 0
+    beside any logit above -900, a relative-position bias on a -1e4 fill stays masked). A
+    run-time mask may hold anything: it lifts any fill that does not absorb the scores (a
+    +2e4 on a -1e4 fill makes the masked keys the row's largest and equal logits, where the
+    fused s + fill + mask weights them by exp(s)); after a fill at or below FILL_ABSORBS
+    (float32's min: HF's causal Where, then the padding mask) the fused form is the source's."""
     top = fill * chain.factor
     for term in chain.terms:
         owner = term.value.owner
-        if term.fill is None and isinstance(owner, Constant):
-            array = constant_value(owner, store_of(owner))
-            if array.size and array.dtype.kind == "f":
-                top += float(np.max(term.coefficient * array.astype(np.float64)))
+        if term.fill is not None:
+            continue
+        if not isinstance(owner, Constant):
+            if top > FILL_ABSORBS:
+                return True
+            continue
+        array = constant_value(owner, store_of(owner))
+        if array.size and array.dtype.kind == "f":
+            top += float(np.max(term.coefficient * array.astype(np.float64)))
     return top > FILL_AT_MOST / 10
 
 

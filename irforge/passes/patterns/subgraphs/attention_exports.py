@@ -205,6 +205,10 @@ class ExportedAttention(DagReplacement):
             if not fill_is_additive(float(fill.reshape(-1)[0]), condition, "keep" in m.values):
                 return False
             mask = m.values.get("mask")
+            if mask is not None and not isinstance(mask.owner, Constant) and float(fill.reshape(-1)[0]) > FILL_ABSORBS:
+                # a run-time mask may hold anything: a positive one lifts a fill that does not
+                # absorb the scores as a constant one does (below)
+                return False
             if mask is not None and isinstance(mask.owner, Constant):
                 # GPT-Neo's Where(keep, s, fill) + mask is s + (Where(keep, 0, fill) + mask) only
                 # while fill + mask stays very negative (at most -1e3): a mask that lifts the fill makes the
