@@ -20,11 +20,13 @@ Each model is exported by torch.onnx.export (TorchScript exporter, opset 17; Res
 MobileNetV2 come from `irforge.testing.onnx_models`), imported by irforge with ir-convert's
 default pipeline and compiled twice into a fresh cache directory: cold (every kernel
 compiled) and cached (the whole program from the cache, once the cold compile's entry is on
-disk: "entry write" is how long that background write still took). Then, per thread count, irforge,
+disk: "entry write" is how long that write still took, 0 where the entry is small enough
+to be written before compile returns). Then, per thread count, irforge,
 onnxruntime (on the ONNX file) and OpenVINO (its own ONNX reader, f32) run alternately in
 this one process, `--runs` rounds after two warm-up runs each; the table gives irforge's
 median and its ratio to each engine's median (below 1: irforge is faster), irforge's max abs
-error against onnxruntime, the compile times, and memory: the model's weights, the packed
+error against onnxruntime relative to the largest |output| (random weights blow some outputs
+up to ~1e12: an absolute figure says nothing there), the compile times, and memory: the model's weights, the packed
 constants and arena of the compiled model, the peak RSS growth of the cold compile over the
 process before it (VmHWM, reset through /proc/self/clear_refs) and the RSS the compiled model
 keeps after a run. The machine may be shared: record `uptime` with the figures and read
@@ -421,7 +423,7 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
     else:
         ort_feeds = feeds
     want = [np.load(workdir / f"{name}.want.npy")] if keras else sessions[threads[0]].run(None, feeds)
-    row["error"] = f"{max_error(got, want)[0]:.1e}"
+    row["error"] = f"{max_error(got, want)[1]:.1e}"
     s = cached.stats
     row["compile cold"] = f"{cold_seconds:.1f} s"
     row["compile cached"] = f"{s.seconds:.2f} s" + ("" if s.program_cached else " (not cached)")
