@@ -5,6 +5,8 @@ Outside CI (the zoo venv):
 
     PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_phase_profile.py resnext50_32x4d [--runs 5] [--top 25]
 
+keras.applications models (`keras_Xception`, ...) are profiled on tf2onnx's ONNX file, both sides.
+
 irforge's phases are called one by one in model order (each kernel through its own entry
 point, thread 0 of 1), so each phase finds its inputs where the previous one left them, as in
 a whole run; times are medians over `--runs` passes, summed per (tag, kernel). onnxruntime's
@@ -39,6 +41,7 @@ def _without_torchvision() -> None:
 _without_torchvision()
 sys.path.insert(0, str(Path(__file__).parent))
 from zoo_latency import ZOO  # noqa: E402
+from zoo_more import KERAS_MODELS  # noqa: E402
 
 _KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -106,9 +109,21 @@ def ort_nodes(path: Path, feeds, runs: int) -> dict[str, float]:  # type: ignore
     return dict(by_kind)
 
 
+def _keras(name: str, tmp: Path, path: Path):  # type: ignore[no-untyped-def]
+    """Feeds of a keras.applications model written to `path` as tf2onnx converts it."""
+    import onnx
+    from zoo_more import freeze_keras, keras_onnx
+
+    pb = tmp / f"{name}.pb"
+    feeds, _ = freeze_keras(name, pb)
+    keras_onnx(pb).replace(path)
+    inputs = [i.name for i in onnx.load(str(path)).graph.input]
+    return dict(zip(inputs, feeds.values()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("model", choices=sorted(ZOO))
+    ap.add_argument("model", choices=sorted([*ZOO, *KERAS_MODELS]))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--phases", action="store_true", help="also list every phase in model order")
@@ -122,7 +137,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{args.model}.onnx"
-        feeds = ZOO[args.model](path)
+        if args.model in KERAS_MODELS:  # both on tf2onnx's ONNX file (the zoo gives irforge the frozen graph)
+            feeds = _keras(args.model, Path(tmp), path)
+        else:
+            feeds = ZOO[args.model](path)
         model = import_onnx(str(path))
         apply_pipeline(model.module, DEFAULT_PIPELINE)
         phases = irforge_phases(model, feeds, args.runs)
