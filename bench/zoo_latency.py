@@ -24,7 +24,9 @@ disk: "entry write" is how long that write still took, 0 where the entry is smal
 to be written before compile returns). Then, per thread count, irforge,
 onnxruntime (on the ONNX file) and OpenVINO (its own ONNX reader, f32) run alternately in
 this one process, `--runs` rounds after two warm-up runs each; the table gives irforge's
-median and its ratio to each engine's median (below 1: irforge is faster), irforge's max abs
+median and its ratio to each engine's median (below 1: irforge is faster; on 1 thread also
+the ratio of the medians of process CPU time per run, which other jobs on a shared host do
+not inflate as they do wall time), irforge's max abs
 error against onnxruntime relative to the largest |output| (random weights blow some outputs
 up to ~1e12: an absolute figure says nothing there), the compile times, and memory: the model's weights, the packed
 constants and arena of the compiled model, the peak RSS growth of the cold compile over the
@@ -362,18 +364,22 @@ def reset_peak() -> None:
         pass
 
 
-def alternate(engines: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """Median seconds of each engine, run in turn (one run each per round)."""
+def alternate(engines: dict[str, Callable[[], object]], runs: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall seconds of each engine, run in turn (one run each per round), and median
+    CPU seconds of this process over each run (on a shared host, other jobs stretch the wall
+    time of whichever engine they preempt; they do not add to its CPU time)."""
     times: dict[str, list[float]] = {name: [] for name in engines}
+    cpu: dict[str, list[float]] = {name: [] for name in engines}
     for fn in engines.values():
         fn()
         fn()
     for _ in range(runs):
         for name, fn in engines.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+            cpu[name].append(time.process_time() - start_cpu)
+    return {name: statistics.median(t) for name, t in times.items()}, {name: statistics.median(t) for name, t in cpu.items()}
 
 
 def host_steps(compiled: object) -> str:
@@ -442,10 +448,13 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
         engines = {"irforge": lambda: mine(feeds), "openvino": lambda: request.infer(ov_feeds)}
         if t in sessions:
             engines["onnxruntime"] = lambda session=sessions[t]: session.run(None, ort_feeds)
-        medians = alternate(engines, runs)
+        medians, cpu = alternate(engines, runs)
         row[f"{t}T ms"] = f"{medians['irforge'] * 1e3:.1f}"
         row[f"{t}T /ort"] = f"{medians['irforge'] / medians['onnxruntime']:.2f}" if t in sessions else ort_missing
         row[f"{t}T /ov"] = f"{medians['irforge'] / medians['openvino']:.2f}"
+        if t == 1:  # one thread each: the process's CPU time is the engine's work
+            row["1T cpu /ort"] = f"{cpu['irforge'] / cpu['onnxruntime']:.2f}" if t in sessions else ort_missing
+            row["1T cpu /ov"] = f"{cpu['irforge'] / cpu['openvino']:.2f}"
         if mine is not cached:
             mine.close()
     row["resident +MiB"] = f"{(rss() - before) / MIB:.0f}"
