@@ -22,12 +22,15 @@ from llvmlite import ir
 
 from irforge.backends.cpu.codegen.gemm import MR, GemmSpec, inline_gemm
 from irforge.backends.cpu.codegen.irutil import F32, VW, KernelBuilder, i64, vec
-from irforge.backends.cpu.codegen.mathfn import vector_exp
+from irforge.backends.cpu.codegen.mathfn import exp_nonpositive, vector_exp
 
 BLOCK_FLOATS = 65536
 """Floats of one block of scores (256 KiB on the stack, half this host's 512 KiB L2)."""
 ROWS_MAX = 512
 """Query rows per block at most (a whole head of BERT's 128 or ViT's 197 rows)."""
+LEAN_EXP = True
+"""A row whose maximum is finite takes `exp_nonpositive` (its entries minus the maximum are
+<= 0, none NaN); other rows keep `vector_exp`'s limits (A/B switch)."""
 
 
 @dataclass(frozen=True)
@@ -169,5 +172,22 @@ def _exp_row(kb: KernelBuilder, spec: AttentionSpec, row, mask_row, inverse_slot
     top = kb.hreduce("fmax", fold(fmax, -math.inf, logits))
     finite = b.fcmp_ordered("<", kb.call_unary("fabs", kb.splat(top)), kb.vconst(math.inf))
     shift = b.select(finite, kb.splat(top), kb.vconst(0.0))
-    total = fold(b.fadd, 0.0, lambda offset, lanes: vector_exp(kb, b.fsub(kb.vload(kb.at(row, offset), mask=lanes), shift)))
+
+    def exps(exp):  # type: ignore[no-untyped-def]
+        return fold(b.fadd, 0.0, lambda offset, lanes: exp(kb, b.fsub(kb.vload(kb.at(row, offset), mask=lanes), shift)))
+
+    if LEAN_EXP:
+        # a finite maximum (neither inf nor NaN: a NaN entry makes the maximum NaN) bounds
+        # every entry minus it to [-inf, 0]: no upper limit, no NaN to keep
+        with b.goto_block(kb.fn.entry_basic_block):
+            sums = b.alloca(vec())
+        bounded = b.and_(b.fcmp_ordered(">", top, ir.Constant(F32, -math.inf)), b.fcmp_ordered("<", top, ir.Constant(F32, math.inf)))
+        with b.if_else(bounded) as (then, otherwise):
+            with then:
+                b.store(exps(exp_nonpositive), sums)
+            with otherwise:
+                b.store(exps(vector_exp), sums)
+        total = b.load(sums)
+    else:
+        total = exps(vector_exp)
     b.store(b.fdiv(ir.Constant(F32, 1.0), kb.hreduce("fadd", total)), inverse_slot)

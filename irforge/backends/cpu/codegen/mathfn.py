@@ -88,6 +88,15 @@ def vector_exp(kb: KernelBuilder, x: ir.Value) -> ir.Value:
     return _select(kb, "uno", x, x, x, value)
 
 
+def exp_nonpositive(kb: KernelBuilder, x: ir.Value) -> ir.Value:
+    """exp(x) for x <= 0 or -inf and no NaN (a softmax row minus its finite maximum): the lower
+    clamp and its select alone, 2^n built directly (n in [-125, 0]): `vector_exp` without its
+    upper clamp, its inf and NaN selects and one scaling (ViT's attention spent 0.35 of 2.05 ms
+    in vector_exp)."""
+    value = _exp_scaled(kb, kb.call_binary("maxnum", x, _c(kb, EXP_LOW, x)), 127)
+    return _select(kb, "<", x, _c(kb, EXP_LOW, x), _c(kb, 0.0, x), value)
+
+
 EXP_TOP = 88.0
 """`_exp_inside`'s upper bound: round(88 / ln 2) = 127, so 2^n is a normal float."""
 
