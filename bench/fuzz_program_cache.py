@@ -13,7 +13,9 @@ later load accepts with other numbers:
     two         two processes compile the same model into one directory at once, then a third loads
     tiny_cap    IRFORGE_CACHE_MAX_MB=1: the trim removes the new entry's files
     truncated   the entry's .bin cut in place (and .json cut) while other processes load it
-    changed     one byte of the .bin flipped (same size): a later load must not accept it
+    cut_mapped  a hit's .bin cut to 0 bytes in place before it runs (outside irforge: irforge
+                only renames and unlinks cache files; not in the default set, see --cases)
+    changed     64 bytes of the .bin overwritten (same size): a later load must not accept it
 
     python bench/fuzz_program_cache.py [--rounds N]
 """
@@ -70,6 +72,9 @@ def worker(args: argparse.Namespace) -> int:
             shutil.rmtree(args.dir, ignore_errors=True)
         elif args.case == "readonly":
             os.chmod(args.dir, stat.S_IRUSR | stat.S_IXUSR)
+        elif args.case == "cut_mapped":  # (a hit's region is a mapping of the .bin)
+            for path in Path(args.dir).glob("p*.bin"):
+                os.truncate(path, 0)
         elif args.case == "full_late":
             import resource
             resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
@@ -128,6 +133,10 @@ def run_case(case: str, big: bool, root: Path) -> list[str]:
     elif case == "tiny_cap":
         for _ in range(3):
             results.append(verdict(spawn("plain", directory, big, {"IRFORGE_CACHE_MAX_MB": "1"})))
+    elif case == "cut_mapped":
+        results.append(verdict(spawn("plain", directory, big)))
+        results.append(verdict(spawn("cut_mapped", directory, big)))
+        results.append(verdict(spawn("plain", directory, big)))
     elif case in ("truncated", "changed"):
         results.append(verdict(spawn("plain", directory, big)))
         bins = sorted(directory.glob("p*.bin"))
