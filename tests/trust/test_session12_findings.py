@@ -191,8 +191,9 @@ def _where_attention(scale: float, after: str | None) -> onnx.ModelProto:
     return _model(nodes, inputs, inits, opset=18)
 
 
-def _check_fused(proto: onnx.ModelProto, feeds: dict) -> None:
-    """ref and cpu (1 thread, no cache) against onnxruntime, the attention fused."""
+def _check_fused(proto: onnx.ModelProto, feeds: dict, tmp_path=None) -> None:  # type: ignore[no-untyped-def]
+    """ref and cpu (1 thread, no cache) against onnxruntime, the attention fused; OpenVINO on
+    the written IR too when given a folder."""
     from irforge.backends.cpu import compile_model
     from irforge.backends.reference import run
     from irforge.passes import apply_pipeline
@@ -210,6 +211,13 @@ def _check_fused(proto: onnx.ModelProto, feeds: dict) -> None:
             np.testing.assert_allclose(compiled(feeds)["y"], want, rtol=1e-4, atol=1e-5)
         finally:
             compiled.close()
+    if tmp_path is not None:
+        from irforge.backends.ir_xml import write_ir_xml
+        from tests.backends.ir_xml_support import run_openvino
+
+        xml, _ = write_ir_xml(model, tmp_path / "a.xml")  # (the fused graph)
+        assert "ScaledDotProductAttention" in xml.read_text()
+        np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-5)
 
 
 def _feeds(seed: int) -> dict:
@@ -223,7 +231,7 @@ def _feeds(seed: int) -> dict:
 
 @pytest.mark.parametrize("after", [None, "scaled"])
 @pytest.mark.parametrize(("scale", "poison"), [(1e37, None), (0.35, np.inf), (0.35, np.nan)])
-def test_a_row_masked_throughout_is_the_mean_of_v_whatever_its_scores(after: str | None, scale: float, poison: float | None) -> None:
+def test_a_row_masked_throughout_is_the_mean_of_v_whatever_its_scores(tmp_path, after: str | None, scale: float, poison: float | None) -> None:  # type: ignore[no-untyped-def]
     """rtkeys.onnx #18: scores that overflow (q * 1e37) or are inf / NaN (in q) on a row a
     run-time Where(keep, s, float32's min) masks throughout: onnxruntime's row is the fill
     alone, uniform, the mean of v; fused, s + fill was NaN or softmax(s) there (the fill
@@ -232,15 +240,15 @@ def test_a_row_masked_throughout_is_the_mean_of_v_whatever_its_scores(after: str
     feeds = _feeds(7)
     if poison is not None:
         feeds["q"][0, :, 2, 3] = poison  # the masked row's query
-    _check_fused(_where_attention(scale, after), feeds)
+    _check_fused(_where_attention(scale, after), feeds, tmp_path)
 
 
 @pytest.mark.parametrize("value", [1e30, 1e38, float(np.nextafter(np.float32(np.finfo(np.float32).max), np.float32(0)))])
-def test_a_huge_run_time_mask_after_a_float32_min_fill(value: float) -> None:
+def test_a_huge_run_time_mask_after_a_float32_min_fill(tmp_path, value: float) -> None:  # type: ignore[no-untyped-def]
     """Where(keep, s, float32's min) + mask with a run-time mask of 1e30 and more at masked and
     kept keys (two keys of each row, the row masked throughout included): fill + mask stays at
     or below -2e31 for every float32 below float32's max, absorbing s, so the fused s + (fill +
     mask) is the source's logit; equal to onnxruntime on ref and cpu."""
     feeds = _feeds(9)
     feeds["mask"] = np.array([0, value, 0, 0, value, 0], np.float32).reshape(1, 1, 1, 6)
-    _check_fused(_where_attention(0.35, "mask"), feeds)
+    _check_fused(_where_attention(0.35, "mask"), feeds, tmp_path)
