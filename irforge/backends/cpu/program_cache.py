@@ -358,8 +358,11 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
             dtype = np.dtype(record["dtype"])
             size = int(np.prod(record["shape"], dtype=np.int64)) * dtype.itemsize
             array = constants.data[record["at"]:record["at"] + size].view(dtype).reshape(record["shape"])
+        # (by keyword: Buffer gained fields before `note`, whose text positionally became a
+        # Concat parent and left check words without their message on a hit; the planned
+        # offsets already place a buffer stored inside another)
         buffers.append(Buffer(record["nbytes"], record["kind"], array, record["first"], record["last"], record["offset"],
-                              record.get("note", "")))
+                              note=record.get("note", "")))
     phases = [Phase(fn, [buffers[i] for i in args], tag, flops) for fn, args, tag, flops in skeleton["phases"]]
 
     def interface(items: list) -> list:
