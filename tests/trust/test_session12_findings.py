@@ -252,3 +252,28 @@ def test_a_huge_run_time_mask_after_a_float32_min_fill(tmp_path, value: float) -
     feeds = _feeds(9)
     feeds["mask"] = np.array([0, value, 0, 0, value, 0], np.float32).reshape(1, 1, 1, 6)
     _check_fused(_where_attention(0.35, "mask"), feeds, tmp_path)
+
+
+def test_attention_over_no_keys_is_zero_on_the_reference() -> None:
+    """rtkeys.onnx #79 (fuzz_numbers --only session10 --seed 131): queries and keys cut to
+    max(lengths) = 0 at run time, fused into one attention: the reference's softmax took the
+    max of empty rows (internal error); onnxruntime's unfused graph gives p @ v = 0."""
+    from irforge.backends.reference import run
+    from irforge.passes import apply_pipeline
+    from irforge.testing.fuzz_session10_ops import runtime_keys
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+    from tests.helpers import ort_session_run
+
+    proto = onnx.load_from_string(runtime_keys())
+    rng = np.random.default_rng(3)
+    feeds = {"q": rng.standard_normal((2, 2, 5, 8)), "k": rng.standard_normal((2, 2, 3, 8)), "v": rng.standard_normal((2, 2, 3, 8)),
+             "bias": rng.standard_normal((2, 1, 5, 3)), "qbias": rng.standard_normal((2, 2, 5, 5))}
+    feeds = {n: a.astype(np.float32) for n, a in feeds.items()}
+    feeds["keep"] = np.ones((2, 1, 1, 3), bool)
+    feeds["lengths"] = np.zeros(2, np.int64)
+    want = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    got = run(model, feeds)
+    for expected, name in zip(want, [o.name for o in proto.graph.output]):
+        np.testing.assert_allclose(got[name], expected, rtol=1e-5, atol=1e-6)

@@ -93,7 +93,7 @@ def fill_is_additive(fill: float, condition: SSAValue, keep: bool) -> bool:
     return bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept)
 
 
-def masks_whole_rows(fill: float, condition: SSAValue, keep: bool) -> bool:
+def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) -> bool:
     """Whether Where(keep, s, fill) with a finite fill may mask every key of a row: a run-time
     condition, or a constant one with such a row. There the source's row is the fill alone
     (uniform: the mean of v) whatever s is, where the fused s + fill is uniform only while
@@ -101,6 +101,11 @@ def masks_whole_rows(fill: float, condition: SSAValue, keep: bool) -> bool:
     inf / NaN give other numbers or NaN fused. `uniform_rows` takes those rows from v."""
     if not math.isfinite(fill):
         return False  # (-inf: a row masked throughout is NaN in the source and fused alike)
+    if keys <= 0:
+        # a run-time number of keys may be 0 (an empty KV cache): the source's rows are then
+        # 0 (p @ v over no keys), where the row max of an empty mask is not below 0 and the
+        # mean of no values is NaN (rtkeys.onnx: the reference's max raised); left as it was
+        return False
     owner = condition.owner
     if not isinstance(owner, Constant):
         return True
@@ -428,4 +433,5 @@ class ExportedAttention(DagReplacement):
         if "fill" not in m.constants or "mask" in m.values or "sub_mask" in m.values:
             return False
         condition = m["keep"] if "keep" in m.values else m["drop"]
-        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values)
+        keys = m.op("probs").operands[0].type.get_shape()[-1]  # type: ignore[attr-defined]
+        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values, keys)
