@@ -165,3 +165,115 @@ def test_clip_bounds_that_are_not_scalars_of_the_input_type_are_refused(bound: n
         import_onnx(_model(clip, x, [onnx.numpy_helper.from_array(bound, "lo"), hi]))
     assert caught.value.code == "E041"
     import_onnx(_model(clip, x, [onnx.numpy_helper.from_array(np.array([-1.0], np.float32), "lo"), hi]))
+
+
+FMIN = float(np.finfo(np.float32).min)
+
+
+def _where_attention(scale: float, after: str | None) -> onnx.ModelProto:
+    """softmax(Where(keep, (q * scale) @ k^T, float32's min) [* 0.125 | + mask]) @ v, keep a
+    run-time [1, 1, 4, 6] condition (rows of it may be all False)."""
+    nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["qs", "kt"], ["s"]), helper.make_node("Where", ["keep", "s", "fill"], ["w"])]
+    inits = [helper.make_tensor("c", T.FLOAT, [], [scale]), helper.make_tensor("fill", T.FLOAT, [], [FMIN])]
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
+    inputs.append(helper.make_tensor_value_info("keep", T.BOOL, [1, 1, 4, 6]))
+    last = "w"
+    if after == "scaled":
+        nodes.append(helper.make_node("Mul", ["w", "eighth"], ["x"]))
+        inits.append(helper.make_tensor("eighth", T.FLOAT, [], [0.125]))
+        last = "x"
+    elif after == "mask":
+        nodes.append(helper.make_node("Add", ["w", "mask"], ["x"]))
+        inputs.append(helper.make_tensor_value_info("mask", T.FLOAT, [1, 1, 1, 6]))
+        last = "x"
+    nodes += [helper.make_node("Softmax", [last], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    return _model(nodes, inputs, inits, opset=18)
+
+
+def _check_fused(proto: onnx.ModelProto, feeds: dict, tmp_path=None) -> None:  # type: ignore[no-untyped-def]
+    """ref and cpu (1 thread, no cache) against onnxruntime, the attention fused; OpenVINO on
+    the written IR too when given a folder."""
+    from irforge.backends.cpu import compile_model
+    from irforge.backends.reference import run
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+    from tests.helpers import ort_session_run
+
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
+        compiled = compile_model(model, threads=1, cache_dir=False)
+        try:
+            np.testing.assert_allclose(compiled(feeds)["y"], want, rtol=1e-4, atol=1e-5)
+        finally:
+            compiled.close()
+    if tmp_path is not None:
+        from irforge.backends.ir_xml import write_ir_xml
+        from tests.backends.ir_xml_support import run_openvino
+
+        xml, _ = write_ir_xml(model, tmp_path / "a.xml")  # (the fused graph)
+        assert "ScaledDotProductAttention" in xml.read_text()
+        np.testing.assert_allclose(run_openvino(xml, feeds)["y"], want, rtol=1e-4, atol=1e-5)
+
+
+def _feeds(seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
+    keep = np.tril(np.ones((4, 6), bool), 1)
+    keep[2] = False  # a row masked throughout (a padded query)
+    feeds["keep"] = keep.reshape(1, 1, 4, 6)
+    return feeds
+
+
+@pytest.mark.parametrize("after", [None, "scaled"])
+@pytest.mark.parametrize(("scale", "poison"), [(1e37, None), (0.35, np.inf), (0.35, np.nan)])
+def test_a_row_masked_throughout_is_the_mean_of_v_whatever_its_scores(tmp_path, after: str | None, scale: float, poison: float | None) -> None:  # type: ignore[no-untyped-def]
+    """rtkeys.onnx #18: scores that overflow (q * 1e37) or are inf / NaN (in q) on a row a
+    run-time Where(keep, s, float32's min) masks throughout: onnxruntime's row is the fill
+    alone, uniform, the mean of v; fused, s + fill was NaN or softmax(s) there (the fill
+    absorbs only |s| < 1e22). Such rows are now taken from the mean of v (the export pattern,
+    and the chain pattern for a Where scaled after it)."""
+    feeds = _feeds(7)
+    if poison is not None:
+        feeds["q"][0, :, 2, 3] = poison  # the masked row's query
+    _check_fused(_where_attention(scale, after), feeds, tmp_path)
+
+
+@pytest.mark.parametrize("value", [1e30, 1e38, float(np.nextafter(np.float32(np.finfo(np.float32).max), np.float32(0)))])
+def test_a_huge_run_time_mask_after_a_float32_min_fill(tmp_path, value: float) -> None:  # type: ignore[no-untyped-def]
+    """Where(keep, s, float32's min) + mask with a run-time mask of 1e30 and more at masked and
+    kept keys (two keys of each row, the row masked throughout included): fill + mask stays at
+    or below -2e31 for every float32 below float32's max, absorbing s, so the fused s + (fill +
+    mask) is the source's logit; equal to onnxruntime on ref and cpu."""
+    feeds = _feeds(9)
+    feeds["mask"] = np.array([0, value, 0, 0, value, 0], np.float32).reshape(1, 1, 1, 6)
+    _check_fused(_where_attention(0.35, "mask"), feeds, tmp_path)
+
+
+def test_attention_over_no_keys_is_zero_on_the_reference() -> None:
+    """rtkeys.onnx #79 (fuzz_numbers --only session10 --seed 131): queries and keys cut to
+    max(lengths) = 0 at run time, fused into one attention: the reference's softmax took the
+    max of empty rows (internal error); onnxruntime's unfused graph gives p @ v = 0."""
+    from irforge.backends.reference import run
+    from irforge.passes import apply_pipeline
+    from irforge.testing.fuzz_session10_ops import runtime_keys
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+    from tests.helpers import ort_session_run
+
+    proto = onnx.load_from_string(runtime_keys())
+    rng = np.random.default_rng(3)
+    feeds = {"q": rng.standard_normal((2, 2, 5, 8)), "k": rng.standard_normal((2, 2, 3, 8)), "v": rng.standard_normal((2, 2, 3, 8)),
+             "bias": rng.standard_normal((2, 1, 5, 3)), "qbias": rng.standard_normal((2, 2, 5, 5))}
+    feeds = {n: a.astype(np.float32) for n, a in feeds.items()}
+    feeds["keep"] = np.ones((2, 1, 1, 3), bool)
+    feeds["lengths"] = np.zeros(2, np.int64)
+    want = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    got = run(model, feeds)
+    for expected, name in zip(want, [o.name for o in proto.graph.output]):
+        np.testing.assert_allclose(got[name], expected, rtol=1e-5, atol=1e-6)

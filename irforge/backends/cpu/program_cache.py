@@ -12,9 +12,10 @@ model's inputs and outputs, and the object-cache names of the kernel and driver 
 JSON is written last, atomically, so a partial entry is never read. On a hit the region is
 read straight into huge-page memory (no packing, no copy through numpy), and the objects are
 handed to the JIT as they are; if any object is missing the compile falls back to a full one.
-The JSON holds the SHA-256 of the program's record (and each object file its own, `cache.py`):
-an entry truncated or changed on disk is a miss; one whose phases named a function no object
-defines crashed the process.
+The JSON holds the SHA-256 of the program's record (and each object file its own, `cache.py`)
+and the size and modification time of the `.bin` it was written with: an entry truncated or
+changed on disk is a miss (a `.bin` changed in place kept its size and was read as weights,
+session 12); one whose phases named a function no object defines crashed the process.
 
 Programs that run Python code outside irforge are never cached: custom layers and extension
 passes or dialects (their code is outside the code generator's version). Host steps of
@@ -46,7 +47,7 @@ from irforge.backends.cpu.memory import Region
 from irforge.errors import IrforgeError
 from irforge.model import Model
 
-FORMAT = 3
+FORMAT = 4
 """Bumped when the entry layout changes (the key includes it)."""
 HASH_THREADS = 2
 """Threads hashing the constants (hashlib lets go of the GIL on large buffers)."""
@@ -229,15 +230,19 @@ def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanne
         "objects": objects,
         "host_steps": [[step.symbol, step.recipe] for step in program.host_steps],
     }
-    body = json.dumps(skeleton)
-    text = json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "program": body}).encode()
-
     limit = max_cache_bytes()  # here: a bad $IRFORGE_CACHE_MAX_MB is the caller's one-line error
 
     def write() -> None:
         try:
             if constants is not None:
-                write_atomic(directory / f"{key}.bin", lambda f: f.write(constants.data))
+                path = directory / f"{key}.bin"
+                write_atomic(path, lambda f: f.write(constants.data))
+                # the record names the .bin it was written with (size and modification time,
+                # `_same_file`): one changed in place since, or another process's of the same key
+                # renamed over it before this record lands, is a miss, not other numbers
+                skeleton["region_file"] = _file_identity(path)
+            body = json.dumps(skeleton)
+            text = json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "program": body}).encode()
             write_atomic(directory / f"{key}.json", lambda f: f.write(text))
             trim(directory, limit)  # the folder grew by a program (and its objects): keep it under the cap
         except OSError:
@@ -300,9 +305,20 @@ class MappedConstants:
         self.data = np.frombuffer(self._map, np.uint8)
 
 
+def _file_identity(path: Path) -> list[int]:
+    """[size, modification time in ns] of `path`: what `load` compares (hashing BERT's 414 MiB
+    region at every load would cost more than the rest of a cached compile)."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _same_file(path: Path, nbytes: int, identity: list[int]) -> bool:
+    """Whether `path` is still the file the record was written with: its size the region's,
+    its size and modification time the recorded ones."""
+    return identity[0] == nbytes and _file_identity(path) == identity
+
+
 def _mapped(path: Path, nbytes: int) -> MappedConstants | None:
-    if path.stat().st_size != nbytes:
-        return None
     return MappedConstants(path, nbytes)
 
 
@@ -327,6 +343,8 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
             return None
         constants = None
         if skeleton["constants"]:
+            if not _same_file(directory / f"{key}.bin", skeleton["constants"], skeleton["region_file"]):
+                return None  # changed, cut or replaced since the record was written
             constants = (_mapped if MAP_CONSTANTS else _read)(directory / f"{key}.bin", skeleton["constants"])
             if constants is None:
                 return None
@@ -340,8 +358,11 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
             dtype = np.dtype(record["dtype"])
             size = int(np.prod(record["shape"], dtype=np.int64)) * dtype.itemsize
             array = constants.data[record["at"]:record["at"] + size].view(dtype).reshape(record["shape"])
+        # (by keyword: Buffer gained fields before `note`, whose text positionally became a
+        # Concat parent and left check words without their message on a hit; the planned
+        # offsets already place a buffer stored inside another)
         buffers.append(Buffer(record["nbytes"], record["kind"], array, record["first"], record["last"], record["offset"],
-                              record.get("note", "")))
+                              note=record.get("note", "")))
     phases = [Phase(fn, [buffers[i] for i in args], tag, flops) for fn, args, tag, flops in skeleton["phases"]]
 
     def interface(items: list) -> list:

@@ -163,3 +163,21 @@ def test_a_small_entry_is_on_disk_when_compile_returns(tmp_path: Path) -> None:
     assert compiled._executable._const_region.nbytes < program_cache.BACKGROUND_BYTES
     assert not program_cache._PENDING and list(tmp_path.glob("p*.json"))
     compiled.close()
+
+
+def test_constants_changed_in_place_are_a_miss(tmp_path: Path) -> None:
+    """A `.bin` changed on disk but not cut (same size: its weights overwritten in place, or
+    another writer's of the same key renamed over it before this record landed) was read as
+    the weights: other numbers from a hit (`bench/fuzz_program_cache.py`, case `changed`).
+    The record holds the file's size and modification time: a miss, compiled afresh."""
+    proto = onnx_models.resnet(seed=0)
+    want = ort_session_run(proto, X)[0]
+    np.testing.assert_allclose(output(compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path)), want, rtol=1e-4, atol=1e-5)
+    (constants,) = tmp_path.glob("p*.bin")
+    with open(constants, "r+b") as f:
+        f.seek(constants.stat().st_size // 2)
+        f.write(b"\x42" * 64)  # 16 weights of 48.6, same size
+    second = compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path)
+    assert not second.stats.program_cached
+    np.testing.assert_allclose(output(second), want, rtol=1e-4, atol=1e-5)
+    assert compile_model(import_onnx(proto), threads=1, cache_dir=tmp_path).stats.program_cached  # rewritten whole

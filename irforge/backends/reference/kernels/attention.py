@@ -33,6 +33,10 @@ def scaled_dot_product_attention(
     factor = np.asarray(scale, dtype).reshape(()) if scale is not None else np.asarray(op.static_scale(), dtype)
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
     scores = scores + attention_bias(op, mask, q.shape[-2], k.shape[-2], dtype)
+    if scores.shape[-1] == 0:
+        # no keys (an empty KV cache at run time): softmax over nothing, p @ v = 0, as
+        # onnxruntime's unfused graph gives (np.max of the empty rows raised: internal error)
+        return np.matmul(scores, v)
     # shift by the row max so exp neither overflows nor underflows to all zeros; a row of
     # -inf only (everything masked) stays NaN, as the opset's Softmax gives
     shift = np.max(scores, axis=-1, keepdims=True)

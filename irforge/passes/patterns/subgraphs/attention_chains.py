@@ -88,7 +88,7 @@ from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
-from irforge.passes.patterns.subgraphs.attention_exports import FILL_ABSORBS, FILL_AT_MOST, fill_is_additive
+from irforge.passes.patterns.subgraphs.attention_exports import FILL_ABSORBS, FILL_AT_MOST, fill_is_additive, masks_whole_rows, uniform_rows
 from irforge.passes.patterns.subgraphs.attention_sizes import fits, inferred, one_view, shared, static_but_keys
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
@@ -402,10 +402,11 @@ class ChainedAttention(RewritePattern):
             return False
         chain, scores = found
         wheres = [t for t in chain.terms if t.fill is not None]
-        if any(t.whole_rows for t in wheres) or len(wheres) > 1:
+        if any(t.whole_rows or masks_whole_rows(t.fill, t.value, t.keep, dims(probs.input)[-1]) for t in wheres) or len(wheres) > 1:  # type: ignore[arg-type]
             # a row masked throughout is uniform in the source; fused, it is softmax(s + fill)
-            # (a fill that does not absorb s) or softmax of fills and their sums (two Wheres of
-            # float32's min add to -inf where both mask): the mean of v there, when it is uniform
+            # (a fill that does not absorb s, or scores that overflow past one that does) or
+            # softmax of fills and their sums (two Wheres of float32's min add to -inf where
+            # both mask): the mean of v there, when it is uniform
             chain.uniform_rows = uniform_when_masked(chain, guard is not None)
             if not chain.uniform_rows and any(t.whole_rows for t in wheres):
                 return False
@@ -633,13 +634,8 @@ class ChainedAttention(RewritePattern):
             # rows every key of which a term masks: the mask's row maximum is below 0 (kept
             # keys add exactly 0); there the source's softmax is uniform, y = mean of v
             assert mask is not None
-            top = build(Reduce, [mask], operation="max", axes=[-1], keep_dims=True, name=f"{name}/row_top")
-            zero = Constant.inline(np.zeros((), dtype))
-            masked = build(Eltwise, [top.output, zero.output], operation="less", name=f"{name}/masked_rows")
-            mean = build(Reduce, [v4], operation="mean", axes=[-2], keep_dims=True, name=f"{name}/value_mean")
-            chosen = build(Select, [masked.output, mean.output, result], name=f"{name}/uniform_rows")
-            ops.extend([top, zero, masked, mean, chosen])
-            result = chosen.output
+            ops.extend(uniform_rows(mask, v4, result, name))
+            result = ops[-1].results[0]
         if dims(result) != out:
             back = build(Reshape, [result], shape=list(out), name=f"{name}/view" if named_after else name)
             ops.append(back)

@@ -62,6 +62,7 @@ from irforge.dialects.nn.elementwise import Eltwise, Select
 from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.linear import MatMul
 from irforge.dialects.nn.normalization import SoftMax
+from irforge.dialects.nn.reduce import Reduce
 from irforge.dialects.nn.shape import Permute, Reshape
 from irforge.model import store_of
 from irforge.passes.patterns.dag import Any, Const, Match, OneOf, P, Same
@@ -90,6 +91,40 @@ def fill_is_additive(fill: float, condition: SSAValue, keep: bool) -> bool:
     kept = constant_value(owner, store_of(owner)).astype(bool)
     kept = kept if keep else ~kept
     return bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept)
+
+
+def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) -> bool:
+    """Whether Where(keep, s, fill) with a finite fill may mask every key of a row: a run-time
+    condition, or a constant one with such a row. There the source's row is the fill alone
+    (uniform: the mean of v) whatever s is, where the fused s + fill is uniform only while
+    the fill absorbs s (|s| < 1e22): scores that overflow (a scale of 1e37, q * inf) or are
+    inf / NaN give other numbers or NaN fused. `uniform_rows` takes those rows from v."""
+    if not math.isfinite(fill):
+        return False  # (-inf: a row masked throughout is NaN in the source and fused alike)
+    if keys <= 0:
+        # a run-time number of keys may be 0 (an empty KV cache): the source's rows are then
+        # 0 (p @ v over no keys), where the row max of an empty mask is not below 0 and the
+        # mean of no values is NaN (rtkeys.onnx: the reference's max raised); left as it was
+        return False
+    owner = condition.owner
+    if not isinstance(owner, Constant):
+        return True
+    kept = constant_value(owner, store_of(owner)).astype(bool)
+    kept = kept if keep else ~kept
+    return not (bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept))
+
+
+def uniform_rows(mask: SSAValue, v: SSAValue, result: SSAValue, name: str) -> list[Operation]:
+    """result with each row whose additive mask is below 0 at every key (kept keys add exactly
+    0: every key masked) replaced by the mean of v, the source's uniform softmax there; the
+    last op's result is the new value."""
+    dtype = from_xdsl(mask.type.element_type)  # type: ignore[attr-defined]
+    top = build(Reduce, [mask], operation="max", axes=[-1], keep_dims=True, name=f"{name}/row_top")
+    zero = Constant.inline(np.zeros((), dtype))
+    masked = build(Eltwise, [top.output, zero.output], operation="less", name=f"{name}/masked_rows")
+    mean = build(Reduce, [v], operation="mean", axes=[-2], keep_dims=True, name=f"{name}/value_mean")
+    chosen = build(Select, [masked.output, mean.output, result], name=f"{name}/uniform_rows")
+    return [top, zero, masked, mean, chosen]
 
 
 def scaled_by(inner: P | Any, tag: str) -> OneOf:
@@ -376,10 +411,27 @@ class ExportedAttention(DagReplacement):
             ops = [*ops, factor, scaled_q]
             q = scaled_q.output
         guarded = "guard" in m.ops
-        attention = build(ScaledDotProductAttention, [q, k, m["v"], *masks], scale=scale, name=f"{name}/attention" if guarded else name)
+        whole = self.whole_rows(m)
+        attention = build(ScaledDotProductAttention, [q, k, m["v"], *masks], scale=scale,
+                          name=f"{name}/attention" if guarded or whole else name)
         ops = [*ops, *mask_ops, attention]
+        result = attention.output
+        if whole:
+            # rows the Where masks throughout: the mean of v whatever the scores (`masks_whole_rows`)
+            ops += uniform_rows(masks[0], m["v"], result, name if not guarded else f"{name}/attention")
+            result = ops[-1].results[0]
         if not guarded:
             return ops
         zero = Constant.inline(np.zeros((), from_xdsl(attention.output.type.element_type)))  # type: ignore[attr-defined]
-        nan = build(IsNaN, [attention.output], name=f"{name}/is_nan")
-        return [*ops, zero, nan, build(Select, [nan.output, zero.output, attention.output], name=name)]
+        nan = build(IsNaN, [result], name=f"{name}/is_nan")
+        return [*ops, zero, nan, build(Select, [nan.output, zero.output, result], name=name)]
+
+    @staticmethod
+    def whole_rows(m: Match) -> bool:
+        """A Where alone (no mask added after it, none subtracted) that may mask whole rows
+        with a finite fill: its additive mask is then the attention's only one."""
+        if "fill" not in m.constants or "mask" in m.values or "sub_mask" in m.values:
+            return False
+        condition = m["keep"] if "keep" in m.values else m["drop"]
+        keys = m.op("probs").operands[0].type.get_shape()[-1]  # type: ignore[attr-defined]
+        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values, keys)
