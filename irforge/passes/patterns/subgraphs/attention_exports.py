@@ -83,14 +83,7 @@ def fill_is_additive(fill: float, condition: SSAValue, keep: bool) -> bool:
     every row a key. A row whose keys are all masked is softmax(fill row) = uniform, where
     s + fill with fill = -1e4 is softmax(s) there (0.885 off for a padded row of a causal
     mask); a run-time condition may mask a whole row."""
-    if fill <= FILL_ABSORBS:
-        return True
-    owner = condition.owner
-    if not isinstance(owner, Constant):
-        return False
-    kept = constant_value(owner, store_of(owner)).astype(bool)
-    kept = kept if keep else ~kept
-    return bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept)
+    return fill <= FILL_ABSORBS or _keeps_a_key_in_every_row(condition, keep) is True
 
 
 def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) -> bool:
@@ -106,12 +99,18 @@ def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) ->
         # 0 (p @ v over no keys), where the row max of an empty mask is not below 0 and the
         # mean of no values is NaN (rtkeys.onnx: the reference's max raised); left as it was
         return False
+    return _keeps_a_key_in_every_row(condition, keep) is not True
+
+
+def _keeps_a_key_in_every_row(condition: SSAValue, keep: bool) -> bool | None:
+    """Whether a constant Where condition keeps at least one key of every row; None where
+    the condition is known at run time only."""
     owner = condition.owner
     if not isinstance(owner, Constant):
-        return True
+        return None
     kept = constant_value(owner, store_of(owner)).astype(bool)
     kept = kept if keep else ~kept
-    return not (bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept))
+    return bool(kept.any(axis=-1).all()) if kept.ndim else bool(kept)
 
 
 def uniform_rows(mask: SSAValue, v: SSAValue, result: SSAValue, name: str) -> list[Operation]:
