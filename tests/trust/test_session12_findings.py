@@ -111,26 +111,10 @@ def test_a_positive_run_time_mask_after_a_where_is_honoured(fill: float, factor:
     after a fill that does not absorb the scores is no longer fused (the export pattern and
     the chain pattern); after float32's min (HF's causal Where, then the padding mask) it
     still is, and equal."""
-    from irforge.backends.cpu import compile_model
-    from irforge.backends.reference import run
-    from irforge.passes import apply_pipeline
-    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
-    from tests.helpers import ort_session_run
-
-    proto = _where_then_mask(fill, factor)
     rng = np.random.default_rng(5)
     feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
     feeds["mask"] = np.array([0, 2e4, 0, 2e4, -1e4, 0], np.float32).reshape(1, 1, 1, 6)
-    (want,) = ort_session_run(proto, feeds)
-    model = import_onnx(proto)
-    apply_pipeline(model.module, DEFAULT_PIPELINE)
-    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops) == fused
-    np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
-    compiled = compile_model(model, threads=1, cache_dir=False)
-    try:
-        np.testing.assert_allclose(compiled(feeds)["y"], want, rtol=1e-4, atol=1e-5)
-    finally:
-        compiled.close()
+    _check_fused(_where_then_mask(fill, factor), feeds, fused=fused)
 
 
 def test_int4_weights_grouped_along_the_output_axis_compile_on_openvino(tmp_path) -> None:
@@ -191,9 +175,9 @@ def _where_attention(scale: float, after: str | None) -> onnx.ModelProto:
     return _model(nodes, inputs, inits, opset=18)
 
 
-def _check_fused(proto: onnx.ModelProto, feeds: dict, tmp_path=None) -> None:  # type: ignore[no-untyped-def]
-    """ref and cpu (1 thread, no cache) against onnxruntime, the attention fused; OpenVINO on
-    the written IR too when given a folder."""
+def _check_fused(proto: onnx.ModelProto, feeds: dict, tmp_path=None, fused: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """ref and cpu (1 thread, no cache) against onnxruntime, the attention fused or not as
+    `fused` says; OpenVINO on the written IR too when given a folder."""
     from irforge.backends.cpu import compile_model
     from irforge.backends.reference import run
     from irforge.passes import apply_pipeline
@@ -203,7 +187,7 @@ def _check_fused(proto: onnx.ModelProto, feeds: dict, tmp_path=None) -> None:  #
     (want,) = ort_session_run(proto, feeds)
     model = import_onnx(proto)
     apply_pipeline(model.module, DEFAULT_PIPELINE)
-    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
+    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops) == fused
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
         compiled = compile_model(model, threads=1, cache_dir=False)
