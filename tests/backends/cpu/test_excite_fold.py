@@ -4,7 +4,10 @@
 output channels filling part of a panel or several panels, the scale on either side of the
 Multiply, a bias, a residual with ReLU; 1 and 2 threads, the arena NaN-filled. Where the fold
 does not apply (more outputs than positions, a second user of the product, the product a
-model output) the Multiply stays a pointwise phase, with the same numbers."""
+model output) the Multiply stays a pointwise phase, with the same numbers. Those run with
+`linear.SCALED_PACK` off; with it on, a 1x1 layer that packs its input into B panels (planes
+up to 196 positions, unaligned planes) scales the rows as it packs them, at any output count
+(`test_scaled_pack`)."""
 
 from __future__ import annotations
 
@@ -14,12 +17,15 @@ import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.ops import linear
 from irforge.backends.reference import run
 from irforge.dialects.nn import Activation, Convolution, Eltwise, ReLU
 from tests.helpers import ModelBuilder, rand
 
 CACHE = tempfile.mkdtemp(prefix="irforge-excite-")
 """One object cache for the file: the second thread count and the cases' common kernels hit it."""
+CACHE_SCALED = tempfile.mkdtemp(prefix="irforge-excite-pack-")
+"""The scaled pack's (the program cache keys no module knob: `wide` is one model both ways)."""
 
 CASES = [
     # (c, h, w), o, scale first, residual + ReLU
@@ -51,15 +57,24 @@ def _model(c, h, w, o, scale_first, residual, extra_use=False, product_out=False
     return b.finish(), feeds
 
 
-def _check(model, feeds, folded: bool, sigmoids: int = 1) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(autouse=True)
+def _scaled_pack_off(monkeypatch):  # type: ignore[no-untyped-def]
+    """The weights fold's cases run without the scaled pack (which would take them all)."""
+    monkeypatch.setattr(linear, "SCALED_PACK", False)
+
+
+def _check(model, feeds, folded: bool, sigmoids: int = 1, packed: bool = False) -> None:  # type: ignore[no-untyped-def]
     want = run(model, feeds)
     for threads in (1, 2):
-        compiled = compile_model(model, threads=threads, cache_dir=CACHE)  # threads=2: the same kernels
+        compiled = compile_model(model, threads=threads, cache_dir=CACHE_SCALED if packed or linear.SCALED_PACK else CACHE)
         compiled._executable.arena[:] = np.nan
         try:
-            functions = [p.function for p in compiled._executable.program.phases]
-            assert any("scale_panels" in f for f in functions) == folded
+            phases = compiled._executable.program.phases
+            functions = [p.function for p in phases]
+            assert any("scale_panels" in f for f in functions) == (folded and not packed)
             assert sum("pointwise" in f for f in functions) == sigmoids + (not folded)  # the Multiply's phase
+            # the scaled pack: a pack phase with the scale as its fourth buffer
+            assert any(f.endswith("pack_rows") and len(p.args) == 4 for f, p in zip(functions, phases)) == packed
             got = compiled(feeds)
             for name, value in want.items():
                 np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-4)
@@ -77,3 +92,24 @@ def test_not_folded(case: str) -> None:
     c, h, w, o = (8, 3, 3, 10) if case == "wide" else (8, 4, 4, 5)  # wide: 10 outputs > 9 positions
     _check(*_model(c, h, w, o, False, False, extra_use=case == "two_users", product_out=case == "product_out"), folded=False,
            sigmoids=1 + (case == "two_users"))
+
+
+SCALED_CASES = [
+    # (c, h, w), o, scale first, residual + ReLU
+    ((8, 3, 3), 10, False, False),  # 10 outputs > 9 positions: no weights fold, the pack scales
+    ((70, 14, 14), 320, True, True),  # RegNet-Y's 14x14 block: 196 positions, 13 panels, the last of 4
+    ((64, 15, 15), 40, False, False),  # an unaligned plane over 196 (`packs_unaligned`): 225 positions
+    ((961, 5, 5), 20, False, False),  # three K blocks
+]
+
+
+@pytest.mark.parametrize("shape,o,scale_first,residual", SCALED_CASES)
+def test_scaled_pack(shape, o, scale_first, residual, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(linear, "SCALED_PACK", True)
+    _check(*_model(*shape, o, scale_first, residual), folded=True, packed=True)
+
+
+def test_scaled_pack_not_for_rows(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A 28x28 plane is read in place (no pack): the scale stays on the weights."""
+    monkeypatch.setattr(linear, "SCALED_PACK", True)
+    _check(*_model(16, 28, 28, 24, False, False), folded=True)

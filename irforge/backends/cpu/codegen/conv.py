@@ -161,11 +161,12 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
     kb.finish()
 
 
-def pack_rows_kernel(module: ir.Module, p: int, name: str) -> None:
+def pack_rows_kernel(module: ir.Module, p: int, name: str, scaled: bool = False) -> None:
     """args: X [K][p] (a 1x1 stride-1 layer's input, one sample), col [p/NR][K][NR], K (one
-    i64): B's panels of the GEMM, generic in K (one kernel for every layer over a p-position
-    plane). Plain loads and stores, the last panel's columns past p zeros (a masked load);
-    threads split the K rows."""
+    i64), with `scaled` also s (K floats): B's panels of the GEMM, generic in K (one kernel
+    for every layer over a p-position plane), row r times s[r] when scaled (squeeze-excite's
+    `x * s` done by the copy the GEMM needs anyway: `ops/excite.py`). Plain loads and
+    stores, the last panel's columns past p zeros (a masked load); threads split the K rows."""
     kb = KernelBuilder(module, name)
     x, col = kb.slot(0), kb.slot(1)
     b = kb.b
@@ -173,18 +174,23 @@ def pack_rows_kernel(module: ir.Module, p: int, name: str) -> None:
     r0 = b.sdiv(b.mul(k, kb.tid), kb.nth)
     r1 = b.sdiv(b.mul(k, b.add(kb.tid, i64(1))), kb.nth)
     full, tail = divmod(p, NR)
+    scales = kb.slot(3) if scaled else None
     with kb.loop(r0, r1, name="row") as r:
         src, dst = kb.at(x, b.mul(r, i64(p))), kb.at(col, b.mul(r, i64(NR)))
+        scale = kb.splat(b.load(kb.at(scales, r))) if scales is not None else None
+
+        def put(value, at):  # type: ignore[no-untyped-def]
+            kb.vstore(b.fmul(value, scale) if scale is not None else value, at)
         panel_step = b.mul(k, i64(NR))
         with kb.loop(0, full, name="panel") as panel:
             for part in range(0, NR, VW):
-                kb.vstore(kb.vload(kb.at(src, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, panel_step), i64(part))))
+                put(kb.vload(kb.at(src, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, panel_step), i64(part))))
         if tail:
             last = kb.at(dst, b.mul(i64(full), panel_step))
             for part in range(0, NR, VW):
                 mask = kb.mask(tail - part) if tail - part < VW else None
                 value = kb.vload(kb.at(src, full * NR + part), mask=mask) if tail > part else kb.vconst(0.0)
-                kb.vstore(value, kb.at(last, part))
+                put(value, kb.at(last, part))
     kb.finish()
 
 

@@ -7,8 +7,9 @@ convolution scales its packed weights' K rows by s at run time (`codegen.scale_p
 [o, c] matrix instead of the [c, h, w] plane (EfficientNet-B0's 112x112 layer: 512 values
 instead of 401,408). Rounding: each term is (w s) x instead of w (s x), one rounding apart.
 The Multiply's lowering defers (`defer_channel_scale`); the convolution's takes the scale
-(`take_channel_scale`) and folds it (`scaled_weights`), or computes the product after all
-(`materialize`) if it lowers some other way.
+(`take_channel_scale`) and folds it (`scaled_weights`), or scales its input as it packs it
+into B panels (`linear.SCALED_PACK`: any output channel count), or computes the product after
+all (`materialize`) if it lowers some other way.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def defer_channel_scale(ctx: Lowering, op: Eltwise) -> bool:
         return False
     shape = shape_of(op.output)
     n, c, h, w = shape
-    if shape_of(conv.weights)[0] > FOLD_PLANE_RATIO * h * w:
+    if shape_of(conv.weights)[0] > FOLD_PLANE_RATIO * h * w and not _scaled_pack(ctx, conv):
         return False
     for x, s in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
         if (shape_of(x) == shape and shape_of(s) in ((1, c, 1, 1), (c, 1, 1)) and x is not s
@@ -60,6 +61,14 @@ def defer_channel_scale(ctx: Lowering, op: Eltwise) -> bool:
             ctx.channel_scales[op.output] = (op, ctx.values[s])
             return True
     return False
+
+
+def _scaled_pack(ctx: Lowering, conv: Convolution) -> bool:
+    """Whether the convolution copies its input into B panels and can scale it there
+    (`linear.SCALED_PACK`): then the fold costs nothing whatever its output channels."""
+    from irforge.backends.cpu.ops.linear import geometry, scales_in_pack  # linear imports this module
+
+    return scales_in_pack(geometry(conv), shape_of(conv.weights)[0])
 
 
 def take_channel_scale(ctx: Lowering, conv: Convolution) -> tuple[Operation, Buffer] | None:

@@ -52,6 +52,15 @@ layers (16 outputs, or K = 16) ran 1.02x slower packed (the copy against a GEMM 
 multiply-adds per element)."""
 
 
+SCALED_PACK = True
+"""A squeeze-excite product `x * s` before a 1x1 layer that packs its input into B panels
+(`packs_b`) is done by that copy (`pack_rows_kernel` scaled): no pass of its own over the
+plane (RegNet-Y's 14x14 and 7x7 blocks, whose 320-784 output channels are more than their
+plane's positions, computed it as a pointwise Multiply: `excite.FOLD_PLANE_RATIO`), and no
+scaled copy of the weights where those fold (EfficientNet's 14x14 blocks). The products are
+s * x rounded as the Multiply rounds them."""
+
+
 PACK_ALIASED = True
 """... and so does one whose B rows lie a multiple of 4 KiB apart (planes of 1024 k positions:
 32x32, 64x64, 128x128): read in place, a panel's K rows all map to the same cache sets and
@@ -165,9 +174,12 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         for band, band_weights, y0 in row_bands(g, weights):
             im2col_gemm(ctx, band, pack_weights(band, band_weights, o), x, out, bias, tail, epilogue, o, plane=g.p, c_offset=y0 * g.ow)
         return
+    b_scale = None
     if weights is not None:
         a = pack_weights(g, weights, o)
-        if deferred is not None:  # plain_1x1: here (one group), the scale along the packed K rows
+        if deferred is not None and scales_in_pack(g, o, x in ctx.b_panels):  # the copy of x the GEMM needs anyway
+            b_scale = deferred[1]
+        elif deferred is not None:  # plain_1x1: here (one group), the scale along the packed K rows
             a = (scaled_weights(ctx, a[0], o, g.k_per_group, CONV_KC, deferred[1]), *a[1:])
     else:
         a = (ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg)
@@ -176,7 +188,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         # C starts as the residual: the GEMM adds into it (no residual read in the epilogue)
         out, tail, epilogue = residual, bias, replace(epilogue, residual=False)
         ctx.alias(final, out)
-    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o, accumulate=accumulate)
+    im2col_gemm(ctx, g, a, x, out, bias, tail, epilogue, o, accumulate=accumulate, b_scale=b_scale)
 
 
 def _depthwise(ctx: Lowering, op: Convolution, g: ConvGeometry, weights, x: Buffer, final: SSAValue,  # type: ignore[no-untyped-def]
@@ -205,6 +217,13 @@ def packs_b(g: ConvGeometry, o: int) -> bool:
     return direct and (g.p <= PACK_PLANE_MAX or packs_unaligned(g, o)) and g.n == g.group == 1
 
 
+def scales_in_pack(g: ConvGeometry, o: int, panels_in: bool = False) -> bool:
+    """Whether a squeeze-excite scale on this 1x1 layer's input is applied by the copy of
+    its input into B panels (`excite.SCALED_PACK`): where it packs B (`packs_b`) from rows
+    (not from a depthwise layer's panels, `panels_in`)."""
+    return SCALED_PACK and packs_b(g, o) and not panels_in
+
+
 def reads_panels(ctx: Lowering, value: SSAValue) -> bool:
     """Whether `value`'s only user is a 2-D convolution that reads it as its input and packs
     it into B panels (`packs_b`): the depthwise layer making `value` can write those panels
@@ -223,10 +242,11 @@ def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-d
 
 
 def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0,  # type: ignore[no-untyped-def]
-                accumulate: bool = False) -> None:
+                accumulate: bool = False, b_scale: Buffer | None = None) -> None:
     """im2col (none for a 1x1 stride-1 window) and one GEMM per sample and group; C rows are
     `plane` apart (the whole output plane, where g's rows are one band of it) from element
-    `c_offset` on; `accumulate`: the GEMM adds into C's content (`GemmSpec.accumulate`)."""
+    `c_offset` on; `accumulate`: the GEMM adds into C's content (`GemmSpec.accumulate`);
+    `b_scale`: x's channel scale, applied as B is packed (only where `packs_b` copies x)."""
     a_buf, a_layout, group_a = a
     if isinstance(a_buf, np.ndarray):
         a_buf = ctx.const(a_buf)
@@ -236,9 +256,10 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     b_blocks = direct and g.n == g.group == 1 and packs_in_blocks(g, o)
     # a depthwise layer's output written as these panels is read as it is; only here
     assert x not in ctx.b_panels or (packs_b(g, o) and not c_offset), "B panels reach a GEMM that reads rows"
+    assert b_scale is None or (packs_b(g, o) and x not in ctx.b_panels), "a channel scale reaches a GEMM that does not pack B"
     if packs_b(g, o):
         b_group = b_batch = g.panels * kg * NR
-        b_buf = x if x in ctx.b_panels else _packed_rows(ctx, x, kg, g.p)
+        b_buf = x if x in ctx.b_panels else _packed_rows(ctx, x, kg, g.p, b_scale)
         direct = False
     elif direct:
         b_buf, b_group, b_batch = x, kg * g.p, g.c * g.p
@@ -410,12 +431,14 @@ def aliased_blocks(n: int, k: int, over: int) -> bool:
     return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(over, PACK_BLOCKS_OVER)
 
 
-def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int) -> Buffer:
+def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int, scale: Buffer | None = None) -> Buffer:
     """B's k rows of n floats copied into the GEMM's NR-column panels (scratch): a 1x1
-    layer's input plane or a MatMul's run-time B."""
+    layer's input plane or a MatMul's run-time B; with `scale` (k floats) row r times
+    scale[r] (a squeeze-excite product left to this copy: `excite.SCALED_PACK`)."""
     panels = ctx.scratch(4 * -(-n // NR) * NR * k)
-    pack = ctx.kernel(("pack_rows", n, NR), lambda m, nm: pack_rows_kernel(m, n, nm))
-    ctx.phase(pack, [rows, panels, ctx.const(np.array([k], np.int64))], "im2col")
+    scaled = scale is not None
+    pack = ctx.kernel(("pack_rows", n, NR) + (("scaled",) if scaled else ()), lambda m, nm: pack_rows_kernel(m, n, nm, scaled))
+    ctx.phase(pack, [rows, panels, ctx.const(np.array([k], np.int64))] + ([scale] if scale is not None else []), "im2col")
     return panels
 
 

@@ -1,0 +1,138 @@
+"""irforge's phases against onnxruntime's nodes on one model, measured in the same rounds.
+
+Outside CI (the zoo venv):
+
+    PYTHONPATH=$PWD /work/zoo-venv/bin/python bench/cpu_phase_vs_ort.py resnext50_32x4d [--runs 15]
+
+`cpu_phase_profile.py` times irforge's phases first and onnxruntime's nodes after, with
+medians: on this shared host the two halves meet different loads (ResNeXt-50's 1x1 GEMMs read
+50-55 GF/s there at 09:28 UTC while whole runs showed 0.97x onnxruntime). Here every round
+calls irforge's phases one by one (each timed in CPU time of the process) and then one
+onnxruntime run (its profiler's node events, wall time, one thread), alternately, and each
+phase / node keeps its minimum over the rounds: both sides see the same moments.
+
+Rows: each onnxruntime compute node (Conv, FusedConv, Gemm, MatMul, ...) in run order,
+with its output shape, paired in order with irforge's phases that carry FLOPs (a GEMM,
+depthwise, Winograd, ... phase; the copies, packs and planes before one are added to it,
+and shown apart as `pre`); the other nodes of onnxruntime (pools, Reorder*, Mul, Sigmoid)
+and irforge's phases after the last FLOP phase are summed apart. A row whose output
+shape does not fit its FLOPs means the two orders differ there (read the shapes).
+keras.applications models run on tf2onnx's ONNX file on both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cpu_phase_profile import _keras  # noqa: E402  (also skips transformers' torchvision probe)
+from zoo_latency import ZOO  # noqa: E402
+from zoo_more import KERAS_MODELS  # noqa: E402
+
+_KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+COMPUTE = {"Conv", "FusedConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm", "ConvTranspose"}
+"""onnxruntime's op types that pair with an irforge FLOP phase."""
+
+
+def _ort_session(path: Path, prefix: Path):  # type: ignore[no-untyped-def]
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.enable_profiling = True
+    opts.profile_file_prefix = str(prefix)
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _ort_minima(events: list[dict], runs: int) -> list[tuple[str, str, str, float]]:
+    """(node, op, output shape, min seconds) in run order, over the timed runs."""
+    per_node: dict[str, list[float]] = defaultdict(list)
+    info: dict[str, tuple[str, str]] = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            per_node[e["name"]].append(e["dur"] * 1e-6)
+            shape = e["args"].get("output_type_shape", "")
+            info[e["name"]] = (e["args"].get("op_name", "?"), str(shape[0] if isinstance(shape, list) and shape else shape)[:44])
+    return [(n[:-len("_kernel_time")], *info[n], min(t[-runs:])) for n, t in per_node.items()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", choices=sorted([*ZOO, *KERAS_MODELS]))
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--phases", action="store_true", help="also list irforge's phases in model order (min ms, kernel, buffers)")
+    args = ap.parse_args()
+    from irforge.backends.cpu import compile_model
+    from irforge.frontends.onnx import import_onnx
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    tmp = Path(tempfile.mkdtemp(prefix="phase-vs-ort-"))
+    path = tmp / f"{args.model}.onnx"
+    feeds = _keras(args.model, tmp, path) if args.model in KERAS_MODELS else ZOO[args.model](path)
+    model = import_onnx(str(path))
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    compiled = compile_model(model, threads=1, cache_dir=False)
+    compiled(feeds)  # binds the inputs' addresses into the tables
+    ex = compiled._executable
+    phases = ex.program.phases
+    calls = [(_KERNEL(ex.jit.address(p.function)), t.ctypes.data) for p, t in zip(phases, ex.tables)]
+    session = _ort_session(path, tmp / "ort")
+    session.run(None, feeds)  # warm-up, dropped below
+    best = [float("inf")] * len(calls)
+    for _ in range(args.runs):
+        for i, (fn, table) in enumerate(calls):
+            t0 = time.process_time_ns()
+            fn(table, 0, 1)
+            best[i] = min(best[i], (time.process_time_ns() - t0) * 1e-9)
+        session.run(None, feeds)
+    nodes = _ort_minima(json.loads(Path(session.end_profiling()).read_text()), args.runs)
+    compiled.close()
+    _report(phases, best, nodes)
+    if args.phases:
+        for i, (p, t) in enumerate(zip(phases, best)):
+            sizes = " ".join(f"{b.kind[0]}{b.nbytes // 1024}k" for b in p.args)
+            print(f"{i:4d} {p.tag or 'other':10} {p.function[-20:]:20} {t * 1e3:8.3f} {p.flops / t / 1e9 if p.flops else 0:6.1f}  {sizes}")
+
+
+def _report(phases, best: list[float], nodes: list[tuple[str, str, str, float]]) -> None:  # type: ignore[no-untyped-def]
+    units: list[tuple[str, float, float, int]] = []  # (tag, pre s, main s, flops)
+    pre = 0.0
+    for p, t in zip(phases, best):
+        if p.flops:
+            units.append((p.tag or "other", pre, t, p.flops))
+            pre = 0.0
+        else:
+            pre += t
+    compute = [n for n in nodes if n[1] in COMPUTE]
+    other_ort: dict[str, float] = defaultdict(float)
+    for _, op, _, t in nodes:
+        if op not in COMPUTE:
+            other_ort[op] += t
+    print(f"{'#':>3} {'ort op':10} {'output':44} {'ort ms':>7} {'irf ms':>7} {'pre':>6} {'irf/ort':>7} {'GF/s irf':>8} {'ort':>5}  tag")
+    by_tag: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for k, ((tag, pre_t, t, flops), node) in enumerate(zip(units, compute)):
+        ort_t, irf = node[3], pre_t + t
+        by_tag[tag][0] += ort_t
+        by_tag[tag][1] += irf
+        print(f"{k:3d} {node[1][:10]:10} {node[2]:44} {ort_t * 1e3:7.3f} {irf * 1e3:7.3f} {pre_t * 1e3:6.3f} {irf / ort_t:7.3f} "
+              f"{flops / t / 1e9:8.1f} {flops / ort_t / 1e9:5.1f}  {tag}")
+    if len(units) != len(compute):
+        print(f"unpaired: irforge {len(units)} FLOP phases, onnxruntime {len(compute)} compute nodes")
+    print("per irforge tag (paired rows), ms ort -> irforge: "
+          + ", ".join(f"{tag} {o * 1e3:.2f} -> {i * 1e3:.2f} ({i / o:.3f})" for tag, (o, i) in sorted(by_tag.items(), key=lambda kv: -kv[1][0])))
+    print(f"irforge after the last FLOP phase {pre * 1e3:.3f} ms; onnxruntime's other nodes: "
+          + ", ".join(f"{op} {t * 1e3:.3f}" for op, t in sorted(other_ort.items(), key=lambda kv: -kv[1])))
+    total_i, total_o = sum(best), sum(n[3] for n in nodes)
+    print(f"summed minima: irforge {total_i * 1e3:.2f} ms, onnxruntime {total_o * 1e3:.2f} ms, ratio {total_i / total_o:.3f}")
+
+
+if __name__ == "__main__":
+    main()
