@@ -105,6 +105,10 @@ K_UNROLL = 1
 """k steps per iteration of a plain tile's k loop (packed A, B not shifted), the steps left
 over in a loop of one: fewer loop branches and one A prefetch per cache line (6 rows of A
 are 24 bytes a step) instead of one a step."""
+BALANCED_ROWS = True
+"""A grouped layer's GEMMs (`ops/shifted.py`) cut each group's rows into equally full M blocks
+(`balanced_rows`): ResNeXt-50's 28x28 groups of 8 rows ran at 75 GF/s as 6 + 2 against 85-86
+for its groups of 4 and 16."""
 UNROLL_ONE_ROW = False
 """Whether LLVM unrolls the loops of a one-row GEMM without batch levels (a batch-1
 FullyConnected: one FMA chain per vector of columns, reading weights that stream from
@@ -192,6 +196,18 @@ class GemmSpec:
     """with `k_arg`: K <= `kc`, so every tile is stored once, from zero and with the epilogue
     (`first` and `last` are constants, as they were for a constant K of one block: a run-time
     `first` made the tiles load C before the first K block, 1-2% on ResNet's 1x1 layers)"""
+    block_rows: int = 0
+    """rows of C per M block (at most MR; 0: MR), A packed to match (`pack_a`'s `block_rows`):
+    a grouped layer's 8 rows per group as 4 + 4, not 6 + 2 (`balanced_rows`)"""
+
+    @property
+    def rows(self) -> int:
+        """Rows of C per M block (`block_rows`)."""
+        return self.block_rows or MR
+
+    @property
+    def m_blocks(self) -> int:
+        return -(-self.m // self.rows)
 
     def a_steps(self) -> tuple[int, int]:
         """(row step, k step) inside an A micro-panel."""
@@ -203,7 +219,7 @@ class GemmSpec:
     def a_block(self, mb: ir.Value, kb: ir.Value, kc: ir.Value, kbld: KernelBuilder) -> ir.Value | int:
         """Element offset of A's micro-panel for row block `mb`, K block at `kb` of `kc` rows."""
         if self.a_panel:
-            return kbld.add(kbld.mul(kb, -(-self.m // MR) * MR), kbld.mul(mb, kbld.mul(kc, MR)))
+            return kbld.add(kbld.mul(kb, self.m_blocks * MR), kbld.mul(mb, kbld.mul(kc, MR)))
         k_step = self.a_block_step // self.kc if self.a_block_step else self.a_cs
         return kbld.add(kbld.mul(mb, MR * self.a_rs), kbld.mul(kb, k_step))
 
@@ -227,13 +243,18 @@ def runtime_k(spec: GemmSpec) -> tuple[GemmSpec, list[int]]:
     return replace(spec, k=0, k_arg=True, one_k_block=spec.k <= spec.kc), [spec.k]
 
 
-def pack_a(weights, rows: int, k: int, kc: int = KC):  # type: ignore[no-untyped-def]
-    """[rows, k] -> the A panel layout: per K block, [ceil(rows/MR)][kc][MR], zero-padded (numpy)."""
+def pack_a(weights, rows: int, k: int, kc: int = KC, block_rows: int = MR):  # type: ignore[no-untyped-def]
+    """[rows, k] -> the A panel layout: per K block, [ceil(rows/MR)][kc][MR], zero-padded
+    (numpy); with `block_rows` < MR, block j holds rows j * block_rows on in its first lanes
+    (`GemmSpec.block_rows`), the rest zeros."""
     import numpy as np
 
-    blocks = -(-rows // MR)
-    padded = np.zeros((blocks * MR, k), np.float32)
-    padded[:rows] = weights.reshape(rows, k)
+    blocks = -(-rows // block_rows)
+    padded = np.zeros((blocks, MR, k), np.float32)
+    flat = np.zeros((blocks * block_rows, k), np.float32)
+    flat[:rows] = weights.reshape(rows, k)
+    padded[:, :block_rows] = flat.reshape(blocks, block_rows, k)
+    padded = padded.reshape(blocks * MR, k)
     parts = [padded[:, k0:k0 + kc].reshape(blocks, MR, -1).transpose(0, 2, 1).ravel() for k0 in range(0, k, kc)]
     return np.concatenate(parts)
 
@@ -254,10 +275,17 @@ def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
     return out
 
 
+def balanced_rows(m: int) -> int:
+    """Rows per M block for m rows cut into as many blocks as MR-row blocks would be, each as
+    full as the others (`BALANCED_ROWS`): 8 rows as 4 + 4 (8 accumulators each) instead of
+    6 + 2 (a 2-row tile has 4 FMA chains, too few to hide the FMA latency)."""
+    return -(-m // -(-m // MR)) if BALANCED_ROWS else MR
+
+
 def merges_tail_rows(spec: GemmSpec) -> bool:
     """Whether the short last M block runs with the MR-row micro-kernel (`TAIL_ROWS_WASTE`)."""
     m_blocks, m_tail = -(-spec.m // MR), spec.m % MR
-    return bool(spec.a_panel and not spec.batches and m_tail and m_blocks > 1 and MR - m_tail <= TAIL_ROWS_WASTE * m_blocks * MR)
+    return bool(spec.a_panel and not spec.batches and not spec.block_rows and m_tail and m_blocks > 1 and MR - m_tail <= TAIL_ROWS_WASTE * m_blocks * MR)
 
 
 def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked: bool, tail_rows: int = 0) -> ir.Function:
@@ -661,11 +689,11 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
 
 def _variants(module: ir.Module, spec: GemmSpec, name: str) -> dict[tuple[int, bool], ir.Function]:
     """The micro-kernels a GEMM of `spec` calls, by (rows, masked along n)."""
-    m_full, m_tail = divmod(spec.m, MR)
+    m_full, m_tail = divmod(spec.m, spec.rows)
     n_full, n_tail = divmod(spec.n, NR)
     variants = {}
     tail_rows = m_tail if merges_tail_rows(spec) else 0
-    for rows in {MR} if tail_rows else {MR, m_tail} - {0}:
+    for rows in {MR} if tail_rows else {spec.rows, m_tail} - {0}:
         # a shifted B has no tail variant: its tile IO masks every vector, and its loads
         # past the last position stay inside the padded input's slack
         for masked in {False} if spec.shifted else {False, n_tail > 0} if n_full else {True}:
@@ -711,21 +739,21 @@ def largest_share(total: int, unit: int, threads: int = BALANCE_THREADS) -> floa
     return max(b - a for a, b in zip(cuts, cuts[1:])) / total
 
 
-def splits_columns(m: int, n: int) -> bool:
+def splits_columns(m: int, n: int, rows: int = MR) -> bool:
     """Threads split the N panels when there are many (>= 8) or one M block, or when that
     splits more evenly than the M blocks: at 14x14, 196 columns are 32+32+32 | 32+32+32+4
     (51%) where a 64-row layer's blocks are 12+12+12 | 12+12+4 (56%); a thread then also
     reads only its own columns of B instead of all of it."""
-    n_panels, m_blocks = -(-n // NR), -(-m // MR)
+    n_panels, m_blocks = -(-n // NR), -(-m // rows)
     if n_panels >= 8 or m_blocks == 1:
         return True
-    return largest_share(n, NR) < largest_share(m, MR)
+    return largest_share(n, NR) < largest_share(m, rows)
 
 
 def _tiles(kb: KernelBuilder, spec: GemmSpec, variants, a, b, c, bias, res, k) -> None:  # type: ignore[no-untyped-def]
     """This thread's share of one GEMM: M blocks, or a run of (panel, M block) tiles."""
-    m_blocks, n_panels = -(-spec.m // MR), -(-spec.n // NR)
-    if not splits_columns(spec.m, spec.n):
+    m_blocks, n_panels = spec.m_blocks, -(-spec.n // NR)
+    if not splits_columns(spec.m, spec.n, spec.rows):
         _rect(kb, spec, variants, (i64(0), i64(n_panels)), kb.partition(m_blocks), a, b, c, bias, res, k)
         return
     bld = kb.b
@@ -761,7 +789,7 @@ def _column_cut(kb: KernelBuilder, spec: GemmSpec, t):  # type: ignore[no-untype
     three alternating runs, once Winograd GEMMs of 196 and 784 columns were among them).
     """
     bld = kb.b
-    m_blocks = -(-spec.m // MR)
+    m_blocks = spec.m_blocks
     full_panels = spec.n // NR
     tail_vectors = 0 if spec.n % NR == 0 else NV if spec.shifted else -(-(spec.n % NR) // VW)
     total = (full_panels * NV + tail_vectors) * m_blocks
@@ -791,12 +819,12 @@ def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, 
             if spec.b_blocks:
                 _pack_block(kb, spec, b, nc0, nc1, k0, kc)
             with kb.loop(m0, m1, name="mb") as mb:
-                full_rows = bld.icmp_signed("<", mb, i64(spec.m // MR))
+                full_rows = bld.icmp_signed("<", mb, i64(spec.m // spec.rows))
                 if merges_tail_rows(spec):  # one micro-kernel for all blocks, told which is short
                     _panels(kb, spec, variants, MR, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k, full_rows)
                 else:
                     for rows in sorted({r for r, _ in variants}, reverse=True):
-                        cond = full_rows if rows == MR else bld.not_(full_rows)
+                        cond = full_rows if rows == spec.rows else bld.not_(full_rows)
                         with kb.if_(cond):
                             _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k)
 
@@ -804,7 +832,7 @@ def _rect(kb: KernelBuilder, spec: GemmSpec, variants, panels, blocks, a, b, c, 
 def _panels(kb, spec, variants, rows, mb, nc0, nc1, k0, kc, first, last, a, b, c, bias, res, k, full_rows=None) -> None:  # type: ignore[no-untyped-def]
     bld = kb.b
     a_tile = kb.at(a, spec.a_block(mb, k0, kc, kb))
-    row0 = bld.mul(mb, i64(MR))
+    row0 = bld.mul(mb, i64(spec.rows))
     bias_row = kb.at(bias, row0) if spec.bias == "row" else bias
     loop_count = bld.udiv(kc, i64(spec.shifted.taps)) if spec.shifted else kc
     with kb.loop(nc0, nc1, name="pn") as pn:
