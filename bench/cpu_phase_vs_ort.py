@@ -100,6 +100,9 @@ def main() -> None:
         for i, (p, t) in enumerate(zip(phases, best)):
             sizes = " ".join(f"{b.kind[0]}{b.nbytes // 1024}k" for b in p.args)
             print(f"{i:4d} {p.tag or 'other':10} {p.function[-20:]:20} {t * 1e3:8.3f} {p.flops / t / 1e9 if p.flops else 0:6.1f}  {sizes}")
+        print("onnxruntime's nodes in run order (min ms):")
+        for name, op, shape, t in nodes:
+            print(f"  {op[:14]:14} {t * 1e3:8.3f} {shape:44} {name[-40:]}")
 
 
 def _report(phases, best: list[float], nodes: list[tuple[str, str, str, float]]) -> None:  # type: ignore[no-untyped-def]

@@ -175,6 +175,53 @@ def test_grouped_short_rows(x_shape, w_shape, props, rows, residual, aligned, ti
     _check(model, feeds)
 
 
+BALANCED_CASES = [
+    # grouped windows whose rows per group are not a multiple of MR: equally full M blocks
+    ((1, 64, 12, 12), (64, 8, 3, 3), dict(group=8, pads_begin=[1, 1], pads_end=[1, 1])),  # 8 rows: 4 + 4 (AVX2)
+    ((1, 64, 13, 13), (64, 8, 3, 3), dict(group=8, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # stride 2
+    ((1, 28, 9, 9), (140, 4, 3, 3), dict(group=7, pads_begin=[1, 1], pads_end=[1, 1])),  # 20 rows: 5 x 4 (AVX-512: 10 + 10)
+    ((2, 28, 6, 7), (98, 4, 3, 3), dict(group=7, pads_begin=[1, 1], pads_end=[1, 1])),  # 14 rows: 5 + 5 + 4, 2 samples
+    ((1, 18, 7, 7), (18, 9, 3, 3), dict(group=2, pads_begin=[1, 1], pads_end=[1, 1])),  # 9 rows: 5 + 4
+]
+
+
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("x_shape,w_shape,props", BALANCED_CASES)
+def test_grouped_balanced_row_blocks(x_shape, w_shape, props, residual, tile) -> None:  # type: ignore[no-untyped-def]
+    """A grouped layer's rows per group in equally full M blocks (`gemm.BALANCED_ROWS`): A
+    packed with `block_rows` rows per MR-lane block, tiles `block_rows` rows apart, the last
+    block short where the rows do not divide; 1 and 2 threads, the arena NaN-filled."""
+    og = w_shape[0] // props["group"]
+    rows = gemm.balanced_rows(og)
+    assert (rows > 0) == (og > gemm.MR)  # (one block at most: as it was)
+    b = ModelBuilder()
+    x = b.input("x", x_shape)
+    y = b.add(Convolution, [x, b.constant(rand(*w_shape, seed=1)), b.constant(rand(w_shape[0], seed=2))], **props).output
+    feeds = {"x": rand(*x_shape)}
+    if residual:
+        conv_model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
+        g = geometry(next(op for op in conv_model.module.walk() if isinstance(op, Convolution)))
+        r = b.input("r", (g.n, w_shape[0], g.oh, g.ow))
+        feeds["r"] = rand(g.n, w_shape[0], g.oh, g.ow, seed=3)
+        y = b.add(Eltwise, [y, r], operation="sum").output
+    b.output(b.add(ReLU, [y]).output, "y")
+    model = b.finish()
+    for threads in (1, 2):
+        _check(model, feeds, threads)
+
+
+def test_pack_a_block_rows() -> None:
+    """`pack_a` with `block_rows`: block j's first lanes hold rows j * block_rows on, the rest
+    and the short last block's missing rows are zeros; K blocks of kc as without."""
+    w = np.arange(1, 8 * 5 + 1, dtype=np.float32).reshape(8, 5)
+    packed = gemm.pack_a(w, 8, 5, kc=3, block_rows=3)
+    blocks = 3
+    first = packed[:blocks * 3 * gemm.MR].reshape(blocks, 3, gemm.MR)  # K block 0: [block][k][lane]
+    for j in range(blocks):
+        rows = w[j * 3:(j + 1) * 3, :3]
+        np.testing.assert_array_equal(first[j, :, :len(rows)], rows.T)
+        assert not first[j, :, len(rows):].any()
+
 
 def _run_gemm(spec: gemm.GemmSpec, a, b, c, bias, res, threads: int) -> None:  # type: ignore[no-untyped-def]
     """Compile `spec` alone and call it on numpy buffers, `threads` thread ids in turn."""

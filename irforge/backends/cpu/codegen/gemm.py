@@ -243,18 +243,19 @@ def runtime_k(spec: GemmSpec) -> tuple[GemmSpec, list[int]]:
     return replace(spec, k=0, k_arg=True, one_k_block=spec.k <= spec.kc), [spec.k]
 
 
-def pack_a(weights, rows: int, k: int, kc: int = KC, block_rows: int = MR):  # type: ignore[no-untyped-def]
+def pack_a(weights, rows: int, k: int, kc: int = KC, block_rows: int = 0):  # type: ignore[no-untyped-def]
     """[rows, k] -> the A panel layout: per K block, [ceil(rows/MR)][kc][MR], zero-padded
-    (numpy); with `block_rows` < MR, block j holds rows j * block_rows on in its first lanes
-    (`GemmSpec.block_rows`), the rest zeros."""
+    (numpy); with `block_rows` (< MR; 0: MR), block j holds rows j * block_rows on in its
+    first lanes (`GemmSpec.block_rows`), the rest zeros."""
     import numpy as np
 
+    block_rows = block_rows or MR
     blocks = -(-rows // block_rows)
-    padded = np.zeros((blocks, MR, k), np.float32)
-    flat = np.zeros((blocks * block_rows, k), np.float32)
-    flat[:rows] = weights.reshape(rows, k)
-    padded[:, :block_rows] = flat.reshape(blocks, block_rows, k)
-    padded = padded.reshape(blocks * MR, k)
+    padded = np.zeros((blocks * MR, k), np.float32)
+    source = weights.reshape(rows, k)
+    for j in range(blocks):  # block j's rows in its first lanes (all MR of them without block_rows)
+        part = source[j * block_rows:(j + 1) * block_rows]
+        padded[j * MR:j * MR + len(part)] = part
     parts = [padded[:, k0:k0 + kc].reshape(blocks, MR, -1).transpose(0, 2, 1).ravel() for k0 in range(0, k, kc)]
     return np.concatenate(parts)
 
@@ -276,10 +277,12 @@ def pack_b(matrix, k: int, cols: int):  # type: ignore[no-untyped-def]
 
 
 def balanced_rows(m: int) -> int:
-    """Rows per M block for m rows cut into as many blocks as MR-row blocks would be, each as
-    full as the others (`BALANCED_ROWS`): 8 rows as 4 + 4 (8 accumulators each) instead of
-    6 + 2 (a 2-row tile has 4 FMA chains, too few to hide the FMA latency)."""
-    return -(-m // -(-m // MR)) if BALANCED_ROWS else MR
+    """Rows per M block (`GemmSpec.block_rows`) for m rows cut into as many blocks as MR-row
+    blocks would be, each as full as the others (`BALANCED_ROWS`): 8 rows as 4 + 4 (8
+    accumulators each) instead of 6 + 2 (a 2-row tile has 4 FMA chains, too few to hide the
+    FMA latency); 0 (MR) where that is MR."""
+    rows = -(-m // -(-m // MR))
+    return rows if BALANCED_ROWS and rows < MR else 0
 
 
 def merges_tail_rows(spec: GemmSpec) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.copy import FILL, Move
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import MR, NR, Batch, GemmSpec, Shifted, balanced_rows, gemm_kernel, pack_a
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, balanced_rows, gemm_kernel, pack_a
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.phases import PhaseSpec, phase_planes_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
@@ -168,7 +168,7 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
     o = weights.shape[0]
     og, kg, cg = o // g.group, g.k_per_group, g.c // g.group
     # a grouped layer's few rows per group in equally full M blocks (8: 4 + 4, not 6 + 2)
-    rows = balanced_rows(og) if g.group > 1 else MR
+    rows = balanced_rows(og) if g.group > 1 else 0
     packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg, kc, rows) for i in range(g.group)])
     levels = tuple(level for level in (
         Batch(g.n, 0, g.c * planes.channel, o * g.p, 0),
@@ -179,7 +179,7 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
         bias="row" if op.bias is not None else "none", epilogue=epilogue, kc=kc,
         shifted=Shifted(offsets, planes.channel, planes.row, g.ow, g.oh), batches=levels,
         # a grouped layer's GEMMs are too small to split: threads take whole groups
-        split_batches=g.n == 1 and g.group >= SPLIT_GROUPS, block_rows=0 if rows == MR else rows,
+        split_batches=g.n == 1 and g.group >= SPLIT_GROUPS, block_rows=rows,
     )
     a_buf = ctx.const(packed)
     name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
