@@ -280,9 +280,9 @@ def balanced_rows(m: int) -> int:
     """Rows per M block (`GemmSpec.block_rows`) for m rows cut into as many blocks as MR-row
     blocks would be, each as full as the others (`BALANCED_ROWS`): 8 rows as 4 + 4 (8
     accumulators each) instead of 6 + 2 (a 2-row tile has 4 FMA chains, too few to hide the
-    FMA latency); 0 (MR) where that is MR."""
+    FMA latency); 0 (MR) where that is MR or m fits one block."""
     rows = -(-m // -(-m // MR))
-    return rows if BALANCED_ROWS and rows < MR else 0
+    return rows if BALANCED_ROWS and m > MR and rows < MR else 0
 
 
 def merges_tail_rows(spec: GemmSpec) -> bool:
