@@ -2,7 +2,7 @@
 `attention.WHOLE_ROWS`) against the reference interpreter and onnxruntime, the arena
 NaN-filled: S short of a whole vector, one vector or less, and whole; several blocks of
 rows per batch (the keys packed once per batch, by each thread for the batches it starts
-in); a float mask with -inf entries; 1 and 2 threads; every knob combination. A gather
+in); a float mask with -inf entries, or none; 1 and 2 threads; every knob combination. A gather
 offset or a panel slot off, a pad lane left at its zero score (not -inf), or keys reused
 from another batch fails it."""
 
@@ -29,16 +29,23 @@ def _phases(compiled) -> list[str]:  # type: ignore[no-untyped-def]
     return [p.function for p in compiled._executable.program.phases]
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("pack, whole", KNOBS, ids=["pack-whole", "pack", "whole", "neither"])
-@pytest.mark.parametrize("s", [45, 7, 48])
-def test_keys_and_rows_match_the_reference(s, pack, whole, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+CASES = [(45, True, 1), (7, False, 1), (48, True, 1)]
+"""(S, a mask, threads) run under every knob combination"""
+DEFAULT_CASES = [(45, True, 2), (45, False, 2), (7, True, 2), (48, False, 2)]
+"""and under the defaults alone"""
+
+
+@pytest.mark.parametrize(
+    "s, masked, threads, pack, whole",
+    [case + knobs for case in CASES for knobs in KNOBS] + [case + KNOBS[0] for case in DEFAULT_CASES],
+)
+def test_keys_and_rows_match_the_reference(s, masked, threads, pack, whole, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(attention, "PACK_KEYS", pack)
     monkeypatch.setattr(attention, "WHOLE_ROWS", whole)
     monkeypatch.setattr(attention, "BLOCK_FLOATS", 12 * attention.row_stride(s))  # 12 rows a block: 3 per batch
     mask = rand(2, 3, 29, s, seed=11, low=-4.0, high=1.0)
     mask.reshape(-1)[3::7] = -np.inf  # no row all -inf
-    inputs = [rand(2, 3, 29, 16, seed=1), rand(2, 3, s, 16, seed=2, low=-3.0, high=3.0), rand(2, 3, s, 8, seed=3), mask]
+    inputs = [rand(2, 3, 29, 16, seed=1), rand(2, 3, s, 16, seed=2, low=-3.0, high=3.0), rand(2, 3, s, 8, seed=3)] + [mask] * masked
     model = one_op_model(SDPA, inputs, [])
     compiled = compile_model(model, threads=threads, cache_dir=False)
     kernels = _phases(compiled)
