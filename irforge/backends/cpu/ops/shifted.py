@@ -19,7 +19,7 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.copy import FILL, Move
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, gemm_kernel, pack_a
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, gemm_kernel, pack_a_all
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.phases import PhaseSpec, phase_planes_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
@@ -167,7 +167,7 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
     kc = SHIFTED_KC // len(offsets) * len(offsets)
     o = weights.shape[0]
     og, kg, cg = o // g.group, g.k_per_group, g.c // g.group
-    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg, kc) for i in range(g.group)])
+    packed = pack_a_all([weights[i * og:(i + 1) * og] for i in range(g.group)], og, kg, kc)
     levels = tuple(level for level in (
         Batch(g.n, 0, g.c * planes.channel, o * g.p, 0),
         Batch(g.group, packed.size // g.group, cg * planes.channel, og * g.p, og),
