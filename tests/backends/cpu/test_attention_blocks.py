@@ -48,7 +48,7 @@ def _run(inputs, threads: int, **props):  # type: ignore[no-untyped-def]
     ids=["plain", "per-head", "per-key", "rows", "full"],
 )
 def test_blocks_match_the_reference(mask, props, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(attention, "BLOCK_FLOATS", 12 * S)  # blocks of 12 rows: 12, 12, 12, 1
+    monkeypatch.setattr(attention, "BLOCK_FLOATS", 12 * attention.row_stride(S))  # blocks of 12 rows: 12, 12, 12, 1
     inputs = [rand(B, H, L, D, seed=1), rand(B, H, S, D, seed=2), rand(B, H, S, DV, seed=3)]
     got, want, kernels = _run(inputs + ([mask] if mask is not None else []), threads, **props)
     assert any(k.endswith("_attention") for k in kernels)

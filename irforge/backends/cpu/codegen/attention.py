@@ -11,6 +11,14 @@ GEMMs, where the unfused lowering wrote [batch, L, S] scores, scaled them into a
 buffer and took the softmax into a third (Whisper-base: 72 MB each, read and written by
 three phases per layer). The normalisation by the row sum is applied to the R x Dv output
 rows instead of the R x S probabilities. Threads split the units.
+
+With `PACK_KEYS` the kernel reads k itself ([batch, S, D], not a kT copy) and transposes
+one batch's keys into NR-column panels on its stack ([S/NR][D][NR], keys past S zero) when
+its unit starts a new batch: the scores GEMM reads B as sequential aligned panels, and the
+model has no kT phase (onnxruntime's fused MatMul packs its transposed B the same way). With
+`WHOLE_ROWS` the block's rows are S rounded up to whole vectors: the columns past S are
+-inf logits (exp 0), so the softmax passes and the scores GEMM's stores have no masked
+tail; the output GEMM reads the first S columns.
 """
 
 from __future__ import annotations
@@ -20,8 +28,8 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from irforge.backends.cpu.codegen.gemm import MR, GemmSpec, inline_gemm
-from irforge.backends.cpu.codegen.irutil import F32, VW, KernelBuilder, i64, vec
+from irforge.backends.cpu.codegen.gemm import MR, NR, GemmSpec, inline_gemm
+from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64, vec
 from irforge.backends.cpu.codegen.mathfn import exp_nonpositive, vector_exp
 
 BLOCK_FLOATS = 65536
@@ -31,6 +39,13 @@ ROWS_MAX = 512
 LEAN_EXP = True
 """A row whose maximum is finite takes `exp_nonpositive` (its entries minus the maximum are
 <= 0, none NaN); other rows keep `vector_exp`'s limits (A/B switch)."""
+PACK_KEYS = True
+"""The kernel packs each batch's keys into NR-column panels itself (no kT copy phase) where
+they fit in `PACKED_KEYS_MAX` (A/B switch; False: the kT copy, read as rows)."""
+PACKED_KEYS_MAX = 32768
+"""Floats of one batch's packed keys on the stack at most (128 KiB: S = 512 at D = 64)."""
+WHOLE_ROWS = True
+"""The block's rows are whole vectors, the columns past S -inf logits (A/B switch)."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +62,40 @@ class AttentionSpec:
     mask: tuple[tuple[int, int], ...] | None = None
     """an f32 mask added to the scores: (size, element stride) per batch axis of the scores,
     then the row axis's (L, stride); its last axis runs along S with stride 1. None: none."""
+    packed_keys: bool = False
+    """the second argument is k [batch, S, D], packed by the kernel (`PACK_KEYS`); else kT"""
+    stride: int = 0
+    """floats per row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)"""
+
+    @property
+    def ldc(self) -> int:
+        return self.stride or self.s
+
+    @property
+    def score_columns(self) -> int:
+        """Columns the scores GEMM computes: all of the padded row where the keys are packed
+        (zero keys past S), else S (kT has no more)."""
+        return self.ldc if self.packed_keys else self.s
+
+    @property
+    def key_floats(self) -> int:
+        """Floats of one batch's packed keys: whole NR panels of D rows."""
+        return -(-self.score_columns // NR) * NR * self.d
+
+
+def row_stride(s: int) -> int:
+    """A row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)."""
+    return -(-s // VW) * VW if WHOLE_ROWS else s
+
+
+def packs_keys(s: int, d: int) -> bool:
+    """Whether the kernel packs the keys itself (`PACK_KEYS`, within `PACKED_KEYS_MAX`)."""
+    return PACK_KEYS and -(-row_stride(s) // NR) * NR * d <= PACKED_KEYS_MAX
 
 
 def block_rows(l: int, s: int) -> int:
-    """Rows per block: as many as `BLOCK_FLOATS` holds, a multiple of the GEMM's MR, all of L
-    when it fits."""
+    """Rows per block of rows of `s` floats: as many as `BLOCK_FLOATS` holds, a multiple of the
+    GEMM's MR, all of L when it fits."""
     rows = min(ROWS_MAX, BLOCK_FLOATS // s)
     if rows >= l:
         return l
@@ -59,30 +103,45 @@ def block_rows(l: int, s: int) -> int:
 
 
 def _scores_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
-    return GemmSpec(m=rows, n=spec.s, k=spec.d, a_panel=False, a_rs=spec.d, a_cs=1, ldb=spec.s, ldc=spec.s)
+    if spec.packed_keys:
+        return GemmSpec(m=rows, n=spec.score_columns, k=spec.d, a_panel=False, a_rs=spec.d, a_cs=1, b_panel=True, ldc=spec.ldc)
+    return GemmSpec(m=rows, n=spec.s, k=spec.d, a_panel=False, a_rs=spec.d, a_cs=1, ldb=spec.s, ldc=spec.ldc)
 
 
 def _output_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
-    return GemmSpec(m=rows, n=spec.dv, k=spec.s, a_panel=False, a_rs=spec.s, a_cs=1, ldb=spec.dv, ldc=spec.dv)
+    return GemmSpec(m=rows, n=spec.dv, k=spec.s, a_panel=False, a_rs=spec.ldc, a_cs=1, ldb=spec.dv, ldc=spec.dv)
 
 
 def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
-    """args: q [batch, L, D], kT [batch, D, S], v [batch, S, Dv], out [batch, L, Dv], [mask]."""
+    """args: q [batch, L, D], kT [batch, D, S] (`packed_keys`: k [batch, S, D]), v [batch, S, Dv],
+    out [batch, L, Dv], [mask]."""
     kb = KernelBuilder(module, name)
-    q, k_t, v, out = (kb.slot(i) for i in range(4))
+    q, keys, v, out = (kb.slot(i) for i in range(4))
     mask = kb.slot(4) if spec.mask is not None else None
     b = kb.b
     with b.goto_block(kb.fn.entry_basic_block):
-        block = b.alloca(F32, i64(spec.rows * spec.s))
+        block = b.alloca(F32, i64(spec.rows * spec.ldc))
         block.align = 64
         inverse = b.alloca(F32, i64(spec.rows))
+        if spec.packed_keys:
+            panels = b.alloca(F32, i64(spec.key_floats))
+            panels.align = 64
+            packed = b.alloca(I64)  # the batch whose keys `panels` holds
+            b.store(i64(-1), packed)
     per_batch = -(-spec.l // spec.rows)
     full, tail = divmod(spec.l, spec.rows)
     u0, u1 = kb.partition(spec.batch * per_batch)
     with kb.loop(u0, u1, name="unit") as unit:
         bi, blk = b.udiv(unit, i64(per_batch)), b.urem(unit, i64(per_batch))
         row0 = b.mul(blk, i64(spec.rows))
-        args = (bi, row0, q, k_t, v, out, mask, block, inverse)
+        if spec.packed_keys:
+            with kb.if_(b.icmp_signed("!=", b.load(packed), bi)):
+                _pack_keys(kb, spec, kb.at(keys, b.mul(bi, i64(spec.s * spec.d))), panels)
+                b.store(bi, packed)
+            k_block = panels
+        else:
+            k_block = kb.at(keys, b.mul(bi, i64(spec.d * spec.s)))
+        args = (bi, row0, q, k_block, v, out, mask, block, inverse)
         if not tail:
             _unit(kb, spec, spec.rows, *args)
         elif not full:
@@ -96,15 +155,51 @@ def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
     kb.finish()
 
 
-def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_t, v, out, mask, block, inverse) -> None:  # type: ignore[no-untyped-def]
-    """One block of `rows` query rows starting at `row0` of batch `bi`."""
+def _pack_keys(kb: KernelBuilder, spec: AttentionSpec, keys, panels) -> None:  # type: ignore[no-untyped-def]
+    """panels[p][d][j] = keys[p * NR + j][d] (one batch's key rows of D floats), 0 past S.
+    Whole panels in 8 x 8 blocks transposed in registers (`_transpose8`: eight row loads,
+    24 shuffles, eight stores) where D is a multiple of 8; the rest (the last, partial
+    panel; any D) a gather of VW keys per d (gathers alone made BERT's 128-key attention
+    6% slower than the kT copy they replace)."""
+    b = kb.b
+    whole = spec.s // NR if spec.d % 8 == 0 else 0
+    if whole:
+        with kb.loop(0, whole * NR, 8, name="pk8") as key0:
+            target = kb.at(panels, b.add(b.mul(b.udiv(key0, i64(NR)), i64(NR * spec.d)), b.urem(key0, i64(NR))))
+            source = kb.at(keys, b.mul(key0, i64(spec.d)))
+            for d0 in range(0, spec.d, 8):
+                rows = [kb.vload(kb.at(source, r * spec.d + d0), 8) for r in range(8)]
+                for c, column in enumerate(_transpose8(kb, rows)):
+                    kb.vstore(column, kb.at(target, (d0 + c) * NR))
+    offsets = ir.Constant(vec(VW, I64), [lane * spec.d for lane in range(VW)])
+    with kb.loop(whole * NR, spec.key_floats // spec.d, VW, name="pk") as key0:
+        lanes = kb.mask(b.sub(i64(spec.s), key0))
+        target = kb.at(panels, b.add(b.mul(b.udiv(key0, i64(NR)), i64(NR * spec.d)), b.urem(key0, i64(NR))))
+        with kb.loop(0, spec.d, name="pkd") as dd:
+            value = kb.gather(kb.at(keys, b.add(b.mul(key0, i64(spec.d)), dd)), offsets, lanes)
+            kb.vstore(value, kb.at(target, b.mul(dd, i64(NR))))
+
+
+def _transpose8(kb: KernelBuilder, rows: list[ir.Value]) -> list[ir.Value]:
+    """The columns of an 8 x 8 block given as 8 row vectors: three rounds of the perfect
+    shuffle (w[2i], w[2i + 1] = the low and high halves of rows i and i + 4 interleaved)."""
+    low = ir.Constant(ir.VectorType(ir.IntType(32), 8), [0, 8, 1, 9, 2, 10, 3, 11])
+    high = ir.Constant(ir.VectorType(ir.IntType(32), 8), [4, 12, 5, 13, 6, 14, 7, 15])
+    for _ in range(3):
+        rows = [kb.b.shuffle_vector(rows[i // 2], rows[i // 2 + 4], high if i % 2 else low) for i in range(8)]
+    return rows
+
+
+def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_block, v, out, mask, block, inverse) -> None:  # type: ignore[no-untyped-def]
+    """One block of `rows` query rows starting at `row0` of batch `bi`; `k_block`: its kT
+    rows or (`packed_keys`) its packed key panels."""
     b = kb.b
     q_rows = kb.at(q, b.add(b.mul(bi, i64(spec.l * spec.d)), b.mul(row0, i64(spec.d))))
-    inline_gemm(kb, _scores_spec(spec, rows), f"{kb.fn.name}.s{rows}", q_rows, kb.at(k_t, b.mul(bi, i64(spec.d * spec.s))), block)
+    inline_gemm(kb, _scores_spec(spec, rows), f"{kb.fn.name}.s{rows}", q_rows, k_block, block)
     mask_rows = _mask_base(kb, spec, bi, row0, mask) if mask is not None else None
     row_step = spec.mask[-1][1] if spec.mask is not None else 0
     with kb.loop(0, rows, name="row") as i:
-        row = kb.at(block, b.mul(i, i64(spec.s)))
+        row = kb.at(block, b.mul(i, i64(spec.ldc)))
         mask_row = kb.at(mask_rows, b.mul(i, i64(row_step))) if mask_rows is not None else None
         _exp_row(kb, spec, row, mask_row, kb.at(inverse, i))
     out_rows = kb.at(out, b.add(b.mul(bi, i64(spec.l * spec.dv)), b.mul(row0, i64(spec.dv))))
@@ -147,23 +242,36 @@ def _exp_row(kb: KernelBuilder, spec: AttentionSpec, row, mask_row, inverse_slot
     with b.goto_block(kb.fn.entry_basic_block):
         acc = b.alloca(vec())
 
+    def walk(body) -> None:  # type: ignore[no-untyped-def]
+        """body(offset, lanes, keys) per vector of the row: `lanes` masks its loads and stores
+        (None: whole), `keys` its lanes that hold keys (None: all). A padded row (`WHOLE_ROWS`)
+        is whole vectors, the last one's lanes past S pad."""
+        if spec.ldc == spec.s:
+            _each(kb, spec.s, lambda offset, lanes: body(offset, lanes, lanes))
+            return
+        last = spec.ldc - VW
+        _each(kb, last, lambda offset, lanes: body(offset, None, None))
+        body(i64(last), None, kb.mask(spec.s - last))
+
     def fold(combine, fill, fn) -> ir.Value:  # type: ignore[no-untyped-def]
         b.store(kb.vconst(fill), acc)
 
-        def body(offset, lanes) -> None:  # type: ignore[no-untyped-def]
-            value = fn(offset, lanes)
+        def body(offset, lanes, keys) -> None:  # type: ignore[no-untyped-def]
+            value = fn(offset, lanes, keys)
             kb.vstore(value, kb.at(row, offset), lanes)
             if lanes is not None:
                 value = b.select(lanes, value, kb.vconst(fill))
             b.store(combine(b.load(acc), value), acc)
 
-        _each(kb, spec.s, body)
+        walk(body)
         return b.load(acc)
 
-    def logits(offset, lanes) -> ir.Value:  # type: ignore[no-untyped-def]
+    def logits(offset, lanes, keys) -> ir.Value:  # type: ignore[no-untyped-def]
         value = b.fmul(kb.vload(kb.at(row, offset), mask=lanes), scale)
         if mask_row is not None:
-            value = b.fadd(value, kb.vload(kb.at(mask_row, offset), mask=lanes))
+            value = b.fadd(value, kb.vload(kb.at(mask_row, offset), mask=keys))
+        if keys is not None and lanes is None:  # pad lanes: -inf logits, exp 0
+            value = b.select(keys, value, kb.vconst(-math.inf))
         return value
 
     def fmax(a, x):  # type: ignore[no-untyped-def]
@@ -174,7 +282,7 @@ def _exp_row(kb: KernelBuilder, spec: AttentionSpec, row, mask_row, inverse_slot
     shift = b.select(finite, kb.splat(top), kb.vconst(0.0))
 
     def exps(exp):  # type: ignore[no-untyped-def]
-        return fold(b.fadd, 0.0, lambda offset, lanes: exp(kb, b.fsub(kb.vload(kb.at(row, offset), mask=lanes), shift)))
+        return fold(b.fadd, 0.0, lambda offset, lanes, keys: exp(kb, b.fsub(kb.vload(kb.at(row, offset), mask=lanes), shift)))
 
     if LEAN_EXP:
         # a finite maximum (neither inf nor NaN: a NaN entry makes the maximum NaN) bounds

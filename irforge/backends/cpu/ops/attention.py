@@ -13,7 +13,8 @@ A mask that would broadcast the scores to more batches than q and k give has no 
 
 With a constant scale, no causal flag or i1 mask, and q, k, v of the same batch axes, the
 op is one phase of `codegen/attention.py` instead (`FUSED`): blocks of query rows whose
-scores stay in cache, never the whole [batch..., L, S] tensor (after kT's copy).
+scores stay in cache, never the whole [batch..., L, S] tensor (after kT's copy, where the
+kernel does not pack the keys itself: `attention.PACK_KEYS`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import math
 
 import numpy as np
 
-from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows
+from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows, packs_keys, row_stride
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel
 from irforge.backends.cpu.codegen.rows import RowSpec
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
@@ -97,12 +98,14 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         raise IrforgeError(f"'{op.name}' with a mask that broadcasts the scores has no CPU kernel", where=op.label,
                            fix="run the model with --device ref", code="E842")
     rank = len(k)
-    k_t = ctx.scratch(4 * math.prod(k))
-    relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
     spec = fused_spec(op, scores_shape) if FUSED else None
+    if spec is None or not spec.packed_keys:
+        k_t = ctx.scratch(4 * math.prod(k))
+        relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
     if spec is not None:
         name = ctx.kernel(("attention", spec), lambda mod, nm: attention_kernel(mod, spec, nm))
-        args = [ctx.input(op, 0), k_t, ctx.input(op, 2), ctx.output(op)] + ([ctx.input(op, 3)] if spec.mask else [])
+        keys = ctx.input(op, 1) if spec.packed_keys else k_t
+        args = [ctx.input(op, 0), keys, ctx.input(op, 2), ctx.output(op)] + ([ctx.input(op, 3)] if spec.mask else [])
         ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
         return
     scores = ctx.scratch(4 * math.prod(scores_shape))
@@ -134,5 +137,7 @@ def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionS
             step *= size
         strides.reverse()
         mask = tuple(zip(scores_shape[:-1], strides[:-1]))
+    stride = row_stride(s)
     return AttentionSpec(batch=math.prod(scores_shape[:-2]), l=l, s=s, d=q[-1], dv=v[-1],
-                         scale=float(op.static_scale()), rows=block_rows(l, s), mask=mask)
+                         scale=float(op.static_scale()), rows=block_rows(l, stride), mask=mask,
+                         packed_keys=packs_keys(s, q[-1]), stride=stride)

@@ -17,7 +17,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2c
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a, pack_b, runtime_k, splits_columns
+from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a_all, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
@@ -237,7 +237,7 @@ def reads_panels(ctx: Lowering, value: SSAValue) -> bool:
 def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-def]
     """(A buffer's array, A layout, elements per group) of constant weights [o, c/g, kh, kw]."""
     og, kg = o // g.group, g.k_per_group
-    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg, CONV_KC).ravel() for i in range(g.group)])
+    packed = pack_a_all([weights[i * og:(i + 1) * og] for i in range(g.group)], og, kg, CONV_KC)
     return packed, dict(a_panel=True), packed.size // g.group
 
 
@@ -310,7 +310,7 @@ def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
     m, p = og * kh * kw, h * wd
     weights = ctx.constant_of(op.weights)
     if weights is not None:  # A panels of each group's W^T [og*kh*kw, cg], packed once
-        a_buf = ctx.const(np.concatenate([pack_a(weights[i * cg:(i + 1) * cg].reshape(cg, m).T, m, cg).ravel() for i in range(group)]))
+        a_buf = ctx.const(pack_a_all([weights[i * cg:(i + 1) * cg].reshape(cg, m).T for i in range(group)], m, cg))
         a_layout = dict(a_panel=True)
         group_a = a_buf.nbytes // 4 // group
     else:  # W read in place: A[row, c] = w[c, row], row stride 1, k stride m

@@ -19,7 +19,7 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.copy import FILL, Move
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, balanced_rows, gemm_kernel, pack_a
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, balanced_rows, gemm_kernel, pack_a_all
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.phases import PhaseSpec, phase_planes_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
@@ -169,7 +169,7 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
     og, kg, cg = o // g.group, g.k_per_group, g.c // g.group
     # a grouped layer's few rows per group in equally full M blocks (8: 4 + 4, not 6 + 2)
     rows = balanced_rows(og) if g.group > 1 else 0
-    packed = np.concatenate([pack_a(weights[i * og:(i + 1) * og], og, kg, kc, rows) for i in range(g.group)])
+    packed = pack_a_all([weights[i * og:(i + 1) * og] for i in range(g.group)], og, kg, kc, rows)
     levels = tuple(level for level in (
         Batch(g.n, 0, g.c * planes.channel, o * g.p, 0),
         Batch(g.group, packed.size // g.group, cg * planes.channel, og * g.p, og),

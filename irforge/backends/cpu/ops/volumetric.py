@@ -35,7 +35,7 @@ from irforge.backends.cpu.codegen.copy import FILL, Move, contiguous_strides
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a_all
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
@@ -97,7 +97,7 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
     tail = bias + ([residual] if residual is not None else [])
     if weights is not None:
         flat = weights.reshape(o, kg)
-        a_buf = ctx.const(np.concatenate([pack_a(flat[i * og:(i + 1) * og], og, kg).ravel() for i in range(group)]))
+        a_buf = ctx.const(pack_a_all([flat[i * og:(i + 1) * og] for i in range(group)], og, kg))
         a_layout, group_a = dict(a_panel=True), a_buf.nbytes // 4 // group
     else:
         a_buf, a_layout, group_a = ctx.input(op, 1), dict(a_panel=False, a_rs=kg, a_cs=1), og * kg
@@ -186,7 +186,7 @@ def volumetric_deconvolution(ctx: Lowering, op: Deconvolution) -> None:
     m, p = og * taps, math.prod(x[2:])
     weights = ctx.constant_of(op.weights)
     if weights is not None:  # A panels of each group's W^T [og * taps, cg], packed once
-        a_buf = ctx.const(np.concatenate([pack_a(weights[i * cg:(i + 1) * cg].reshape(cg, m).T, m, cg).ravel() for i in range(group)]))
+        a_buf = ctx.const(pack_a_all([weights[i * cg:(i + 1) * cg].reshape(cg, m).T for i in range(group)], m, cg))
         a_layout: dict = dict(a_panel=True)  # type: ignore[type-arg]
         group_a = a_buf.nbytes // 4 // group
     else:  # W read in place: A[row, c] = w[c, row]

@@ -8,7 +8,7 @@ import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel, pack_a
+from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel, pack_a_all
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.winograd import WinogradSpec, input_transform_kernel, output_transform_kernel, point_stride, transform_weights, v_channel
 from irforge.backends.cpu.lower import Buffer, Lowering
@@ -67,10 +67,10 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
     u = transform_weights(weights, spec.m)
-    panels = [pack_a(u[i], o, g.c) for i in range(points)]
+    panels = pack_a_all(u, o, g.c)
     gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
-                    batches=(Batch(points, panels[0].size, v_point, m_point),))
+                    batches=(Batch(points, panels.size // points, v_point, m_point),))
     name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
-    ctx.phase(name, [ctx.const(np.concatenate(panels)), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
+    ctx.phase(name, [ctx.const(panels), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
     ctx.phase(backward, [m, out, *tail], "winograd")
