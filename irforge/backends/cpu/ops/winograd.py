@@ -1,4 +1,4 @@
-"""3x3 stride-1 convolutions by Winograd F(4x4, 3x3) or F(2x2, 3x3) (see `codegen.winograd`):
+"""3x3 stride-1 and stride-2 convolutions by Winograd F(4x4, 3x3) or F(2x2, 3x3) (see `codegen.winograd`):
 an input transform, the 36 or 16 transform-domain GEMMs as one batched GEMM kernel (threads
 take whole GEMMs), an output transform carrying the bias, residual and activation."""
 
@@ -24,11 +24,22 @@ F4_MIN_TILES = 49
 too narrow, and F(4x4)'s transformed weights (36/9 of the direct ones) stream from memory."""
 
 
+STRIDE2 = True
+"""3x3 stride-2 windows by the 2m + 1 point algorithm (`codegen.winograd.STRIDE2_MATRICES`)."""
+STRIDE2_MIN_TILES = 49
+"""Stride 2 from this many F(2x2) tiles (14x14 outputs) up: its transformed weights are 25/9 of
+the direct ones, and a 7x7-output layer's 16 tiles (64 outputs for 49) leave the GEMMs 0.91x
+the direct FMAs."""
+STRIDE2_F4_MIN_TILES = 49
+"""Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
+
+
 def winograd_pays(g: ConvGeometry) -> bool:
-    return (
-        g.group == 1 and (g.kh, g.kw) == (3, 3) and g.stride == (1, 1) and g.dilation == (1, 1)
-        and -(-g.oh // 2) * -(-g.ow // 2) >= MIN_TILES
-    )
+    if g.group != 1 or (g.kh, g.kw) != (3, 3) or g.dilation != (1, 1):
+        return False
+    if g.stride == (2, 2):
+        return STRIDE2 and -(-g.oh // 2) * -(-g.ow // 2) >= STRIDE2_MIN_TILES
+    return g.stride == (1, 1) and -(-g.oh // 2) * -(-g.ow // 2) >= MIN_TILES
 
 
 F4_WHOLE_VECTORS = True
@@ -48,7 +59,9 @@ with their product, the transforms' with their sum."""
 
 def tile_size(g: ConvGeometry, o: int) -> int:
     """F(4x4, 3x3) where its GEMMs still have F4_MIN_TILES tiles, or whole vectors of them
-    (`F4_WHOLE_VECTORS`), else F(2x2, 3x3)."""
+    (`F4_WHOLE_VECTORS`), else F(2x2, 3x3). Stride 2: F(4x4) from `STRIDE2_F4_MIN_TILES` of its tiles."""
+    if g.stride == (2, 2):
+        return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= STRIDE2_F4_MIN_TILES else 2
     tiles = g.n * -(-g.oh // 4) * -(-g.ow // 4)
     whole = F4_WHOLE_VECTORS and tiles % VW == 0 and g.c * o >= F4_WHOLE_MIN_WEIGHTS
     return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= F4_MIN_TILES or whole else 2
@@ -58,7 +71,7 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     """`args`: input, output, then the bias and residual buffers the epilogue reads."""
     x, out, *tail = args
     o = weights.shape[0]
-    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g, o))
+    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g, o), g.stride[0])
     tiles, points = spec.tiles, spec.a * spec.a
     channel = v_channel(spec)
     v_point, m_point = point_stride(g.c * channel), point_stride(o * tiles)
@@ -66,7 +79,7 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     m = ctx.scratch(4 * (points * m_point + VW))  # + VW: the output transform's tail loads
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
-    u = transform_weights(weights, spec.m)
+    u = transform_weights(weights, spec.m, spec.stride)
     panels = [pack_a(u[i], o, g.c) for i in range(points)]
     gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
                     batches=(Batch(points, panels[0].size, v_point, m_point),))
