@@ -34,11 +34,12 @@ def test_stride2_matrices(m) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_stride2_pays() -> None:
-    """F(4x4) from 28x28 outputs, F(2x2) from 14x14; 7x7 outputs and other strides keep the direct kernels."""
+    """F(4x4) from 28x28 outputs, F(2x2) from 7x7; smaller outputs and other strides keep the direct kernels."""
     layer = lambda c, h, oh, stride=(2, 2): ConvGeometry(1, c, h, h, 3, 3, oh, oh, stride, (1, 1), (1, 1))  # noqa: E731
     assert winograd_pays(layer(128, 56, 28)) and tile_size(layer(128, 56, 28), 128) == 4
     assert winograd_pays(layer(256, 28, 14)) and tile_size(layer(256, 28, 14), 256) == 2
-    assert not winograd_pays(layer(512, 14, 7))
+    assert winograd_pays(layer(512, 14, 7)) and tile_size(layer(512, 14, 7), 512) == 2
+    assert not winograd_pays(layer(512, 12, 6))
     assert not winograd_pays(layer(64, 56, 28, (2, 1))) and not winograd_pays(layer(64, 56, 19, (3, 3)))
 
 

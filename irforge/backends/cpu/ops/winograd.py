@@ -26,10 +26,12 @@ too narrow, and F(4x4)'s transformed weights (36/9 of the direct ones) stream fr
 
 STRIDE2 = True
 """3x3 stride-2 windows by the 2m + 1 point algorithm (`codegen.winograd.STRIDE2_MATRICES`)."""
-STRIDE2_MIN_TILES = 49
-"""Stride 2 from this many F(2x2) tiles (14x14 outputs) up: its transformed weights are 25/9 of
-the direct ones, and a 7x7-output layer's 16 tiles (64 outputs for 49) leave the GEMMs 0.91x
-the direct FMAs."""
+STRIDE2_MIN_TILES = 16
+"""Stride 2 from this many F(2x2) tiles (7x7 outputs) up. ResNet-50's 14x14 -> 7x7 512-channel
+layer ran 0.83x its direct time (`bench/cpu_conv_layers.py --only s2 --ab
+irforge.backends.cpu.ops.winograd.STRIDE2_MIN_TILES=16`, session 13) though its transformed
+weights (25/9 of the direct ones, 26 MB) stream from memory and its 16 tiles hold 64 outputs
+for 49: the direct stride-2 window there runs at 80 GF/s."""
 STRIDE2_F4_MIN_TILES = 49
 """Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
 
