@@ -17,8 +17,21 @@ from irforge.backends.cpu.ops.linear import geometry
 from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Convolution, Eltwise, ReLU
-from tests.backends.cpu.conftest import matches_reference
+from irforge.backends.reference import run
 from tests.helpers import one_op_model, rand
+
+
+def matches_reference(compiled, model, feeds) -> None:  # type: ignore[no-untyped-def]
+    """conftest's, with the absolute tolerance a fraction of the output's range: Winograd sums
+    in another order, and an output near zero out of terms of size ~|y|max keeps an error of a
+    few ulps of |y|max (see test_linear's `test_winograd_convolution`)."""
+    compiled._executable.arena[:] = np.nan  # a lane left unwritten shows
+    try:
+        got = compiled(feeds)
+    finally:
+        compiled.close()
+    for name, want in run(model, feeds).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("m", [2, 4])
@@ -40,18 +53,19 @@ def test_stride2_pays() -> None:
     assert winograd_pays(layer(256, 28, 14)) and tile_size(layer(256, 28, 14), 256) == 2
     assert winograd_pays(layer(512, 14, 7)) and tile_size(layer(512, 14, 7), 512) == 2
     assert not winograd_pays(layer(512, 12, 6))
+    assert not winograd_pays(layer(3, 224, 112), 32) and not winograd_pays(layer(128, 56, 28), 16)
     assert not winograd_pays(layer(64, 56, 28, (2, 1))) and not winograd_pays(layer(64, 56, 19, (3, 3)))
 
 
 CASES = [
     # (N, C, H, W), O, props, m
-    ((1, 6, 56, 56), 9, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 7 tiles a row: one vector
-    ((1, 5, 57, 140), 7, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 18 tiles a row, partial tiles
-    ((1, 8, 28, 28), 12, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),
-    ((1, 7, 30, 30), 5, dict(pads_begin=[0, 0], pads_end=[1, 1]), 2),  # TF SAME: pad at the end only
-    ((2, 5, 29, 31), 6, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # batch 2 (masked stores)
-    ((1, 4, 28, 80), 5, {}, 2),  # no padding, 20 tiles a row
-    ((1, 300, 28, 28), 20, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # 2 K blocks
+    ((1, 24, 56, 56), 25, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 7 tiles a row: one vector
+    ((1, 24, 57, 140), 24, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 18 tiles a row, partial tiles
+    ((1, 32, 28, 28), 24, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),
+    ((1, 25, 30, 30), 27, dict(pads_begin=[0, 0], pads_end=[1, 1]), 2),  # TF SAME: pad at the end only
+    ((2, 24, 29, 31), 26, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # batch 2 (masked stores)
+    ((1, 24, 28, 80), 24, {}, 2),  # no padding, 20 tiles a row
+    ((1, 300, 28, 28), 24, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # 2 K blocks
 ]
 
 
@@ -60,10 +74,10 @@ CASES = [
 def test_stride2_winograd(x_shape, o, props, m, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], strides=[2, 2], **props)
     g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
-    assert winograd_pays(g) and tile_size(g, o) == m
+    assert winograd_pays(g, o) and tile_size(g, o) == m
     compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]
-    matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)}, atol=1e-5 * 3 * x_shape[1])
+    matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)})
 
 
 @pytest.mark.parametrize("padded,row_floats_max", [(True, 16), (False, 2048)])
@@ -79,14 +93,14 @@ def test_stride2_masked_rows(padded, row_floats_max, monkeypatch, cache_dir) -> 
 @pytest.mark.parametrize("height", [28, 56])  # F(2x2), F(4x4)
 def test_stride2_fuses_residual_and_relu(height, cache_dir) -> None:  # type: ignore[no-untyped-def]
     b = ModelBuilder()
-    x = b.input("x", (1, 6, height, height))
-    r = b.input("r", (1, 10, height // 2, height // 2))
-    y = b.add(Convolution, [x, b.constant(rand(10, 6, 3, 3, seed=1)), b.constant(rand(10, seed=2))],
+    x = b.input("x", (1, 24, height, height))
+    r = b.input("r", (1, 30, height // 2, height // 2))
+    y = b.add(Convolution, [x, b.constant(rand(30, 24, 3, 3, seed=1)), b.constant(rand(30, seed=2))],
               strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]).output
     y = b.add(ReLU, [b.add(Eltwise, [r, y], operation="sum").output]).output
     b.output(y, "y")
     model = b.finish()
-    feeds = {"x": rand(1, 6, height, height), "r": rand(1, 10, height // 2, height // 2, seed=3)}
+    feeds = {"x": rand(1, 24, height, height), "r": rand(1, 30, height // 2, height // 2, seed=3)}
     for threads in (1, 2):
         compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
         assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]

@@ -32,15 +32,23 @@ layer ran 0.83x its direct time (`bench/cpu_conv_layers.py --only s2 --ab
 irforge.backends.cpu.ops.winograd.STRIDE2_MIN_TILES=16`, session 13) though its transformed
 weights (25/9 of the direct ones, 26 MB) stream from memory and its 16 tiles hold 64 outputs
 for 49: the direct stride-2 window there runs at 80 GF/s."""
+STRIDE2_MIN_CHANNELS = 24
+"""Stride 2 where the input and output channels are both at least this many: the GEMMs' work
+grows with their product, the transforms' with their sum. Alone, one thread, hot (session 13,
+`/tmp/cpu13/hot2.py` in STATUS): 3 -> 32 channels at 224x224 (RegNet's stem) 2.8x the direct
+time, 16 -> 32 and 16 -> 64 at 112x112 1.03-1.05x, 128 -> 16 at 56x56 1.07x; 24 -> 48 0.95x,
+32 -> 32 0.89x, 32 -> 64 0.88x, 64 -> 64 at 56x56 0.76x."""
 STRIDE2_F4_MIN_TILES = 49
 """Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
 
 
-def winograd_pays(g: ConvGeometry) -> bool:
+def winograd_pays(g: ConvGeometry, o: int | None = None) -> bool:
+    """`o`: the output channels (stride 2 needs them); None: the input's."""
     if g.group != 1 or (g.kh, g.kw) != (3, 3) or g.dilation != (1, 1):
         return False
     if g.stride == (2, 2):
-        return STRIDE2 and -(-g.oh // 2) * -(-g.ow // 2) >= STRIDE2_MIN_TILES
+        channels = min(g.c, g.c if o is None else o)
+        return STRIDE2 and channels >= STRIDE2_MIN_CHANNELS and -(-g.oh // 2) * -(-g.ow // 2) >= STRIDE2_MIN_TILES
     return g.stride == (1, 1) and -(-g.oh // 2) * -(-g.ow // 2) >= MIN_TILES
 
 
