@@ -54,18 +54,19 @@ def test_stride2_pays() -> None:
     assert winograd_pays(layer(512, 14, 7)) and tile_size(layer(512, 14, 7), 512) == 2
     assert not winograd_pays(layer(512, 12, 6))
     assert not winograd_pays(layer(3, 224, 112), 32) and not winograd_pays(layer(128, 56, 28), 16)
+    assert not winograd_pays(layer(24, 112, 56), 96) and winograd_pays(layer(32, 112, 56), 32)
     assert not winograd_pays(layer(64, 56, 28, (2, 1))) and not winograd_pays(layer(64, 56, 19, (3, 3)))
 
 
 CASES = [
     # (N, C, H, W), O, props, m
-    ((1, 24, 56, 56), 25, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 7 tiles a row: one vector
-    ((1, 24, 57, 140), 24, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 18 tiles a row, partial tiles
-    ((1, 32, 28, 28), 24, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),
-    ((1, 25, 30, 30), 27, dict(pads_begin=[0, 0], pads_end=[1, 1]), 2),  # TF SAME: pad at the end only
-    ((2, 24, 29, 31), 26, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # batch 2 (masked stores)
-    ((1, 24, 28, 80), 24, {}, 2),  # no padding, 20 tiles a row
-    ((1, 300, 28, 28), 24, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # 2 K blocks
+    ((1, 32, 56, 56), 33, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 7 tiles a row: one vector
+    ((1, 32, 57, 140), 32, dict(pads_begin=[1, 1], pads_end=[1, 1]), 4),  # 18 tiles a row, partial tiles
+    ((1, 40, 28, 28), 32, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),
+    ((1, 33, 30, 30), 35, dict(pads_begin=[0, 0], pads_end=[1, 1]), 2),  # TF SAME: pad at the end only
+    ((2, 32, 29, 31), 34, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # batch 2 (masked stores)
+    ((1, 32, 28, 80), 32, {}, 2),  # no padding, 20 tiles a row
+    ((1, 300, 28, 28), 32, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # 2 K blocks
 ]
 
 
@@ -93,14 +94,14 @@ def test_stride2_masked_rows(padded, row_floats_max, monkeypatch, cache_dir) -> 
 @pytest.mark.parametrize("height", [28, 56])  # F(2x2), F(4x4)
 def test_stride2_fuses_residual_and_relu(height, cache_dir) -> None:  # type: ignore[no-untyped-def]
     b = ModelBuilder()
-    x = b.input("x", (1, 24, height, height))
-    r = b.input("r", (1, 30, height // 2, height // 2))
-    y = b.add(Convolution, [x, b.constant(rand(30, 24, 3, 3, seed=1)), b.constant(rand(30, seed=2))],
+    x = b.input("x", (1, 32, height, height))
+    r = b.input("r", (1, 32, height // 2, height // 2))
+    y = b.add(Convolution, [x, b.constant(rand(32, 32, 3, 3, seed=1)), b.constant(rand(32, seed=2))],
               strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]).output
     y = b.add(ReLU, [b.add(Eltwise, [r, y], operation="sum").output]).output
     b.output(y, "y")
     model = b.finish()
-    feeds = {"x": rand(1, 24, height, height), "r": rand(1, 30, height // 2, height // 2, seed=3)}
+    feeds = {"x": rand(1, 32, height, height), "r": rand(1, 32, height // 2, height // 2, seed=3)}
     for threads in (1, 2):
         compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
         assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]

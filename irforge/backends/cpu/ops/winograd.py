@@ -32,12 +32,14 @@ layer ran 0.83x its direct time (`bench/cpu_conv_layers.py --only s2 --ab
 irforge.backends.cpu.ops.winograd.STRIDE2_MIN_TILES=16`, session 13) though its transformed
 weights (25/9 of the direct ones, 26 MB) stream from memory and its 16 tiles hold 64 outputs
 for 49: the direct stride-2 window there runs at 80 GF/s."""
-STRIDE2_MIN_CHANNELS = 24
+STRIDE2_MIN_CHANNELS = 32
 """Stride 2 where the input and output channels are both at least this many: the GEMMs' work
-grows with their product, the transforms' with their sum. Alone, one thread, hot (session 13,
-`/tmp/cpu13/hot2.py` in STATUS): 3 -> 32 channels at 224x224 (RegNet's stem) 2.8x the direct
-time, 16 -> 32 and 16 -> 64 at 112x112 1.03-1.05x, 128 -> 16 at 56x56 1.07x; 24 -> 48 0.95x,
-32 -> 32 0.89x, 32 -> 64 0.88x, 64 -> 64 at 56x56 0.76x."""
+grows with their product, the transforms' and V's and M's memory traffic with their sum.
+One layer's phases in sequence, one thread, against the direct kernels (session 13,
+`/tmp/cpu13/hot2.py` in STATUS): 3 -> 32 channels at 224x224 (RegNet's stem) 2.8x, 16 -> 32
+at 112x112 1.05x, 128 -> 16 at 56x56 1.07x, 24 -> 96 at 112x112 (EfficientNet-V2-S) 1.21x
+(0.98x by F(2x2)), 24 -> 48 1.02x; 32 -> 32 0.89x, 32 -> 64 0.88x, 64 -> 64 0.87x, 48 -> 192
+at 56x56 0.81x, 128 -> 128 0.79x."""
 STRIDE2_F4_MIN_TILES = 49
 """Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
 
