@@ -36,7 +36,7 @@ STRIDE2_MIN_CHANNELS = 32
 """Stride 2 where the input and output channels are both at least this many: the GEMMs' work
 grows with their product, the transforms' and V's and M's memory traffic with their sum.
 One layer's phases in sequence, one thread, against the direct kernels (session 13,
-`/tmp/cpu13/hot2.py` in STATUS): 3 -> 32 channels at 224x224 (RegNet's stem) 2.8x, 16 -> 32
+`bench/cpu_conv_seq_ab.py`): 3 -> 32 channels at 224x224 (RegNet's stem) 2.8x, 16 -> 32
 at 112x112 1.05x, 128 -> 16 at 56x56 1.07x, 24 -> 96 at 112x112 (EfficientNet-V2-S) 1.21x
 (0.98x by F(2x2)), 24 -> 48 1.02x; 32 -> 32 0.89x, 32 -> 64 0.88x, 64 -> 64 0.87x, 48 -> 192
 at 56x56 0.81x, 128 -> 128 0.79x."""
