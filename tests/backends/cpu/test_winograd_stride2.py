@@ -67,6 +67,8 @@ CASES = [
     ((2, 32, 29, 31), 34, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # batch 2 (masked stores)
     ((1, 32, 28, 80), 32, {}, 2),  # no padding, 20 tiles a row
     ((1, 300, 28, 28), 32, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # 2 K blocks
+    ((1, 40, 14, 14), 48, dict(pads_begin=[1, 1], pads_end=[1, 1]), 2),  # 7x7 outputs: 16 tiles, 49 of 64 outputs kept
+    ((1, 32, 31, 30), 32, dict(pads_begin=[2, 0], pads_end=[0, 2]), 2),  # pads of 2 and 0
 ]
 
 
