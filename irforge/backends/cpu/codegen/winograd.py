@@ -314,6 +314,30 @@ def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: in
     return parts
 
 
+DEINTERLEAVE = False
+"""Stride 2: the input row's vectors split into even and odd columns first, and the tiles'
+columns picked from those (step m from m + 1 vectors' worth of lanes, as for stride 1)
+instead of step 2m from 2m + 1 vectors (F(4x4): 144 lanes). Measured not to pay at run time
+(session 13, one layer's phases each repeated hot, min CPU time, 3 alternations): ResNet-50's
+56 3x3 128 s2 input transform (F(4x4)) 0.222 -> 0.233 ms, its 28 3x3 256 s2 (F(2x2)) 0.090 ->
+0.098-0.105; it compiles the F(4x4) layer's kernels ~0.3 s faster (wall 0.74-1.01 -> 0.66 s)."""
+
+
+def _tile_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  # type: ignore[type-arg]
+    """Column j of every tile of a vector of tiles (lane l: column step l + j of `parts`, the
+    row's step + 1 vectors from the first tile's first column), j < a."""
+    if spec.stride == 1 or not DEINTERLEAVE:
+        wide = kb.concat(parts)
+        return [_pick(kb, wide, [spec.step * lane + j for lane in range(VW)]) for j in range(spec.a)]
+    m, b = spec.m, kb.b
+    if len(parts) % 2:
+        parts = [*parts, kb.vconst(0.0)]  # lanes no tile reads
+    pairs = [kb.concat([parts[q], parts[q + 1]]) for q in range(0, len(parts), 2)]
+    even = kb.concat([_pick(kb, pair, list(range(0, 2 * VW, 2))) for pair in pairs])
+    odd = kb.concat([_pick(kb, pair, list(range(1, 2 * VW, 2))) for pair in pairs])
+    return [_pick(kb, even if j % 2 == 0 else odd, [m * lane + j // 2 for lane in range(VW)]) for j in range(spec.a)]
+
+
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: X, V; threads split the (n, c, tile row) rows."""
     m, a = spec.step, spec.a  # m: input columns per tile (the output tile's for stride 1)
@@ -343,8 +367,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                         parts = _single_vector_parts(kb, spec, plane, ty, i)
                     else:  # plain loads from the zero-padded copy of the row
                         parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
-                    wide = kb.concat(parts)
-                    d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+                    d.append(_tile_columns(kb, spec, parts))
                     continue
                 iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
                 inside = b.icmp_unsigned("<", iy, i64(spec.h))
@@ -353,8 +376,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                 for part in range(m + 1):
                     at = b.add(start, i64(part * VW))
                     parts.append(kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))))
-                wide = kb.concat(parts)
-                d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+                d.append(_tile_columns(kb, spec, parts))
             t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
             mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
             base = b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0))
