@@ -1,4 +1,4 @@
-"""3x3 stride-2 convolutions by Winograd (`codegen.winograd.STRIDE2_MATRICES`): the 1-D
+"""3x3 stride-2 convolutions by Winograd (`codegen.winograd.STRIDE2_MATRICES`), and grouped ones (`GROUPED`): the 1-D
 algorithm against the direct window, and whole layers against the reference with the arena
 NaN-filled: F(4x4) and F(2x2), one and two vectors of tiles per tile row, masked-load rows,
 partial tiles, asymmetric and no pads, batch 2, 2 K blocks, fused residual and ReLU, 1 and 2
@@ -110,3 +110,28 @@ def test_stride2_fuses_residual_and_relu(height, cache_dir) -> None:  # type: ig
         compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
         assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]
         matches_reference(compiled, model, feeds)
+
+
+GROUPED_CASES = [
+    # (N, C, H, W), O, props
+    ((1, 64, 28, 28), 64, dict(group=4, pads_begin=[1, 1], pads_end=[1, 1])),  # F(4x4), stride 1
+    ((1, 96, 14, 14), 48, dict(group=3, pads_begin=[1, 1], pads_end=[1, 1])),  # F(2x2), 32 -> 16 per group
+    ((1, 64, 56, 56), 64, dict(group=2, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # F(4x4), stride 2
+    ((2, 48, 28, 28), 48, dict(group=3, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # F(2x2), batch 2
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,o,props", GROUPED_CASES)
+def test_grouped_winograd(x_shape, o, props, threads, monkeypatch, cache_dir) -> None:  # type: ignore[no-untyped-def]
+    """`GROUPED`: one GEMM per (point, group); each group's outputs from its own inputs only."""
+    from irforge.backends.cpu.ops import winograd as ops_winograd
+
+    monkeypatch.setattr(ops_winograd, "GROUPED", True)
+    group = props["group"]
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1] // group, 3, 3, seed=1), rand(o, seed=2)], **props)
+    g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
+    assert winograd_pays(g, o)
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]
+    matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)})

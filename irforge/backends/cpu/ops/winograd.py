@@ -44,10 +44,25 @@ STRIDE2_F4_MIN_TILES = 49
 """Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
 
 
+GROUPED = False
+"""Grouped 3x3 windows too (one GEMM per transform-domain point and group, a nested batch)
+from `GROUPED_MIN_CHANNELS` input and output channels per group. Measured not to pay (session
+13, `bench/cpu_knob_ab.py M irforge.backends.cpu.ops.winograd:GROUPED --a False --b True
+--cpu-time --runs 11`, phase sums): regnet_y_800mf 1.013 (its 16-channel groups' GEMMs 4.24 ->
+2.43 ms and phase-plane copies 0.99 -> 0.36, but the transforms 2.73: they grow with the
+channels, the GEMMs with channels x channels per group), resnext50_32x4d 1.004; from 32
+channels per group (ResNeXt's stage 4 only) 0.998 (-0.56 ms GEMMs, +0.54 transforms)."""
+GROUPED_MIN_CHANNELS = 16
+
+
 def winograd_pays(g: ConvGeometry, o: int | None = None) -> bool:
-    """`o`: the output channels (stride 2 needs them); None: the input's."""
-    if g.group != 1 or (g.kh, g.kw) != (3, 3) or g.dilation != (1, 1):
+    """`o`: the output channels (stride 2 and groups need them); None: the input's."""
+    if (g.kh, g.kw) != (3, 3) or g.dilation != (1, 1):
         return False
+    if g.group != 1:
+        per_group = min(g.c, g.c if o is None else o) // g.group
+        if not GROUPED or per_group < GROUPED_MIN_CHANNELS:
+            return False
     if g.stride == (2, 2):
         channels = min(g.c, g.c if o is None else o)
         return STRIDE2 and channels >= STRIDE2_MIN_CHANNELS and -(-g.oh // 2) * -(-g.ow // 2) >= STRIDE2_MIN_TILES
@@ -75,7 +90,7 @@ def tile_size(g: ConvGeometry, o: int) -> int:
     if g.stride == (2, 2):
         return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= STRIDE2_F4_MIN_TILES else 2
     tiles = g.n * -(-g.oh // 4) * -(-g.ow // 4)
-    whole = F4_WHOLE_VECTORS and tiles % VW == 0 and g.c * o >= F4_WHOLE_MIN_WEIGHTS
+    whole = F4_WHOLE_VECTORS and tiles % VW == 0 and g.c // g.group * o >= F4_WHOLE_MIN_WEIGHTS
     return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= F4_MIN_TILES or whole else 2
 
 
@@ -91,10 +106,12 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     m = ctx.scratch(4 * (points * m_point + VW))  # + VW: the output transform's tail loads
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
-    u = transform_weights(weights, spec.m, spec.stride)
-    panels = [pack_a(u[i], o, g.c) for i in range(points)]
-    gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
-                    batches=(Batch(points, panels[0].size, v_point, m_point),))
+    u = transform_weights(weights, spec.m, spec.stride)  # [points, O, C / group]
+    og, cg = o // g.group, g.c // g.group
+    panels = [pack_a(u[i, j * og:(j + 1) * og], og, cg) for i in range(points) for j in range(g.group)]
+    groups = (Batch(g.group, panels[0].size, cg * channel, og * tiles),) if g.group > 1 else ()
+    gemm = GemmSpec(m=og, n=tiles, k=cg, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
+                    batches=(Batch(points, g.group * panels[0].size, v_point, m_point), *groups))
     name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
     ctx.phase(name, [ctx.const(np.concatenate(panels)), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
