@@ -83,14 +83,14 @@ def test_stride2_winograd(x_shape, o, props, m, threads, cache_dir) -> None:  # 
     matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)})
 
 
-@pytest.mark.parametrize("padded,row_floats_max,deinterleave", [(True, 16, False), (False, 2048, False), (True, 2048, True), (False, 2048, True)])
+@pytest.mark.parametrize("padded,row_floats_max,deinterleave", [(True, 16, False), (False, 2048, False), (True, 2048, True)])
 def test_stride2_masked_rows(padded, row_floats_max, deinterleave, monkeypatch, cache_dir) -> None:  # type: ignore[no-untyped-def]
     """Rows past `ROW_FLOATS_MAX`, and without `PADDED_ROWS`, read the input with masked loads;
     `DEINTERLEAVE` picks the tiles' columns from even and odd halves."""
     monkeypatch.setattr(winograd, "PADDED_ROWS", padded)
     monkeypatch.setattr(winograd, "ROW_FLOATS_MAX", row_floats_max)
     monkeypatch.setattr(winograd, "DEINTERLEAVE", deinterleave)
-    for x_shape, o, props, _ in (CASES[0], CASES[1], CASES[5]):
+    for x_shape, o, props, _ in (CASES[1], CASES[5]):
         model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], strides=[2, 2], **props)
         matches_reference(compile_model(model, threads=2, cache_dir=False), model, {"x0": rand(*x_shape, seed=3)})
 
@@ -132,6 +132,6 @@ def test_grouped_winograd(x_shape, o, props, threads, monkeypatch, cache_dir) ->
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1] // group, 3, 3, seed=1), rand(o, seed=2)], **props)
     g = geometry(next(op for op in model.module.walk() if isinstance(op, Convolution)))
     assert winograd_pays(g, o)
-    compiled = compile_model(model, threads=threads, cache_dir=False)
+    compiled = compile_model(model, threads=threads, cache_dir=cache_dir)
     assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]
     matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)})
