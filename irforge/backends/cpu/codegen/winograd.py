@@ -1,4 +1,5 @@
-"""Winograd F(m x m, 3x3): a 3x3 stride-1 convolution as a*a GEMMs (a = m + 2) of fewer FMAs.
+"""Winograd F(m x m, 3x3): a 3x3 convolution as a*a GEMMs of fewer FMAs (stride 1: a = m + 2;
+stride 2: a = 2m + 1, see `STRIDE2_MATRICES`).
 
 Each m x m output tile is A^T [(G g G^T) . (B^T d B)] A of its a x a input tile d (Lavin and
 Gray, 2016). With V = B^T d B per input channel and U = G g G^T per (output, input)
@@ -18,6 +19,13 @@ Tiles are numbered t = (n * TH + ty) * TW + tx. F(2x2, 3x3)'s transforms use onl
 +-1/2 (results within a few ulps of the direct convolution); F(4x4, 3x3)'s up to 8 and 1/24,
 which costs about an order of magnitude more rounding (3e-6 of the output's range at 64
 channels against 2e-7).
+
+Stride 2: an m x m output tile reads a (2m + 1) x (2m + 1) input tile, tiles 2m input columns
+apart. Along each axis the 3-tap stride-2 window splits into its even input samples (taps 0
+and 2: a 2-tap stride-1 window, Winograd F(m, 2) of m + 1 points) and its odd ones (tap 1: m
+plain products), one 1-D algorithm of 2m + 1 points (`strided_matrices`), nested into 2-D as
+for stride 1: (2m + 1)^2 GEMMs per m x m outputs, 25/36 of the direct FMAs for m = 2 and
+81/144 for m = 4. The odd rows of B^T and columns of A^T are unit vectors (free).
 """
 
 from __future__ import annotations
@@ -48,6 +56,47 @@ MATRICES = {
     ),
 }
 
+F_M_2 = {
+    # m: Winograd F(m, 2) for the even input samples (B^T [m+1 x m+1], G [m+1 x 2], A^T [m x m+1]),
+    # Toom-Cook at the points 0, -1 (m = 2) and 0, 1, -1, 2 (m = 4), and infinity
+    2: ([[1, 1, 0], [0, 1, 0], [0, 1, 1]], [[1, 0], [-1, 1], [0, 1]], [[1, 1, 0], [0, -1, 1]]),
+    4: (
+        [[2, -1, -2, 1, 0], [0, -2, -1, 1, 0], [0, 2, -3, 1, 0], [0, -1, 0, 1, 0], [0, 2, -1, -2, 1]],
+        [[F(1, 2), 0], [F(-1, 2), F(-1, 2)], [F(-1, 6), F(1, 6)], [F(1, 6), F(1, 3)], [0, 1]],
+        [[1, 1, 1, 1, 0], [0, 1, -1, 2, 0], [0, 1, 1, 4, 0], [0, 1, -1, 8, 1]],
+    ),
+}
+
+
+def strided_matrices(m: int) -> tuple[list[list], list[list], list[list]]:  # type: ignore[type-arg]
+    """The 1-D stride-2 algorithm of 2m + 1 points over the input samples x_0..x_2m of a tile:
+    points 0..m are F(m, 2) on the even samples with taps (g0, g2); point m + 1 + i is
+    g1 * x_(2i+1), added to output i."""
+    be, ge, ae = F_M_2[m]
+    a = 2 * m + 1
+    bt = [[0] * a for _ in range(a)]
+    g = [[0] * 3 for _ in range(a)]
+    at = [[0] * a for _ in range(m)]
+    for j in range(m + 1):
+        for col in range(m + 1):
+            bt[j][2 * col] = be[j][col]
+        g[j][0], g[j][2] = ge[j]
+        for i in range(m):
+            at[i][j] = ae[i][j]
+    for i in range(m):
+        bt[m + 1 + i][2 * i + 1] = 1
+        g[m + 1 + i][1] = 1
+        at[i][m + 1 + i] = 1
+    return bt, g, at
+
+
+STRIDE2_MATRICES = {m: strided_matrices(m) for m in F_M_2}
+
+
+def matrices(m: int, stride: int = 1) -> tuple[list[list], list[list], list[list]]:  # type: ignore[type-arg]
+    """(B^T [a x a], G [a x 3], A^T [m x a]) of F(m x m, 3x3) at this stride."""
+    return MATRICES[m] if stride == 1 else STRIDE2_MATRICES[m]
+
 
 @dataclass(frozen=True)
 class WinogradSpec:
@@ -64,10 +113,18 @@ class WinogradSpec:
     epilogue: Epilogue = Epilogue()
     m: int = 2
     """output tile size: F(m x m, 3x3)"""
+    stride: int = 1
+    """1 or 2 (both axes)"""
+
+    @property
+    def step(self) -> int:
+        """Input columns (rows) from one tile to the next."""
+        return self.stride * self.m
 
     @property
     def a(self) -> int:
-        return self.m + 2
+        """Input tile size = transform-domain points per axis."""
+        return self.step + 3 - self.stride
 
     @property
     def th(self) -> int:
@@ -124,13 +181,13 @@ WEIGHT_CHUNK = 4096
 in L2 instead of streaming [a*a, O*C] f64 arrays through memory."""
 
 
-def transform_weights(weights: np.ndarray, m: int = 2) -> np.ndarray:
+def transform_weights(weights: np.ndarray, m: int = 2, stride: int = 1) -> np.ndarray:
     """[O, C, 3, 3] -> U [a*a, O, C] (xi-major), computed in float64.
 
     G g G^T as the two products by G, each row a few vector multiply-adds of f64 planes
     (one plane per weight tap) skipping G's zeros, chunk by chunk: 3-4x less CPU than one
     three-operand einsum (ResNet-50's sixteen 3x3 layers ~0.5 s), within an f32 ulp of it."""
-    g = np.array(MATRICES[m][1], np.float64)
+    g = np.array(matrices(m, stride)[1], np.float64)
     a = g.shape[0]
     pairs = weights.shape[0] * weights.shape[1]
     taps = weights.reshape(pairs, 9)
@@ -188,9 +245,9 @@ ROW_FLOATS_MAX = 2048
 
 def _row_floats(spec: WinogradSpec) -> int:
     """Floats of a padded row: the vectors that hold the left pad and the input row, and every
-    lane the last vector of tiles reads (m + 1 vectors from m tx0)."""
+    lane the last vector of tiles reads (step + 1 vectors from step tx0)."""
     vectors = -(-spec.tw // VW)
-    return max(_row_vectors(spec) * VW, spec.m * (vectors - 1) * VW + (spec.m + 1) * VW)
+    return max(_row_vectors(spec) * VW, spec.step * (vectors - 1) * VW + (spec.step + 1) * VW)
 
 
 def _row_vectors(spec: WinogradSpec) -> int:
@@ -220,7 +277,7 @@ def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) 
     b = kb.b
     rows = []
     for i in range(spec.a):
-        iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
+        iy = b.sub(b.add(b.mul(ty, i64(spec.step)), i64(i)), i64(spec.pad[0]))
         inside = b.icmp_unsigned("<", iy, i64(spec.h))
         with kb.if_(inside):
             src = kb.at(plane, b.mul(iy, i64(spec.w)))
@@ -237,16 +294,16 @@ def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) 
 
 
 def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
-    """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): the m + 1
+    """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): the step + 1
     vectors from column -pad as loads with constant masks, zeros past the row (no load), all
     zeros where the row lies outside the input. A stack copy cost more than it saved here (a
     14x14 layer 1.29x the masked loads' time)."""
     b = kb.b
-    iy = b.sub(b.add(b.mul(ty, i64(spec.m)), i64(i)), i64(spec.pad[0]))
+    iy = b.sub(b.add(b.mul(ty, i64(spec.step)), i64(i)), i64(spec.pad[0]))
     inside = b.icmp_unsigned("<", iy, i64(spec.h))
     row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
     parts = []
-    for part in range(spec.m + 1):
+    for part in range(spec.step + 1):
         first = part * VW - spec.pad[1]
         lanes = [0 <= first + lane < spec.w for lane in range(VW)]
         if not any(lanes):
@@ -257,10 +314,34 @@ def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: in
     return parts
 
 
+DEINTERLEAVE = False
+"""Stride 2: the input row's vectors split into even and odd columns first, and the tiles'
+columns picked from those (step m from m + 1 vectors' worth of lanes, as for stride 1)
+instead of step 2m from 2m + 1 vectors (F(4x4): 144 lanes). Measured not to pay at run time
+(session 13, one layer's phases each repeated hot, min CPU time, 3 alternations): ResNet-50's
+56 3x3 128 s2 input transform (F(4x4)) 0.222 -> 0.233 ms, its 28 3x3 256 s2 (F(2x2)) 0.090 ->
+0.098-0.105; it compiles the F(4x4) layer's kernels ~0.3 s faster (wall 0.74-1.01 -> 0.66 s)."""
+
+
+def _tile_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  # type: ignore[type-arg]
+    """Column j of every tile of a vector of tiles (lane l: column step l + j of `parts`, the
+    row's step + 1 vectors from the first tile's first column), j < a."""
+    if spec.stride == 1 or not DEINTERLEAVE:
+        wide = kb.concat(parts)
+        return [_pick(kb, wide, [spec.step * lane + j for lane in range(VW)]) for j in range(spec.a)]
+    m, b = spec.m, kb.b
+    if len(parts) % 2:
+        parts = [*parts, kb.vconst(0.0)]  # lanes no tile reads
+    pairs = [kb.concat([parts[q], parts[q + 1]]) for q in range(0, len(parts), 2)]
+    even = kb.concat([_pick(kb, pair, list(range(0, 2 * VW, 2))) for pair in pairs])
+    odd = kb.concat([_pick(kb, pair, list(range(1, 2 * VW, 2))) for pair in pairs])
+    return [_pick(kb, even if j % 2 == 0 else odd, [m * lane + j // 2 for lane in range(VW)]) for j in range(spec.a)]
+
+
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: X, V; threads split the (n, c, tile row) rows."""
-    m, a = spec.m, spec.a
-    bt = MATRICES[m][0]
+    m, a = spec.step, spec.a  # m: input columns per tile (the output tile's for stride 1)
+    bt = matrices(spec.m, spec.stride)[0]
     kb = KernelBuilder(module, name)
     x, v = kb.slot(0), kb.slot(1)
     b = kb.b
@@ -286,8 +367,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                         parts = _single_vector_parts(kb, spec, plane, ty, i)
                     else:  # plain loads from the zero-padded copy of the row
                         parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
-                    wide = kb.concat(parts)
-                    d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+                    d.append(_tile_columns(kb, spec, parts))
                     continue
                 iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
                 inside = b.icmp_unsigned("<", iy, i64(spec.h))
@@ -296,8 +376,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                 for part in range(m + 1):
                     at = b.add(start, i64(part * VW))
                     parts.append(kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))))
-                wide = kb.concat(parts)
-                d.append([_pick(kb, wide, [m * lane + j for lane in range(VW)]) for j in range(a)])
+                d.append(_tile_columns(kb, spec, parts))
             t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
             mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
             base = b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0))
@@ -311,7 +390,7 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
 def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: M, Y, [bias], [residual]; threads split the (n, o, tile row) rows."""
     m, a = spec.m, spec.a
-    at_ = MATRICES[m][2]
+    at_ = matrices(m, spec.stride)[2]
     kb = KernelBuilder(module, name)
     mm, y = kb.slot(0), kb.slot(1)
     extra = 2

@@ -164,7 +164,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if weights is not None and dilated_winograd_pays(g, epilogue):
         dilated_winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
-    if weights is not None and winograd_pays(g):
+    if weights is not None and winograd_pays(g, o):
         winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
     if weights is not None and shifted_pays(g):

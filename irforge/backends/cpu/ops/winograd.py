@@ -1,4 +1,4 @@
-"""3x3 stride-1 convolutions by Winograd F(4x4, 3x3) or F(2x2, 3x3) (see `codegen.winograd`):
+"""3x3 stride-1 and stride-2 convolutions by Winograd F(4x4, 3x3) or F(2x2, 3x3) (see `codegen.winograd`):
 an input transform, the 36 or 16 transform-domain GEMMs as one batched GEMM kernel (threads
 take whole GEMMs), an output transform carrying the bias, residual and activation."""
 
@@ -24,11 +24,49 @@ F4_MIN_TILES = 49
 too narrow, and F(4x4)'s transformed weights (36/9 of the direct ones) stream from memory."""
 
 
-def winograd_pays(g: ConvGeometry) -> bool:
-    return (
-        g.group == 1 and (g.kh, g.kw) == (3, 3) and g.stride == (1, 1) and g.dilation == (1, 1)
-        and -(-g.oh // 2) * -(-g.ow // 2) >= MIN_TILES
-    )
+STRIDE2 = True
+"""3x3 stride-2 windows by the 2m + 1 point algorithm (`codegen.winograd.STRIDE2_MATRICES`)."""
+STRIDE2_MIN_TILES = 16
+"""Stride 2 from this many F(2x2) tiles (7x7 outputs) up. ResNet-50's 14x14 -> 7x7 512-channel
+layer ran 0.83x its direct time (`bench/cpu_conv_layers.py --only s2 --ab
+irforge.backends.cpu.ops.winograd.STRIDE2_MIN_TILES=16`, session 13) though its transformed
+weights (25/9 of the direct ones, 26 MB) stream from memory and its 16 tiles hold 64 outputs
+for 49: the direct stride-2 window there runs at 80 GF/s."""
+STRIDE2_MIN_CHANNELS = 32
+"""Stride 2 where the input and output channels are both at least this many: the GEMMs' work
+grows with their product, the transforms' and V's and M's memory traffic with their sum.
+One layer's phases in sequence, one thread, against the direct kernels (session 13,
+`bench/cpu_conv_seq_ab.py`): 3 -> 32 channels at 224x224 (RegNet's stem) 2.8x, 16 -> 32
+at 112x112 1.05x, 128 -> 16 at 56x56 1.07x, 24 -> 96 at 112x112 (EfficientNet-V2-S) 1.21x
+(0.98x by F(2x2)), 24 -> 48 1.02x; 32 -> 32 0.89x, 32 -> 64 0.88x, 64 -> 64 0.87x, 48 -> 192
+at 56x56 0.81x, 128 -> 128 0.79x."""
+STRIDE2_F4_MIN_TILES = 49
+"""Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
+
+
+GROUPED = False
+"""Grouped 3x3 windows too (one GEMM per transform-domain point and group, a nested batch)
+from `GROUPED_MIN_CHANNELS` input and output channels per group. Measured not to pay (session
+13, `bench/cpu_knob_ab.py M irforge.backends.cpu.ops.winograd:GROUPED --a False --b True
+--cpu-time --runs 11`, phase sums): regnet_y_800mf 1.013 (its 16-channel groups' GEMMs 4.24 ->
+2.43 ms and phase-plane copies 0.99 -> 0.36, but the transforms 2.73: they grow with the
+channels, the GEMMs with channels x channels per group), resnext50_32x4d 1.004; from 32
+channels per group (ResNeXt's stage 4 only) 0.998 (-0.56 ms GEMMs, +0.54 transforms)."""
+GROUPED_MIN_CHANNELS = 16
+
+
+def winograd_pays(g: ConvGeometry, o: int | None = None) -> bool:
+    """`o`: the output channels (stride 2 and groups need them); None: the input's."""
+    if (g.kh, g.kw) != (3, 3) or g.dilation != (1, 1):
+        return False
+    if g.group != 1:
+        per_group = min(g.c, g.c if o is None else o) // g.group
+        if not GROUPED or per_group < GROUPED_MIN_CHANNELS:
+            return False
+    if g.stride == (2, 2):
+        channels = min(g.c, g.c if o is None else o)
+        return STRIDE2 and channels >= STRIDE2_MIN_CHANNELS and -(-g.oh // 2) * -(-g.ow // 2) >= STRIDE2_MIN_TILES
+    return g.stride == (1, 1) and -(-g.oh // 2) * -(-g.ow // 2) >= MIN_TILES
 
 
 F4_WHOLE_VECTORS = True
@@ -48,9 +86,11 @@ with their product, the transforms' with their sum."""
 
 def tile_size(g: ConvGeometry, o: int) -> int:
     """F(4x4, 3x3) where its GEMMs still have F4_MIN_TILES tiles, or whole vectors of them
-    (`F4_WHOLE_VECTORS`), else F(2x2, 3x3)."""
+    (`F4_WHOLE_VECTORS`), else F(2x2, 3x3). Stride 2: F(4x4) from `STRIDE2_F4_MIN_TILES` of its tiles."""
+    if g.stride == (2, 2):
+        return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= STRIDE2_F4_MIN_TILES else 2
     tiles = g.n * -(-g.oh // 4) * -(-g.ow // 4)
-    whole = F4_WHOLE_VECTORS and tiles % VW == 0 and g.c * o >= F4_WHOLE_MIN_WEIGHTS
+    whole = F4_WHOLE_VECTORS and tiles % VW == 0 and g.c // g.group * o >= F4_WHOLE_MIN_WEIGHTS
     return 4 if -(-g.oh // 4) * -(-g.ow // 4) >= F4_MIN_TILES or whole else 2
 
 
@@ -58,7 +98,7 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     """`args`: input, output, then the bias and residual buffers the epilogue reads."""
     x, out, *tail = args
     o = weights.shape[0]
-    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g, o))
+    spec = WinogradSpec(g.n, g.c, o, g.h, g.w, g.oh, g.ow, g.pad, op.bias is not None, epilogue, tile_size(g, o), g.stride[0])
     tiles, points = spec.tiles, spec.a * spec.a
     channel = v_channel(spec)
     v_point, m_point = point_stride(g.c * channel), point_stride(o * tiles)
@@ -66,10 +106,13 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     m = ctx.scratch(4 * (points * m_point + VW))  # + VW: the output transform's tail loads
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
-    u = transform_weights(weights, spec.m)
-    panels = pack_a_all(u, o, g.c)
-    gemm = GemmSpec(m=o, n=tiles, k=g.c, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
-                    batches=(Batch(points, panels.size // points, v_point, m_point),))
+    u = transform_weights(weights, spec.m, spec.stride)  # [points, O, C / group]
+    og, cg = o // g.group, g.c // g.group
+    panels = pack_a_all([u[i, j * og:(j + 1) * og] for i in range(points) for j in range(g.group)], og, cg)
+    each = panels.size // (points * g.group)
+    groups = (Batch(g.group, each, cg * channel, og * tiles),) if g.group > 1 else ()
+    gemm = GemmSpec(m=og, n=tiles, k=cg, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
+                    batches=(Batch(points, g.group * each, v_point, m_point), *groups))
     name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
     ctx.phase(name, [ctx.const(panels), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
