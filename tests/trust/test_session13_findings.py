@@ -56,3 +56,80 @@ def test_a_cache_entry_cut_under_a_running_process_does_not_crash_it(tmp_path) -
     done = subprocess.run([sys.executable, "-c", _CUT_UNDER_A_HIT, str(tmp_path / "cache")], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert done.returncode == 0 and "same numbers" in done.stdout, (done.returncode, done.stderr[-2000:])
+
+
+def _runtime_keys_feeds(keys: int, poison: float | None) -> dict:
+    """rtkeys.onnx's inputs with `keys` keys, batch 1's keys all masked, `poison` in a query
+    of batch 1 (an inf / NaN score at each of its masked keys)."""
+    rng = np.random.default_rng(3)
+    shapes = {"q": (2, 2, 5, 8), "k": (2, 2, keys, 8), "v": (2, 2, keys, 8), "bias": (2, 1, 5, keys), "qbias": (2, 2, 5, 5)}
+    feeds = {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+    if poison is not None:
+        feeds["q"][1, 0, 2, 1] = poison
+    keep = np.ones((2, 1, 1, keys), bool)
+    keep[1] = False
+    return {**feeds, "keep": keep, "lengths": np.array([2, 3], np.int64)}
+
+
+def _runtime_keys(static: int | None) -> onnx.ModelProto:
+    from irforge.testing.fuzz_session10_ops import runtime_keys
+
+    proto = onnx.load_from_string(runtime_keys())
+    for value in proto.graph.input:
+        for dim in value.type.tensor_type.shape.dim:
+            if static is not None and dim.dim_param == "S":
+                dim.dim_value = static
+    return proto
+
+
+def _fused(proto: onnx.ModelProto):  # type: ignore[no-untyped-def]
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert sum(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops) == 3
+    return model
+
+
+@pytest.mark.parametrize("keys", [0, 3])
+@pytest.mark.parametrize("poison", [None, np.inf, np.nan])
+def test_run_time_keys_masked_throughout_are_the_mean_of_v(keys: int, poison: float | None) -> None:
+    """rtkeys.onnx (session 12's open finding): a run-time key count S with a padding
+    Where(keep, s, float32's min) masking every key of a batch whose scores are inf / NaN:
+    onnxruntime's rows are the fill alone (the mean of v), the fused attention's were NaN on
+    ref (8 values): `uniform_rows` was left out for a run-time S because S may be 0. It now
+    applies (the max of no mask values is -inf, the mean of no values 0: the source's p @ v
+    over no keys), at S = 3 and S = 0 alike."""
+    from irforge.backends.reference import run
+    from tests.helpers import ort_session_run
+
+    proto = _runtime_keys(None)
+    feeds = _runtime_keys_feeds(keys, poison)
+    want = ort_session_run(proto, feeds)
+    with np.errstate(all="ignore"):
+        got = run(_fused(proto), feeds)
+    for expected, output in zip(want, proto.graph.output):
+        np.testing.assert_allclose(got[output.name], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_cpu_attention_over_no_keys_is_zero() -> None:
+    """rtkeys.onnx with S fixed to 0: the CPU backend's blocked attention kernel divided its
+    block by S (ZeroDivisionError, an internal error at compile). Over no keys the attention
+    now takes the unblocked path, whose p @ v over K = 0 is onnxruntime's 0; at S = 3 the
+    masked batch with an inf score is the mean of v on cpu as on ref."""
+    from irforge.backends.cpu import compile_model
+    from tests.helpers import ort_session_run
+
+    for keys in (0, 3):
+        proto = _runtime_keys(keys)
+        feeds = _runtime_keys_feeds(keys, np.inf)
+        want = ort_session_run(proto, feeds)
+        compiled = compile_model(_fused(proto), threads=1, cache_dir=False)
+        try:
+            with np.errstate(all="ignore"):
+                got = compiled(feeds)
+        finally:
+            compiled.close()
+        for expected, output in zip(want, proto.graph.output):
+            np.testing.assert_allclose(got[output.name], expected, rtol=1e-4, atol=1e-5)

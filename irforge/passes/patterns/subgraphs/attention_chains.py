@@ -402,7 +402,7 @@ class ChainedAttention(RewritePattern):
             return False
         chain, scores = found
         wheres = [t for t in chain.terms if t.fill is not None]
-        if any(t.whole_rows or masks_whole_rows(t.fill, t.value, t.keep, dims(probs.input)[-1]) for t in wheres) or len(wheres) > 1:  # type: ignore[arg-type]
+        if any(t.whole_rows or masks_whole_rows(t.fill, t.value, t.keep) for t in wheres) or len(wheres) > 1:  # type: ignore[arg-type]
             # a row masked throughout is uniform in the source; fused, it is softmax(s + fill)
             # (a fill that does not absorb s, or scores that overflow past one that does) or
             # softmax of fills and their sums (two Wheres of float32's min add to -inf where

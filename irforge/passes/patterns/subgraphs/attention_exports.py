@@ -86,7 +86,7 @@ def fill_is_additive(fill: float, condition: SSAValue, keep: bool) -> bool:
     return fill <= FILL_ABSORBS or _keeps_a_key_in_every_row(condition, keep) is True
 
 
-def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) -> bool:
+def masks_whole_rows(fill: float, condition: SSAValue, keep: bool) -> bool:
     """Whether Where(keep, s, fill) with a finite fill may mask every key of a row: a run-time
     condition, or a constant one with such a row. There the source's row is the fill alone
     (uniform: the mean of v) whatever s is, where the fused s + fill is uniform only while
@@ -94,11 +94,9 @@ def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) ->
     inf / NaN give other numbers or NaN fused. `uniform_rows` takes those rows from v."""
     if not math.isfinite(fill):
         return False  # (-inf: a row masked throughout is NaN in the source and fused alike)
-    if keys <= 0:
-        # a run-time number of keys may be 0 (an empty KV cache): the source's rows are then
-        # 0 (p @ v over no keys), where the row max of an empty mask is not below 0 and the
-        # mean of no values is NaN (rtkeys.onnx: the reference's max raised); left as it was
-        return False
+    # (a run-time number of keys may be 0, an empty KV cache: the source's rows are then 0,
+    # p @ v over no keys, and so are `uniform_rows`' there: the max of no mask values is
+    # -inf, below 0, and the mean of no values 0, as onnxruntime's ReduceMean)
     return _keeps_a_key_in_every_row(condition, keep) is not True
 
 
@@ -432,5 +430,4 @@ class ExportedAttention(DagReplacement):
         if "fill" not in m.constants or "mask" in m.values or "sub_mask" in m.values:
             return False
         condition = m["keep"] if "keep" in m.values else m["drop"]
-        keys = m.op("probs").operands[0].type.get_shape()[-1]  # type: ignore[attr-defined]
-        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values, keys)
+        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values)
