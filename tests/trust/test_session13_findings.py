@@ -138,19 +138,23 @@ def test_cpu_attention_over_no_keys_is_zero() -> None:
 FMIN = float(np.finfo(np.float32).min)
 
 
-def _padded_keys(drop: bool, mask_after: bool) -> onnx.ModelProto:
-    """softmax(Where(pad, q @ k^T * 0.35, float32's min) [+ mask]) @ v with a run-time padding
-    condition [1, 1, 1, 6] (Where(drop, fill, s) when `drop`)."""
+def _padded_keys(drop: bool, after: str | None) -> onnx.ModelProto:
+    """softmax(Where(pad, q @ k^T * 0.35, float32's min) [+ mask | / 2]) @ v with a run-time
+    padding condition [1, 1, 1, 6] (Where(drop, fill, s) when `drop`)."""
     nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
              helper.make_node("MatMul", ["qs", "kt"], ["s"]),
              helper.make_node("Where", ["pad", "fill", "s"] if drop else ["pad", "s", "fill"], ["w"])]
-    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fill", T.FLOAT, [], [FMIN])]
+    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fill", T.FLOAT, [], [FMIN]),
+             helper.make_tensor("two", T.FLOAT, [], [2.0])]
     inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
     inputs.append(helper.make_tensor_value_info("pad", T.BOOL, [1, 1, 1, 6]))
     last = "w"
-    if mask_after:
+    if after == "mask":
         nodes.append(helper.make_node("Add", ["w", "mask"], ["x"]))
         inputs.append(helper.make_tensor_value_info("mask", T.FLOAT, [1, 1, 4, 6]))
+        last = "x"
+    elif after == "halved":  # (the chain pattern's form)
+        nodes.append(helper.make_node("Div", ["w", "two"], ["x"]))
         last = "x"
     nodes += [helper.make_node("Softmax", [last], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
     graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
@@ -159,15 +163,16 @@ def _padded_keys(drop: bool, mask_after: bool) -> onnx.ModelProto:
     return model
 
 
-@pytest.mark.parametrize(("drop", "mask_after"), [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize(("drop", "after"), [(False, None), (True, None), (False, "mask"), (False, "halved")])
 @pytest.mark.parametrize("poison", [np.inf, -np.inf, np.nan, 1e38])
-def test_a_padded_key_with_a_non_finite_score_is_masked_exactly(tmp_path, drop: bool, mask_after: bool, poison: float) -> None:
+def test_a_padded_key_with_a_non_finite_score_is_masked_exactly(tmp_path, drop: bool, after: str | None, poison: float) -> None:
     """Session 12's open finding: a partly masked row whose masked key has an inf / NaN /
     overflowing score (a padded key holding inf, NaN or 1e38: q . k overflows) and whose
     kept keys do not. onnxruntime's Where puts the
     fill there, the fused s + fill was NaN (or let the key through): every row off, on ref,
     cpu and OpenVINO. With a key-only (padding) condition the keys it masks are now 0 in k
-    (`masked_keys_zeroed`), so s + fill is the fill exactly; the attention stays fused."""
+    (`attention_exports.zero_masked_keys`, in the export pattern and the chain pattern), so
+    s + fill is the fill exactly; the attention stays fused."""
     from tests.trust.test_session12_findings import _check_fused
 
     rng = np.random.default_rng(11)
@@ -175,6 +180,6 @@ def test_a_padded_key_with_a_non_finite_score_is_masked_exactly(tmp_path, drop: 
     pad = np.array([True, True, False, True, False, True]).reshape(1, 1, 1, 6)
     feeds["pad"] = ~pad if drop else pad
     feeds["k"][0, :, 2, :] = poison  # a padded key
-    if mask_after:
+    if after == "mask":
         feeds["mask"] = rng.uniform(-1, 0, (1, 1, 4, 6)).astype(np.float32)
-    _check_fused(_padded_keys(drop, mask_after), feeds, tmp_path)
+    _check_fused(_padded_keys(drop, after), feeds, tmp_path)

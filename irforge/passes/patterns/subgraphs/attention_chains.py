@@ -88,7 +88,8 @@ from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
-from irforge.passes.patterns.subgraphs.attention_exports import FILL_ABSORBS, FILL_AT_MOST, fill_is_additive, masks_whole_rows, uniform_rows
+from irforge.passes.patterns.subgraphs.attention_exports import (FILL_ABSORBS, FILL_AT_MOST, fill_is_additive, masks_whole_rows, uniform_rows,
+                                                                  zero_masked_keys)
 from irforge.passes.patterns.subgraphs.attention_sizes import fits, inferred, one_view, shared, static_but_keys
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
@@ -533,6 +534,10 @@ class ChainedAttention(RewritePattern):
         if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
+        for index, term in enumerate(chain.terms):
+            if term.fill is not None and term.view == view:  # the keys a padding Where masks: 0 in k
+                k4, zeroing = zero_masked_keys(term.value, term.keep, k4, f"{name}/mask{index}")
+                ops.extend(zeroing)
 
         def scaled(value: SSAValue, coefficient: float, tag: str) -> SSAValue:
             if coefficient == 1.0:

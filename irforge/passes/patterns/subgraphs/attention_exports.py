@@ -124,6 +124,30 @@ def uniform_rows(mask: SSAValue, v: SSAValue, result: SSAValue, name: str) -> li
     return [top, zero, masked, mean, chosen]
 
 
+def zero_masked_keys(condition: SSAValue, keep: bool, k: SSAValue, name: str) -> tuple[SSAValue, list[Operation]]:
+    """k [..., S, E] with the keys a key-only Where condition ([..., 1, S]: a padding mask;
+    `keep`: True keeps a key, else True drops it) masks set to 0, and the ops that do it;
+    k itself for any other condition. Such a key is masked in every row, so the source never
+    reads its score: its logit is the fill whatever s is, where the fused s + fill is the
+    fill only for |s| < 1e22 (an inf / NaN / overflowing score at a padded key made the row
+    NaN, or let the key through: session 13). With k 0 there, s is 0 and 0 + fill the fill
+    exactly; v is untouched (p is 0 there in both, 0 * v alike). A condition that differs
+    between rows is left: a key masked in one row is read in another."""
+    c_shape = list(condition.type.get_shape())  # type: ignore[attr-defined]
+    k_shape = list(k.type.get_shape())  # type: ignore[attr-defined]
+    if len(c_shape) < 2 or c_shape[-2] != 1 or len(c_shape) > len(k_shape):
+        return k, []
+    batch = [1] * (len(k_shape) - len(c_shape)) + c_shape[:-2]
+    if not all(c in (1, d) for c, d in zip(batch, k_shape[:-2])) or c_shape[-1] not in (1, k_shape[-2]):
+        return k, []  # (k's shape must stay: the condition broadcast up to it only)
+    rank = len(c_shape)
+    column = build(Permute, [condition], order=[*range(rank - 2), rank - 1, rank - 2], name=f"{name}/masked_keys")
+    zero = Constant.inline(np.zeros((), from_xdsl(k.type.element_type)))  # type: ignore[attr-defined]
+    chosen = [k, zero.output] if keep else [zero.output, k]
+    zeroed = build(Select, [column.output, *chosen], name=f"{name}/key_masked")
+    return zeroed.output, [column, zero, zeroed]
+
+
 def scaled_by(inner: P | Any, tag: str) -> OneOf:
     """inner, inner * c or inner / c, with c bound to `{tag}_factor` / `{tag}_divisor`."""
     return OneOf(eltwise("mul", inner, Const(alias=f"{tag}_factor")), eltwise("div", inner, Const(alias=f"{tag}_divisor")), inner)
@@ -393,29 +417,10 @@ class ExportedAttention(DagReplacement):
 
     @staticmethod
     def masked_keys_zeroed(m: Match, k: SSAValue, name: str) -> tuple[SSAValue, list[Operation]]:
-        """k with the keys a key-only Where condition ([..., 1, S]: a padding mask) masks set
-        to 0. Such a key is masked in every row, so the source never reads its score: there
-        the logit is the fill whatever s is, where the fused s + fill is the fill only for
-        |s| < 1e22 (an inf / NaN / overflowing score at a padded key made the row NaN, or
-        let the key through, session 13). With k 0 there, s is 0 and 0 + fill the fill
-        exactly; v is untouched (p is 0 there in both, 0 * v alike)."""
+        """k with the keys a key-only Where condition masks set to 0 (`zero_masked_keys`)."""
         if "fill" not in m.constants:
             return k, []
-        keep = "keep" in m.values
-        condition = m["keep"] if keep else m["drop"]
-        c_shape = list(condition.type.get_shape())  # type: ignore[attr-defined]
-        k_shape = list(k.type.get_shape())  # type: ignore[attr-defined]
-        if len(c_shape) < 2 or c_shape[-2] != 1 or len(c_shape) > len(k_shape):
-            return k, []  # a scalar, or a condition that differs between rows: a key masked in one row is read in another
-        batch = [1] * (len(k_shape) - len(c_shape)) + c_shape[:-2]
-        if not all(c in (1, d) for c, d in zip(batch, k_shape[:-2])) or c_shape[-1] not in (1, k_shape[-2]):
-            return k, []  # (a condition broadcast up to k's shape only)
-        rank = len(c_shape)
-        column = build(Permute, [condition], order=[*range(rank - 2), rank - 1, rank - 2], name=f"{name}/masked_keys")
-        zero = Constant.inline(np.zeros((), from_xdsl(k.type.element_type)))  # type: ignore[attr-defined]
-        chosen = [k, zero.output] if keep else [zero.output, k]
-        zeroed = build(Select, [column.output, *chosen], name=f"{name}/key_masked")
-        return zeroed.output, [column, zero, zeroed]
+        return zero_masked_keys(m["keep"] if "keep" in m.values else m["drop"], "keep" in m.values, k, name)
 
     def build(self, m: Match, name: str) -> list[Operation]:
         k, ops = self.key(m, name)
