@@ -183,3 +183,19 @@ def test_a_padded_key_with_a_non_finite_score_is_masked_exactly(tmp_path, drop: 
     if after == "mask":
         feeds["mask"] = rng.uniform(-1, 0, (1, 1, 4, 6)).astype(np.float32)
     _check_fused(_padded_keys(drop, after), feeds, tmp_path)
+
+
+@pytest.mark.parametrize("factor", [3.0, 0.5])
+def test_a_fill_scaled_past_float32_is_not_taken_as_uniform_rows(factor: float) -> None:
+    """fuzz_session12_ops' uniformrows.onnx with the 0.5 after Where(keep, s, float32's min)
+    mutated to 3 (fuzz_numbers --only session12 --seed 1315 #227): the fill reaches the
+    softmax as -inf, so a row the run-time condition masks throughout is NaN in onnxruntime;
+    the chain pattern took it from the mean of v (16 values finite where the source's are
+    NaN, ref and cpu). The mean of v now stands only for a fill finite at the softmax."""
+    from tests.trust.test_session12_findings import _check_fused, _feeds, _where_attention
+
+    proto = _where_attention(0.35, "scaled")
+    for init in proto.graph.initializer:
+        if init.name == "eighth":
+            init.CopyFrom(helper.make_tensor("eighth", T.FLOAT, [], [factor]))
+    _check_fused(proto, _feeds(7))

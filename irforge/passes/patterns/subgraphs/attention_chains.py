@@ -276,13 +276,19 @@ def lifted_fill(chain: Chain, fill: float) -> bool:
     return top > FILL_AT_MOST / 10
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def uniform_when_masked(chain: Chain, guarded: bool) -> bool:
     """Whether a row masked throughout is uniform in the source, so that `build` may take it
     from the mean of v: every term a Where whose fill reaches the softmax as one and the same
-    value (fill times the factor after it), no clamp, no guard after the softmax."""
+    value (fill times the factor after it), finite in float32, no clamp, no guard after the
+    softmax. (float32's min times 3 is -inf: the source's row is then NaN, as the fused one
+    without the mean of v; fuzz_session12_ops' uniformrows.onnx with its 0.5 mutated to 3.)"""
     if guarded or chain.clamps or any(t.fill is None for t in chain.terms):
         return False
-    return len({t.fill * t.coefficient for t in chain.terms}) == 1  # type: ignore[operator]
+    at_softmax = {t.fill * t.coefficient for t in chain.terms}  # type: ignore[operator]
+    return len(at_softmax) == 1 and all(abs(v) <= FLOAT32_MAX for v in at_softmax)
 
 
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
