@@ -1,6 +1,6 @@
 """Fuzz irforge with the ONNX backend node suite's models of chosen ops, mutated.
 
-    python bench/fuzz_node_models.py --cases 1000 --seed 8 [--ops DeformConv,STFT,...|session7|session8|session9|session10|session11]
+    python bench/fuzz_node_models.py --cases 1000 --seed 8 [--ops DeformConv,STFT,...|session7|session8|session9|session10|session11|session12]
 
 Seeds: every (non-expanded) node-suite case whose graph uses one of `--ops` (default: the
 ops added in session 6 and the legacy forms). Each case is one or two edits of a seed by
@@ -53,6 +53,10 @@ SESSION11_OPS = "Conv,MatMul,Gemm,Gather,GatherElements,Transpose"
 """`--ops session11`: the ops session 11's code reads (1x1 B packing, Winograd at 14x14, merged heads, FC over its
 residual, native Gather / GatherElements, shared packed weights, tiled transposes)."""
 
+SESSION12_OPS = "Conv,ConvTranspose,MatMul,Concat,Gather,GatherElements,Where,Identity"
+"""`--ops session12`: the ops session 12's code reads (B packed per block over 4 KiB-aliased rows, depthwise writing
+1x1 panels, Concat in place, the check words of Gather / GatherElements, uniform attention rows, the bound call)."""
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -61,7 +65,7 @@ def main() -> None:
     p.add_argument("--ops", default=SESSION6_OPS, help="comma-separated ONNX op types whose node cases seed the run")
     p.add_argument("--keep", type=Path, default=Path("fuzz-findings"), help="folder for the findings' models")
     args = p.parse_args()
-    wanted = set({"session7": SESSION7_OPS, "session8": SESSION8_OPS, "session9": SESSION9_OPS, "session10": SESSION10_OPS, "session11": SESSION11_OPS}.get(args.ops, args.ops).split(","))
+    wanted = set({"session7": SESSION7_OPS, "session8": SESSION8_OPS, "session9": SESSION9_OPS, "session10": SESSION10_OPS, "session11": SESSION11_OPS, "session12": SESSION12_OPS}.get(args.ops, args.ops).split(","))
     seeds = {case.name: case.model.SerializeToString() for case in node_cases.collect_testcases(None)
              if "expanded" not in case.name and wanted & {n.op_type for n in case.model.graph.node}}
     print(f"{len(seeds)} seed models", flush=True)
@@ -71,7 +75,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="irforge-fuzz-nodes-") as tmp:
         for i in range(args.cases):
             name = rng.choice(names)
-            data = (mutate_onnx_session7 if args.ops in ("session7", "session8", "session9", "session10", "session11") else mutate_onnx_new_ops)(seeds[name], rng)
+            data = (mutate_onnx_session7 if args.ops in ("session7", "session8", "session9", "session10", "session11", "session12") else mutate_onnx_new_ops)(seeds[name], rng)
             if rng.random() < 0.5:
                 case = Case("ir-convert", ["--input_model", "IN/m.onnx", "--output_dir", "OUT"], {"m.onnx": data}, name)
             else:

@@ -3,7 +3,7 @@
 (ir-run --device ref, cpu with --cpu, OpenVINO on the IR XML ir-convert writes with --openvino)
 agree with onnxruntime's on the same inputs?
 
-    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--openvino] [--show 10] [--only session5|...|session11]
+    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--openvino] [--show 10] [--only session5|...|session12] [--threads 1,2]
 
 A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses with a
 clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
@@ -88,16 +88,26 @@ def onnxruntime_outputs(path: Path, feeds: dict[str, np.ndarray], optimize: bool
 
 
 def irforge_outputs(path: Path, feeds: dict[str, np.ndarray], device: str, work: Path) -> tuple[str, dict[str, np.ndarray] | str]:
+    """ir-run's outputs on `device` (ref, cpu, or cpu@N: the cpu with N threads)."""
+    import functools
+    from unittest import mock
+
+    import irforge.backends.cpu as cpu
     from irforge.testing.fuzz import run_tool_in_process
 
-    argv = [str(path), "--device", device, "--output", str(work / f"{device}.npz")]
+    backend, _, threads = device.partition("@")
+    tag = device.replace("@", "")
+    argv = [str(path), "--device", backend, "--output", str(work / f"{tag}.npz")]
     for name, array in feeds.items():
         np.save(work / f"{name}.npy", array)
         argv += ["--input", f"{name}={work / f'{name}.npy'}"]
-    code, err, escaped = run_tool_in_process("ir-run", argv, timeout=60)
+    # (ir-run has no thread flag: its compile_model, looked up at the call, gets the count)
+    pinned = functools.partial(cpu.compile_model, threads=int(threads)) if threads else cpu.compile_model
+    with mock.patch.object(cpu, "compile_model", pinned):
+        code, err, escaped = run_tool_in_process("ir-run", argv, timeout=60)
     if code != 0 or escaped:
         return ("refused" if code == 2 else "crashed"), (err.strip() or escaped or "hang")
-    with np.load(work / f"{device}.npz") as z:
+    with np.load(work / f"{tag}.npz") as z:
         return "ran", {k: z[k] for k in z.files}
 
 
@@ -167,29 +177,33 @@ def only_where_not_finite(got: np.ndarray, want: np.ndarray, rtol: float, atol: 
 def main() -> None:
     import onnx
 
-    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops, fuzz_session11_ops
+    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops, fuzz_session11_ops, fuzz_session12_ops
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cpu", action="store_true", help="also run --device cpu")
+    p.add_argument("--threads", default="", help="with --cpu: run the cpu device with each of these thread counts (1,2), "
+                   "each a device of its own (cpu@1, cpu@2); default: ir-run's (the machine's cores)")
     p.add_argument("--openvino", action="store_true", help="also run OpenVINO (f32) on the IR XML ir-convert writes")
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
     p.add_argument("--show", type=int, default=10)
-    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8", "session9", "session10", "session11"],
-                   help="session5 .. session11: only irforge.testing.fuzz_session5_ops's .. _session11_ops's seeds")
+    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12"],
+                   help="session5 .. session12: only irforge.testing.fuzz_session5_ops's .. _session12_ops's seeds")
     p.add_argument("--keep", default="fuzz-numbers-findings", help="folder for the mutants of findings")
     args = p.parse_args()
     rng = random.Random(f"numbers-{args.seed}")
     seeds = {**fuzz_new_ops.onnx_seeds(), **{k: v for k, v in fuzz_control_flow.onnx_seeds().items() if k in ("attn.onnx", "if.onnx", "loop.onnx")}}
     if args.only:
         only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": fuzz_session7_ops.SEEDS,
-                "session8": fuzz_session8_ops.SEEDS, "session9": fuzz_session9_ops.SEEDS, "session10": fuzz_session10_ops.SEEDS, "session11": fuzz_session11_ops.SEEDS}[args.only]
+                "session8": fuzz_session8_ops.SEEDS, "session9": fuzz_session9_ops.SEEDS, "session10": fuzz_session10_ops.SEEDS, "session11": fuzz_session11_ops.SEEDS,
+                "session12": fuzz_session12_ops.SEEDS}[args.only]
         seeds = {k: v for k, v in seeds.items() if k in only}
     counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "ort_off_spec", "ov_nonfinite", "differ"), 0)
     findings: list[str] = []
-    devices = ["ref"] + (["cpu"] if args.cpu else []) + (["openvino"] if args.openvino else [])
+    cpus = [f"cpu@{t}" for t in args.threads.split(",")] if args.threads else ["cpu"]
+    devices = ["ref"] + (cpus if args.cpu else []) + (["openvino"] if args.openvino else [])
     with tempfile.TemporaryDirectory(prefix="irforge-numbers-") as tmp:
         for i in range(args.cases):
             name = rng.choice(sorted(seeds))
@@ -197,7 +211,7 @@ def main() -> None:
             if draw < 0.7:  # variants onnxruntime runs; then the fuzz mutators' edits
                 data = fuzz_new_ops.vary_onnx_new_ops(seeds[name], rng)
             else:
-                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS, **fuzz_session9_ops.SEEDS, **fuzz_session10_ops.SEEDS, **fuzz_session11_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
+                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS, **fuzz_session9_ops.SEEDS, **fuzz_session10_ops.SEEDS, **fuzz_session11_ops.SEEDS, **fuzz_session12_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
                 data = mutate(seeds[name], rng) if draw < 0.95 else seeds[name]
             counts["cases"] += 1
             work = Path(tmp) / str(i)

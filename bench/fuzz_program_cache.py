@@ -14,7 +14,8 @@ later load accepts with other numbers:
     tiny_cap    IRFORGE_CACHE_MAX_MB=1: the trim removes the new entry's files
     truncated   the entry's .bin cut in place (and .json cut) while other processes load it
     cut_mapped  a hit's .bin cut to 0 bytes in place before it runs (outside irforge: irforge
-                only renames and unlinks cache files; not in the default set, see --cases)
+                only renames and unlinks cache files; a hit mapped the region and died of
+                SIGBUS until session 13, it now reads it into its own memory)
     changed     64 bytes of the .bin overwritten (same size): a later load must not accept it
 
     python bench/fuzz_program_cache.py [--rounds N]
@@ -165,7 +166,7 @@ def main() -> int:
     parser.add_argument("--case", default="")
     parser.add_argument("--dir", default="")
     parser.add_argument("--big", action="store_true")
-    parser.add_argument("--cases", default="removed,readonly,full,full_late,two,tiny_cap,truncated,changed")
+    parser.add_argument("--cases", default="removed,readonly,full,full_late,two,tiny_cap,truncated,changed,cut_mapped")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     if args.case:

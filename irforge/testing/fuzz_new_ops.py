@@ -357,6 +357,15 @@ for _op, _values in _s11.BAD_ATTRIBUTES.items():
 BAD_CONSTANTS += _s11.BAD_CONSTANTS
 BAD_INPUT_TYPES += _s11.BAD_INPUT_TYPES
 
+from irforge.testing import fuzz_session12_ops as _s12  # noqa: E402
+
+ONNX_SEEDS.update(_s12.SEEDS)
+IR_SEEDS += _s12.IR_SEEDS  # 1x1 Convolution over 32x32 / 64x64, Deconvolution, depthwise -> 1x1, Concat, Gather
+for _op, _values in _s12.BAD_ATTRIBUTES.items():
+    BAD_ATTRIBUTES[_op] = BAD_ATTRIBUTES.get(_op, []) + _values
+BAD_CONSTANTS += _s12.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s12.BAD_INPUT_TYPES
+
 
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
@@ -462,7 +471,7 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 
 VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
 for _op, _values in [*_s6.VALID_ATTRIBUTES.items(), *_s7.VALID_ATTRIBUTES.items(), *_s8.VALID_ATTRIBUTES.items(), *_s9.VALID_ATTRIBUTES.items(),
-                       *_s10.VALID_ATTRIBUTES.items(), *_s11.VALID_ATTRIBUTES.items()]:
+                       *_s10.VALID_ATTRIBUTES.items(), *_s11.VALID_ATTRIBUTES.items(), *_s12.VALID_ATTRIBUTES.items()]:
     VALID_ATTRIBUTES[_op] = VALID_ATTRIBUTES.get(_op, []) + _values
 
 

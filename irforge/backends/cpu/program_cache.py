@@ -12,6 +12,10 @@ model's inputs and outputs, and the object-cache names of the kernel and driver 
 JSON is written last, atomically, so a partial entry is never read. On a hit the region is
 read straight into huge-page memory (no packing, no copy through numpy), and the objects are
 handed to the JIT as they are; if any object is missing the compile falls back to a full one.
+The region is copied, never mapped: a mapping of the `.bin` (private or shared) faults with
+SIGBUS once another program cuts the file under it, killing the process mid-run (session
+13; truncation unmaps even a private mapping's copied pages), and a cache must never crash
+the process that reads it.
 The JSON holds the SHA-256 of the program's record (and each object file its own, `cache.py`)
 and the size and modification time of the `.bin` it was written with: an entry truncated or
 changed on disk is a miss (a `.bin` changed in place kept its size and was read as weights,
@@ -29,7 +33,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import mmap
 import re
 import time
 from dataclasses import dataclass
@@ -289,20 +292,8 @@ def wait_for(key: str) -> None:
         writer.join()
 
 
-MAP_CONSTANTS = True
 OBJECT_NAME = re.compile(r"[ms][0-9a-f]{40}")
 """An object's name in the cache (`ObjectCache.key` / `spec_key`): nothing else is read."""
-
-
-class MappedConstants:
-    """The constant region as a private mapping of the entry's file: the page cache's pages,
-    no copy, no fresh memory (see `load`)."""
-
-    def __init__(self, path: Path, nbytes: int) -> None:
-        with open(path, "rb") as f:
-            self._map = mmap.mmap(f.fileno(), nbytes, access=mmap.ACCESS_COPY)
-        self.nbytes = nbytes
-        self.data = np.frombuffer(self._map, np.uint8)
 
 
 def _file_identity(path: Path) -> list[int]:
@@ -318,11 +309,9 @@ def _same_file(path: Path, nbytes: int, identity: list[int]) -> bool:
     return identity[0] == nbytes and _file_identity(path) == identity
 
 
-def _mapped(path: Path, nbytes: int) -> MappedConstants | None:
-    return MappedConstants(path, nbytes)
-
-
 def _read(path: Path, nbytes: int) -> Region | None:
+    """The region's `nbytes` from `path` in fresh huge-page memory, or None when the file is
+    shorter (cut since `_same_file` looked)."""
     region = Region(nbytes)
     with open(path, "rb") as f:
         return region if f.readinto(region.data) == nbytes else None
@@ -345,7 +334,7 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
         if skeleton["constants"]:
             if not _same_file(directory / f"{key}.bin", skeleton["constants"], skeleton["region_file"]):
                 return None  # changed, cut or replaced since the record was written
-            constants = (_mapped if MAP_CONSTANTS else _read)(directory / f"{key}.bin", skeleton["constants"])
+            constants = _read(directory / f"{key}.bin", skeleton["constants"])
             if constants is None:
                 return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

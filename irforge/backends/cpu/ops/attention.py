@@ -123,6 +123,8 @@ def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionS
     if op.scale_input is not None or op.bool_prop("causal") or not (q[:-2] == k[:-2] == v[:-2] == scores_shape[:-2]):
         return None
     l, s = scores_shape[-2:]
+    if s == 0:
+        return None  # no keys (an empty KV cache): the blocked kernel's rows are S-wide; p @ v over K = 0 is 0
     mask = None
     if op.mask is not None:
         if dtype_of(op.mask) != np.float32:

@@ -88,7 +88,8 @@ from irforge.model import store_of
 from irforge.passes.patterns.affine import layer_name
 from irforge.passes.patterns.dag import Match
 from irforge.passes.patterns.subgraphs.attention import swapped
-from irforge.passes.patterns.subgraphs.attention_exports import FILL_ABSORBS, FILL_AT_MOST, fill_is_additive, masks_whole_rows, uniform_rows
+from irforge.passes.patterns.subgraphs.attention_exports import (FILL_ABSORBS, FILL_AT_MOST, fill_is_additive, masks_whole_rows, uniform_rows,
+                                                                  zero_masked_keys)
 from irforge.passes.patterns.subgraphs.attention_sizes import fits, inferred, one_view, shared, static_but_keys
 from irforge.passes.patterns.subgraphs.base import replace_match
 from irforge.weights.dtypes import from_xdsl
@@ -275,13 +276,19 @@ def lifted_fill(chain: Chain, fill: float) -> bool:
     return top > FILL_AT_MOST / 10
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def uniform_when_masked(chain: Chain, guarded: bool) -> bool:
     """Whether a row masked throughout is uniform in the source, so that `build` may take it
     from the mean of v: every term a Where whose fill reaches the softmax as one and the same
-    value (fill times the factor after it), no clamp, no guard after the softmax."""
+    value (fill times the factor after it), finite in float32, no clamp, no guard after the
+    softmax. (float32's min times 3 is -inf: the source's row is then NaN, as the fused one
+    without the mean of v; fuzz_session12_ops' uniformrows.onnx with its 0.5 mutated to 3.)"""
     if guarded or chain.clamps or any(t.fill is None for t in chain.terms):
         return False
-    return len({t.fill * t.coefficient for t in chain.terms}) == 1  # type: ignore[operator]
+    at_softmax = {t.fill * t.coefficient for t in chain.terms}  # type: ignore[operator]
+    return len(at_softmax) == 1 and all(abs(v) <= FLOAT32_MAX for v in at_softmax)
 
 
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
@@ -402,7 +409,7 @@ class ChainedAttention(RewritePattern):
             return False
         chain, scores = found
         wheres = [t for t in chain.terms if t.fill is not None]
-        if any(t.whole_rows or masks_whole_rows(t.fill, t.value, t.keep, dims(probs.input)[-1]) for t in wheres) or len(wheres) > 1:  # type: ignore[arg-type]
+        if any(t.whole_rows or masks_whole_rows(t.fill, t.value, t.keep) for t in wheres) or len(wheres) > 1:  # type: ignore[arg-type]
             # a row masked throughout is uniform in the source; fused, it is softmax(s + fill)
             # (a fill that does not absorb s, or scores that overflow past one that does) or
             # softmax of fills and their sums (two Wheres of float32's min add to -inf where
@@ -533,6 +540,10 @@ class ChainedAttention(RewritePattern):
         if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
+        for index, term in enumerate(chain.terms):
+            if term.fill is not None and term.view == view:  # the keys a padding Where masks: 0 in k
+                k4, zeroing = zero_masked_keys(term.value, term.keep, k4, f"{name}/mask{index}")
+                ops.extend(zeroing)
 
         def scaled(value: SSAValue, coefficient: float, tag: str) -> SSAValue:
             if coefficient == 1.0:

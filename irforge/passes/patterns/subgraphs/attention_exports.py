@@ -86,7 +86,7 @@ def fill_is_additive(fill: float, condition: SSAValue, keep: bool) -> bool:
     return fill <= FILL_ABSORBS or _keeps_a_key_in_every_row(condition, keep) is True
 
 
-def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) -> bool:
+def masks_whole_rows(fill: float, condition: SSAValue, keep: bool) -> bool:
     """Whether Where(keep, s, fill) with a finite fill may mask every key of a row: a run-time
     condition, or a constant one with such a row. There the source's row is the fill alone
     (uniform: the mean of v) whatever s is, where the fused s + fill is uniform only while
@@ -94,11 +94,9 @@ def masks_whole_rows(fill: float, condition: SSAValue, keep: bool, keys: int) ->
     inf / NaN give other numbers or NaN fused. `uniform_rows` takes those rows from v."""
     if not math.isfinite(fill):
         return False  # (-inf: a row masked throughout is NaN in the source and fused alike)
-    if keys <= 0:
-        # a run-time number of keys may be 0 (an empty KV cache): the source's rows are then
-        # 0 (p @ v over no keys), where the row max of an empty mask is not below 0 and the
-        # mean of no values is NaN (rtkeys.onnx: the reference's max raised); left as it was
-        return False
+    # (a run-time number of keys may be 0, an empty KV cache: the source's rows are then 0,
+    # p @ v over no keys, and so are `uniform_rows`' there: the max of no mask values is
+    # -inf, below 0, and the mean of no values 0, as onnxruntime's ReduceMean)
     return _keeps_a_key_in_every_row(condition, keep) is not True
 
 
@@ -124,6 +122,30 @@ def uniform_rows(mask: SSAValue, v: SSAValue, result: SSAValue, name: str) -> li
     mean = build(Reduce, [v], operation="mean", axes=[-2], keep_dims=True, name=f"{name}/value_mean")
     chosen = build(Select, [masked.output, mean.output, result], name=f"{name}/uniform_rows")
     return [top, zero, masked, mean, chosen]
+
+
+def zero_masked_keys(condition: SSAValue, keep: bool, k: SSAValue, name: str) -> tuple[SSAValue, list[Operation]]:
+    """k [..., S, E] with the keys a key-only Where condition ([..., 1, S]: a padding mask;
+    `keep`: True keeps a key, else True drops it) masks set to 0, and the ops that do it;
+    k itself for any other condition. Such a key is masked in every row, so the source never
+    reads its score: its logit is the fill whatever s is, where the fused s + fill is the
+    fill only for |s| < 1e22 (an inf / NaN / overflowing score at a padded key made the row
+    NaN, or let the key through: session 13). With k 0 there, s is 0 and 0 + fill the fill
+    exactly; v is untouched (p is 0 there in both, 0 * v alike). A condition that differs
+    between rows is left: a key masked in one row is read in another."""
+    c_shape = list(condition.type.get_shape())  # type: ignore[attr-defined]
+    k_shape = list(k.type.get_shape())  # type: ignore[attr-defined]
+    if len(c_shape) < 2 or c_shape[-2] != 1 or len(c_shape) > len(k_shape):
+        return k, []
+    batch = [1] * (len(k_shape) - len(c_shape)) + c_shape[:-2]
+    if not all(c in (1, d) for c, d in zip(batch, k_shape[:-2])) or c_shape[-1] not in (1, k_shape[-2]):
+        return k, []  # (k's shape must stay: the condition broadcast up to it only)
+    rank = len(c_shape)
+    column = build(Permute, [condition], order=[*range(rank - 2), rank - 1, rank - 2], name=f"{name}/masked_keys")
+    zero = Constant.inline(np.zeros((), from_xdsl(k.type.element_type)))  # type: ignore[attr-defined]
+    chosen = [k, zero.output] if keep else [zero.output, k]
+    zeroed = build(Select, [column.output, *chosen], name=f"{name}/key_masked")
+    return zeroed.output, [column, zero, zeroed]
 
 
 def scaled_by(inner: P | Any, tag: str) -> OneOf:
@@ -393,8 +415,17 @@ class ExportedAttention(DagReplacement):
         where = build(Select, [m["keep"] if "keep" in m.values else m["drop"], *chosen], name=f"{name}/{'where' if additive else 'mask'}")
         return [where.output], [zero, low, where]
 
+    @staticmethod
+    def masked_keys_zeroed(m: Match, k: SSAValue, name: str) -> tuple[SSAValue, list[Operation]]:
+        """k with the keys a key-only Where condition masks set to 0 (`zero_masked_keys`)."""
+        if "fill" not in m.constants:
+            return k, []
+        return zero_masked_keys(m["keep"] if "keep" in m.values else m["drop"], "keep" in m.values, k, name)
+
     def build(self, m: Match, name: str) -> list[Operation]:
         k, ops = self.key(m, name)
+        k, zeroing = self.masked_keys_zeroed(m, k, name)
+        ops = [*ops, *zeroing]
         masks, mask_ops = self.mask(m, name)
         value = self.factor(m)
         head = m["q"].type.get_shape()[-1]  # type: ignore[attr-defined]
@@ -432,5 +463,4 @@ class ExportedAttention(DagReplacement):
         if "fill" not in m.constants or "mask" in m.values or "sub_mask" in m.values:
             return False
         condition = m["keep"] if "keep" in m.values else m["drop"]
-        keys = m.op("probs").operands[0].type.get_shape()[-1]  # type: ignore[attr-defined]
-        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values, keys)
+        return masks_whole_rows(float(m.constants["fill"].reshape(-1)[0]), condition, "keep" in m.values)
