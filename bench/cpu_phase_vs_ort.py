@@ -11,12 +11,13 @@ calls irforge's phases one by one (each timed in CPU time of the process) and th
 onnxruntime run (its profiler's node events, wall time, one thread), alternately, and each
 phase / node keeps its minimum over the rounds: both sides see the same moments.
 
-Rows: each onnxruntime compute node (Conv, FusedConv, Gemm, MatMul, ...) in run order,
-with its output shape, paired in order with irforge's phases that carry FLOPs (a GEMM,
-depthwise, Winograd, ... phase; the copies, packs and planes before one are added to it,
-and shown apart as `pre`); the other nodes of onnxruntime (pools, Reorder*, Mul, Sigmoid)
-and irforge's phases after the last FLOP phase are summed apart. A row whose output
-shape does not fit its FLOPs means the two orders differ there (read the shapes).
+Rows: irforge's phases that carry FLOPs (a GEMM, depthwise, Winograd, ... phase; the
+copies, packs and planes before one are added to it, and shown apart as `pre`) in run order,
+each paired with the first onnxruntime compute node (Conv, FusedConv, Gemm, MatMul, ...) not
+yet taken whose FLOPs (from its profiled input / output shapes) are the phase's
+(`pair_by_flops`: the two runtimes order a block's branches differently); the other nodes of
+onnxruntime (pools, Reorder*, Mul, Sigmoid) and irforge's phases after the last FLOP phase
+are summed apart.
 keras.applications models run on tf2onnx's ONNX file on both sides.
 """
 
@@ -51,16 +52,56 @@ def _ort_session(path: Path, prefix: Path):  # type: ignore[no-untyped-def]
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
-def _ort_minima(events: list[dict], runs: int) -> list[tuple[str, str, str, float]]:
-    """(node, op, output shape, min seconds) in run order, over the timed runs."""
+def _flops(op: str, inputs: list, output: list) -> int:
+    """A compute node's multiply-adds x 2 from its profiled shapes (0 where unknown): a
+    convolution's weights [O, C/g, kh, kw] times its output positions, a MatMul / Gemm's
+    output times A's last axis."""
+    def prod(v: list) -> int:
+        out = 1
+        for d in v:
+            out *= int(d)
+        return out
+    try:
+        if "Conv" in op and len(inputs) > 1 and len(output) > 2:
+            return 2 * prod(inputs[1]) * output[0] * prod(output[2:])
+        if ("MatMul" in op or "Gemm" in op) and inputs:
+            return 2 * prod(output) * int(inputs[0][-1])
+    except (TypeError, ValueError):
+        pass
+    return 0
+
+
+def _ort_minima(events: list[dict], runs: int) -> list[tuple[str, str, str, float, int]]:
+    """(node, op, output shape, min seconds, FLOPs) in run order, over the timed runs."""
     per_node: dict[str, list[float]] = defaultdict(list)
-    info: dict[str, tuple[str, str]] = {}
+    info: dict[str, tuple[str, str, int]] = {}
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             per_node[e["name"]].append(e["dur"] * 1e-6)
             shape = e["args"].get("output_type_shape", "")
-            info[e["name"]] = (e["args"].get("op_name", "?"), str(shape[0] if isinstance(shape, list) and shape else shape)[:44])
-    return [(n[:-len("_kernel_time")], *info[n], min(t[-runs:])) for n, t in per_node.items()]
+            op = e["args"].get("op_name", "?")
+            dims = [next(iter(d.values())) for d in e["args"].get("input_type_shape", []) if isinstance(d, dict) and d]
+            out = next(iter(shape[0].values())) if isinstance(shape, list) and shape and isinstance(shape[0], dict) else []
+            info[e["name"]] = (op, str(shape[0] if isinstance(shape, list) and shape else shape)[:44], _flops(op, dims, out))
+    return [(n[:-len("_kernel_time")], *info[n][:2], min(t[-runs:]), info[n][2]) for n, t in per_node.items()]
+
+
+def pair_by_flops(units: list[int], nodes: list[int]) -> list[int | None]:
+    """For each irforge FLOP phase (its FLOPs, in run order), the index of the onnxruntime
+    compute node it pairs with: the first one not yet taken with the same FLOPs (within
+    0.5%: the two runtimes order a block's branches differently, e.g. ResNet's downsample
+    1x1 before or after the block's 3x3); None where no node is left. Where onnxruntime's
+    shapes give no FLOPs at all, pairs in run order."""
+    if not any(nodes):
+        return [k if k < len(nodes) else None for k in range(len(units))]
+    taken = [False] * len(nodes)
+    out: list[int | None] = []
+    for flops in units:
+        pick = next((j for j, f in enumerate(nodes) if not taken[j] and abs(f - flops) <= 0.005 * flops), None)
+        if pick is not None:
+            taken[pick] = True
+        out.append(pick)
+    return out
 
 
 def main() -> None:
@@ -101,7 +142,7 @@ def main() -> None:
             sizes = " ".join(f"{b.kind[0]}{b.nbytes // 1024}k" for b in p.args)
             print(f"{i:4d} {p.tag or 'other':10} {p.function[-20:]:20} {t * 1e3:8.3f} {p.flops / t / 1e9 if p.flops else 0:6.1f}  {sizes}")
         print("onnxruntime's nodes in run order (min ms):")
-        for name, op, shape, t in nodes:
+        for name, op, shape, t, _ in nodes:
             print(f"  {op[:14]:14} {t * 1e3:8.3f} {shape:44} {name[-40:]}")
 
 
@@ -116,19 +157,26 @@ def _report(phases, best: list[float], nodes: list[tuple[str, str, str, float]])
             pre += t
     compute = [n for n in nodes if n[1] in COMPUTE]
     other_ort: dict[str, float] = defaultdict(float)
-    for _, op, _, t in nodes:
+    for _, op, _, t, _ in nodes:
         if op not in COMPUTE:
             other_ort[op] += t
     print(f"{'#':>3} {'ort op':10} {'output':44} {'ort ms':>7} {'irf ms':>7} {'pre':>6} {'irf/ort':>7} {'GF/s irf':>8} {'ort':>5}  tag")
     by_tag: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for k, ((tag, pre_t, t, flops), node) in enumerate(zip(units, compute)):
-        ort_t, irf = node[3], pre_t + t
+    pairs = pair_by_flops([u[3] for u in units], [n[4] for n in compute])
+    for k, ((tag, pre_t, t, flops), j) in enumerate(zip(units, pairs)):
+        irf = pre_t + t
+        if j is None:
+            print(f"{k:3d} {'-':10} {'(no onnxruntime node of these FLOPs)':44} {'':7} {irf * 1e3:7.3f} {pre_t * 1e3:6.3f} {'':7} {flops / t / 1e9:8.1f} {'':5}  {tag}")
+            continue
+        node = compute[j]
+        ort_t = node[3]
         by_tag[tag][0] += ort_t
         by_tag[tag][1] += irf
         print(f"{k:3d} {node[1][:10]:10} {node[2]:44} {ort_t * 1e3:7.3f} {irf * 1e3:7.3f} {pre_t * 1e3:6.3f} {irf / ort_t:7.3f} "
               f"{flops / t / 1e9:8.1f} {flops / ort_t / 1e9:5.1f}  {tag}")
-    if len(units) != len(compute):
-        print(f"unpaired: irforge {len(units)} FLOP phases, onnxruntime {len(compute)} compute nodes")
+    left = [n for j, n in enumerate(compute) if j not in set(pairs)]
+    if left:
+        print(f"unpaired onnxruntime compute nodes: {len(left)}, {sum(n[3] for n in left) * 1e3:.3f} ms")
     print("per irforge tag (paired rows), ms ort -> irforge: "
           + ", ".join(f"{tag} {o * 1e3:.2f} -> {i * 1e3:.2f} ({i / o:.3f})" for tag, (o, i) in sorted(by_tag.items(), key=lambda kv: -kv[1][0])))
     print(f"irforge after the last FLOP phase {pre * 1e3:.3f} ms; onnxruntime's other nodes: "

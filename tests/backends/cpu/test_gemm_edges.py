@@ -370,3 +370,40 @@ def test_k_unroll_leaves_the_remainder_to_a_loop_of_one(m, n, unroll, tile, monk
     _run_gemm(spec, gemm.pack_a(weights, m, k, kc), x, c, bias, res, 2)
     want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + res, 0)
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("on", [False, True])
+@pytest.mark.parametrize("n", [2 * 16 + 1, 2 * 32 + 1, 16 + 4, 49])
+def test_column_tail_unroll(n, on, tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`COLUMN_K_UNROLL` / `COLUMNS_K_UNROLL`: a tail tile of column accumulators alone (33
+    and 65 columns: one at 16 and 32 lanes; 20: four at 16 lanes) runs 4 (one column) or 2 k
+    steps an iteration, the 1-3 left of K blocks of 18, 18 and 5 in a loop of one; a column
+    tail beside whole vectors (20 or 49 at 32 lanes) keeps the loop of one. Bias, residual and
+    ReLU, C NaN-filled, 2 threads' shares run in turn."""
+    if not on:
+        monkeypatch.setattr(gemm, "COLUMN_UNROLL_MAX", 0)
+        monkeypatch.setattr(gemm, "COLUMNS_K_UNROLL", 1)
+    m, k, kc = 2 * gemm.MR + 1, 41, 18
+    spec = gemm.GemmSpec(m=m, n=n, k=k, a_panel=True, ldb=n, ldc=n, bias="row", kc=kc,
+                         epilogue=gemm.Epilogue(residual=True, activation="relu"))
+    module = ir.Module("t")
+    gemm.micro_kernel(module, spec, "k", gemm.MR, True)
+    columns_alone = gemm.column_tail(spec) > 0 and n % gemm.NR < 16
+    assert ("kr.body" in str(module)) == (on and columns_alone)
+    weights, x, bias, res = rand(m, k, seed=1), rand(k, n, seed=2), rand(m, seed=3), rand(m, n, seed=4)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_gemm(spec, gemm.pack_a(weights, m, k, kc), x, c, bias, res, 2)
+    want = np.maximum(weights.astype(np.float64) @ x + bias[:, None] + res, 0)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,w_shape", [
+    ((1, 43, 7, 7), (70, 43, 1, 1)),  # 49 positions, K = 43: 10 steps of 4 and 3 of one
+    ((1, 401, 7, 7), (9, 401, 1, 1)),  # two K blocks (384 + 17): C reloaded, 1 step left
+    ((1, 21, 14, 14), (30, 21, 1, 1)),  # 196 positions: 4 columns alone at 16 lanes, 2 steps an iteration
+])
+def test_column_tail_unroll_in_a_model(x_shape, w_shape, threads, tile) -> None:  # type: ignore[no-untyped-def]
+    """The unrolled column tails inside whole 1x1 layers with bias, arena NaN-filled."""
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)])
+    _check(model, {"x0": rand(*x_shape)}, threads)

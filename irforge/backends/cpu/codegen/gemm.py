@@ -105,6 +105,16 @@ K_UNROLL = 1
 """k steps per iteration of a plain tile's k loop (packed A, B not shifted), the steps left
 over in a loop of one: fewer loop branches and one A prefetch per cache line (6 rows of A
 are 24 bytes a step) instead of one a step."""
+COLUMN_K_UNROLL = 4
+"""k steps per iteration of the k loop of a tail tile of column accumulators only (`column_tail`)
+of at most `COLUMN_UNROLL_MAX` columns, the rest in a loop of one: 49 positions (7x7) leave 1
+column past 3 panels, whose tile does one FMA per k, so its loop's compare, branch and counter
+and its per-step A prefetch were as many instructions as its work. ResNet-50's 7x7 1x1 layers
+0.975-0.987x the time, its 14x14 ones (196 = 12 x 16 + 4: 4 columns, 8 FMAs per k in 2 copies)
+1.004-1.015x with it: they take `COLUMNS_K_UNROLL` (docs/STATUS.md, session 13 round 2)."""
+COLUMN_UNROLL_MAX = 1
+COLUMNS_K_UNROLL = 2
+"""... and for tail tiles of more columns alone (2-4: 196 positions leave 4 past 12 panels)."""
 BALANCED_ROWS = True
 """A grouped layer's GEMMs (`ops/shifted.py`) cut each group's rows into equally full M blocks
 (`balanced_rows`): ResNeXt-50's 28x28 groups of 8 rows ran at 75 GF/s as 6 + 2 against 85-86
@@ -408,6 +418,8 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
         return kk, accs
 
     unroll = K_UNROLL if spec.shifted is None and spec.a_panel else 1
+    if columns and not nv:  # a tile of column accumulators only (`COLUMN_K_UNROLL`)
+        unroll = max(unroll, COLUMN_K_UNROLL if columns <= COLUMN_UNROLL_MAX else COLUMNS_K_UNROLL)
     kk, accs = k_loop(i64(0), init, unroll, "k")
     if unroll > 1:  # the k steps left over
         kk, accs = k_loop(kk, accs, 1, "kr")
