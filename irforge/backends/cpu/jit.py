@@ -16,7 +16,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from irforge.backends.cpu.cache import ObjectCache
-from irforge.backends.cpu.llvm_worker import Pool, init_llvm, opt_level, target_machine
+from irforge.backends.cpu.llvm_worker import Pool, emit_level, init_llvm, opt_level, target_machine
 
 _DEFINE = re.compile(r"^(define [^\n]*)\n\{", re.M)
 """A function definition's header (its attributes, such as noinline, included)."""
@@ -90,7 +90,7 @@ class Jit:
             self.cache.loaded[key] = data
         elif key not in self.cache.loaded and key not in self._queued:
             self._queued[key] = text
-            self._pool.submit((key, text, opt_level(module.name, unrolls(module)), unrolls(module)))  # type: ignore[union-attr]
+            self._pool.submit((key, text, opt_level(module.name, unrolls(module)), unrolls(module), emit_level(module.name)))  # type: ignore[union-attr]
 
     def abandon(self) -> None:
         """Stop compiling what was submitted (the lowering failed)."""

@@ -51,6 +51,22 @@ def opt_level(module_name: str, unroll: bool = True) -> int:
     return OPT_LEVELS.get(kind if unroll else f"{kind}/rolled", OPT_LEVELS.get(kind, 3))
 
 
+EMIT_LEVELS: dict[str, int] = {"winograd_in": 1, "winograd_out": 1}
+"""LLVM code-generation level (the target machine's: instruction selection, scheduling,
+register allocation) by kernel kind; every other module is emitted at 3. The Winograd
+transforms are straight-line vector code (the kernel is unrolled by hand over a tile row's
+a rows and a*a points, up to 500 KB of IR), whose emission dominates their LLVM time and gains
+nothing at 3: ResNet-50's 14 transform modules 0.89 -> 0.62 s of emission at 1 (the
+optimisation level, `OPT_LEVELS`, changes nothing there: 1.00 -> 1.07 s at O1); run time even
+(session 13, `cpu_knob_ab.py resnet50 ...llvm_worker:EMIT_LEVELS --cpu-time --phases winograd`,
+see docs/STATUS.md)."""
+
+
+def emit_level(module_name: str) -> int:
+    """The code-generation level of the module `module_name` (see `EMIT_LEVELS`)."""
+    return EMIT_LEVELS.get(kind_of(module_name), 3)
+
+
 
 def init_llvm() -> None:
     # llvm.initialize() raises in llvmlite >= 0.45: only the native target is set up.
@@ -58,8 +74,23 @@ def init_llvm() -> None:
     llvm.initialize_native_asmprinter()
 
 
-def target_machine(triple: str, cpu: str, features: str) -> llvm.TargetMachine:
-    return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
+def target_machine(triple: str, cpu: str, features: str, opt: int = 3) -> llvm.TargetMachine:
+    """The target machine emitting objects at code-generation level `opt`."""
+    return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=opt, codemodel="jitdefault")
+
+
+class Machines:
+    """One process's target machines for `target` (triple, cpu, features), one per
+    code-generation level, made when first asked for."""
+
+    def __init__(self, target: tuple[str, str, str]) -> None:
+        self.target = target
+        self.made: dict[int, llvm.TargetMachine] = {}
+
+    def __call__(self, level: int) -> llvm.TargetMachine:
+        if level not in self.made:
+            self.made[level] = target_machine(*self.target, opt=level)
+        return self.made[level]
 
 
 def optimise(tm: llvm.TargetMachine, mod: llvm.ModuleRef, level: int = 3, unroll: bool = True) -> None:
@@ -87,8 +118,8 @@ packages first (the CPU backend, the reference kernels, the dialects: 0.7 s of C
 worker, where llvmlite takes 0.1)."""
 
 
-Item = tuple[str, str, int, bool]
-"""(module name, IR text, optimisation level, loop unrolling)"""
+Item = tuple[str, str, int, bool, int]
+"""(module name, IR text, optimisation level, loop unrolling, code-generation level)"""
 
 
 class Worker:
@@ -212,7 +243,7 @@ class Pool:
         with self.cond:
             self.closing = True
             self.cond.notify_all()
-        tm = target_machine(*self.target)
+        machines = Machines(self.target)
         while True:
             with self.cond:
                 item = self.queue.pop() if self.queue else None  # the newest: the feeders take the oldest
@@ -222,7 +253,8 @@ class Pool:
                         feeder.join()
                     continue  # a failed worker may have put its item back
                 break
-            done(item[0], compile_one(tm, *item[1:]))
+            name, text, level, unroll, emit = item
+            done(name, compile_one(machines(emit), text, level, unroll))
         for name, data in self.results.items():
             done(name, data)
 
@@ -231,10 +263,10 @@ def _main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     target = pickle.load(stdin)
     init_llvm()
-    tm = target_machine(*target)
+    machines = Machines(target)
     while (item := pickle.load(stdin)) is not None:
-        name, text, level, unroll = item
-        pickle.dump(compile_one(tm, text, level, unroll), stdout, protocol=pickle.HIGHEST_PROTOCOL)
+        name, text, level, unroll, emit = item
+        pickle.dump(compile_one(machines(emit), text, level, unroll), stdout, protocol=pickle.HIGHEST_PROTOCOL)
         stdout.flush()
 
 

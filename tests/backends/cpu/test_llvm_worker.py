@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -133,4 +134,41 @@ def test_rolled_gemms_at_their_level(monkeypatch: pytest.MonkeyPatch) -> None:
     got = compiled(feeds)
     compiled.close()
     assert 1 in levels.values() and 3 in levels.values()
+    np.testing.assert_allclose(next(iter(got.values())), ort_session_run(proto, feeds)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_transforms_emitted_at_their_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`EMIT_LEVELS` by kind: the Winograd transforms' modules reach the target machine of
+    code-generation level 1 (in this process and in a worker process), the others level 3,
+    and the model still computes what onnxruntime does."""
+    assert llvm_worker.emit_level("k0123_winograd_in") == llvm_worker.EMIT_LEVELS.get("winograd_in", 3) == 1
+    assert llvm_worker.emit_level("k0123_winograd_out") == 1
+    assert llvm_worker.emit_level("k0123_gemm") == llvm_worker.emit_level("driver") == 3
+    levels: dict[str, int] = {}
+    submit = llvm_worker.Pool.submit
+
+    def record(self, item):  # type: ignore[no-untyped-def]
+        # keyed by the kernel's function name (the item's key is the cache's)
+        levels[re.search(r"define [^@]*@\"?(\w+)", item[1]).group(1)] = item[4]
+        submit(self, item)
+
+    monkeypatch.setattr(llvm_worker.Pool, "submit", record)
+    monkeypatch.setattr(llvm_worker, "PARALLEL_BYTES", 1)  # a worker process takes some modules
+    monkeypatch.setattr("irforge.backends.cpu._compile_workers", lambda: 2)
+    made: list[int] = []
+    real = llvm_worker.target_machine
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(kwargs.get("opt", 3))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(llvm_worker, "target_machine", spy)
+    proto = onnx_models.resnet(width=32, size=112)  # 3x3 convolutions: Winograd
+    feeds = {"data": np.random.default_rng(1).standard_normal((1, 3, 112, 112)).astype(np.float32)}
+    compiled = compile_model(import_onnx(proto), threads=1, cache_dir=False)
+    got = compiled(feeds)
+    compiled.close()
+    winograd = {name: level for name, level in levels.items() if "winograd" in name}
+    assert winograd and set(winograd.values()) == {1} and 3 in levels.values(), levels
+    assert 1 in made
     np.testing.assert_allclose(next(iter(got.values())), ort_session_run(proto, feeds)[0], rtol=1e-4, atol=1e-4)
