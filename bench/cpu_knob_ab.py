@@ -49,6 +49,7 @@ def main() -> None:
     ap.add_argument("--phases", default="", help="also print A's and B's minimum of every phase whose tag or kernel contains this")
     ap.add_argument("--cpu-time", action="store_true", help="time phases in CPU time of the process (time.process_time_ns), not wall: "
                     "a loaded host's other jobs take the core mid-phase")
+    ap.add_argument("--prepare-each", action="store_true", help="import and run the pass pipeline again per value (a setting the passes read)")
     ap.add_argument("--whole", action="store_true", help="time whole runs, not phases (the phase lists may differ)")
     args = ap.parse_args()
     os.environ["IRFORGE_COMPILE_WORKERS"] = "1"  # LLVM here: the setting is this process's
@@ -56,10 +57,14 @@ def main() -> None:
 
     module_name, attr = args.setting.split(":")
     module = importlib.import_module(module_name)
+    if args.prepare_each:
+        setattr(module, attr, ast.literal_eval(args.a))
     model, feeds, _ = prepare(args.model, Path(tempfile.mkdtemp(prefix="knob-ab-")))
     calls, alive = [], []
     for value in (args.a, args.b):
         setattr(module, attr, ast.literal_eval(value))
+        if args.prepare_each and value is args.b:  # (A's model was prepared under A's value above)
+            model, feeds, _ = prepare(args.model, Path(tempfile.mkdtemp(prefix="knob-ab-")))
         compiled = compile_model(model, threads=1, cache_dir=False)
         compiled(feeds)  # binds the inputs' addresses into the tables
         alive.append(compiled)  # its JIT holds the code the entry points below call

@@ -216,6 +216,33 @@ def bert_base() -> nn.Module:
     return HiddenState(model.eval())
 
 
+class MaskedFillEncoder(nn.Module):
+    """BERT-base's encoder (12 layers, 768 wide, 12 heads) with transformers 4's DistilBERT
+    attention: scores.masked_fill(padding, float32's min) per layer, from the token mask
+    (transformers 5's exports add one additive mask instead: no Where per layer)."""
+
+    def __init__(self, layers: int = 12, width: int = 768, heads: int = 12) -> None:
+        super().__init__()
+        self.embed, self.heads = nn.Embedding(30522, width), heads
+        self.layers = nn.ModuleList(nn.ModuleDict({"qkv": nn.Linear(width, 3 * width), "out": nn.Linear(width, width),
+                                                   "norm1": nn.LayerNorm(width), "norm2": nn.LayerNorm(width),
+                                                   "up": nn.Linear(width, 4 * width), "down": nn.Linear(4 * width, width)})
+                                    for _ in range(layers))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        x = self.embed(input_ids)
+        b, s, w = x.shape
+        padded = (attention_mask == 0).view(b, 1, 1, s)
+        for layer in self.layers:
+            q, k, v = (t.view(b, s, self.heads, -1).transpose(1, 2) for t in layer["qkv"](x).chunk(3, dim=-1))
+            scores = (q / (w // self.heads) ** 0.5) @ k.transpose(-1, -2)
+            scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
+            a = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, s, w)
+            x = layer["norm1"](x + layer["out"](a))
+            x = layer["norm2"](x + layer["down"](nn.functional.gelu(layer["up"](x))))
+        return x
+
+
 def image(size: int = 224) -> dict[str, np.ndarray]:
     return {"pixel_values": np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)}
 
@@ -272,6 +299,7 @@ whose reference is TensorFlow's output; onnxruntime runs tf2onnx's conversion of
 WIDE_MODELS = [*WIDE_TORCH, *WIDE_KERAS]
 """`--wide`: the further architectures of `zoo_latency_wide` (not what the backend was tuned on)."""
 ZOO.update({name: torch_builder(build, feeds) for name, (build, feeds) in WIDE_TORCH.items()})
+ZOO["masked_fill_bert_seq128"] = torch_builder(lambda: MaskedFillEncoder().eval(), tokens)  # by name only (cpu_knob_ab): no row
 KERAS_MODELS.update(WIDE_KERAS)  # zoo_more's dict: freeze_keras reads it (after MODELS: rows only under --wide)
 
 

@@ -197,3 +197,29 @@ def test_a_fill_scaled_past_float32_is_not_taken_as_uniform_rows(factor: float) 
         if init.name == "eighth":
             init.CopyFrom(helper.make_tensor("eighth", T.FLOAT, [], [factor]))
     _check_fused(proto, _feeds(7))
+
+
+@pytest.mark.parametrize(("first", "op", "second"), [(3.0, "Mul", 0.1), (3.0, "Div", 10.0), (0.1, "Mul", 3.0), (0.5, "Div", 2.0)])
+def test_a_fill_overflowing_partway_through_its_factors_is_not_taken_as_uniform_rows(first: float, op: str, second: str) -> None:
+    """Session 13's leftover: `uniform_when_masked` checked float32's min times the product of
+    the factors after the Where (3 * 0.1 = 0.3: finite), where the source rounds each step
+    (min * 3 is -inf, -inf * 0.1 stays -inf): a row the run-time condition masks throughout
+    is NaN in onnxruntime, the mean of v fused (ref and cpu). The fill is now followed step
+    by step in the scores' dtype (`attention_chains.at_softmax`); 0.1 then 3, or / 2 after
+    0.5, stay finite and keep the mean of v."""
+    from tests.trust.test_session12_findings import _check_fused, _feeds, _where_attention
+
+    proto = _where_attention(0.35, "scaled")
+    for init in proto.graph.initializer:
+        if init.name == "eighth":
+            init.CopyFrom(helper.make_tensor("eighth", T.FLOAT, [], [first]))
+    softmax = next(n for n in proto.graph.node if n.op_type == "Softmax")
+    softmax.input[0] = "x2"
+    proto.graph.node.insert(list(proto.graph.node).index(softmax), helper.make_node(op, ["x", "second"], ["x2"]))
+    proto.graph.initializer.append(helper.make_tensor("second", T.FLOAT, [], [second]))
+    feeds = _feeds(7)
+    if first == 3.0:  # (the source's masked row is NaN: the test would pass vacuously otherwise)
+        from tests.helpers import ort_session_run
+
+        assert np.isnan(ort_session_run(proto, feeds)[0][0, :, 2]).all()
+    _check_fused(proto, feeds)

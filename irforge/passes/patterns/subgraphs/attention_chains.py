@@ -128,6 +128,8 @@ class Term:
     """A fill that does not absorb the scores under a run-time condition: a row it masks
     throughout is uniform (softmax of equal fills), not softmax(s + fill); the attention then
     takes those rows from the mean of v (`build`)."""
+    after: int = 0
+    """How many of the chain's `steps` lie after it (its coefficient's factors, step by step)."""
 
 
 @dataclass
@@ -135,6 +137,9 @@ class Chain:
     """What lies between the scores and the softmax, read backwards."""
 
     factor: float = 1.0
+    steps: list[tuple[str, float]] = field(default_factory=list)
+    """Each scaling ("mul" / "div", c) from the softmax back: `factor` one step at a time, as
+    the source rounds it (fill * 3 * 0.1 overflows at * 3 in float32, not as fill * 0.3)."""
     terms: list[Term] = field(default_factory=list)
     clamps: list[tuple[float, float, int]] = field(default_factory=list)
     """(c, the cumulative factor after the clamp, how many terms were met before it) each."""
@@ -201,7 +206,7 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             # masked keys' exp is 0 either way); on a row masked throughout only where the fill
             # absorbs s, or the condition is a constant that masks no whole row (else whole_rows)
             additive = fill_is_additive(fill_no if keep else fill_yes, condition, keep)  # type: ignore[arg-type]
-            chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep, not additive))
+            chain.terms.append(Term(condition, chain.factor, dims(x), fill_no if keep else fill_yes, keep, not additive, len(chain.steps)))
             chain.ops.append(owner)
             x = yes if keep else no
             continue
@@ -217,6 +222,7 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             if side is None:
                 return None
             chain.factor *= c
+            chain.steps.append(("mul", c))
             x = side
             chain.ops.append(owner)
             continue
@@ -229,6 +235,7 @@ def read_chain(x: SSAValue) -> tuple[Chain, MatMul] | None:
             if not c:
                 return None
             chain.factor *= c if operation == "mul" else 1.0 / c
+            chain.steps.append((operation, c))
             x = side
         elif operation == "max":
             side = a if scalar(b) is not None else b if scalar(a) is not None else None
@@ -279,16 +286,27 @@ def lifted_fill(chain: Chain, fill: float) -> bool:
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def uniform_when_masked(chain: Chain, guarded: bool) -> bool:
+def at_softmax(chain: Chain, term: Term, dtype: np.dtype) -> float:
+    """The value term's fill reaches the softmax with in the source: scaled by each step after
+    it in turn, rounded to dtype at each (inf from the step that overflows on)."""
+    value = np.asarray(term.fill, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for operation, c in reversed(chain.steps[:term.after]):  # (read from the softmax back)
+            value = value * np.asarray(c, dtype) if operation == "mul" else value / np.asarray(c, dtype)
+    return float(value)
+
+
+def uniform_when_masked(chain: Chain, guarded: bool, dtype: np.dtype = np.dtype(np.float32)) -> bool:
     """Whether a row masked throughout is uniform in the source, so that `build` may take it
     from the mean of v: every term a Where whose fill reaches the softmax as one and the same
-    value (fill times the factor after it), finite in float32, no clamp, no guard after the
-    softmax. (float32's min times 3 is -inf: the source's row is then NaN, as the fused one
-    without the mean of v; fuzz_session12_ops' uniformrows.onnx with its 0.5 mutated to 3.)"""
+    finite value (the fill scaled by each step after it, in the scores' dtype: `at_softmax`),
+    no clamp, no guard after the softmax. (float32's min times 3 is -inf: the source's row is
+    then NaN, as the fused one without the mean of v; fuzz_session12_ops' uniformrows.onnx
+    with its 0.5 mutated to 3; fill * 3 * 0.1 likewise, though fill * 0.3 is finite.)"""
     if guarded or chain.clamps or any(t.fill is None for t in chain.terms):
         return False
-    at_softmax = {t.fill * t.coefficient for t in chain.terms}  # type: ignore[operator]
-    return len(at_softmax) == 1 and all(abs(v) <= FLOAT32_MAX for v in at_softmax)
+    values = {at_softmax(chain, t, dtype) for t in chain.terms}
+    return len(values) == 1 and all(math.isfinite(v) and abs(v) <= FLOAT32_MAX for v in values)
 
 
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
@@ -414,7 +432,7 @@ class ChainedAttention(RewritePattern):
             # (a fill that does not absorb s, or scores that overflow past one that does) or
             # softmax of fills and their sums (two Wheres of float32's min add to -inf where
             # both mask): the mean of v there, when it is uniform
-            chain.uniform_rows = uniform_when_masked(chain, guard is not None)
+            chain.uniform_rows = uniform_when_masked(chain, guard is not None, from_xdsl(probs.input.type.element_type))  # type: ignore[attr-defined]
             if not chain.uniform_rows and any(t.whole_rows for t in wheres):
                 return False
         chain.views.extend(dims(j.results[0]) for j in joins)
@@ -556,7 +574,12 @@ class ChainedAttention(RewritePattern):
         def additive(term: Term, index: int) -> SSAValue:
             if term.fill is None:
                 return term.value
-            zero, low = Constant.inline(np.zeros((), dtype)), Constant.inline(np.array(term.fill, dtype))
+            fill = term.fill
+            if not chain.clamps and not math.isfinite(reached := at_softmax(chain, term, dtype)):
+                # the source's fill overflows partway through the factors after it (float32's
+                # min * 3 * 0.1 is -inf, min * 0.3 is not): the fused mask holds that -inf
+                fill = math.copysign(math.inf, reached)
+            zero, low = Constant.inline(np.zeros((), dtype)), Constant.inline(np.array(fill, dtype))
             chosen = [zero.output, low.output] if term.keep else [low.output, zero.output]
             where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_where")
             ops.extend([zero, low, where])

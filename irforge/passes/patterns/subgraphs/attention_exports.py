@@ -124,6 +124,11 @@ def uniform_rows(mask: SSAValue, v: SSAValue, result: SSAValue, name: str) -> li
     return [top, zero, masked, mean, chosen]
 
 
+ZERO_MASKED_KEYS = True
+"""Whether `zero_masked_keys` zeroes k at the keys a padding Where masks (False: the knob
+`bench/cpu_knob_ab.py ... --prepare-each` measures its cost with; never False in the product)."""
+
+
 def zero_masked_keys(condition: SSAValue, keep: bool, k: SSAValue, name: str) -> tuple[SSAValue, list[Operation]]:
     """k [..., S, E] with the keys a key-only Where condition ([..., 1, S]: a padding mask;
     `keep`: True keeps a key, else True drops it) masks set to 0, and the ops that do it;
@@ -133,6 +138,8 @@ def zero_masked_keys(condition: SSAValue, keep: bool, k: SSAValue, name: str) ->
     NaN, or let the key through: session 13). With k 0 there, s is 0 and 0 + fill the fill
     exactly; v is untouched (p is 0 there in both, 0 * v alike). A condition that differs
     between rows is left: a key masked in one row is read in another."""
+    if not ZERO_MASKED_KEYS:
+        return k, []
     c_shape = list(condition.type.get_shape())  # type: ignore[attr-defined]
     k_shape = list(k.type.get_shape())  # type: ignore[attr-defined]
     if len(c_shape) < 2 or c_shape[-2] != 1 or len(c_shape) > len(k_shape):
