@@ -257,18 +257,7 @@ def pack_a(weights, rows: int, k: int, kc: int = KC, block_rows: int = 0):  # ty
     """[rows, k] -> the A panel layout: per K block, [ceil(rows/MR)][kc][MR], zero-padded
     (numpy); with `block_rows` (< MR; 0: MR), block j holds rows j * block_rows on in its
     first lanes (`GemmSpec.block_rows`), the rest zeros."""
-    import numpy as np
-
-    if not block_rows or block_rows == MR:
-        return pack_a_all([weights], rows, k, kc)
-    blocks = -(-rows // block_rows)
-    padded = np.zeros((blocks * MR, k), np.float32)
-    source = weights.reshape(rows, k)
-    for j in range(blocks):  # block j's rows in its first lanes
-        part = source[j * block_rows:(j + 1) * block_rows]
-        padded[j * MR:j * MR + len(part)] = part
-    parts = [padded[:, k0:k0 + kc].reshape(blocks, MR, -1).transpose(0, 2, 1).ravel() for k0 in range(0, k, kc)]
-    return np.concatenate(parts)
+    return pack_a_all([weights], rows, k, kc, block_rows)
 
 
 def pack_a_all(matrices, rows: int, k: int, kc: int = KC, block_rows: int = 0):  # type: ignore[no-untyped-def]
@@ -277,9 +266,9 @@ def pack_a_all(matrices, rows: int, k: int, kc: int = KC, block_rows: int = 0): 
     ravel per block and two concatenations were 0.18 s of ResNet-50's Winograd weights)."""
     import numpy as np
 
-    if block_rows and block_rows != MR:
-        return np.concatenate([pack_a(np.asarray(w, np.float32), rows, k, kc, block_rows) for w in matrices])
-    blocks, full, tail = -(-rows // MR), rows // MR, rows % MR
+    step = block_rows or MR  # rows of the matrix per block
+    blocks = -(-rows // step)
+    full = rows // MR if step == MR else 0  # blocks copied by one reshape: whole MR-row blocks
     size = blocks * MR * k
     out = np.empty(len(matrices) * size, np.float32)
     for index, weights in enumerate(matrices):
@@ -289,9 +278,10 @@ def pack_a_all(matrices, rows: int, k: int, kc: int = KC, block_rows: int = 0): 
             width = min(kc, k - k0)
             view = out[at:at + blocks * MR * width].reshape(blocks, width, MR)
             view[:full] = matrix[:full * MR, k0:k0 + width].reshape(full, MR, width).transpose(0, 2, 1)
-            if tail:
-                view[full] = 0.0
-                view[full, :, :tail] = matrix[full * MR:, k0:k0 + width].T
+            for j in range(full, blocks):  # a short last block, or every block of `block_rows`
+                part = matrix[j * step:(j + 1) * step, k0:k0 + width]
+                view[j] = 0.0
+                view[j, :, :len(part)] = part.T
             at += blocks * MR * width
     return out
 

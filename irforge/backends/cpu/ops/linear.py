@@ -219,7 +219,7 @@ def packs_b(g: ConvGeometry, o: int) -> bool:
 
 def scales_in_pack(g: ConvGeometry, o: int, panels_in: bool = False) -> bool:
     """Whether a squeeze-excite scale on this 1x1 layer's input is applied by the copy of
-    its input into B panels (`excite.SCALED_PACK`): where it packs B (`packs_b`) from rows
+    its input into B panels (`SCALED_PACK`): where it packs B (`packs_b`) from rows
     (not from a depthwise layer's panels, `panels_in`)."""
     return SCALED_PACK and packs_b(g, o) and not panels_in
 
@@ -434,7 +434,7 @@ def aliased_blocks(n: int, k: int, over: int) -> bool:
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int, scale: Buffer | None = None) -> Buffer:
     """B's k rows of n floats copied into the GEMM's NR-column panels (scratch): a 1x1
     layer's input plane or a MatMul's run-time B; with `scale` (k floats) row r times
-    scale[r] (a squeeze-excite product left to this copy: `excite.SCALED_PACK`)."""
+    scale[r] (a squeeze-excite product left to this copy: `SCALED_PACK`)."""
     panels = ctx.scratch(4 * -(-n // NR) * NR * k)
     scaled = scale is not None
     pack = ctx.kernel(("pack_rows", n, NR) + (("scaled",) if scaled else ()), lambda m, nm: pack_rows_kernel(m, n, nm, scaled))
