@@ -46,6 +46,11 @@ PACKED_KEYS_MAX = 32768
 """Floats of one batch's packed keys on the stack at most (128 KiB: S = 512 at D = 64)."""
 WHOLE_ROWS = True
 """The block's rows are whole vectors, the columns past S -inf logits (A/B switch)."""
+HEADS_ROWS = True
+"""Where a [B, H, L, Dv] output's one user is the merged-heads output projection
+(`linear.merges_heads`), the kernel writes it as [B, L, H, Dv] rows (`AttentionSpec.heads`)
+and that projection is one plain GEMM of K = H * Dv in its usual K blocks, not one block of
+Dv per head (A/B switch; False: [B, H, L, Dv] as the op says)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,14 @@ class AttentionSpec:
     """the second argument is k [batch, S, D], packed by the kernel (`PACK_KEYS`); else kT"""
     stride: int = 0
     """floats per row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)"""
+    heads: int = 0
+    """H > 0: the output is written as [B, L, H, Dv] rows, the batch index being b * H + h
+    (`HEADS_ROWS`); 0: [batch, L, Dv]"""
+
+    @property
+    def out_stride(self) -> int:
+        """Floats from one output row of a head to its next."""
+        return self.dv * (self.heads or 1)
 
     @property
     def ldc(self) -> int:
@@ -109,12 +122,12 @@ def _scores_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
 
 
 def _output_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
-    return GemmSpec(m=rows, n=spec.dv, k=spec.s, a_panel=False, a_rs=spec.ldc, a_cs=1, ldb=spec.dv, ldc=spec.dv)
+    return GemmSpec(m=rows, n=spec.dv, k=spec.s, a_panel=False, a_rs=spec.ldc, a_cs=1, ldb=spec.dv, ldc=spec.out_stride)
 
 
 def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
     """args: q [batch, L, D], kT [batch, D, S] (`packed_keys`: k [batch, S, D]), v [batch, S, Dv],
-    out [batch, L, Dv], [mask]."""
+    out [batch, L, Dv] (`heads`: [batch / H, L, H, Dv]), [mask]."""
     kb = KernelBuilder(module, name)
     q, keys, v, out = (kb.slot(i) for i in range(4))
     mask = kb.slot(4) if spec.mask is not None else None
@@ -202,11 +215,16 @@ def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_bloc
         row = kb.at(block, b.mul(i, i64(spec.ldc)))
         mask_row = kb.at(mask_rows, b.mul(i, i64(row_step))) if mask_rows is not None else None
         _exp_row(kb, spec, row, mask_row, kb.at(inverse, i))
-    out_rows = kb.at(out, b.add(b.mul(bi, i64(spec.l * spec.dv)), b.mul(row0, i64(spec.dv))))
+    if spec.heads:  # [B, L, H, Dv]: batch bi = b * H + h
+        head, image = b.urem(bi, i64(spec.heads)), b.udiv(bi, i64(spec.heads))
+        first = b.add(b.add(b.mul(image, i64(spec.l * spec.out_stride)), b.mul(row0, i64(spec.out_stride))), b.mul(head, i64(spec.dv)))
+    else:
+        first = b.add(b.mul(bi, i64(spec.l * spec.dv)), b.mul(row0, i64(spec.dv)))
+    out_rows = kb.at(out, first)
     inline_gemm(kb, _output_spec(spec, rows), f"{kb.fn.name}.o{rows}", block, kb.at(v, b.mul(bi, i64(spec.s * spec.dv))), out_rows)
     with kb.loop(0, rows, name="norm") as i:
         factor = kb.splat(b.load(kb.at(inverse, i)))
-        target = kb.at(out_rows, b.mul(i, i64(spec.dv)))
+        target = kb.at(out_rows, b.mul(i, i64(spec.out_stride)))
         _each(kb, spec.dv, lambda offset, lanes: kb.vstore(
             b.fmul(kb.vload(kb.at(target, offset), mask=lanes), factor), kb.at(target, offset), lanes))
 

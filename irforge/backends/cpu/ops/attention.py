@@ -20,17 +20,21 @@ kernel does not pack the keys itself: `attention.PACK_KEYS`).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
+from irforge.backends.cpu.codegen import attention as kernel_knobs
 from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows, packs_keys, row_stride
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel
 from irforge.backends.cpu.codegen.rows import RowSpec
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.elementwise import pointwise_phase
 from irforge.backends.cpu.ops.linear import _batch_strides as batch_strides
+from irforge.backends.cpu.ops.linear import merges_heads
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.reduce import rows_phase
+from irforge.dialects.nn import MatMul
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import broadcast_shapes
 from irforge.errors import IrforgeError
@@ -103,9 +107,16 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         k_t = ctx.scratch(4 * math.prod(k))
         relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
     if spec is not None:
-        name = ctx.kernel(("attention", spec), lambda mod, nm: attention_kernel(mod, spec, nm))
+        heads = heads_rows(ctx, op)
+        if heads:
+            spec = replace(spec, heads=heads)
+        fused = spec
+        name = ctx.kernel(("attention", fused), lambda mod, nm: attention_kernel(mod, fused, nm))
         keys = ctx.input(op, 1) if spec.packed_keys else k_t
-        args = [ctx.input(op, 0), keys, ctx.input(op, 2), ctx.output(op)] + ([ctx.input(op, 3)] if spec.mask else [])
+        out = ctx.output(op)
+        if heads:
+            ctx.heads_rows.add(out)
+        args = [ctx.input(op, 0), keys, ctx.input(op, 2), out] + ([ctx.input(op, 3)] if spec.mask else [])
         ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
         return
     scores = ctx.scratch(4 * math.prod(scores_shape))
@@ -114,6 +125,16 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
     probs = ctx.scratch(4 * math.prod(scores_shape))
     rows_phase(ctx, RowSpec(math.prod(scores_shape[:-1]), scores_shape[-1], 1, "softmax"), logits, probs)
     batched_gemm(ctx, (probs, scores_shape), (ctx.input(op, 2), v), (ctx.output(op), shape_of(op.output)))
+
+
+def heads_rows(ctx: Lowering, op: ScaledDotProductAttention) -> int:
+    """H where the fused kernel writes its [B, H, L, Dv] output as [B, L, H, Dv] rows for its
+    one user, a merged-heads output projection (`attention.HEADS_ROWS`); else 0."""
+    shape = shape_of(op.output)
+    user = ctx.single_use(op.output)
+    if not kernel_knobs.HEADS_ROWS or len(shape) != 4 or not isinstance(user, MatMul) or user.a is not op.output:
+        return 0
+    return shape[1] if merges_heads(ctx, user) else 0
 
 
 def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionSpec | None:
