@@ -5,7 +5,8 @@ arena NaN-filled, on and off, 1 and 2 threads; a batch of 2 (the head and image 
 batch index), rows in several blocks with a tail block, a mask, a K of one block (the
 residual stored over) and of two (`fc_kc`), columns that leave tails. A head's columns or an
 image's rows put at the wrong place, or a row stride of Dv, fail it; an attention output
-that something else reads too keeps the op's layout."""
+that something else reads too, or whose block of outputs does not fit `STAGED_MAX`, keeps
+the op's layout."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def _kernels(compiled) -> list[str]:  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(linear, "HEADS_MIN_D", 1)  # the merged projection at these small D
-    monkeypatch.setattr(attention, "BLOCK_FLOATS", 8 * attention.row_stride(45))  # 29 rows: 8 + 8 + 8 + 5
+    monkeypatch.setattr(attention, "BLOCK_FLOATS", 8 * attention.row_stride(45))  # blocks of 6 rows (MR): 29 = 4 x 6 + 5
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -75,7 +76,7 @@ def test_heads_rows_match_the_reference(batch, h, l, s, d, dv, n, masked, on, th
 def test_the_layout_changes_only_for_the_merged_projection(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """On: other kernels than off (the spec differs); an attention output read by something else
     too (a model output here) keeps [B, H, L, Dv], the kernels as off."""
-    names = {}
+    names, staged = {}, attention.STAGED_MAX
     for on in (True, False):
         monkeypatch.setattr(attention, "HEADS_ROWS", on)
         model, feeds = _block(2, 3, 29, 45, 16, 16, 20, True)
@@ -84,6 +85,12 @@ def test_the_layout_changes_only_for_the_merged_projection(monkeypatch) -> None:
         compiled.close()
     assert names[True] != names[False]
     monkeypatch.setattr(attention, "HEADS_ROWS", True)
+    monkeypatch.setattr(attention, "STAGED_MAX", 16)  # a block's rows x 16 outputs do not fit: as off
+    model, feeds = _block(2, 3, 29, 45, 16, 16, 20, True)
+    compiled = compile_model(model, threads=1, cache_dir=False)
+    assert _kernels(compiled) == names[False]
+    compiled.close()
+    monkeypatch.setattr(attention, "STAGED_MAX", staged)
     model, feeds = _block(2, 3, 29, 45, 16, 16, 20, True, also_out=True)
     compiled = compile_model(model, threads=2, cache_dir=False)
     assert [k for k in _kernels(compiled) if k.endswith("_attention")] == [k for k in names[False] if k.endswith("_attention")]

@@ -108,13 +108,13 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
     if spec is not None:
         heads = heads_rows(ctx, op)
-        if heads:
+        if heads and spec.rows * spec.dv <= kernel_knobs.STAGED_MAX:
             spec = replace(spec, heads=heads)
         fused = spec
         name = ctx.kernel(("attention", fused), lambda mod, nm: attention_kernel(mod, fused, nm))
         keys = ctx.input(op, 1) if spec.packed_keys else k_t
         out = ctx.output(op)
-        if heads:
+        if spec.heads:
             ctx.heads_rows.add(out)
         args = [ctx.input(op, 0), keys, ctx.input(op, 2), out] + ([ctx.input(op, 3)] if spec.mask else [])
         ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
