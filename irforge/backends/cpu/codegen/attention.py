@@ -79,6 +79,9 @@ class AttentionSpec:
     """H > 0: the output is written as [B, L, H, Dv] rows, the batch index being b * H + h
     (`HEADS_ROWS`); 0: [batch, L, Dv]"""
 
+    nan_to_zero: bool = False
+    """NaN outputs are stored as 0 (the exporter's `Where(IsNaN(y), 0, y)` absorbed)"""
+
     @property
     def out_stride(self) -> int:
         """Floats from one output row of a head to its next."""
@@ -238,8 +241,13 @@ def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_bloc
         factor = kb.splat(b.load(kb.at(inverse, i)))
         source = kb.at(staged, b.mul(i, i64(spec.dv)))
         target = kb.at(out_rows, b.mul(i, i64(spec.out_stride)))
-        _each(kb, spec.dv, lambda offset, lanes: kb.vstore(
-            b.fmul(kb.vload(kb.at(source, offset), mask=lanes), factor), kb.at(target, offset), lanes))
+        def normalise(offset, lanes) -> None:  # type: ignore[no-untyped-def]
+            value = b.fmul(kb.vload(kb.at(source, offset), mask=lanes), factor)
+            if spec.nan_to_zero:
+                value = b.select(b.fcmp_unordered("uno", value, value), kb.vconst(0.0), value)
+            kb.vstore(value, kb.at(target, offset), lanes)
+
+        _each(kb, spec.dv, normalise)
 
 
 def _mask_base(kb: KernelBuilder, spec: AttentionSpec, bi, row0, mask):  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from irforge.backends.cpu.codegen import attention as kernel_knobs
 from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows, packs_keys, row_stride
@@ -35,6 +36,8 @@ from irforge.backends.cpu.ops.linear import merges_heads
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.reduce import rows_phase
 from irforge.dialects.nn import MatMul
+from irforge.dialects.nn.elementwise import Select
+from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import broadcast_shapes
 from irforge.errors import IrforgeError
@@ -107,13 +110,20 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         k_t = ctx.scratch(4 * math.prod(k))
         relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
     if spec is not None:
-        heads = heads_rows(ctx, op)
+        guard = nan_guard(ctx, op)
+        final = op.output
+        if guard is not None:
+            ctx.absorbed.update(guard)
+            final = guard[1].output
+            spec = replace(spec, nan_to_zero=True)
+        heads = heads_rows(ctx, final)
         if heads and spec.rows * spec.dv <= kernel_knobs.STAGED_MAX:
             spec = replace(spec, heads=heads)
         fused = spec
         name = ctx.kernel(("attention", fused), lambda mod, nm: attention_kernel(mod, fused, nm))
         keys = ctx.input(op, 1) if spec.packed_keys else k_t
-        out = ctx.output(op)
+        out = ctx.result(final)
+        ctx.alias(op.output, out)
         if spec.heads:
             ctx.heads_rows.add(out)
         args = [ctx.input(op, 0), keys, ctx.input(op, 2), out] + ([ctx.input(op, 3)] if spec.mask else [])
@@ -127,14 +137,39 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
     batched_gemm(ctx, (probs, scores_shape), (ctx.input(op, 2), v), (ctx.output(op), shape_of(op.output)))
 
 
-def heads_rows(ctx: Lowering, op: ScaledDotProductAttention) -> int:
-    """H where the fused kernel writes its [B, H, L, Dv] output as [B, L, H, Dv] rows for its
-    one user, a merged-heads output projection (`attention.HEADS_ROWS`); else 0."""
-    shape = shape_of(op.output)
-    user = ctx.single_use(op.output)
-    if not kernel_knobs.HEADS_ROWS or len(shape) != 4 or not isinstance(user, MatMul) or user.a is not op.output:
+def heads_rows(ctx: Lowering, final: SSAValue) -> int:
+    """H where the fused kernel writes its [B, H, L, Dv] output `final` as [B, L, H, Dv] rows
+    for its one user, a merged-heads output projection (`attention.HEADS_ROWS`); else 0."""
+    shape = shape_of(final)
+    user = ctx.single_use(final)
+    if not kernel_knobs.HEADS_ROWS or len(shape) != 4 or not isinstance(user, MatMul) or user.a is not final:
         return 0
     return shape[1] if merges_heads(ctx, user) else 0
+
+
+NAN_GUARD = True
+"""The fused kernel stores 0 for NaN outputs itself where the output's only users are the
+dynamo exporter's guard `Where(IsNaN(y), 0, y)` (HF models' SDPA with a mask; DistilBERT,
+RoBERTa): those two phases go, and the output projection after the guard can merge with
+the kernel's rows (`heads_rows`). False: the guard's own phases (A/B switch)."""
+
+
+def nan_guard(ctx: Lowering, op: ScaledDotProductAttention) -> tuple[IsNaN, Select] | None:
+    """The IsNaN and Select of `Select(IsNaN(y), 0, y)` when they are all that reads y (the
+    zero a constant lowered already, of y's element type, broadcast to y's shape); else None."""
+    y = op.output
+    if not NAN_GUARD or ctx.uses.get(y, 0) != 2:
+        return None
+    users = [use.operation for use in y.uses]
+    test = next((u for u in users if isinstance(u, IsNaN)), None)
+    pick = next((u for u in users if isinstance(u, Select)), None)
+    if test is None or pick is None or pick.condition is not test.output or pick.otherwise is not y or pick.then is y:
+        return None
+    zero = ctx.constant_of(pick.then)
+    if (ctx.single_use(test.output) is not pick or zero is None or zero.size != 1 or zero.reshape(-1)[0] != 0
+            or shape_of(pick.output) != shape_of(y) or dtype_of(pick.output) != np.float32):
+        return None
+    return test, pick
 
 
 def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionSpec | None:
