@@ -19,6 +19,12 @@ yet taken whose FLOPs (from its profiled input / output shapes) are the phase's
 onnxruntime (pools, Reorder*, Mul, Sigmoid) and irforge's phases after the last FLOP phase
 are summed apart.
 keras.applications models run on tf2onnx's ONNX file on both sides.
+`--classes`: both sides summed per class (GEMMs by FLOPs, the rest by irforge's kernel kind /
+onnxruntime's op type), for the transformers, where the two fuse differently: irforge's one
+attention phase against onnxruntime's FusedMatMul + Softmax + MatMul + mask Add / IsNaN /
+Where, its LayerNorm `rows` against (Skip)LayerNormalization. onnxruntime's node times are
+its profiler's wall times: on a loaded host its long nodes (ViT's 18 ms FFN GEMMs at load 3-4)
+carry other jobs' slices, which irforge's CPU times do not; compare those on a quiet host.
 """
 
 from __future__ import annotations
