@@ -1,7 +1,7 @@
 """The fused attention kernel writing its [B, H, L, Dv] output as [B, L, H, Dv] rows for the
 merged-heads output projection, which then runs as one plain [B * L, H * Dv] GEMM
 (`attention.HEADS_ROWS`, `linear.merged_heads`): against the reference interpreter, the
-arena NaN-filled, on and off, 1 and 2 threads; a batch of 2 (the head and image split of the
+arena NaN-filled, on (1 and 2 threads) and off; a batch of 2 (the head and image split of the
 batch index), rows in several blocks with a tail block, a mask, a K of one block (the
 residual stored over) and of two (`fc_kc`), columns that leave tails. A head's columns or an
 image's rows put at the wrong place, or a row stride of Dv, fail it; an attention output
@@ -71,14 +71,18 @@ def small_blocks(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(attention, "BLOCK_FLOATS", 8 * attention.row_stride(45))  # blocks of 6 rows (MR): 29 = 4 x 6 + 5
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("on", [True, False])
-@pytest.mark.parametrize("batch,h,l,s,d,dv,n,masked,guarded", [
+CASES = [
     (2, 3, 29, 45, 16, 16, 20, True, False),  # K = 48: one block, C starts as the residual
     (2, 3, 29, 45, 16, 16, 20, True, True),  # the NaN guard absorbed
     (1, 4, 13, 7, 8, 24, 45, False, False),  # 45 columns: a tail
     (2, 2, 29, 45, 16, 200, 24, False, False),  # K = 400 > FC_KC: two K blocks, the residual in the epilogue
-])
+]
+
+
+@pytest.mark.parametrize(
+    "batch,h,l,s,d,dv,n,masked,guarded,on,threads",
+    [case + (True, threads) for case in CASES for threads in (1, 2)] + [case + (False, 1) for case in CASES[1::2]],
+)
 def test_heads_rows_match_the_reference(batch, h, l, s, d, dv, n, masked, guarded, on, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(attention, "HEADS_ROWS", on)
     model, feeds = _block(batch, h, l, s, d, dv, n, masked, guarded=guarded)
