@@ -42,8 +42,13 @@ LEAN_EXP = True
 PACK_KEYS = True
 """The kernel packs each batch's keys into NR-column panels itself (no kT copy phase) where
 they fit in `PACKED_KEYS_MAX` (A/B switch; False: the kT copy, read as rows)."""
-PACKED_KEYS_MAX = 32768
-"""Floats of one batch's packed keys on the stack at most (128 KiB: S = 512 at D = 64)."""
+PACKED_KEYS_MAX = 98304
+"""Floats of one batch's packed keys on the stack at most (384 KiB: S = 1536 at D = 64, 768 at
+D = 128; with the scores block the kernel's frame is then ~640 KiB of the threads' 8 MiB
+stacks). Was 32768 (S = 512): Whisper-base's 1500 keys kept the kT copy and read it as rows
+1500 floats apart; packed, its attention phases 64.1 -> 60.3 ms and the model 0.973x
+(`bench/cpu_knob_ab.py whisper_base_encoder ...attention:PACKED_KEYS_MAX --a 32768 --b 131072
+--runs 9 --cpu-time --phases attention`, session 14)."""
 WHOLE_ROWS = True
 """The block's rows are whole vectors, the columns past S -inf logits (A/B switch)."""
 HEADS_ROWS = True
