@@ -114,9 +114,6 @@ class Lowering:
     b_panels: set[Buffer] = field(default_factory=set)
     """Arena buffers a depthwise layer wrote as the next 1x1 layer's B panels
     (`depthwise.PANEL_OUTPUT`): that layer's GEMM reads them as they are."""
-    b_pitches: dict[Buffer, int] = field(default_factory=dict)
-    """Arena buffers a depthwise layer wrote as planes this many floats apart
-    (`depthwise.PITCHED_OUTPUT`): the next 1x1 layer's GEMM reads them in place as B rows."""
     derived: dict[tuple, Buffer] = field(default_factory=dict)
     """Constants made from a weight (packed panels), by (the weight's value, how): layers that
     share a weight share them (`derived_const`)."""

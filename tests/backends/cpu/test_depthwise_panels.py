@@ -55,7 +55,6 @@ def _model(c: int, size: int, o: int, k: int, stride: int, act: str, shape: str 
 def test_depthwise_writes_panels(c, size, o, k, stride, act, shape, panels, lanes, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(linear, "host_lanes", lambda: lanes)
     monkeypatch.setattr(linear, "PACK_UNALIGNED_LEAST", (32, 64))
-    monkeypatch.setattr(depthwise, "PITCHED_OUTPUT", False)  # the cut kernel's planes packed (test_depthwise_pitched.py)
     model, feeds = _model(c, size, o, k, stride, act, shape)
     compiled = compile_model(model, threads=threads, cache_dir=False)
     tags = [p.tag for p in compiled._executable.program.phases]

@@ -98,29 +98,6 @@ def panel_output_fits(g: ConvGeometry, lanes: int) -> bool:
     return PANEL_OUTPUT and g.n == 1 and _padded_layout(g, lanes, panels=True) is not None
 
 
-PITCHED_OUTPUT = True
-"""A depthwise layer on the cut kernel (rows wider than the stack-plane kernel takes) whose
-output only feeds a 1x1 layer that would copy its unaligned B rows into panels
-(`linear.packs_unaligned`: keras Xception's 147x147, 74x74 and 37x37 separable layers, any
-plane of odd width) writes its planes `output_pitch` floats apart, each starting on a cache
-line, and that layer's GEMM reads those rows in place (`GemmSpec.ldb`): no `pack_rows` phase,
-and no round trip of the plane through a copy."""
-
-
-def pitched_output_fits(g: ConvGeometry, lanes: int) -> bool:
-    """Whether a depthwise layer can write its planes `output_pitch` apart
-    (`DepthwiseSpec.pitch`): one sample, on the cut kernel, planes not a whole number of
-    cache lines."""
-    return PITCHED_OUTPUT and g.n == 1 and bool(g.p % 16) and _padded_layout(g, lanes) is None
-
-
-def output_pitch(p: int) -> int:
-    """Floats from one plane to the next for planes of `p` floats: whole 64-byte lines, and not
-    a multiple of 4 KiB (rows that far apart evict each other: `linear.PACK_ALIASED`)."""
-    pitch = -(-p // 16) * 16
-    return pitch + 16 if pitch % 1024 == 0 else pitch
-
-
 PANEL_STACK_MAX = 16384
 """The most floats of the two stack planes a panel-writing layer's outputs go to first (64 KiB)."""
 
@@ -147,9 +124,6 @@ class DepthwiseSpec:
     """the output is written as the next 1x1 layer's B panels (`gemm.NR`-column panels of C
     K rows, the last one's columns past the plane zeros: `conv.pack_rows_kernel`'s layout)
     instead of planes: one sample, no residual, `_padded_layout` planes only (`PANEL_OUTPUT`)"""
-    pitch: int = 0
-    """floats from one output plane to the next where not `geometry.p` (`PITCHED_OUTPUT`: one
-    sample, no residual, the cut kernel only); the floats between planes are not written"""
     channels_arg: bool = False
     """the channel count is read at run time from the kernel's last slot (one i64) and the
     geometry's `c` and `group` are 0: one kernel serves the layers that differ in channels
@@ -246,12 +220,11 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
     assert not spec.panels, "B panels are written by the stack-plane kernel only (panel_output_fits)"
-    assert not spec.pitch or (g.n == 1 and not spec.epilogue.residual), "pitched planes: one sample, no residual"
     q0, q1, channels = _planes(kb, spec)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, channels) if g.n > 1 else q
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
-        dst_off = b.mul(q, i64(spec.pitch or g.p))
+        dst_off = b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
         weights = [kb.splat(b.load(kb.at(taps, t)), n) for t in range(g.kh * g.kw)]
@@ -415,7 +388,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     masked (the next plane may be another thread's)."""
     g, n = spec.geometry, spec.lanes
     lay = _padded_layout(g, n, spec.panels)
-    assert lay is not None and not (spec.panels and spec.epilogue.residual) and not spec.pitch
+    assert lay is not None and not (spec.panels and spec.epilogue.residual)
     b = kb.b
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)
     bias = kb.slot(3) if spec.bias else None

@@ -14,8 +14,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
-from irforge.backends.cpu.codegen.depthwise import (DepthwiseSpec, depthwise_kernel, host_lanes, output_pitch, panel_output_fits,
-                                                    pitched_output_fits, shared_channels)
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a_all, pack_b, runtime_k, splits_columns
@@ -195,23 +194,16 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
 def _depthwise(ctx: Lowering, op: Convolution, g: ConvGeometry, weights, x: Buffer, final: SSAValue,  # type: ignore[no-untyped-def]
                epilogue: Epilogue, tail: list[Buffer], no_residual: bool) -> None:
     """The direct depthwise kernel; where its result only feeds a 1x1 layer that packs B
-    (`reads_panels`), it writes those panels instead of planes (`depthwise.PANEL_OUTPUT`), or,
-    on rows too wide for that, planes a whole number of cache lines apart that layer reads in
-    place (`depthwise.PITCHED_OUTPUT`)."""
+    (`reads_panels`), it writes those panels instead of planes (`depthwise.PANEL_OUTPUT`)."""
     o = g.c
-    feeds_pack = no_residual and reads_panels(ctx, final)
-    panels = feeds_pack and panel_output_fits(g, host_lanes())
-    pitch = output_pitch(g.p) if feeds_pack and not panels and pitched_output_fits(g, host_lanes()) else 0
-    if panels or pitch:
-        out = ctx.buffer(4 * (pitch * o if pitch else -(-g.p // NR) * NR * o), "arena")
+    panels = no_residual and panel_output_fits(g, host_lanes()) and reads_panels(ctx, final)
+    if panels:
+        out = ctx.buffer(4 * -(-g.p // NR) * NR * o, "arena")
         ctx.alias(final, out)
-        if pitch:
-            ctx.b_pitches[out] = pitch
-        else:
-            ctx.b_panels.add(out)
+        ctx.b_panels.add(out)
     else:
         out = ctx.result(final)
-    spec, channels = shared_channels(DepthwiseSpec(g, op.bias is not None, epilogue, host_lanes(), panels=panels, pitch=pitch))
+    spec, channels = shared_channels(DepthwiseSpec(g, op.bias is not None, epilogue, host_lanes(), panels=panels))
     name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
     w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
     extra = [ctx.const(np.array(channels, np.int64))] if channels else []
@@ -265,11 +257,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     # a depthwise layer's output written as these panels is read as it is; only here
     assert x not in ctx.b_panels or (packs_b(g, o) and not c_offset), "B panels reach a GEMM that reads rows"
     assert b_scale is None or (packs_b(g, o) and x not in ctx.b_panels), "a channel scale reaches a GEMM that does not pack B"
-    pitch = ctx.b_pitches.get(x, 0)
-    assert not pitch or (packs_b(g, o) and not c_offset and b_scale is None), "pitched planes reach a GEMM that does not read them"
-    if pitch:  # a depthwise layer's planes on whole cache lines: read in place, `pitch` apart
-        b_buf, b_group, b_batch = x, kg * pitch, g.c * pitch
-    elif packs_b(g, o):
+    if packs_b(g, o):
         b_group = b_batch = g.panels * kg * NR
         b_buf = x if x in ctx.b_panels else _packed_rows(ctx, x, kg, g.p, b_scale)
         direct = False
@@ -283,7 +271,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         im2col = ctx.kernel(("im2col", g, by_positions), lambda m, n: im2col_kernel(m, g, n, by_positions))
         ctx.phase(im2col, [x, b_buf], "im2col")
     spec = GemmSpec(
-        m=og, n=g.p, k=kg, b_panel=not direct, ldb=pitch or g.p, ldc=plane,
+        m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=plane,
         bias="row" if bias else "none", epilogue=epilogue,
         batches=tuple(
             level for level in (
