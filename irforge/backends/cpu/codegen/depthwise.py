@@ -92,31 +92,10 @@ a stack plane (`_store_panels`), so the 1x1's `pack_rows` phase and the plane's 
 through the arena go."""
 
 
-PANEL_CUT = True
-"""... and so does one on the cut kernel (rows too wide for the stack-plane kernel: keras
-Xception's 147x147, 74x74 and 37x37 separable layers, whose 1x1 layers pack their unaligned
-planes, 2.3 ms of copies): each plane's outputs go to one stack plane (at most
-`PANEL_CUT_MAX` floats, in L2) and are copied to the panels from there (`_store_panels`), so
-the plane is not written to the arena and read back from memory by the pack. A 1x1 that
-read such planes in place, cache-line aligned, or packed them per block inside its GEMM ran
-1.03-1.13x slower (session 14)."""
-PANEL_CUT_MAX = 32768
-"""The most floats of a cut kernel's stack plane (128 KiB; a 181x181 plane)."""
-
-
 def panel_output_fits(g: ConvGeometry, lanes: int) -> bool:
     """Whether a depthwise layer can write B panels (`DepthwiseSpec.panels`): one sample, on
-    the stack-plane kernel, or on the cut kernel through one stack plane (`PANEL_CUT`)."""
-    if not PANEL_OUTPUT or g.n != 1:
-        return False
-    if _padded_layout(g, lanes, panels=True) is not None:
-        return True
-    return PANEL_CUT and _padded_layout(g, lanes) is None and _cut_plane(g, lanes) <= PANEL_CUT_MAX
-
-
-def _cut_plane(g: ConvGeometry, lanes: int) -> int:
-    """Floats of the cut kernel's stack plane: the plane and its last vector's spill."""
-    return -(-(g.p + lanes) // lanes) * lanes
+    the stack-plane kernel."""
+    return PANEL_OUTPUT and g.n == 1 and _padded_layout(g, lanes, panels=True) is not None
 
 
 PANEL_STACK_MAX = 16384
@@ -144,7 +123,7 @@ class DepthwiseSpec:
     panels: bool = False
     """the output is written as the next 1x1 layer's B panels (`gemm.NR`-column panels of C
     K rows, the last one's columns past the plane zeros: `conv.pack_rows_kernel`'s layout)
-    instead of planes: one sample, no residual (`PANEL_OUTPUT`, `PANEL_CUT`)"""
+    instead of planes: one sample, no residual, `_padded_layout` planes only (`PANEL_OUTPUT`)"""
     channels_arg: bool = False
     """the channel count is read at run time from the kernel's last slot (one i64) and the
     geometry's `c` and `group` are 0: one kernel serves the layers that differ in channels
@@ -240,16 +219,12 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     if _padded_layout(g, n, spec.panels) is not None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
-    assert not spec.panels or (g.n == 1 and not spec.epilogue.residual), "B panels: one sample, no residual (panel_output_fits)"
-    panels_out = out if spec.panels else None
-    if spec.panels:  # each plane on the stack first (`PANEL_CUT`), then copied into the panels
-        with b.goto_block(kb.fn.entry_basic_block):
-            out = b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), _cut_plane(g, n))), ir.PointerType(ir.FloatType()))
+    assert not spec.panels, "B panels are written by the stack-plane kernel only (panel_output_fits)"
     q0, q1, channels = _planes(kb, spec)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, channels) if g.n > 1 else q
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
-        dst_off = i64(0) if spec.panels else b.mul(q, i64(g.p))
+        dst_off = b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
         weights = [kb.splat(b.load(kb.at(taps, t)), n) for t in range(g.kh * g.kw)]
@@ -269,8 +244,6 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
                     _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), rr.count * g.ow)
         if per_plane:
             _epilogue_pass(kb, spec, out, res, dst_off, g.p)
-        if panels_out is not None:
-            _store_panels(kb, out, kb.at(panels_out, b.mul(q, i64(NR))), b.mul(channels, i64(NR)), g.p, n)
     kb.finish()
 
 
