@@ -20,6 +20,10 @@ from llvmlite import ir
 from irforge.backends.cpu.codegen.gemm import NR
 from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64, vec
 
+PLAIN_TAIL_STORES = True
+"""An im2col output row wider than a vector stores its tail (the lanes after its last whole
+vector, from a panel's column 0) whole where the same thread writes the next row later: the
+lanes past the row land on that row's head, stored (masked) after (`_im2col_row`)."""
 NARROW_BUFFERED = True
 """Rows at most a vector wide (`g.ow <= 16`) are unfolded into a stack row of the whole
 output plane with plain overlapping stores, then copied into the panels a panel vector at
@@ -137,7 +141,7 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
         # stride-2 layer at 28x28: 0.81 -> 1.05 ms) than the order saved
         with kb.loop(y0, y1, name="oy") as oy:
             with kb.loop(r0, r1, name="row") as r:
-                _im2col_row(kb, g, *row_pointers(r), oy)
+                _im2col_row(kb, g, *row_pointers(r), oy, b.icmp_signed("<", b.add(oy, i64(1)), y1))
         _zero_tail(kb, g, r0, r1, y1, row_pointers)
     elif g.stride[1] in (1, 2) and NARROW_BUFFERED and not by_positions and g.panels * NR <= NARROW_BUFFER_MAX:
         with b.goto_block(kb.fn.entry_basic_block):
@@ -251,7 +255,7 @@ def _im2col_narrow_buffered(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx
             kb.vstore(kb.vload(kb.at(buf, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, i64(step)), i64(part))))
 
 
-def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> None:  # type: ignore[no-untyped-def]
+def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy, followed=None) -> None:  # type: ignore[no-untyped-def]
     """Output row `oy` of one unfolded row (stride 1 or 2 along x, no gathers).
 
     16 outputs of an output row are one masked load (stride 1) or two and an even-lane
@@ -260,7 +264,10 @@ def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> Non
     multiple of 16 wide): a head up to there and the tail after the last whole vector are
     masked stores, every vector between is one plain store inside one panel. Masked stores
     are slow on this AMD host (two per vector, four instructions at 8 lanes, made the stem
-    of LR-ASPP at 520x520 a 6.4 ms im2col for a 0.7 ms GEMM).
+    of LR-ASPP at 520x520 a 6.4 ms im2col for a 0.7 ms GEMM). Where this thread writes the
+    next output row later (`followed`, an i1), the tail is a plain store
+    (`PLAIN_TAIL_STORES`): it starts at a panel's column 0, and its lanes past the row are the
+    next row's head, whose masked store comes after it.
     """
     b = kb.b
     sx = g.stride[1]
@@ -287,7 +294,15 @@ def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> Non
     with kb.loop(head, end, VW, name="ox") as ox0:
         kb.vstore(values(ox0), target(ox0))
     with kb.if_(b.icmp_signed("<", end, i64(g.ow))):
-        kb.vstore(values(end), target(end), kb.mask(b.sub(i64(g.ow), end)))
+        if followed is None or not PLAIN_TAIL_STORES:
+            kb.vstore(values(end), target(end), kb.mask(b.sub(i64(g.ow), end)))
+            return
+        value, at = values(end), target(end)
+        with b.if_else(followed) as (plain, masked):
+            with plain:
+                kb.vstore(value, at)
+            with masked:
+                kb.vstore(value, at, kb.mask(b.sub(i64(g.ow), end)))
 
 
 def _im2col_vector(kb: KernelBuilder, g: ConvGeometry, src, p0, dy, dx):  # type: ignore[no-untyped-def]
