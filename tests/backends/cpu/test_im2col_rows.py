@@ -1,10 +1,10 @@
-"""im2col of output rows wider than a vector (`conv._im2col_row`): a row's tail, from a
-panel's column 0, is one plain store where the same thread writes the next row later
-(`conv.PLAIN_TAIL_STORES`), its lanes past the row landing on that row's head (stored
-masked after it); the last row of a thread's range and of the plane stays masked (the next
-thread's rows, the last panel's zero columns). Against the reference with the arena
-NaN-filled, threads splitting the unfolded rows or (`by_positions`, 28+ output rows) the
-output rows, 1 to 3 threads, AVX2's 16-wide and AVX-512's 32-wide panels, on and off."""
+"""im2col of output rows wider than a vector (`conv._im2col_row`): where the same thread
+writes the next row too, a row's tail (from a panel's column 0) and the next row's head are
+one plain store, and that row stores no head of its own (`conv.PLAIN_TAIL_STORES`); the
+last row of a thread's range and of the plane stays masked (the next thread's rows, the
+last panel's zero columns). Against the reference with the arena NaN-filled, threads
+splitting the unfolded rows or (`by_positions`, 28+ output rows) the output rows, 1 to 3
+threads, AVX2's 16-wide and AVX-512's 32-wide panels, on and off.""""""
 
 from __future__ import annotations
 
