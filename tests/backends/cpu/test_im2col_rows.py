@@ -4,7 +4,7 @@ one plain store, and that row stores no head of its own (`conv.PLAIN_TAIL_STORES
 last row of a thread's range and of the plane stays masked (the next thread's rows, the
 last panel's zero columns). Against the reference with the arena NaN-filled, threads
 splitting the unfolded rows or (`by_positions`, 28+ output rows) the output rows, 1 to 3
-threads, AVX2's 16-wide and AVX-512's 32-wide panels, on and off.""""""
+threads, AVX2's 16-wide and AVX-512's 32-wide panels, on and off."""
 
 from __future__ import annotations
 
