@@ -25,8 +25,8 @@ PLAIN_TAIL_STORES = True
 vector, from a panel's column 0) and the next row's head (the rest of that panel row) as one
 plain vector where the same thread writes both, instead of two masked stores (`_im2col_row`;
 vmaskmovps stores are slow on AMD). ResNet-50's 56 -> 28 1x1 stride-2 downsample (rows of 28:
-a head, one vector, a tail) 0.27 -> 0.14 ms; the tail alone stored plain (the head still
-masked) 0.75-0.79x the merged store's gain (session 14)."""
+a head, one vector, a tail) 0.27 -> 0.14 ms; with the tail alone stored plain (the head still
+masked) that im2col took 1.27-1.34x the merged form's time (docs/STATUS.md, session 14)."""
 NARROW_BUFFERED = True
 """Rows at most a vector wide (`g.ow <= 16`) are unfolded into a stack row of the whole
 output plane with plain overlapping stores, then copied into the panels a panel vector at
