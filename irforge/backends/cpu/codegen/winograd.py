@@ -37,7 +37,7 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
-from irforge.backends.cpu.codegen.irutil import I1, I32, VW, KernelBuilder, i64, vec, vector_constant
+from irforge.backends.cpu.codegen.irutil import I1, I32, VW, KernelBuilder, i64, native_vector_bytes, vec, vector_constant
 
 F = Fraction
 MATRICES = {
@@ -293,17 +293,17 @@ def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) 
     return rows
 
 
-def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
-    """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): the step + 1
-    vectors from column -pad as loads with constant masks, zeros past the row (no load), all
-    zeros where the row lies outside the input. A stack copy cost more than it saved here (a
-    14x14 layer 1.29x the masked loads' time)."""
+def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: int, count: int | None = None) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): `count`
+    (default step + 1) vectors from column -pad as loads with constant masks, zeros past the
+    row (no load), all zeros where the row lies outside the input. A stack copy cost more than
+    it saved here (a 14x14 layer 1.29x the masked loads' time)."""
     b = kb.b
     iy = b.sub(b.add(b.mul(ty, i64(spec.step)), i64(i)), i64(spec.pad[0]))
     inside = b.icmp_unsigned("<", iy, i64(spec.h))
     row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
     parts = []
-    for part in range(spec.step + 1):
+    for part in range(spec.step + 1 if count is None else count):
         first = part * VW - spec.pad[1]
         lanes = [0 <= first + lane < spec.w for lane in range(VW)]
         if not any(lanes):
@@ -338,13 +338,80 @@ def _tile_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  
     return [_pick(kb, even if j % 2 == 0 else odd, [m * lane + j // 2 for lane in range(VW)]) for j in range(spec.a)]
 
 
+ROW_GROUPS = True
+"""Where a tile row fills at most half a host register (AVX2: 14x14 and 13x13 outputs by F(4x4),
+7x7 by F(2x2)), one vector of the transforms holds the tiles of `rows_per_vector` consecutive
+tile rows (tile t = (n th + ty) tw + tx is lane t - t0, as in V and M) instead of one tile
+row's tiles and idle lanes (a 14x14 layer's F(4x4): 4 of 16). A wider tile row already fills
+most of a register, and LLVM folds the work of the lanes that read only the zero vectors past
+the row: grouping 28x28's 7 tiles two rows to a vector ran its input transform 1.6-2.5x slower
+(session 14, cpu2: the picks then draw from both rows' vectors). ResNet-50 (`bench/cpu_knob_ab.py
+resnet50 ...winograd:ROW_GROUPS --a False --b True --cpu-time --runs 21`): its 14x14 and 7x7
+input transforms 0.69-0.79x, the 14x14 output transforms 0.61-0.64x, the 7x7 ones 0.89-1.07x;
+all transforms 0.886x (-0.3 ms)."""
+
+
+def rows_per_vector(spec: WinogradSpec) -> int:
+    """Tile rows of one vector of tiles in the transforms: VW // tw where a tile row fills at
+    most half a host register (`ROW_GROUPS`), else 1 (vectors of tiles along one tile row)."""
+    if not ROW_GROUPS or not PADDED_ROWS or 2 * spec.tw > min(VW, native_vector_bytes() // 4):
+        return 1
+    return VW // spec.tw
+
+
+def _group_columns(kb: KernelBuilder, spec: WinogradSpec, plane, ty0, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """Column j (< a) of input row i of the tiles of `rows_per_vector` tile rows from ty0: lane
+    k tw + tx is tile (ty0 + k, tx), picked from the tile rows' vectors of that input row; the
+    lanes past them repeat lane 0 (their tiles lie in the next group, written after these)."""
+    group, tw = rows_per_vector(spec), spec.tw
+    count = -(-(spec.step * (tw - 1) + spec.a) // VW)  # vectors from column -pad a tile row reads
+    parts = []
+    for k in range(group):
+        parts += _single_vector_parts(kb, spec, plane, kb.b.add(ty0, i64(k)), i, count)
+    wide = kb.concat(parts)
+    starts = [(lane // tw) * count * VW + spec.step * (lane % tw) if lane < group * tw else 0 for lane in range(VW)]
+    return [_pick(kb, wide, [start + j for start in starts]) for j in range(spec.a)]
+
+
+def _store_v(kb: KernelBuilder, spec: WinogradSpec, d: list, v, base, mask) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """B^T d B of a vector of tiles (d[i][j]: column j of input row i), stored at tile `base`
+    of each point's matrix in V."""
+    a, bt = spec.a, matrices(spec.m, spec.stride)[0]
+    t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
+    for i in range(a):
+        for j in range(a):
+            value = _combine(kb, bt[j], t[i])
+            kb.vstore(value, kb.at(v, kb.b.add(base, i64((i * a + j) * point_stride(spec.c * v_channel(spec))))), mask)
+
+
+def _grouped_input_transform(kb: KernelBuilder, spec: WinogradSpec, x, v) -> None:  # type: ignore[no-untyped-def]
+    """The input transform over groups of `rows_per_vector` tile rows (one vector of tiles)."""
+    b, group = kb.b, rows_per_vector(spec)
+    groups = -(-spec.th // group)
+    whole = whole_vector_stores(spec)
+    r0, r1 = kb.partition(spec.n * spec.c * groups, align=groups if whole else 1)
+    with kb.loop(r0, r1, name="group") as r:
+        ty0 = b.mul(b.urem(r, i64(groups)), i64(group))
+        nc = b.udiv(r, i64(groups))
+        n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
+        plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
+        d = [_group_columns(kb, spec, plane, ty0, i) for i in range(spec.a)]
+        tiles = b.mul(kb.min(b.sub(i64(spec.th), ty0), group), i64(spec.tw))
+        base = b.add(b.mul(c, i64(v_channel(spec))), b.mul(b.add(b.mul(n, i64(spec.th)), ty0), i64(spec.tw)))
+        _store_v(kb, spec, d, v, base, None if whole else kb.mask(tiles))
+
+
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
-    """args: X, V; threads split the (n, c, tile row) rows."""
+    """args: X, V; threads split the (n, c, tile row) rows, or the (n, c, group of tile rows)
+    groups (`rows_per_vector`)."""
     m, a = spec.step, spec.a  # m: input columns per tile (the output tile's for stride 1)
-    bt = matrices(spec.m, spec.stride)[0]
     kb = KernelBuilder(module, name)
     x, v = kb.slot(0), kb.slot(1)
     b = kb.b
+    if rows_per_vector(spec) > 1:
+        _grouped_input_transform(kb, spec, x, v)
+        kb.finish()
+        return
     rows = spec.n * spec.c * spec.th
     whole = whole_vector_stores(spec)
     channel = v_channel(spec)
@@ -377,18 +444,57 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
                     at = b.add(start, i64(part * VW))
                     parts.append(kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))))
                 d.append(_tile_columns(kb, spec, parts))
-            t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
             mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
-            base = b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0))
-            for i in range(a):
-                for j in range(a):
-                    value = _combine(kb, bt[j], t[i])
-                    kb.vstore(value, kb.at(v, b.add(base, i64((i * a + j) * point_stride(spec.c * channel)))), mask)
+            _store_v(kb, spec, d, v, b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0)), mask)
     kb.finish()
 
 
+def _store_output(kb: KernelBuilder, spec: WinogradSpec, value, bias_v, res, y, ptr, mask) -> None:  # type: ignore[no-untyped-def]
+    """One vector of output row columns at element `ptr` of Y, with the bias and epilogue."""
+    if bias_v is not None:
+        value = kb.b.fadd(value, bias_v)
+    residual = kb.vload(kb.at(res, ptr), mask=mask) if res is not None else None
+    kb.vstore(apply_epilogue(kb, spec.epilogue, value, residual), kb.at(y, ptr), mask)
+
+
+def _m_vectors(kb: KernelBuilder, spec: WinogradSpec, mm, base) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """s[i][j] = (A^T M)[i][j] of the vector of tiles at tile `base` of each point's matrix."""
+    a, at_ = spec.a, matrices(spec.m, spec.stride)[2]
+    stride = point_stride(spec.o * spec.tiles)
+    mv = [[kb.vload(kb.at(mm, kb.b.add(base, i64((i * a + j) * stride)))) for j in range(a)] for i in range(a)]
+    return [[_combine(kb, at_[i], [mv[r_][j] for r_ in range(a)]) for j in range(a)] for i in range(spec.m)]
+
+
+def _grouped_output_transform(kb: KernelBuilder, spec: WinogradSpec, mm, y, bias, res) -> None:  # type: ignore[no-untyped-def]
+    """The output transform over groups of `rows_per_vector` tile rows (one vector of tiles):
+    output row i of tile row ty0 + k is picked from lanes k tw .. k tw + tw - 1."""
+    b, m, tw, group = kb.b, spec.m, spec.tw, rows_per_vector(spec)
+    at_ = matrices(m, spec.stride)[2]
+    groups = -(-spec.th // group)
+    r0, r1 = kb.partition(spec.n * spec.o * groups)
+    columns = [range(q * VW, (q + 1) * VW) for q in range(-(-spec.ow // VW))]
+    masks = [None if col[-1] < spec.ow else vector_constant(vec(VW, I1), [c < spec.ow for c in col]) for col in columns]
+    with kb.loop(r0, r1, name="group") as r:
+        ty0 = b.mul(b.urem(r, i64(groups)), i64(group))
+        no = b.udiv(r, i64(groups))
+        n, o = b.udiv(no, i64(spec.o)), b.urem(no, i64(spec.o))
+        out_plane = b.mul(no, i64(spec.oh * spec.ow))
+        bias_v = kb.splat(b.load(kb.at(bias, o))) if bias is not None else None
+        s = _m_vectors(kb, spec, mm, b.add(b.mul(o, i64(spec.tiles)), b.mul(b.add(b.mul(n, i64(spec.th)), ty0), i64(tw))))
+        for i in range(m):
+            wide = kb.concat([_combine(kb, at_[j], s[i]) for j in range(m)])
+            for k in range(group):
+                oy = b.add(b.mul(b.add(ty0, i64(k)), i64(m)), i64(i))
+                with kb.if_(b.icmp_signed("<", oy, i64(spec.oh))):
+                    for col, mask in zip(columns, masks):
+                        value = _pick(kb, wide, [(c % m) * VW + k * tw + c // m if c < spec.ow else 0 for c in col])
+                        ptr = b.add(out_plane, b.add(b.mul(oy, i64(spec.ow)), i64(col[0])))
+                        _store_output(kb, spec, value, bias_v, res, y, ptr, mask)
+
+
 def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
-    """args: M, Y, [bias], [residual]; threads split the (n, o, tile row) rows."""
+    """args: M, Y, [bias], [residual]; threads split the (n, o, tile row) rows, or the (n, o,
+    group of tile rows) groups (`rows_per_vector`)."""
     m, a = spec.m, spec.a
     at_ = matrices(m, spec.stride)[2]
     kb = KernelBuilder(module, name)
@@ -398,6 +504,10 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
     extra += spec.bias
     res = kb.slot(extra) if spec.epilogue.residual else None
     b = kb.b
+    if rows_per_vector(spec) > 1:
+        _grouped_output_transform(kb, spec, mm, y, bias, res)
+        kb.finish()
+        return
     rows = spec.n * spec.o * spec.th
     r0, r1 = kb.partition(rows)
     # output column m l + j of a vector of tiles is lane l of y[i][j]: interleave back
@@ -410,9 +520,7 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
         tile_row = b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw))
         bias_v = kb.splat(b.load(kb.at(bias, o))) if bias is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
-            base = b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0))
-            mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * point_stride(spec.o * spec.tiles))))) for j in range(a)] for i in range(a)]
-            s = [[_combine(kb, at_[i], [mv[r_][j] for r_ in range(a)]) for j in range(a)] for i in range(m)]
+            s = _m_vectors(kb, spec, mm, b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0)))
             for i in range(m):
                 oy = b.add(b.mul(ty, i64(m)), i64(i))
                 with kb.if_(b.icmp_signed("<", oy, i64(spec.oh))):
@@ -421,10 +529,5 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
                     for q in range(m):
                         value = _pick(kb, wide, interleave[q])
                         mask = kb.mask(b.sub(i64(spec.ow), b.add(b.mul(tx0, i64(m)), i64(q * VW))))
-                        ptr = b.add(at, i64(q * VW))
-                        if bias_v is not None:
-                            value = b.fadd(value, bias_v)
-                        residual = kb.vload(kb.at(res, ptr), mask=mask) if res is not None else None
-                        value = apply_epilogue(kb, spec.epilogue, value, residual)
-                        kb.vstore(value, kb.at(y, ptr), mask)
+                        _store_output(kb, spec, value, bias_v, res, y, b.add(at, i64(q * VW)), mask)
     kb.finish()
