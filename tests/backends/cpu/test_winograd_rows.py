@@ -41,3 +41,28 @@ def test_input_rows(x_shape, o, props, threads, padded, row_floats_max, monkeypa
         compiled.close()
     want = run(model, feeds)["y0"]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("x_shape,o,props", [
+    ((1, 6, 40, 40), 9, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # F(4x4), 10 tiles a row: one vector
+    CASES[0],  # F(4x4), 18 tiles a row: the padded stack rows
+    ((1, 5, 12, 38), 7, dict(pads_begin=[2, 0], pads_end=[0, 2])),  # F(2x2), 19 tiles a row, partial
+    CASES[3],  # F(2x2), 7x7: four tile rows a vector
+])
+def test_vertical_first(x_shape, o, props, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """B^T applied to the rows' vectors before the columns are picked (`VERTICAL_FIRST`) gives
+    the picked-first transform's output bit for bit, and the reference's."""
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
+    feeds = {"x0": rand(*x_shape, seed=3)}
+    outputs = []
+    for vertical in (True, False):
+        monkeypatch.setattr(winograd, "VERTICAL_FIRST", vertical)
+        compiled = compile_model(model, threads=2, cache_dir=False)
+        compiled._executable.arena[:] = np.nan
+        try:
+            outputs.append(compiled(feeds)["y0"])
+        finally:
+            compiled.close()
+    want = run(model, feeds)["y0"]
+    np.testing.assert_allclose(outputs[0], want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+    np.testing.assert_array_equal(outputs[0], outputs[1])

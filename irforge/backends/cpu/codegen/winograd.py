@@ -359,25 +359,58 @@ def rows_per_vector(spec: WinogradSpec) -> int:
     return VW // spec.tw
 
 
-def _group_columns(kb: KernelBuilder, spec: WinogradSpec, plane, ty0, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
-    """Column j (< a) of input row i of the tiles of `rows_per_vector` tile rows from ty0: lane
-    k tw + tx is tile (ty0 + k, tx), picked from the tile rows' vectors of that input row; the
-    lanes past them repeat lane 0 (their tiles lie in the next group, written after these)."""
-    group, tw = rows_per_vector(spec), spec.tw
-    count = -(-(spec.step * (tw - 1) + spec.a) // VW)  # vectors from column -pad a tile row reads
+def _group_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty0, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """Input row i of the `rows_per_vector` tile rows from ty0: each tile row's vectors from
+    column -pad, end to end (see `_group_columns`)."""
+    count = -(-(spec.step * (spec.tw - 1) + spec.a) // VW)  # vectors from column -pad a tile row reads
     parts = []
-    for k in range(group):
+    for k in range(rows_per_vector(spec)):
         parts += _single_vector_parts(kb, spec, plane, kb.b.add(ty0, i64(k)), i, count)
+    return parts
+
+
+def _group_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  # type: ignore[type-arg]
+    """Column j (< a) of the tiles of a group of tile rows from `_group_parts`: lane k tw + tx
+    is tile (ty0 + k, tx); the lanes past them repeat lane 0 (their tiles lie in the next group,
+    written after these)."""
+    group, tw, count = rows_per_vector(spec), spec.tw, len(parts) // rows_per_vector(spec)
     wide = kb.concat(parts)
     starts = [(lane // tw) * count * VW + spec.step * (lane % tw) if lane < group * tw else 0 for lane in range(VW)]
     return [_pick(kb, wide, [start + j for start in starts]) for j in range(spec.a)]
 
 
-def _store_v(kb: KernelBuilder, spec: WinogradSpec, d: list, v, base, mask) -> None:  # type: ignore[no-untyped-def, type-arg]
-    """B^T d B of a vector of tiles (d[i][j]: column j of input row i), stored at tile `base`
-    of each point's matrix in V."""
+VERTICAL_FIRST = True
+"""Stride 1 (`vertical_first`): the input transform applies B^T across the a input rows to the
+rows' loaded vectors, then picks the tiles' columns from the a results, instead of picking
+the a columns of every input row first and combining the a x a picked vectors (the same
+operations per lane: bit-equal). Same-process A/Bs on ResNet-50 (session 14, cpu2, twice,
+min CPU time of each phase): its 56x56 F(4x4) input transforms (14 tiles a row) 0.90-0.93x,
+the 7x7 F(2x2) ones (4 tile rows a vector) 0.69-0.75x; slower where a row's tiles fill at
+most one host register (28x28 F(4x4): 1.01-1.07x), on four tile rows of F(4x4) (14x14:
+1.05-1.09x) and at stride 2 (1.07-1.30x): those pick first."""
+
+
+def vertical_first(spec: WinogradSpec) -> bool:
+    """Whether the input transform combines rows before picking columns (`VERTICAL_FIRST`)."""
+    if not VERTICAL_FIRST or spec.stride != 1:
+        return False
+    return spec.m == 2 if rows_per_vector(spec) > 1 else spec.tw > native_vector_bytes() // 4
+
+
+def _transformed_rows(kb: KernelBuilder, spec: WinogradSpec, parts: list, columns) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """t[r][j]: column j of row r of B^T d for the a input rows' vectors `parts[i]`, where
+    `columns(vectors)` picks a row's a tile columns from its vectors."""
     a, bt = spec.a, matrices(spec.m, spec.stride)[0]
-    t = [[_combine(kb, bt[r_], [d[i][j] for i in range(a)]) for j in range(a)] for r_ in range(a)]
+    if vertical_first(spec):
+        return [columns([_combine(kb, bt[r], [parts[i][p] for i in range(a)]) for p in range(len(parts[0]))]) for r in range(a)]
+    d = [columns(row) for row in parts]
+    return [[_combine(kb, bt[r], [d[i][j] for i in range(a)]) for j in range(a)] for r in range(a)]
+
+
+def _store_v(kb: KernelBuilder, spec: WinogradSpec, t: list, v, base, mask) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """(B^T d) B of a vector of tiles (t = B^T d from `_transformed_rows`), stored at tile
+    `base` of each point's matrix in V."""
+    a, bt = spec.a, matrices(spec.m, spec.stride)[0]
     for i in range(a):
         for j in range(a):
             value = _combine(kb, bt[j], t[i])
@@ -395,10 +428,11 @@ def _grouped_input_transform(kb: KernelBuilder, spec: WinogradSpec, x, v) -> Non
         nc = b.udiv(r, i64(groups))
         n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
         plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
-        d = [_group_columns(kb, spec, plane, ty0, i) for i in range(spec.a)]
+        parts = [_group_parts(kb, spec, plane, ty0, i) for i in range(spec.a)]
+        t = _transformed_rows(kb, spec, parts, lambda vectors: _group_columns(kb, spec, vectors))
         tiles = b.mul(kb.min(b.sub(i64(spec.th), ty0), group), i64(spec.tw))
         base = b.add(b.mul(c, i64(v_channel(spec))), b.mul(b.add(b.mul(n, i64(spec.th)), ty0), i64(spec.tw)))
-        _store_v(kb, spec, d, v, base, None if whole else kb.mask(tiles))
+        _store_v(kb, spec, t, v, base, None if whole else kb.mask(tiles))
 
 
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
@@ -427,25 +461,21 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
         padded = _padded_rows(kb, spec, plane, ty, stack) if stack is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
-            d = []
+            rows_parts = []  # each input row's m + 1 vectors from the first tile's first column
             for i in range(a):
-                if padded is not None or single:
-                    if single:
-                        parts = _single_vector_parts(kb, spec, plane, ty, i)
-                    else:  # plain loads from the zero-padded copy of the row
-                        parts = [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
-                    d.append(_tile_columns(kb, spec, parts))
-                    continue
-                iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
-                inside = b.icmp_unsigned("<", iy, i64(spec.h))
-                row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
-                parts = []
-                for part in range(m + 1):
-                    at = b.add(start, i64(part * VW))
-                    parts.append(kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))))
-                d.append(_tile_columns(kb, spec, parts))
+                if single:
+                    rows_parts.append(_single_vector_parts(kb, spec, plane, ty, i))
+                elif padded is not None:  # plain loads from the zero-padded copy of the row
+                    rows_parts.append([kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)])
+                else:
+                    iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
+                    inside = b.icmp_unsigned("<", iy, i64(spec.h))
+                    row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
+                    ats = [b.add(start, i64(part * VW)) for part in range(m + 1)]
+                    rows_parts.append([kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))) for at in ats])
+            t = _transformed_rows(kb, spec, rows_parts, lambda vectors: _tile_columns(kb, spec, vectors))
             mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
-            _store_v(kb, spec, d, v, b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0)), mask)
+            _store_v(kb, spec, t, v, b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0)), mask)
     kb.finish()
 
 
