@@ -43,20 +43,28 @@ def test_input_rows(x_shape, o, props, threads, padded, row_floats_max, monkeypa
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+PAD = dict(pads_begin=[1, 1], pads_end=[1, 1])
+
+
+@pytest.mark.parametrize("knob", ["VERTICAL_FIRST", "STREAM_ROWS", "TRANSPOSE_PICKS"])
 @pytest.mark.parametrize("x_shape,o,props", [
-    ((1, 6, 40, 40), 9, dict(pads_begin=[1, 1], pads_end=[1, 1])),  # F(4x4), 10 tiles a row: one vector
+    ((1, 6, 40, 40), 9, PAD),  # F(4x4), 10 tiles a row: one vector
+    ((1, 6, 56, 56), 5, PAD),  # F(4x4), 14 tiles a row
+    ((1, 7, 28, 28), 6, PAD),  # F(4x4), 7 tiles a row: one host register
     CASES[0],  # F(4x4), 18 tiles a row: the padded stack rows
+    ((1, 128, 13, 13), 128, PAD),  # F(4x4), 4 tile rows of 4 a vector, partial tiles
     ((1, 5, 12, 38), 7, dict(pads_begin=[2, 0], pads_end=[0, 2])),  # F(2x2), 19 tiles a row, partial
     CASES[3],  # F(2x2), 7x7: four tile rows a vector
 ])
-def test_vertical_first(x_shape, o, props, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """B^T applied to the rows' vectors before the columns are picked (`VERTICAL_FIRST`) gives
-    the picked-first transform's output bit for bit, and the reference's."""
+def test_input_forms_bit_equal(x_shape, o, props, knob, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The input transform's forms (rows combined before the columns are picked, one row of
+    B^T d at a time, columns by 4x4 transposes) give the output of the form without, bit for
+    bit, and the reference's."""
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     feeds = {"x0": rand(*x_shape, seed=3)}
     outputs = []
-    for vertical in (True, False):
-        monkeypatch.setattr(winograd, "VERTICAL_FIRST", vertical)
+    for on in (True, False):
+        monkeypatch.setattr(winograd, knob, on)
         compiled = compile_model(model, threads=2, cache_dir=False)
         compiled._executable.arena[:] = np.nan
         try:

@@ -323,9 +323,57 @@ instead of step 2m from 2m + 1 vectors (F(4x4): 144 lanes). Measured not to pay 
 0.098-0.105; it compiles the F(4x4) layer's kernels ~0.3 s faster (wall 0.74-1.01 -> 0.66 s)."""
 
 
+TRANSPOSE_PICKS = True
+"""F(4x4) at stride 1 (`transposes`): the six columns of 8 tiles (4 floats apart) are taken by
+4x4 transposes of 128-bit quarters (vperm2f128, unpck*ps, unpck*pd: 17 shuffles per 8 tiles),
+not by six general 16-lane picks (LLVM's vpermps and blends: ~8 shuffles per 8 lanes each; a
+56x56 layer's input transform loop 1520 -> 976 instructions). ResNet-50 (`bench/cpu_knob_ab.py
+resnet50 ...winograd:TRANSPOSE_PICKS --a False --b True --cpu-time --runs 21`, session 14):
+its 56x56 input transforms 0.63-0.67x, 28x28 0.81-0.87x, 14x14 0.75-0.79x."""
+
+_LO, _HI = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]  # vperm2f128 0x20 / 0x31
+_UNPACK_LO_PS, _UNPACK_HI_PS = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
+_UNPACK_LO_PD, _UNPACK_HI_PD = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
+
+
+def transposes(spec: WinogradSpec) -> bool:
+    """Whether the input transform takes its columns by `TRANSPOSE_PICKS`: F(4x4) at stride 1,
+    along one tile row or on groups of rows of 4 tiles (a row's tiles in whole quarters)."""
+    return TRANSPOSE_PICKS and VW == 16 and spec.stride == 1 and spec.m == 4 and rows_per_vector(spec) in (1, VW // 4) and (rows_per_vector(spec) == 1 or spec.tw == 4)
+
+
+def _quad_columns(kb: KernelBuilder, groups: list) -> list:  # type: ignore[type-arg]
+    """The 6 columns of 16 tiles of 4 floats each, as two groups (y0, y1, y2, y3, u, u2) of
+    8-lane vectors: y0..y3 hold tiles 0-1, 2-3, 4-5, 6-7 of the group end to end; u holds the
+    tile after tile 3 (columns 4 and 5 of tile 3 are its columns 0 and 1) in its first 4 lanes,
+    u2 the tile after tile 7."""
+    b = kb.b
+
+    def mix(x, y, lanes):  # type: ignore[no-untyped-def]
+        return b.shuffle_vector(x, y, ir.Constant(vec(8, I32), lanes))
+
+    halves = []
+    for y0, y1, y2, y3, u, u2 in groups:
+        s0, s1, s2, s3 = mix(y0, y2, _LO), mix(y0, y2, _HI), mix(y1, y3, _LO), mix(y1, y3, _HI)  # [t k | t k+4]
+        s4 = mix(u, u2, _LO)  # the tiles after tiles 3 and 7
+        t0, t1, t2, t3 = mix(s0, s1, _UNPACK_LO_PS), mix(s0, s1, _UNPACK_HI_PS), mix(s2, s3, _UNPACK_LO_PS), mix(s2, s3, _UNPACK_HI_PS)
+        t4, t5 = mix(s1, s2, _UNPACK_LO_PS), mix(s3, s4, _UNPACK_LO_PS)
+        halves.append([mix(t0, t2, _UNPACK_LO_PD), mix(t0, t2, _UNPACK_HI_PD), mix(t1, t3, _UNPACK_LO_PD),
+                       mix(t1, t3, _UNPACK_HI_PD), mix(t4, t5, _UNPACK_LO_PD), mix(t4, t5, _UNPACK_HI_PD)])
+    return [kb.concat([group[j] for group in halves]) for j in range(6)]
+
+
+def _eighths(kb: KernelBuilder, vectors: list) -> list:  # type: ignore[type-arg]
+    """The 8-lane halves of 16-lane vectors, in order."""
+    return [kb._lanes(v, start, 8) for v in vectors for start in (0, 8)]
+
+
 def _tile_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  # type: ignore[type-arg]
     """Column j of every tile of a vector of tiles (lane l: column step l + j of `parts`, the
     row's step + 1 vectors from the first tile's first column), j < a."""
+    if transposes(spec):
+        y = _eighths(kb, parts[:5])  # tiles 0-15 and the 16th's first columns
+        return _quad_columns(kb, [(y[0], y[1], y[2], y[3], y[2], y[4]), (y[4], y[5], y[6], y[7], y[6], y[8])])
     if spec.stride == 1 or not DEINTERLEAVE:
         wide = kb.concat(parts)
         return [_pick(kb, wide, [spec.step * lane + j for lane in range(VW)]) for j in range(spec.a)]
@@ -374,6 +422,9 @@ def _group_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list: 
     is tile (ty0 + k, tx); the lanes past them repeat lane 0 (their tiles lie in the next group,
     written after these)."""
     group, tw, count = rows_per_vector(spec), spec.tw, len(parts) // rows_per_vector(spec)
+    if transposes(spec):  # 4 rows of 4 tiles, each row's 18 columns in 2 vectors
+        rows = [_eighths(kb, parts[k * count:k * count + 2]) for k in range(group)]
+        return _quad_columns(kb, [(rows[k][0], rows[k][1], rows[k + 1][0], rows[k + 1][1], rows[k][2], rows[k + 1][2]) for k in (0, 2)])
     wide = kb.concat(parts)
     starts = [(lane // tw) * count * VW + spec.step * (lane % tw) if lane < group * tw else 0 for lane in range(VW)]
     return [_pick(kb, wide, [start + j for start in starts]) for j in range(spec.a)]
@@ -383,38 +434,49 @@ VERTICAL_FIRST = True
 """Stride 1 (`vertical_first`): the input transform applies B^T across the a input rows to the
 rows' loaded vectors, then picks the tiles' columns from the a results, instead of picking
 the a columns of every input row first and combining the a x a picked vectors (the same
-operations per lane: bit-equal). Same-process A/Bs on ResNet-50 (session 14, cpu2, twice,
-min CPU time of each phase): its 56x56 F(4x4) input transforms (14 tiles a row) 0.90-0.93x,
-the 7x7 F(2x2) ones (4 tile rows a vector) 0.69-0.75x; slower where a row's tiles fill at
-most one host register (28x28 F(4x4): 1.01-1.07x), on four tile rows of F(4x4) (14x14:
-1.05-1.09x) and at stride 2 (1.07-1.30x): those pick first."""
+operations per lane: bit-equal). Same-process A/Bs on ResNet-50 (session 14, cpu2, min CPU
+time of each phase), before `TRANSPOSE_PICKS`: its 56x56 F(4x4) input transforms (14 tiles a
+row) 0.90-0.93x, the 7x7 F(2x2) ones (4 tile rows a vector) 0.69-0.75x; slower where a row's
+tiles fill at most one host register (28x28 F(4x4): 1.01-1.07x), on four tile rows of F(4x4)
+(14x14: 1.05-1.09x) and at stride 2 (1.07-1.30x). With the transposes' picks the 28x28 and
+14x14 ones take it too (0.67-0.80x and 0.82-0.89x against picking first)."""
 
 
 def vertical_first(spec: WinogradSpec) -> bool:
     """Whether the input transform combines rows before picking columns (`VERTICAL_FIRST`)."""
     if not VERTICAL_FIRST or spec.stride != 1:
         return False
+    if transposes(spec):
+        return True
     return spec.m == 2 if rows_per_vector(spec) > 1 else spec.tw > native_vector_bytes() // 4
 
 
-def _transformed_rows(kb: KernelBuilder, spec: WinogradSpec, parts: list, columns) -> list:  # type: ignore[no-untyped-def, type-arg]
-    """t[r][j]: column j of row r of B^T d for the a input rows' vectors `parts[i]`, where
-    `columns(vectors)` picks a row's a tile columns from its vectors."""
-    a, bt = spec.a, matrices(spec.m, spec.stride)[0]
-    if vertical_first(spec):
-        return [columns([_combine(kb, bt[r], [parts[i][p] for i in range(a)]) for p in range(len(parts[0]))]) for r in range(a)]
-    d = [columns(row) for row in parts]
-    return [[_combine(kb, bt[r], [d[i][j] for i in range(a)]) for j in range(a)] for r in range(a)]
+STREAM_ROWS = True
+"""Where the input transform combines rows first (`vertical_first`), it is emitted one row r of
+B^T d at a time (its input rows loaded again for it, its a points combined and stored before
+the next r) instead of loading every input row once and combining all a x a points together:
+the whole vector of tiles' a x a values (72 AVX2 registers for F(4x4)) spilled to the stack
+and back. (Picking first, each row's columns are picked once: picks again per r cost more.)"""
 
 
-def _store_v(kb: KernelBuilder, spec: WinogradSpec, t: list, v, base, mask) -> None:  # type: ignore[no-untyped-def, type-arg]
-    """(B^T d) B of a vector of tiles (t = B^T d from `_transformed_rows`), stored at tile
-    `base` of each point's matrix in V."""
+def _transform_and_store(kb: KernelBuilder, spec: WinogradSpec, load, columns, v, base, mask) -> None:  # type: ignore[no-untyped-def]
+    """B^T d B of a vector of tiles, stored at tile `base` of each point's matrix in V:
+    `load(i)` emits the loads of input row i's vectors, `columns(vectors)` picks a row's a tile
+    columns from them (t = B^T d: `vertical_first` combines the rows' vectors, then picks)."""
     a, bt = spec.a, matrices(spec.m, spec.stride)[0]
-    for i in range(a):
+    point = point_stride(spec.c * v_channel(spec))
+    stream = STREAM_ROWS and vertical_first(spec)  # picked columns are taken once per row
+    rows = None if stream else [load(i) for i in range(a)]
+    picked = None if vertical_first(spec) else [columns(row) for row in rows]
+    for r in range(a):
+        if vertical_first(spec):
+            parts = {i: load(i) if stream else rows[i] for i in range(a) if bt[r][i] != 0}
+            mixed = [_combine(kb, [bt[r][i] for i in parts], [row[p] for row in parts.values()]) for p in range(len(next(iter(parts.values()))))]
+            t = columns(mixed)
+        else:
+            t = [_combine(kb, bt[r], [picked[i][j] for i in range(a)]) for j in range(a)]
         for j in range(a):
-            value = _combine(kb, bt[j], t[i])
-            kb.vstore(value, kb.at(v, kb.b.add(base, i64((i * a + j) * point_stride(spec.c * v_channel(spec))))), mask)
+            kb.vstore(_combine(kb, bt[j], t), kb.at(v, kb.b.add(base, i64((r * a + j) * point))), mask)
 
 
 def _grouped_input_transform(kb: KernelBuilder, spec: WinogradSpec, x, v) -> None:  # type: ignore[no-untyped-def]
@@ -428,11 +490,10 @@ def _grouped_input_transform(kb: KernelBuilder, spec: WinogradSpec, x, v) -> Non
         nc = b.udiv(r, i64(groups))
         n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
         plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
-        parts = [_group_parts(kb, spec, plane, ty0, i) for i in range(spec.a)]
-        t = _transformed_rows(kb, spec, parts, lambda vectors: _group_columns(kb, spec, vectors))
+        load = lambda i: _group_parts(kb, spec, plane, ty0, i)  # noqa: E731
         tiles = b.mul(kb.min(b.sub(i64(spec.th), ty0), group), i64(spec.tw))
         base = b.add(b.mul(c, i64(v_channel(spec))), b.mul(b.add(b.mul(n, i64(spec.th)), ty0), i64(spec.tw)))
-        _store_v(kb, spec, t, v, base, None if whole else kb.mask(tiles))
+        _transform_and_store(kb, spec, load, lambda vectors: _group_columns(kb, spec, vectors), v, base, None if whole else kb.mask(tiles))
 
 
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
@@ -461,21 +522,21 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
         padded = _padded_rows(kb, spec, plane, ty, stack) if stack is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
             start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
-            rows_parts = []  # each input row's m + 1 vectors from the first tile's first column
-            for i in range(a):
+
+            def load(i: int) -> list:  # type: ignore[type-arg]
+                """Input row i's m + 1 vectors from the first tile's first column."""
                 if single:
-                    rows_parts.append(_single_vector_parts(kb, spec, plane, ty, i))
-                elif padded is not None:  # plain loads from the zero-padded copy of the row
-                    rows_parts.append([kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)])
-                else:
-                    iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
-                    inside = b.icmp_unsigned("<", iy, i64(spec.h))
-                    row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
-                    ats = [b.add(start, i64(part * VW)) for part in range(m + 1)]
-                    rows_parts.append([kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))) for at in ats])
-            t = _transformed_rows(kb, spec, rows_parts, lambda vectors: _tile_columns(kb, spec, vectors))
+                    return _single_vector_parts(kb, spec, plane, ty, i)
+                if padded is not None:  # plain loads from the zero-padded copy of the row
+                    return [kb.vload(kb.at(padded[i], b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
+                iy = b.sub(b.add(b.mul(ty, i64(m)), i64(i)), i64(spec.pad[0]))
+                inside = b.icmp_unsigned("<", iy, i64(spec.h))
+                row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
+                ats = [b.add(start, i64(part * VW)) for part in range(m + 1)]
+                return [kb.vload(b.gep(row, [at]), mask=b.and_(kb.inside(at, spec.w), kb.splat(inside))) for at in ats]
+
             mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
-            _store_v(kb, spec, t, v, b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0)), mask)
+            _transform_and_store(kb, spec, load, lambda vectors: _tile_columns(kb, spec, vectors), v, b.add(b.mul(c, i64(channel)), b.add(tile_row, tx0)), mask)
     kb.finish()
 
 
