@@ -55,6 +55,8 @@ PAD = dict(pads_begin=[1, 1], pads_end=[1, 1])
     ((1, 128, 13, 13), 128, PAD),  # F(4x4), 4 tile rows of 4 a vector, partial tiles
     ((1, 5, 12, 38), 7, dict(pads_begin=[2, 0], pads_end=[0, 2])),  # F(2x2), 19 tiles a row, partial
     CASES[3],  # F(2x2), 7x7: four tile rows a vector
+    ((1, 32, 28, 30), 32, dict(strides=[2, 2], **PAD)),  # stride 2, F(2x2), 7 and 8 tiles a row
+    ((1, 32, 14, 14), 33, dict(strides=[2, 2], **PAD)),  # stride 2, F(2x2), 7x7: four tile rows a vector
 ])
 def test_input_forms_bit_equal(x_shape, o, props, knob, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The input transform's forms (rows combined before the columns are picked, one row of

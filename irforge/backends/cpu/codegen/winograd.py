@@ -431,7 +431,7 @@ def _group_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list: 
 
 
 VERTICAL_FIRST = True
-"""Stride 1 (`vertical_first`): the input transform applies B^T across the a input rows to the
+"""Stride 1 and F(2x2) at stride 2 (`vertical_first`): the input transform applies B^T across the a input rows to the
 rows' loaded vectors, then picks the tiles' columns from the a results, instead of picking
 the a columns of every input row first and combining the a x a picked vectors (the same
 operations per lane: bit-equal). Same-process A/Bs on ResNet-50 (session 14, cpu2, min CPU
@@ -439,13 +439,17 @@ time of each phase), before `TRANSPOSE_PICKS`: its 56x56 F(4x4) input transforms
 row) 0.90-0.93x, the 7x7 F(2x2) ones (4 tile rows a vector) 0.69-0.75x; slower where a row's
 tiles fill at most one host register (28x28 F(4x4): 1.01-1.07x), on four tile rows of F(4x4)
 (14x14: 1.05-1.09x) and at stride 2 (1.07-1.30x). With the transposes' picks the 28x28 and
-14x14 ones take it too (0.67-0.80x and 0.82-0.89x against picking first)."""
+14x14 ones take it too (0.67-0.80x and 0.82-0.89x against picking first), and with the rows
+emitted one at a time (`STREAM_ROWS`) the stride-2 F(2x2) ones (28 -> 14: 0.78x, 14 -> 7:
+0.67x); the stride-2 F(4x4) one (56 -> 28) 1.25x: it picks first."""
 
 
 def vertical_first(spec: WinogradSpec) -> bool:
     """Whether the input transform combines rows before picking columns (`VERTICAL_FIRST`)."""
-    if not VERTICAL_FIRST or spec.stride != 1:
+    if not VERTICAL_FIRST:
         return False
+    if spec.stride != 1:
+        return spec.m == 2
     if transposes(spec):
         return True
     return spec.m == 2 if rows_per_vector(spec) > 1 else spec.tw > native_vector_bytes() // 4
