@@ -1,4 +1,4 @@
-"""Winograd transforms over groups of tile rows (`codegen.winograd.ROW_GROUPS`): one vector holds
+"""Winograd transforms over groups of tile rows (`codegen.winograd_transforms.ROW_GROUPS`): one vector holds
 the tiles of several tile rows where a tile row fills at most half a host register. Against the
 reference with the arena NaN-filled: F(4x4) and F(2x2), stride 1 and 2, 4, 3, 2 and 1 tiles a
 row, a last group with fewer tile rows, partial tiles, batch 2 (masked stores), a fused residual
@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from irforge.backends.cpu import compile_model
-from irforge.backends.cpu.codegen import winograd
-from irforge.backends.cpu.codegen.winograd import WinogradSpec, rows_per_vector
+from irforge.backends.cpu.codegen import winograd_transforms
+from irforge.backends.cpu.codegen.winograd import WinogradSpec
+from irforge.backends.cpu.codegen.winograd_transforms import rows_per_vector
 from irforge.backends.cpu.ops.linear import geometry
 from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
@@ -42,10 +43,10 @@ def _spec(model, o: int) -> WinogradSpec:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,o,props,m", CASES)
 def test_row_groups(x_shape, o, props, m, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(winograd, "ROW_GROUPS", True)
+    monkeypatch.setattr(winograd_transforms, "ROW_GROUPS", True)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     spec = _spec(model, o)
-    assert spec.m == m and rows_per_vector(spec) == winograd.VW // spec.tw > 1
+    assert spec.m == m and rows_per_vector(spec) == winograd_transforms.VW // spec.tw > 1
     compiled = compile_model(model, threads=threads, cache_dir=False)
     assert [p.tag for p in compiled._executable.program.phases] == ["winograd", "conv3x3", "winograd"]
     matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)})
@@ -53,7 +54,7 @@ def test_row_groups(x_shape, o, props, m, threads, monkeypatch) -> None:  # type
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_row_groups_fuse_residual_and_relu(threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(winograd, "ROW_GROUPS", True)
+    monkeypatch.setattr(winograd_transforms, "ROW_GROUPS", True)
     b = ModelBuilder()
     x, r = b.input("x", (1, 16, 7, 7)), b.input("r", (1, 24, 7, 7))
     y = b.add(Convolution, [x, b.constant(rand(24, 16, 3, 3, seed=1)), b.constant(rand(24, seed=2))], **PAD).output

@@ -1,4 +1,4 @@
-"""The Winograd input transform's zero-padded stack rows (`codegen.winograd.PADDED_ROWS`)
+"""The Winograd input transform's zero-padded stack rows (`codegen.winograd_transforms.PADDED_ROWS`)
 against the reference, beside the masked-load path it replaced: F(4x4) and F(2x2), one and
 two vectors of tiles per tile row, pads on either side or none, rows above and below the
 input, 1 and 2 threads; rows longer than `ROW_FLOATS_MAX` keep the masked loads."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
-from irforge.backends.cpu.codegen import winograd
+from irforge.backends.cpu.codegen import winograd_transforms
 from irforge.backends.reference import run
 from irforge.dialects.nn import Convolution
 from tests.helpers import one_op_model, rand
@@ -28,8 +28,8 @@ CASES = [
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,o,props", CASES)
 def test_input_rows(x_shape, o, props, threads, padded, row_floats_max, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(winograd, "PADDED_ROWS", padded)
-    monkeypatch.setattr(winograd, "ROW_FLOATS_MAX", row_floats_max)
+    monkeypatch.setattr(winograd_transforms, "PADDED_ROWS", padded)
+    monkeypatch.setattr(winograd_transforms, "ROW_FLOATS_MAX", row_floats_max)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     feeds = {"x0": rand(*x_shape, seed=3)}
     compiled = compile_model(model, threads=threads, cache_dir=False)
@@ -66,7 +66,7 @@ def test_input_forms_bit_equal(x_shape, o, props, knob, monkeypatch) -> None:  #
     feeds = {"x0": rand(*x_shape, seed=3)}
     outputs = []
     for on in (True, False):
-        monkeypatch.setattr(winograd, knob, on)
+        monkeypatch.setattr(winograd_transforms, knob, on)
         compiled = compile_model(model, threads=2, cache_dir=False)
         compiled._executable.arena[:] = np.nan
         try:
