@@ -266,7 +266,10 @@ STREAM_ROWS = True
 B^T d at a time (its input rows loaded again for it, its a points combined and stored before
 the next r) instead of loading every input row once and combining all a x a points together:
 the whole vector of tiles' a x a values (72 AVX2 registers for F(4x4)) spilled to the stack
-and back. (Picking first, each row's columns are picked once: picks again per r cost more.)"""
+and back. (Picking first, each row's columns are picked once: picks again per r cost more.)
+ResNet-50 (`cpu_knob_ab.py ...winograd_transforms:STREAM_ROWS --a False --b True --cpu-time
+--runs 21`, session 14, load 9.4): its 56x56 input transforms 0.64-0.86x, 28 -> 14 stride-2
+0.86x, the others 0.94-1.12x (noise); ~400 KB more IR over its 14 transform kernels."""
 
 
 def _transform_and_store(kb: KernelBuilder, spec: WinogradSpec, load, columns, v, base, mask) -> None:  # type: ignore[no-untyped-def]
