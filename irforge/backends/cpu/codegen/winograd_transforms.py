@@ -121,8 +121,8 @@ def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: in
 
 
 DEINTERLEAVE = False
-"""Stride 2: the input row's vectors split into even and odd columns first, and the tiles'
-columns picked from those (step m from m + 1 vectors' worth of lanes, as for stride 1)
+"""Stride 2 (F(4x4); F(2x2) takes `TRANSPOSE_PICKS`): the input row's vectors split into even
+and odd columns first, and the tiles' columns picked from those (step m from m + 1 vectors' worth of lanes, as for stride 1)
 instead of step 2m from 2m + 1 vectors (F(4x4): 144 lanes). Measured not to pay at run time
 (session 13, one layer's phases each repeated hot, min CPU time, 3 alternations): ResNet-50's
 56 3x3 128 s2 input transform (F(4x4)) 0.222 -> 0.233 ms, its 28 3x3 256 s2 (F(2x2)) 0.090 ->
@@ -130,12 +130,13 @@ instead of step 2m from 2m + 1 vectors (F(4x4): 144 lanes). Measured not to pay 
 
 
 TRANSPOSE_PICKS = True
-"""F(4x4) at stride 1 (`transposes`): the six columns of 8 tiles (4 floats apart) are taken by
+"""Tiles 4 input columns apart (`transposes`): the six columns of 8 tiles are taken by
 4x4 transposes of 128-bit quarters (vperm2f128, unpck*ps, unpck*pd: 17 shuffles per 8 tiles),
 not by six general 16-lane picks (LLVM's vpermps and blends: ~8 shuffles per 8 lanes each; a
 56x56 layer's input transform loop 1520 -> 976 instructions). ResNet-50 (`bench/cpu_knob_ab.py
 resnet50 ...winograd:TRANSPOSE_PICKS --a False --b True --cpu-time --runs 21`, session 14):
-its 56x56 input transforms 0.63-0.67x, 28x28 0.81-0.87x, 14x14 0.75-0.79x."""
+its 56x56 input transforms 0.63-0.67x, 28x28 0.81-0.87x, 14x14 0.75-0.79x; stride-2 F(2x2)
+(13:43, load 7.9) 28 -> 14 0.78x, 14 -> 7 0.91x."""
 
 _LO, _HI = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]  # vperm2f128 0x20 / 0x31
 _UNPACK_LO_PS, _UNPACK_HI_PS = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
@@ -143,9 +144,12 @@ _UNPACK_LO_PD, _UNPACK_HI_PD = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 
 
 
 def transposes(spec: WinogradSpec) -> bool:
-    """Whether the input transform takes its columns by `TRANSPOSE_PICKS`: F(4x4) at stride 1,
-    along one tile row or on groups of rows of 4 tiles (a row's tiles in whole quarters)."""
-    return TRANSPOSE_PICKS and VW == 16 and spec.stride == 1 and spec.m == 4 and rows_per_vector(spec) in (1, VW // 4) and (rows_per_vector(spec) == 1 or spec.tw == 4)
+    """Whether the input transform takes its columns by `TRANSPOSE_PICKS`: tiles 4 input columns
+    apart (F(4x4) at stride 1, F(2x2) at stride 2: its 5 columns are the first 5), along one
+    tile row or on groups of rows of 4 tiles (a row's tiles in whole quarters)."""
+    if not TRANSPOSE_PICKS or VW != 16 or spec.step != 4:
+        return False
+    return rows_per_vector(spec) == 1 or spec.tw == 4
 
 
 def _quad_columns(kb: KernelBuilder, groups: list) -> list:  # type: ignore[type-arg]
@@ -179,7 +183,7 @@ def _tile_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  
     row's step + 1 vectors from the first tile's first column), j < a."""
     if transposes(spec):
         y = _eighths(kb, parts[:5])  # tiles 0-15 and the 16th's first columns
-        return _quad_columns(kb, [(y[0], y[1], y[2], y[3], y[2], y[4]), (y[4], y[5], y[6], y[7], y[6], y[8])])
+        return _quad_columns(kb, [(y[0], y[1], y[2], y[3], y[2], y[4]), (y[4], y[5], y[6], y[7], y[6], y[8])])[:spec.a]
     if spec.stride == 1 or not DEINTERLEAVE:
         wide = kb.concat(parts)
         return [_pick(kb, wide, [spec.step * lane + j for lane in range(VW)]) for j in range(spec.a)]
@@ -230,7 +234,7 @@ def _group_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list: 
     group, tw, count = rows_per_vector(spec), spec.tw, len(parts) // rows_per_vector(spec)
     if transposes(spec):  # 4 rows of 4 tiles, each row's 18 columns in 2 vectors
         rows = [_eighths(kb, parts[k * count:k * count + 2]) for k in range(group)]
-        return _quad_columns(kb, [(rows[k][0], rows[k][1], rows[k + 1][0], rows[k + 1][1], rows[k][2], rows[k + 1][2]) for k in (0, 2)])
+        return _quad_columns(kb, [(rows[k][0], rows[k][1], rows[k + 1][0], rows[k + 1][1], rows[k][2], rows[k + 1][2]) for k in (0, 2)])[:spec.a]
     wide = kb.concat(parts)
     starts = [(lane // tw) * count * VW + spec.step * (lane % tw) if lane < group * tw else 0 for lane in range(VW)]
     return [_pick(kb, wide, [start + j for start in starts]) for j in range(spec.a)]
