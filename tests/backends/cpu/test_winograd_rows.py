@@ -46,7 +46,7 @@ def test_input_rows(x_shape, o, props, threads, padded, row_floats_max, monkeypa
 PAD = dict(pads_begin=[1, 1], pads_end=[1, 1])
 
 
-@pytest.mark.parametrize("knob", ["VERTICAL_FIRST", "STREAM_ROWS", "TRANSPOSE_PICKS"])
+@pytest.mark.parametrize("knob", ["VERTICAL_FIRST", "STREAM_ROWS", "TRANSPOSE_PICKS", "OCTET_PICKS"])
 @pytest.mark.parametrize("x_shape,o,props", [
     ((1, 6, 40, 40), 9, PAD),  # F(4x4), 10 tiles a row: one vector
     ((1, 6, 56, 56), 5, PAD),  # F(4x4), 14 tiles a row
@@ -57,10 +57,12 @@ PAD = dict(pads_begin=[1, 1], pads_end=[1, 1])
     CASES[3],  # F(2x2), 7x7: four tile rows a vector
     ((1, 32, 28, 30), 32, dict(strides=[2, 2], **PAD)),  # stride 2, F(2x2), 7 and 8 tiles a row
     ((1, 32, 14, 14), 33, dict(strides=[2, 2], **PAD)),  # stride 2, F(2x2), 7x7: four tile rows a vector
+    ((1, 32, 56, 60), 33, dict(strides=[2, 2], **PAD)),  # stride 2, F(4x4): 7 and 8 tiles a row
+    ((1, 32, 57, 140), 32, dict(strides=[2, 2], **PAD)),  # stride 2, F(4x4): 18 tiles a row (stack rows), partial
 ])
 def test_input_forms_bit_equal(x_shape, o, props, knob, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The input transform's forms (rows combined before the columns are picked, one row of
-    B^T d at a time, columns by 4x4 transposes) give the output of the form without, bit for
+    """The input transform's forms (rows combined before the columns are picked, one row of B^T d
+    at a time, columns by 4x4 and 8x8 transposes) give the output of the form without, bit for
     bit, and the reference's."""
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], **props)
     feeds = {"x0": rand(*x_shape, seed=3)}

@@ -173,6 +173,37 @@ def _quad_columns(kb: KernelBuilder, groups: list) -> list:  # type: ignore[type
     return [kb.concat([group[j] for group in halves]) for j in range(6)]
 
 
+OCTET_PICKS = True
+"""Tiles 8 input columns apart (F(4x4) at stride 2, along one tile row: `octets`): the nine
+columns of 8 tiles by an 8x8 transpose (unpck*ps, unpck*pd, vperm2f128: 24 shuffles; the ninth,
+the next tile's first, 7 more) instead of nine general picks from 2m + 1 = 9 vectors. ResNet-50's
+56 -> 28 input transform 0.264 -> 0.189 ms (0.72x; `cpu_knob_ab.py ...:OCTET_PICKS`, 13:48,
+load 9.3); combining rows first there stays slower (1.17x)."""
+
+
+def octets(spec: WinogradSpec) -> bool:
+    """Whether the input transform takes its columns by `OCTET_PICKS`."""
+    return OCTET_PICKS and VW == 16 and spec.step == 8 and rows_per_vector(spec) == 1
+
+
+def _octet_columns(kb: KernelBuilder, tiles: list) -> list:  # type: ignore[type-arg]
+    """Columns 0-8 of 8 tiles of 8 floats (`tiles`: 9 vectors of 8 lanes, tile k's columns in
+    vector k, the 9th the next tile, whose column 0 is tile 7's column 8): 9 vectors of 8 lanes."""
+    b = kb.b
+
+    def mix(x, y, lanes):  # type: ignore[no-untyped-def]
+        return b.shuffle_vector(x, y, ir.Constant(vec(8, I32), lanes))
+
+    r = tiles
+    t = [mix(r[k], r[k + 1], lanes) for k in range(0, 8, 2) for lanes in (_UNPACK_LO_PS, _UNPACK_HI_PS)]
+    # u[0..3]: columns (0|4), (1|5), (2|6), (3|7) of tiles 0-3; u[4..7]: the same of tiles 4-7
+    u = [mix(t[q + h], t[q + h + 2], lanes) for q in (0, 4) for h in (0, 1) for lanes in (_UNPACK_LO_PD, _UNPACK_HI_PD)]
+    columns = [mix(u[j], u[4 + j], _LO) for j in range(4)] + [mix(u[j], u[4 + j], _HI) for j in range(4)]
+    v = [mix(r[k], r[k + 1], _UNPACK_LO_PS) for k in (1, 3, 5, 7)]
+    w = [mix(v[0], v[1], _UNPACK_LO_PD), mix(v[2], v[3], _UNPACK_LO_PD)]
+    return columns + [mix(w[0], w[1], _LO)]
+
+
 def _eighths(kb: KernelBuilder, vectors: list) -> list:  # type: ignore[type-arg]
     """The 8-lane halves of 16-lane vectors, in order."""
     return [kb._lanes(v, start, 8) for v in vectors for start in (0, 8)]
@@ -181,6 +212,10 @@ def _eighths(kb: KernelBuilder, vectors: list) -> list:  # type: ignore[type-arg
 def _tile_columns(kb: KernelBuilder, spec: WinogradSpec, parts: list) -> list:  # type: ignore[type-arg]
     """Column j of every tile of a vector of tiles (lane l: column step l + j of `parts`, the
     row's step + 1 vectors from the first tile's first column), j < a."""
+    if octets(spec):
+        y = _eighths(kb, parts[:9])  # tiles 0-15 and the 16th
+        groups = [_octet_columns(kb, y[0:9]), _octet_columns(kb, y[8:17])]
+        return [kb.concat([group[j] for group in groups]) for j in range(spec.a)]
     if transposes(spec):
         y = _eighths(kb, parts[:5])  # tiles 0-15 and the 16th's first columns
         return _quad_columns(kb, [(y[0], y[1], y[2], y[3], y[2], y[4]), (y[4], y[5], y[6], y[7], y[6], y[8])])[:spec.a]
