@@ -76,6 +76,13 @@ once per input row, from two loads of the input row), so a tap is one plain load
 two and an even-lane shuffle: 28->14 3x3 1.47x, 14->7 5x5 1.34x, 14->7 3x3 1.37x faster (`--ab
 ...COLUMN_PHASES=False`, min of 60, load 12). A first version split a padded copy of the row
 just stored: its loads straddled two stores (no store forwarding) and ran 2.3-3.5x slower."""
+SPLIT_RING_OW_MAX = 64
+"""Stride-2 planes whose output rows are wider than PADDED_STRIDED_OW_MAX, up to this, split
+their input rows into even / odd column rows (COLUMN_PHASES) too, but into a ring of
+`_ring_rows` rows (8 KiB at 112x112 3x3) filled just ahead of each block of ROWS output rows
+instead of a whole stack plane (58 KiB at 112x112: past L1, measured 0.82x the cut kernel).
+The cut kernel's stride-2 tap is two loads and an even-lane shuffle (two shuffle uops on
+AVX2) for every tap of every row; the ring's is one plain load. 0: off (the cut kernel)."""
 PADDED_DILATED_OW_MAX = 48
 """The stride-1 limit for dilated windows, whose cut kernel masks more of every row (a 5x5
 window at dilation 2 has 4 border columns each side): LR-ASPP's 33x33 5x5 dilation-2 layers
@@ -352,6 +359,15 @@ class _PaddedLayout:
     top: int
     left: int
     floats: int
+    ring: int = 0
+    """split rows held at once (`SPLIT_RING_OW_MAX`), a power of two; 0: the whole plane"""
+
+
+def _ring_rows(g: ConvGeometry) -> int:
+    """Ring slots for a block of ROWS output rows' input rows (a power of two: a row's slot is
+    its padded row index masked)."""
+    need = g.stride[0] * (ROWS - 1) + (g.kh - 1) * g.dilation[0] + 1
+    return 1 << (need - 1).bit_length()
 
 
 def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayout | None:
@@ -363,6 +379,9 @@ def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayo
         return None
     if (sy, sx) == (1, 1) and g.dilation != (1, 1):
         limit = max(limit, PADDED_DILATED_OW_MAX)
+    ring = COLUMN_PHASES and sx == 2 and not panels and limit < g.ow <= SPLIT_RING_OW_MAX
+    if ring:
+        limit = SPLIT_RING_OW_MAX
     if not (0 < g.ow <= limit and sy <= 2 and sx <= 2 and g.pad[0] >= 0 and g.pad[1] >= 0):
         return None
     rows = max(g.pad[0] + g.h, (g.oh - 1) * sy + (g.kh - 1) * g.dilation[0] + 1)
@@ -373,10 +392,11 @@ def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayo
     # copy's spill past the last input row
     slack = vectors * n * sx + (g.kw - 1) * g.dilation[1] + 2 * n
     floats = -(-(rows * pitch + slack) // n) * n
-    split = -(-(-(-pitch // 2)) // n) * n * 2 * rows + pitch + (g.kw - 1) * g.dilation[1] + 2 * n if sx == 2 else 0
-    if max(floats, split) > PADDED_STACK_MAX:  # split: `_padded_plane_kernel`'s even / odd rows
+    held = _ring_rows(g) if ring else rows
+    split = -(-(-(-pitch // 2)) // n) * n * 2 * held + pitch + (g.kw - 1) * g.dilation[1] + 2 * n if sx == 2 else 0
+    if max(0 if ring else floats, split) > PADDED_STACK_MAX:  # split: `_padded_plane_kernel`'s even / odd rows
         return None
-    return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats)
+    return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats, _ring_rows(g) if ring else 0)
 
 
 def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per_plane: bool) -> None:
@@ -397,7 +417,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     # split: row r's even padded columns at r * 2 qrow, its odd ones qrow further
     qrow = -(-(-(-lay.pitch // 2)) // n) * n
     copies = -(-g.w // n)
-    floats = lay.floats if not split else -(-(lay.rows * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
+    floats = lay.floats if not split else -(-((lay.ring or lay.rows) * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
     # panels: each plane's outputs go to one of two stack planes first (every vector stored
     # whole: its spill past the plane stays on the stack), copied to the panels while the next
     # plane is computed (`_store_panels`)
@@ -430,30 +450,50 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         if panels_out is not None:
             out = buffered(q)
-        with kb.loop(0, g.h, name="copy") as iy:
-            row_in = kb.at(src, b.mul(iy, i64(g.w)))
-            if split:
-                # even / odd padded columns 2 j + phase = input column 2 j + phase - left:
-                # two loads of the input row (masked to it: the pads' lanes load zeros)
-                # and an even- and an odd-lane shuffle per vector of each phase row
-                even = kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow)))
-                for j0 in range(0, qrow, n):
-                    parts = []
-                    for start in (2 * j0 - lay.left, 2 * j0 - lay.left + n):
-                        lanes = [0 <= start + lane < g.w for lane in range(n)]
-                        if not any(lanes):
-                            parts.append(kb.vconst(0.0, n))
-                            continue
-                        mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
-                        parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
-                    for phase in range(2):
-                        pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
-                        kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
-            else:
-                row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
-                for v in range(copies):
-                    mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
-                    kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
+        def split_row(row_in: ir.Value, even: ir.Value) -> None:
+            """Input row `row_in` as its even / odd padded columns 2 j + phase = input column
+            2 j + phase - left at `even` and qrow further: two loads of the input row (masked
+            to it: the pads' lanes load zeros) and an even- and an odd-lane shuffle per
+            vector of each phase row."""
+            for j0 in range(0, qrow, n):
+                parts = []
+                for start in (2 * j0 - lay.left, 2 * j0 - lay.left + n):
+                    lanes = [0 <= start + lane < g.w for lane in range(n)]
+                    if not any(lanes):
+                        parts.append(kb.vconst(0.0, n))
+                        continue
+                    mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
+                    parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
+                for phase in range(2):
+                    pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
+                    kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
+
+        def fill_ring(first: ir.Value, last: ir.Value) -> None:
+            """Padded rows [first, last) into their ring slots: input rows split, pad rows zeros
+            (a slot held another row before)."""
+            with kb.loop(first, last, name="ring") as pr:
+                slot = kb.at(stack, b.mul(b.and_(pr, i64(lay.ring - 1)), i64(2 * qrow)))
+                iy = b.sub(pr, i64(lay.top))
+                with b.if_else(b.icmp_unsigned("<", iy, i64(g.h))) as (inside, outside):
+                    with inside:
+                        split_row(kb.at(src, b.mul(iy, i64(g.w))), slot)
+                    with outside:
+                        for j0 in range(0, 2 * qrow, n):
+                            kb.vstore(kb.vconst(0.0, n), kb.at(slot, i64(j0)))
+
+        extent = (g.kh - 1) * g.dilation[0] + 1  # padded rows one output row reads
+        if lay.ring:
+            fill_ring(i64(0), i64(max(0, extent - g.stride[0])))
+        else:
+            with kb.loop(0, g.h, name="copy") as iy:
+                row_in = kb.at(src, b.mul(iy, i64(g.w)))
+                if split:
+                    split_row(row_in, kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow))))
+                else:
+                    row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
+                    for v in range(copies):
+                        mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
+                        kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
         dst_off = i64(0) if spec.panels else b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
@@ -463,7 +503,11 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
             """Rows oy .. oy + count - 1; `first`: oy as a constant where a store may cross
             the plane's end."""
             offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
-            if split:
+            if lay.ring:  # the rows past the previous block's
+                top_row = b.mul(oy, i64(g.stride[0]))
+                fill_ring(b.add(top_row, i64(extent - g.stride[0])), b.add(top_row, i64(g.stride[0] * (count - 1) + extent)))
+                rows = {o: kb.at(stack, b.mul(b.and_(b.add(top_row, i64(o)), i64(lay.ring - 1)), i64(2 * qrow))) for o in offsets}
+            elif split:
                 rows = {o: kb.at(stack, b.mul(b.add(b.mul(oy, i64(g.stride[0])), i64(o)), i64(2 * qrow))) for o in offsets}
             else:
                 rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
