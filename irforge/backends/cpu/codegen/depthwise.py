@@ -83,6 +83,11 @@ their input rows into even / odd column rows (COLUMN_PHASES) too, but into a rin
 instead of a whole stack plane (58 KiB at 112x112: past L1, measured 0.82x the cut kernel).
 The cut kernel's stride-2 tap is two loads and an even-lane shuffle (two shuffle uops on
 AVX2) for every tap of every row; the ring's is one plain load. 0: off (the cut kernel)."""
+PAIR_TAPS = 9
+"""Over split rows (COLUMN_PHASES), a window of more taps than this computes two vectors of a
+row together (2 x ROWS accumulators): its weights do not fit in registers beside ROWS
+accumulators anyway (a 5x5 window's 25 on AVX2's 16), so each FMA read its weight from the
+stack; paired, one weight load serves two FMAs."""
 PADDED_DILATED_OW_MAX = 48
 """The stride-1 limit for dilated windows, whose cut kernel masks more of every row (a 5x5
 window at dilation 2 has 4 border columns each side): LR-ASPP's 33x33 5x5 dilation-2 layers
@@ -511,17 +516,21 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                 rows = {o: kb.at(stack, b.mul(b.add(b.mul(oy, i64(g.stride[0])), i64(o)), i64(2 * qrow))) for o in offsets}
             else:
                 rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
-            for v in reversed(range(vectors)):
-                ox0 = i64(v * n)
+            pair = 2 if split and g.kh * g.kw > PAIR_TAPS else 1
+            # the row's vectors from the last to the first, `pair` computed together
+            groups = [list(range(v, min(v + pair, vectors))) for v in reversed(range(0, vectors, pair))]
+            for group in groups:
                 if split:
-                    accs = _phase_vectors(kb, g, rows, weights, v * n, qrow, init, count, n)
+                    computed = _phase_vectors(kb, g, rows, weights, [v * n for v in group], qrow, init, count, n)
                 else:
-                    accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
-                for r, acc in enumerate(accs):
-                    end = None if first is None else (first + r) * g.ow + v * n
-                    mask = kb.mask(capacity - end, n) if end is not None and end + n > capacity else None
-                    offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
-                    _store(kb, spec, acc, out, res, offset, n, mask, late)
+                    computed = [_output_vectors(kb, inner, rows, weights, i64(group[0] * n), init, count, n, True)]
+                for v, accs in reversed(list(zip(group, computed))):
+                    ox0 = i64(v * n)
+                    for r, acc in enumerate(accs):
+                        end = None if first is None else (first + r) * g.ow + v * n
+                        mask = kb.mask(capacity - end, n) if end is not None and end + n > capacity else None
+                        offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
+                        _store(kb, spec, acc, out, res, offset, n, mask, late)
             if late and not per_plane:
                 _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), count * g.ow)
 
@@ -564,16 +573,18 @@ def _store_panels(kb: KernelBuilder, plane: ir.Value, dst: ir.Value, panel_step:
             kb.vstore(value, kb.at(last, i64(part)))
 
 
-def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, ox0: int, qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]
-    """`_output_vectors` at column stride 2 over the split stack plane: input column
-    2 ox + kx dx is column ox + (kx dx) // 2 of the row's phase (kx dx) % 2."""
-    accs = [init] * count
+def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, starts: list[int], qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]
+    """`_output_vectors` at column stride 2 over the split stack plane, for the vectors of a
+    row at `starts` together (PAIR_TAPS): input column 2 ox + kx dx is column
+    ox + (kx dx) // 2 of the row's phase (kx dx) % 2. Per start, the ROWS accumulators."""
+    accs = [[init] * count for _ in starts]
     for kx in range(g.kw):
         phase, shift = divmod(kx * g.dilation[1], 2)[::-1]
         for offset, row in rows.items():
-            values = kb.vload(kb.at(row, i64(phase * qrow + ox0 + shift)), n)
+            values = [kb.vload(kb.at(row, i64(phase * qrow + ox0 + shift)), n) for ox0 in starts]
             for r in range(count):
                 ky, rest = divmod(offset - r * g.stride[0], g.dilation[0])
                 if rest == 0 and 0 <= ky < g.kh:
-                    accs[r] = kb.fma(weights[ky * g.kw + kx], values, accs[r])
+                    for i, value in enumerate(values):
+                        accs[i][r] = kb.fma(weights[ky * g.kw + kx], value, accs[i][r])
     return accs
