@@ -33,6 +33,10 @@ CASES = [
     ((1, 2, 28, 28), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "swish"),  # whole vectors; per plane
     ((1, 3, 33, 41), 5, dict(dilations=[2, 2], pads_begin=[4, 4], pads_end=[4, 4]), "relu"),  # PADDED_DILATED_OW_MAX
     ((1, 2, 210, 20), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "swish"),  # per block (> PLANE_PASS)
+    # one vector a row at 5x5: blocks of 2 x ROWS rows (PAIR_ROWS)
+    ((1, 3, 14, 14), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "relu"),  # 14 -> 7
+    ((2, 3, 27, 13), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "swish"),  # 14 x 7: 8 + 6 rows
+    ((1, 2, 41, 29), 5, dict(strides=[2, 2], pads_begin=[2, 1], pads_end=[1, 2]), "none"),  # 20 x 14 (one vector at 16 lanes)
     # stride 2 over PADDED_STRIDED_OW_MAX: split rows in a ring (SPLIT_RING_OW_MAX)
     ((1, 3, 112, 112), 3, dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "relu"),  # 112 -> 56
     ((2, 2, 75, 77), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "swish"),  # odd planes, 39 wide

@@ -88,6 +88,8 @@ PAIR_TAPS = 9
 row together (2 x ROWS accumulators): its weights do not fit in registers beside ROWS
 accumulators anyway (a 5x5 window's 25 on AVX2's 16), so each FMA read its weight from the
 stack; paired, one weight load serves two FMAs."""
+PAIR_ROWS = True
+"""... and where a row is one vector (14 -> 7), the blocks are 2 x ROWS rows instead."""
 PADDED_DILATED_OW_MAX = 48
 """The stride-1 limit for dilated windows, whose cut kernel masks more of every row (a 5x5
 window at dilation 2 has 4 border columns each side): LR-ASPP's 33x33 5x5 dilation-2 layers
@@ -440,7 +442,9 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     # rows whose stores would run past the plane (the last; more where n > 2 ow) run as
     # unrolled blocks at the end, those stores masked at the plane's end
     crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > capacity]
-    last_start = min([(g.oh - 1) // ROWS * ROWS] + [r // ROWS * ROWS for r in crossing[:1]])
+    # rows a block: twice ROWS where a row is one vector and its weights spill (PAIR_ROWS)
+    block_rows = 2 * ROWS if PAIR_ROWS and split and not lay.ring and vectors == 1 and g.kh * g.kw > PAIR_TAPS else ROWS
+    last_start = min([(g.oh - 1) // block_rows * block_rows] + [r // block_rows * block_rows for r in crossing[:1]])
     q0, q1, channels = _planes(kb, spec)
 
     def buffered(plane: ir.Value) -> ir.Value:
@@ -534,10 +538,10 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
             if late and not per_plane:
                 _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), count * g.ow)
 
-        with kb.loop(0, last_start, ROWS, name="oy") as oy:
-            block(oy, ROWS, None)
-        for first in range(last_start, g.oh, ROWS):
-            block(i64(first), min(ROWS, g.oh - first), first)
+        with kb.loop(0, last_start, block_rows, name="oy") as oy:
+            block(oy, block_rows, None)
+        for first in range(last_start, g.oh, block_rows):
+            block(i64(first), min(block_rows, g.oh - first), first)
         if per_plane:
             _epilogue_pass(kb, spec, out, res, dst_off, g.p)
         if panels_out is not None:  # the previous plane's stores retired: its loads forward no store
