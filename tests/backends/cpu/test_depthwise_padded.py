@@ -2,7 +2,8 @@
 output rows up to `PADDED_OW_MAX` floats at stride 1, `PADDED_STRIDED_OW_MAX` at stride 2)
 against the reference: rows shorter than half a vector (stores that would cross the plane's
 end over several rows), stride 2 (each row's even / odd columns split into two stack rows),
-dilation, asymmetric pads, wider stride-2 rows split into a ring of rows (`SPLIT_RING_OW_MAX`), rows of 41 at dilation 2 (`PADDED_DILATED_OW_MAX`), a residual with ReLU, Swish after the stores per plane and per
+dilation, asymmetric pads, wider stride-2 rows split into a ring of rows (`SPLIT_RING_OW_MAX`), 5x5 windows over split
+rows two vectors (`PAIR_TAPS`) or 8 rows (`PAIR_ROWS`) at a time, rows of 41 at dilation 2 (`PADDED_DILATED_OW_MAX`), a residual with ReLU, Swish after the stores per plane and per
 block of rows; 8 and 16 lanes, 1 and 2 threads, the arena NaN-filled and checked NaN past
 the output (a lane left unwritten, or a store past the plane's end, would show)."""
 

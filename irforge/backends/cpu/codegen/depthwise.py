@@ -409,7 +409,8 @@ def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayo
 def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per_plane: bool) -> None:
     """The kernel body for planes of `_padded_layout`: per plane, its input rows are copied
     into the stack plane (zeroed once: the copies' lanes past a row are zeros, so the pads
-    stay zero), then the output rows run in blocks of ROWS over plain loads. A row's vectors
+    stay zero), then the output rows run in blocks of ROWS over plain loads (with `ring`,
+    each block first splits the input rows it reads past the previous block's into the ring). A row's vectors
     are stored from the last to the first, whole: a partial last vector's spill lands on
     the next row's first vector, stored after it; only the plane's very last vector is
     masked (the next plane may be another thread's)."""
