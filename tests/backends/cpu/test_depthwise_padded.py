@@ -2,7 +2,8 @@
 output rows up to `PADDED_OW_MAX` floats at stride 1, `PADDED_STRIDED_OW_MAX` at stride 2)
 against the reference: rows shorter than half a vector (stores that would cross the plane's
 end over several rows), stride 2 (each row's even / odd columns split into two stack rows),
-dilation, asymmetric pads, rows of 41 at dilation 2 (`PADDED_DILATED_OW_MAX`), a residual with ReLU, Swish after the stores per plane and per
+dilation, asymmetric pads, wider stride-2 rows split into a ring of rows (`SPLIT_RING_OW_MAX`), 5x5 windows over split
+rows two vectors (`PAIR_TAPS`) or 8 rows (`PAIR_ROWS`) at a time, rows of 41 at dilation 2 (`PADDED_DILATED_OW_MAX`), a residual with ReLU, Swish after the stores per plane and per
 block of rows; 8 and 16 lanes, 1 and 2 threads, the arena NaN-filled and checked NaN past
 the output (a lane left unwritten, or a store past the plane's end, would show)."""
 
@@ -33,6 +34,16 @@ CASES = [
     ((1, 2, 28, 28), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "swish"),  # whole vectors; per plane
     ((1, 3, 33, 41), 5, dict(dilations=[2, 2], pads_begin=[4, 4], pads_end=[4, 4]), "relu"),  # PADDED_DILATED_OW_MAX
     ((1, 2, 210, 20), 3, dict(pads_begin=[1, 1], pads_end=[1, 1]), "swish"),  # per block (> PLANE_PASS)
+    # one vector a row at 5x5: blocks of 2 x ROWS rows (PAIR_ROWS)
+    ((1, 3, 14, 14), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "relu"),  # 14 -> 7
+    ((2, 3, 27, 13), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "swish"),  # 14 x 7: 8 + 6 rows
+    ((1, 2, 41, 29), 5, dict(strides=[2, 2], pads_begin=[2, 1], pads_end=[1, 2]), "none"),  # 20 x 14 (one vector at 16 lanes)
+    # stride 2 over PADDED_STRIDED_OW_MAX: split rows in a ring (SPLIT_RING_OW_MAX)
+    ((1, 3, 112, 112), 3, dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1]), "relu"),  # 112 -> 56
+    ((2, 2, 75, 77), 5, dict(strides=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "swish"),  # odd planes, 39 wide
+    ((1, 2, 70, 67), 3, dict(strides=[2, 2], pads_begin=[0, 1], pads_end=[1, 0]), "none"),  # asymmetric pads
+    ((1, 2, 81, 90), 3, dict(strides=[2, 2], dilations=[2, 2], pads_begin=[2, 2], pads_end=[2, 2]), "none"),  # dilated
+    ((1, 2, 66, 128), 5, dict(strides=[2, 2], pads_begin=[1, 2], pads_end=[2, 1]), "relu"),  # 64 wide, 5x5
 ]
 
 
@@ -92,7 +103,10 @@ def test_layout_limits() -> None:
     assert depthwise._padded_layout(g(56, 1), 8) is None
     assert depthwise._padded_layout(g(28, 2), 8) is not None
     assert depthwise._padded_layout(g(56, 2), 8) is not None
-    assert depthwise._padded_layout(g(112, 2), 8) is None
+    assert depthwise._padded_layout(g(56, 2), 8).ring == 0  # the whole split plane
+    assert depthwise._padded_layout(g(112, 2), 8).ring == 16  # 9 rows a block of 4
+    assert depthwise._padded_layout(g(112, 2, k=5), 8).ring == 16  # 11 rows
+    assert depthwise._padded_layout(g(224, 2), 8) is None  # past SPLIT_RING_OW_MAX
     assert depthwise._padded_layout(g(21, 3), 8) is None
     assert depthwise._padded_layout(g(33, 1), 8) is None  # undilated: PADDED_OW_MAX
     dilated = ConvGeometry(1, 8, 33, 33, 5, 5, 33, 33, (1, 1), (2, 2), (4, 4), 8)

@@ -76,6 +76,20 @@ once per input row, from two loads of the input row), so a tap is one plain load
 two and an even-lane shuffle: 28->14 3x3 1.47x, 14->7 5x5 1.34x, 14->7 3x3 1.37x faster (`--ab
 ...COLUMN_PHASES=False`, min of 60, load 12). A first version split a padded copy of the row
 just stored: its loads straddled two stores (no store forwarding) and ran 2.3-3.5x slower."""
+SPLIT_RING_OW_MAX = 64
+"""Stride-2 planes whose output rows are wider than PADDED_STRIDED_OW_MAX, up to this, split
+their input rows into even / odd column rows (COLUMN_PHASES) too, but into a ring of
+`_ring_rows` rows (8 KiB at 112x112 3x3) filled just ahead of each block of ROWS output rows
+instead of a whole stack plane (58 KiB at 112x112: past L1, measured 0.82x the cut kernel).
+The cut kernel's stride-2 tap is two loads and an even-lane shuffle (two shuffle uops on
+AVX2) for every tap of every row; the ring's is one plain load. 0: off (the cut kernel)."""
+PAIR_TAPS = 9
+"""Over split rows (COLUMN_PHASES), a window of more taps than this computes two vectors of a
+row together (2 x ROWS accumulators): its weights do not fit in registers beside ROWS
+accumulators anyway (a 5x5 window's 25 on AVX2's 16), so each FMA read its weight from the
+stack; paired, one weight load serves two FMAs."""
+PAIR_ROWS = True
+"""... and where a row is one vector (14 -> 7), the blocks are 2 x ROWS rows instead."""
 PADDED_DILATED_OW_MAX = 48
 """The stride-1 limit for dilated windows, whose cut kernel masks more of every row (a 5x5
 window at dilation 2 has 4 border columns each side): LR-ASPP's 33x33 5x5 dilation-2 layers
@@ -352,6 +366,15 @@ class _PaddedLayout:
     top: int
     left: int
     floats: int
+    ring: int = 0
+    """split rows held at once (`SPLIT_RING_OW_MAX`), a power of two; 0: the whole plane"""
+
+
+def _ring_rows(g: ConvGeometry) -> int:
+    """Ring slots for a block of ROWS output rows' input rows (a power of two: a row's slot is
+    its padded row index masked)."""
+    need = g.stride[0] * (ROWS - 1) + (g.kh - 1) * g.dilation[0] + 1
+    return 1 << (need - 1).bit_length()
 
 
 def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayout | None:
@@ -363,6 +386,9 @@ def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayo
         return None
     if (sy, sx) == (1, 1) and g.dilation != (1, 1):
         limit = max(limit, PADDED_DILATED_OW_MAX)
+    ring = COLUMN_PHASES and sx == 2 and not panels and limit < g.ow <= SPLIT_RING_OW_MAX
+    if ring:
+        limit = SPLIT_RING_OW_MAX
     if not (0 < g.ow <= limit and sy <= 2 and sx <= 2 and g.pad[0] >= 0 and g.pad[1] >= 0):
         return None
     rows = max(g.pad[0] + g.h, (g.oh - 1) * sy + (g.kh - 1) * g.dilation[0] + 1)
@@ -373,16 +399,18 @@ def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayo
     # copy's spill past the last input row
     slack = vectors * n * sx + (g.kw - 1) * g.dilation[1] + 2 * n
     floats = -(-(rows * pitch + slack) // n) * n
-    split = -(-(-(-pitch // 2)) // n) * n * 2 * rows + pitch + (g.kw - 1) * g.dilation[1] + 2 * n if sx == 2 else 0
-    if max(floats, split) > PADDED_STACK_MAX:  # split: `_padded_plane_kernel`'s even / odd rows
+    held = _ring_rows(g) if ring else rows
+    split = -(-(-(-pitch // 2)) // n) * n * 2 * held + pitch + (g.kw - 1) * g.dilation[1] + 2 * n if sx == 2 else 0
+    if max(0 if ring else floats, split) > PADDED_STACK_MAX:  # split: `_padded_plane_kernel`'s even / odd rows
         return None
-    return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats)
+    return _PaddedLayout(rows, pitch, g.pad[0], g.pad[1], floats, _ring_rows(g) if ring else 0)
 
 
 def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per_plane: bool) -> None:
     """The kernel body for planes of `_padded_layout`: per plane, its input rows are copied
     into the stack plane (zeroed once: the copies' lanes past a row are zeros, so the pads
-    stay zero), then the output rows run in blocks of ROWS over plain loads. A row's vectors
+    stay zero), then the output rows run in blocks of ROWS over plain loads (with `ring`,
+    each block first splits the input rows it reads past the previous block's into the ring). A row's vectors
     are stored from the last to the first, whole: a partial last vector's spill lands on
     the next row's first vector, stored after it; only the plane's very last vector is
     masked (the next plane may be another thread's)."""
@@ -397,7 +425,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     # split: row r's even padded columns at r * 2 qrow, its odd ones qrow further
     qrow = -(-(-(-lay.pitch // 2)) // n) * n
     copies = -(-g.w // n)
-    floats = lay.floats if not split else -(-(lay.rows * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
+    floats = lay.floats if not split else -(-((lay.ring or lay.rows) * 2 * qrow + qrow + (g.kw - 1) * g.dilation[1] + 2 * n) // n) * n
     # panels: each plane's outputs go to one of two stack planes first (every vector stored
     # whole: its spill past the plane stays on the stack), copied to the panels while the next
     # plane is computed (`_store_panels`)
@@ -415,7 +443,9 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     # rows whose stores would run past the plane (the last; more where n > 2 ow) run as
     # unrolled blocks at the end, those stores masked at the plane's end
     crossing = [r for r in range(g.oh) if r * g.ow + vectors * n > capacity]
-    last_start = min([(g.oh - 1) // ROWS * ROWS] + [r // ROWS * ROWS for r in crossing[:1]])
+    # rows a block: twice ROWS where a row is one vector and its weights spill (PAIR_ROWS)
+    block_rows = 2 * ROWS if PAIR_ROWS and split and not lay.ring and vectors == 1 and g.kh * g.kw > PAIR_TAPS else ROWS
+    last_start = min([(g.oh - 1) // block_rows * block_rows] + [r // block_rows * block_rows for r in crossing[:1]])
     q0, q1, channels = _planes(kb, spec)
 
     def buffered(plane: ir.Value) -> ir.Value:
@@ -430,30 +460,50 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         if panels_out is not None:
             out = buffered(q)
-        with kb.loop(0, g.h, name="copy") as iy:
-            row_in = kb.at(src, b.mul(iy, i64(g.w)))
-            if split:
-                # even / odd padded columns 2 j + phase = input column 2 j + phase - left:
-                # two loads of the input row (masked to it: the pads' lanes load zeros)
-                # and an even- and an odd-lane shuffle per vector of each phase row
-                even = kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow)))
-                for j0 in range(0, qrow, n):
-                    parts = []
-                    for start in (2 * j0 - lay.left, 2 * j0 - lay.left + n):
-                        lanes = [0 <= start + lane < g.w for lane in range(n)]
-                        if not any(lanes):
-                            parts.append(kb.vconst(0.0, n))
-                            continue
-                        mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
-                        parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
-                    for phase in range(2):
-                        pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
-                        kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
-            else:
-                row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
-                for v in range(copies):
-                    mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
-                    kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
+        def split_row(row_in: ir.Value, even: ir.Value) -> None:
+            """Input row `row_in` as its even / odd padded columns 2 j + phase = input column
+            2 j + phase - left at `even` and qrow further: two loads of the input row (masked
+            to it: the pads' lanes load zeros) and an even- and an odd-lane shuffle per
+            vector of each phase row."""
+            for j0 in range(0, qrow, n):
+                parts = []
+                for start in (2 * j0 - lay.left, 2 * j0 - lay.left + n):
+                    lanes = [0 <= start + lane < g.w for lane in range(n)]
+                    if not any(lanes):
+                        parts.append(kb.vconst(0.0, n))
+                        continue
+                    mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
+                    parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
+                for phase in range(2):
+                    pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
+                    kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
+
+        def fill_ring(first: ir.Value, last: ir.Value) -> None:
+            """Padded rows [first, last) into their ring slots: input rows split, pad rows zeros
+            (a slot held another row before)."""
+            with kb.loop(first, last, name="ring") as pr:
+                slot = kb.at(stack, b.mul(b.and_(pr, i64(lay.ring - 1)), i64(2 * qrow)))
+                iy = b.sub(pr, i64(lay.top))
+                with b.if_else(b.icmp_unsigned("<", iy, i64(g.h))) as (inside, outside):
+                    with inside:
+                        split_row(kb.at(src, b.mul(iy, i64(g.w))), slot)
+                    with outside:
+                        for j0 in range(0, 2 * qrow, n):
+                            kb.vstore(kb.vconst(0.0, n), kb.at(slot, i64(j0)))
+
+        extent = (g.kh - 1) * g.dilation[0] + 1  # padded rows one output row reads
+        if lay.ring:
+            fill_ring(i64(0), i64(max(0, extent - g.stride[0])))
+        else:
+            with kb.loop(0, g.h, name="copy") as iy:
+                row_in = kb.at(src, b.mul(iy, i64(g.w)))
+                if split:
+                    split_row(row_in, kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow))))
+                else:
+                    row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
+                    for v in range(copies):
+                        mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
+                        kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
         dst_off = i64(0) if spec.panels else b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))
@@ -463,28 +513,36 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
             """Rows oy .. oy + count - 1; `first`: oy as a constant where a store may cross
             the plane's end."""
             offsets = sorted({r * g.stride[0] + ky * g.dilation[0] for r in range(count) for ky in range(g.kh)})
-            if split:
+            if lay.ring:  # the rows past the previous block's
+                top_row = b.mul(oy, i64(g.stride[0]))
+                fill_ring(b.add(top_row, i64(extent - g.stride[0])), b.add(top_row, i64(g.stride[0] * (count - 1) + extent)))
+                rows = {o: kb.at(stack, b.mul(b.and_(b.add(top_row, i64(o)), i64(lay.ring - 1)), i64(2 * qrow))) for o in offsets}
+            elif split:
                 rows = {o: kb.at(stack, b.mul(b.add(b.mul(oy, i64(g.stride[0])), i64(o)), i64(2 * qrow))) for o in offsets}
             else:
                 rows = dict(zip(offsets, _rows(kb, inner, stack, oy, offsets, False, n)))
-            for v in reversed(range(vectors)):
-                ox0 = i64(v * n)
+            pair = 2 if split and g.kh * g.kw > PAIR_TAPS else 1
+            # the row's vectors from the last to the first, `pair` computed together
+            groups = [list(range(v, min(v + pair, vectors))) for v in reversed(range(0, vectors, pair))]
+            for group in groups:
                 if split:
-                    accs = _phase_vectors(kb, g, rows, weights, v * n, qrow, init, count, n)
+                    computed = _phase_vectors(kb, g, rows, weights, [v * n for v in group], qrow, init, count, n)
                 else:
-                    accs = _output_vectors(kb, inner, rows, weights, ox0, init, count, n, True)
-                for r, acc in enumerate(accs):
-                    end = None if first is None else (first + r) * g.ow + v * n
-                    mask = kb.mask(capacity - end, n) if end is not None and end + n > capacity else None
-                    offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
-                    _store(kb, spec, acc, out, res, offset, n, mask, late)
+                    computed = [_output_vectors(kb, inner, rows, weights, i64(group[0] * n), init, count, n, True)]
+                for v, accs in reversed(list(zip(group, computed))):
+                    ox0 = i64(v * n)
+                    for r, acc in enumerate(accs):
+                        end = None if first is None else (first + r) * g.ow + v * n
+                        mask = kb.mask(capacity - end, n) if end is not None and end + n > capacity else None
+                        offset = b.add(dst_off, b.add(b.mul(b.add(oy, i64(r)), i64(g.ow)), ox0))
+                        _store(kb, spec, acc, out, res, offset, n, mask, late)
             if late and not per_plane:
                 _epilogue_pass(kb, spec, out, res, b.add(dst_off, b.mul(oy, i64(g.ow))), count * g.ow)
 
-        with kb.loop(0, last_start, ROWS, name="oy") as oy:
-            block(oy, ROWS, None)
-        for first in range(last_start, g.oh, ROWS):
-            block(i64(first), min(ROWS, g.oh - first), first)
+        with kb.loop(0, last_start, block_rows, name="oy") as oy:
+            block(oy, block_rows, None)
+        for first in range(last_start, g.oh, block_rows):
+            block(i64(first), min(block_rows, g.oh - first), first)
         if per_plane:
             _epilogue_pass(kb, spec, out, res, dst_off, g.p)
         if panels_out is not None:  # the previous plane's stores retired: its loads forward no store
@@ -520,16 +578,18 @@ def _store_panels(kb: KernelBuilder, plane: ir.Value, dst: ir.Value, panel_step:
             kb.vstore(value, kb.at(last, i64(part)))
 
 
-def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, ox0: int, qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]
-    """`_output_vectors` at column stride 2 over the split stack plane: input column
-    2 ox + kx dx is column ox + (kx dx) // 2 of the row's phase (kx dx) % 2."""
-    accs = [init] * count
+def _phase_vectors(kb: KernelBuilder, g: ConvGeometry, rows: dict[int, ir.Value], weights, starts: list[int], qrow: int, init, count: int, n: int):  # type: ignore[no-untyped-def]
+    """`_output_vectors` at column stride 2 over the split stack plane, for the vectors of a
+    row at `starts` together (PAIR_TAPS): input column 2 ox + kx dx is column
+    ox + (kx dx) // 2 of the row's phase (kx dx) % 2. Per start, the ROWS accumulators."""
+    accs = [[init] * count for _ in starts]
     for kx in range(g.kw):
         phase, shift = divmod(kx * g.dilation[1], 2)[::-1]
         for offset, row in rows.items():
-            values = kb.vload(kb.at(row, i64(phase * qrow + ox0 + shift)), n)
+            values = [kb.vload(kb.at(row, i64(phase * qrow + ox0 + shift)), n) for ox0 in starts]
             for r in range(count):
                 ky, rest = divmod(offset - r * g.stride[0], g.dilation[0])
                 if rest == 0 and 0 <= ky < g.kh:
-                    accs[r] = kb.fma(weights[ky * g.kw + kx], values, accs[r])
+                    for i, value in enumerate(values):
+                        accs[i][r] = kb.fma(weights[ky * g.kw + kx], value, accs[i][r])
     return accs
