@@ -303,3 +303,13 @@ def _expressions() -> dict[str, Expr]:
 
 
 EXPRESSIONS: dict[str, Expr] = _expressions()
+
+
+def evaluate(kb: KernelBuilder, expr: str, xs: list[ir.Value], params: tuple[float, ...]) -> ir.Value:
+    """`expr` of `xs`: a name in EXPRESSIONS, or `head>act` (a binary expression whose result an
+    epilogue activation `act` takes, with `params` the activation's: `ops/elementwise.py`'s
+    `ELTWISE_ACTIVATION`)."""
+    head, _, act = expr.partition(">")
+    if not act:
+        return EXPRESSIONS[expr](kb, xs, params)
+    return activate(kb, act, params, EXPRESSIONS[head](kb, xs, ()))

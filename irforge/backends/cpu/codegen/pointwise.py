@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.irutil import I8, I64, VW, KernelBuilder, i64, vec
-from irforge.backends.cpu.codegen.mathfn import EXPRESSIONS
+from irforge.backends.cpu.codegen.mathfn import evaluate
 from irforge.backends.cpu.codegen.typedfn import ELEMENT, typed_expression
 
 CHUNK = 4096
@@ -102,7 +102,7 @@ def pointwise_kernel(module: ir.Module, spec: PointwiseSpec, name: str) -> None:
                 if spec.types:
                     value = typed_expression(spec.expr, kb, args)
                 else:
-                    value = EXPRESSIONS[spec.expr](kb, args, spec.params)
+                    value = evaluate(kb, spec.expr, args, spec.params)
                 if types[-1] == "bool":
                     value = b.zext(value, vec(VW, I8))
                 kb.vstore(value, kb.at(dst, b.sub(j, j0)), mask)

@@ -18,7 +18,7 @@ from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, FLOAT_BINARY, INT_
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.excite import defer_channel_scale
 from irforge.backends.cpu.codegen.transpose import TransposeSpec, as_transpose, transpose_kernel
-from irforge.backends.cpu.ops.fusion import require_f32
+from irforge.backends.cpu.ops.fusion import activation_of, require_f32
 from irforge.backends.cpu.ops.movement import permute_any
 from irforge.dialects.nn import (
     Activation, BatchNormalization, Clamp, Convert, Eltwise, Flatten, Identity, Permute, Power, PReLU, ReLU, Reshape, ScaleShift, Select, Squeeze,
@@ -76,6 +76,25 @@ def power(ctx: Lowering, op: Power) -> None:
     unary(ctx, op, "power", tuple(op.float_prop(p) for p in ("power", "scale", "shift")))
 
 
+ELTWISE_ACTIVATION = True
+"""An f32 binary Eltwise whose single user is an activation a GEMM's epilogue applies
+(`fusion.activation_of`: ReLU, Clamp, Swish, ...) of its shape computes both in one phase
+(`mathfn.evaluate`'s `bin.mul>relu`): DenseNet's BatchNorm before each layer's 1x1 (a
+per-channel Mul over the concatenation, the shift folded away) and its ReLU read and wrote
+the growing concatenation twice. False: a phase each."""
+
+
+def _absorbed_activation(ctx: Lowering, op: Eltwise) -> tuple[str, tuple[float, ...], SSAValue] | None:
+    """(activation, its params, its result) of `op`'s single user where `ELTWISE_ACTIVATION`
+    fuses it into `op`'s phase, else None."""
+    user = ctx.single_use(op.output)
+    act = activation_of(user) if ELTWISE_ACTIVATION else None
+    if act is None or user is None or shape_of(user.results[0]) != shape_of(op.output):
+        return None
+    ctx.absorbed.add(user)
+    return act[0], act[1], user.results[0]
+
+
 SQUARE_AS_PRODUCT = True
 """Eltwise pow by a constant 2 as x * x (the A/B knob; False: powf per lane)."""
 
@@ -94,7 +113,13 @@ def eltwise(ctx: Lowering, op: Eltwise) -> None:
     if element == "f32" and operation in BINARY:
         if defer_channel_scale(ctx, op):  # squeeze-excite's x * s: onto the next 1x1's weights
             return
-        emit_pointwise(ctx, op, [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)], f"bin.{operation}")
+        inputs, shapes = [ctx.input(op, 0), ctx.input(op, 1)], [shape_of(op.lhs), shape_of(op.rhs)]
+        fused = _absorbed_activation(ctx, op)
+        if fused is not None:
+            act, params, final = fused
+            pointwise_phase(ctx, shape_of(op.output), inputs, shapes, f"bin.{operation}>{act}", params, ctx.result(final))
+            return
+        emit_pointwise(ctx, op, inputs, shapes, f"bin.{operation}")
         return
     if operation in COMPARISON and element in ("f32", "f16", "f64", "i8", "i32", "i64", "bool"):
         expr = f"cmp.{operation}"

@@ -115,9 +115,21 @@ A/B in CPU time (`bench/cpu_knob_ab.py whisper_base_encoder irforge.backends.cpu
 --a None --b 512 --cpu-time`): see docs/STATUS.md, session 10."""
 
 
-def fc_kc(k: int) -> int:
+FC_WHOLE_K_ROWS = 1
+"""An FC / MatMul GEMM of at most this many rows (M) with constant (packed) weights takes K
+in one block: its C is a row of N floats, so blocks save no reloads of it, and each packed
+panel's K x NR weights then stream from memory as one run instead of K / FC_KC runs 32 KiB
+long in turn across all panels. AlexNet's 9216 -> 4096 classifier at batch 1 (151 MB of
+weights, weight-bandwidth bound) 0.875x the time of blocks of 512 (same-process A/B in CPU
+time, docs/STATUS.md session 14 round 2). 0: K blocks of `fc_kc` at any M."""
+
+
+def fc_kc(k: int, m: int = 0, packed: bool = False) -> int:
     """The K block of an FC GEMM of K rows: K in equal blocks of at most `FC_KC` (768 = 2 x 384,
-    3072 = 6 x 512, 2048 = 4 x 512)."""
+    3072 = 6 x 512, 2048 = 4 x 512); all of K for `m` <= `FC_WHOLE_K_ROWS` rows of `packed`
+    constant weights (a block-packed B would size its stack copy by the block: not those)."""
+    if packed and 0 < m <= FC_WHOLE_K_ROWS:
+        return k
     if FC_KC is None:
         return KC
     return max(1, -(-k // max(1, -(-k // FC_KC))))
@@ -339,7 +351,8 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
     o, k = shape_of(op.weights)
     m = int(np.prod(shape_of(op.input)[:-1], dtype=np.int64))
     epilogue, residual, final = absorb_epilogue(ctx, op)
-    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
+    kc = fc_kc(k, m, packed=weights is not None)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, kc)
     bias = [ctx.input(op, 2)] if op.bias is not None else []
     if weights is not None:
         b_buf = ctx.derived_const(op.weights, ("fc", k, o), lambda: pack_b(weights.T, k, o))
@@ -347,7 +360,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
         b_buf = ctx.scratch(4 * o * k)
         relayout(ctx, op, ctx.input(op, 1), (o, k), (1, 0), b_buf)
     spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=weights is not None, ldb=o, ldc=o,
-                    bias="col" if bias else "none", epilogue=epilogue, kc=fc_kc(k), accumulate=accumulate)
+                    bias="col" if bias else "none", epilogue=epilogue, kc=kc, accumulate=accumulate)
     name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n))
     args = [ctx.input(op, 0), b_buf, out, *bias]
     ctx.phase(name, args + ([residual] if residual is not None else []), "fc", 2 * m * o * k)
@@ -499,7 +512,8 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     # a Linear's bias Add (one matrix of constant weights): added per column by the GEMM
     bias, start = absorb_bias(ctx, op.output, n) if b_const is not None and not batch else (None, op.output)
     epilogue, residual, final = absorb_epilogue(ctx, op, start)
-    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, fc_kc(k))
+    kc = fc_kc(k, m * int(np.prod(batch, dtype=np.int64)), packed=b_const is not None)
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, k, kc)
     if b_const is not None:
         mats = b_const.reshape(-1, *b_mat)
         mats = mats.transpose(0, 2, 1) if tb else mats
@@ -520,7 +534,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     a_rs, a_cs = (1, m) if ta else (k, 1)
     levels = tuple(Batch(size, sa, sb, sc) for size, sa, sb, sc in zip(batch, a_strides, b_strides, _batch_strides(batch, batch, m * n)))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
-                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=fc_kc(k),
+                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=kc,
                     accumulate=accumulate, b_blocks=b_blocks)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
