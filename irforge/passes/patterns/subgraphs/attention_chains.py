@@ -309,6 +309,18 @@ def uniform_when_masked(chain: Chain, guarded: bool, dtype: np.dtype = np.dtype(
     return len(values) == 1 and all(math.isfinite(v) and abs(v) <= FLOAT32_MAX for v in values)
 
 
+def selecting_fill(chain: Chain, dtype: np.dtype) -> float | None:
+    """The fill the attention's `fill` takes where the chain's only mask is one Where, with no
+    clamp: the fill as it reaches the softmax in the source (`at_softmax`, -inf where it
+    overflows). A masked key's logit is then that fill whatever its score, as in the source
+    (s + fill is NaN for an inf / NaN score, or lets a key scored past 1e22 through), and a
+    row masked throughout is the source's, uniform or NaN. None otherwise (the mask is added)."""
+    if len(chain.terms) != 1 or chain.terms[0].fill is None or chain.clamps:
+        return None
+    reached = at_softmax(chain, chain.terms[0], dtype)
+    return reached if reached <= FILL_AT_MOST else None
+
+
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
     """The scores' side of op = x * C and c, for C a constant whose values are 0 and one
     finite nonzero c, not growing x, whose zeros the constant masks added after op in op's
@@ -449,6 +461,8 @@ class ChainedAttention(RewritePattern):
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
         if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))):
             return False
+        if not abs(chain.factor) <= FLOAT32_MAX or float(np.float32(chain.factor)) == 0.0:
+            return False  # a scale past float32 (q * 1e37 / 0.1 * 10): no f32 property; left unfused
         shapes = (dims(q), dims(kt), dims(v))
         if not (static_but_keys(*shapes, chain.views, dims(op.results[0])) or one_view(*shapes, chain.views, [t.view for t in chain.terms])):
             return False
@@ -558,6 +572,7 @@ class ChainedAttention(RewritePattern):
         if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
+        selected = selecting_fill(chain, dtype)
         for index, term in enumerate(chain.terms):
             if term.fill is not None and term.view == view:  # the keys a padding Where masks: 0 in k
                 k4, zeroing = zero_masked_keys(term.value, term.keep, k4, f"{name}/mask{index}")
@@ -574,7 +589,7 @@ class ChainedAttention(RewritePattern):
         def additive(term: Term, index: int) -> SSAValue:
             if term.fill is None:
                 return term.value
-            fill = term.fill
+            fill = term.fill if selected is None else selected
             if not chain.clamps and not math.isfinite(reached := at_softmax(chain, term, dtype)):
                 # the source's fill overflows partway through the factors after it (float32's
                 # min * 3 * 0.1 is -inf, min * 0.3 is not): the fused mask holds that -inf
@@ -613,7 +628,9 @@ class ChainedAttention(RewritePattern):
             """sum of c_i / relative_to * m_i, in the attention's view."""
             result: SSAValue | None = None
             for index, term in terms:
-                value = scaled(mask_in_view(term, index), term.coefficient / relative_to, f"mask{index}")
+                # (a selecting Where's mask holds the fill as it reaches the softmax already)
+                coefficient = 1.0 if selected is not None else term.coefficient / relative_to
+                value = scaled(mask_in_view(term, index), coefficient, f"mask{index}")
                 if result is None:
                     result = value
                 else:
@@ -651,7 +668,7 @@ class ChainedAttention(RewritePattern):
         scale: float | None = chain.factor
         if head != DYN and math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
             scale = None
-        attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
+        attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale, fill=selected,
                           name=f"{name}/attention" if view[:-2] != out[:-2] or named_after else name)
         ops.append(attention)
         result = attention.output
