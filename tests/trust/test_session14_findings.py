@@ -157,3 +157,44 @@ def test_a_scale_past_float32_is_left_unfused() -> None:
     apply_pipeline(model.module, DEFAULT_PIPELINE)
     np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(_run_cpu(model, feeds)["y"], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("poison", [np.nan, np.inf])
+def test_two_wheres_in_a_chain_take_the_nearest_fill(poison: float) -> None:
+    """softmax(Where(pad, Where(keep, s, float32's min) * 0.125, -1e30)) @ v (fuzzed chains
+    #81): a key masked by either Where is that Where's fill (the one nearest the softmax
+    where both mask) in the source; the chain pattern added both masks, so an inf / NaN
+    score at a masked key made its row NaN (48 values off on ref, cpu@1, cpu@2). With only
+    Wheres in the chain the fused mask now holds, per key, the fill as it reaches the
+    softmax (`nested_fills`) and the op's `fill` makes it the logit whatever the score."""
+    from irforge.backends.reference import run
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+    from tests.helpers import ort_session_run
+
+    nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["qs", "kt"], ["s"]), helper.make_node("Where", ["keep", "s", "fmin"], ["w1"]),
+             helper.make_node("Mul", ["w1", "eighth"], ["x1"]), helper.make_node("Where", ["pad", "x1", "low"], ["w2"]),
+             helper.make_node("Softmax", ["w2"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fmin", T.FLOAT, [], [FMIN]),
+             helper.make_tensor("eighth", T.FLOAT, [], [0.125]), helper.make_tensor("low", T.FLOAT, [], [-1e30])]
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
+    inputs += [helper.make_tensor_value_info("keep", T.BOOL, [1, 1, 4, 6]), helper.make_tensor_value_info("pad", T.BOOL, [1, 1, 4, 6])]
+    proto = _model(nodes, inputs, inits)
+    rng = np.random.default_rng(8)
+    feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
+    feeds["keep"] = np.tril(np.ones((4, 6), bool), 1).reshape(1, 1, 4, 6)  # key 3 kept from row 2 on
+    pad = np.ones((1, 1, 4, 6), bool)
+    pad[..., 1, :] = False  # row 1 masked throughout by the second Where
+    pad[..., 3, 5] = False
+    feeds["pad"] = pad
+    feeds["k"][0, :, 3, :] = poison
+    (want,) = ort_session_run(proto, feeds)
+    assert np.isfinite(want[0, :, :2]).all() and np.isnan(want[0, :, 2:]).all()
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
+    for threads in (1, 2):
+        np.testing.assert_allclose(_run_cpu(model, feeds, threads)["y"], want, rtol=1e-4, atol=1e-5)

@@ -12,9 +12,10 @@ them broadcast as in numpy. The bias is, as in the opset's pseudo-code:
 - with a float mask: the mask itself (additive);
 - otherwise 0.
 
-With the `fill` property a masked key's logit is `fill` itself in place of the biased
-score: a key an i1 mask (or the causal triangle) masks, or where a float mask equals `fill`.
-That is the source's Where(keep, s * scale, fill), which the attention patterns fuse: exact
+With the `fill` property a masked key's logit is the fill itself in place of the biased
+score: `fill` where an i1 mask (or the causal triangle) masks a key, the mask's value where
+a float mask is at or below `fill` (nested Wheres, each with its own fill). That is the
+source's Where(keep, s * scale, fill), which the attention patterns fuse: exact
 where the score at a masked key is inf, NaN or beyond float32 (the additive form gives NaN or
 lets the key through there); OpenVINO's layer has no such input, so the IR writer leaves it
 out (the additive semantics: equal for every finite score below ~1e22).

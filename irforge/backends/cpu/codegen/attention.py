@@ -67,7 +67,8 @@ class AttentionSpec:
     stride: int = 0
     """floats per row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)"""
     fill: float | None = None
-    """the op's `fill`: a key whose mask value equals it takes it as its logit (None: added)"""
+    """the op's `fill`: a key whose mask value is at or below it takes that value as its logit
+    (None: the mask is added)"""
 
     @property
     def ldc(self) -> int:
@@ -273,8 +274,8 @@ def _exp_row(kb: KernelBuilder, spec: AttentionSpec, row, mask_row, inverse_slot
         if mask_row is not None:
             bias = kb.vload(kb.at(mask_row, offset), mask=keys)
             value = b.fadd(value, bias)
-            if spec.fill is not None:  # a key masked at the fill takes it whatever its score
-                value = b.select(b.fcmp_ordered("==", bias, kb.vconst(spec.fill)), bias, value)
+            if spec.fill is not None:  # a key masked by a fill takes it whatever its score
+                value = b.select(b.fcmp_ordered("<=", bias, kb.vconst(spec.fill)), bias, value)
         if keys is not None and lanes is None:  # pad lanes: -inf logits, exp 0
             value = b.select(keys, value, kb.vconst(-math.inf))
         return value

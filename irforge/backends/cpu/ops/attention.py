@@ -66,7 +66,8 @@ def scaled_and_masked(ctx: Lowering, op: ScaledDotProductAttention, scores: Buff
     scaled = ctx.scratch(4 * math.prod(shape))
     pointwise_phase(ctx, shape, [scores, factor], [shape, factor_shape], "bin.mul", (), scaled)
     if op.bool_prop("causal"):
-        triangle = np.triu(np.full(shape[-2:], -np.inf, np.float32), k=1)
+        above = -np.inf if op.masked_fill() is None else op.masked_fill()
+        triangle = np.triu(np.full(shape[-2:], above, np.float32), k=1)
         bias, bias_shape = ctx.const(triangle), shape[-2:]
     elif op.mask is not None:
         bias, bias_shape = ctx.input(op, 3), shape_of(op.mask)
@@ -87,11 +88,11 @@ def scaled_and_masked(ctx: Lowering, op: ScaledDotProductAttention, scores: Buff
         pointwise_phase(ctx, shape, [bias, scaled, masked], [bias_shape, shape, shape], "select", (), masked, ("bool", "f32", "f32", "f32"))
         return masked
     pointwise_phase(ctx, shape, [scaled, bias], [shape, bias_shape], "bin.sum", (), masked)
-    if fill is not None:  # keys masked (the float mask, or the triangle, at the fill) take the fill
+    if fill is not None:  # keys masked (the float mask, or the triangle, at or below the fill) take its value
         fill_buf = ctx.const(np.array([fill], np.float32))
         hit = ctx.scratch(math.prod(shape))
-        pointwise_phase(ctx, shape, [bias, fill_buf], [bias_shape, (1,)], "cmp.equal", (), hit, ("f32", "f32", "bool"))
-        pointwise_phase(ctx, shape, [hit, fill_buf, masked], [shape, (1,), shape], "select", (), masked, ("bool", "f32", "f32", "f32"))
+        pointwise_phase(ctx, shape, [bias, fill_buf], [bias_shape, (1,)], "cmp.less_equal", (), hit, ("f32", "f32", "bool"))
+        pointwise_phase(ctx, shape, [hit, bias, masked], [shape, bias_shape, shape], "select", (), masked, ("bool", "f32", "f32", "f32"))
     return masked
 
 

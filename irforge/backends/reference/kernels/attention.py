@@ -22,12 +22,12 @@ def attention_bias(op: ScaledDotProductAttention, mask: np.ndarray | None, rows:
 
 def masked_keys(op: ScaledDotProductAttention, mask: np.ndarray | None, rows: int, cols: int) -> np.ndarray:
     """Where the mask masks a key (for the `fill` property): above the causal diagonal, false
-    in an i1 mask, equal to the fill in a float one."""
+    in an i1 mask, at or below the fill in a float one (whose value is then the logit)."""
     if op.bool_prop("causal"):
         return np.triu(np.ones((rows, cols), bool), k=1)
     if mask is None:
         return np.zeros((), bool)
-    return ~mask if mask.dtype == np.bool_ else mask == np.array(op.masked_fill(), mask.dtype)
+    return ~mask if mask.dtype == np.bool_ else mask <= np.array(op.masked_fill(), mask.dtype)
 
 
 @kernel(ScaledDotProductAttention)
@@ -45,7 +45,9 @@ def scaled_dot_product_attention(
     scores = scores + attention_bias(op, mask, q.shape[-2], k.shape[-2], dtype)
     fill = op.masked_fill()
     if fill is not None:  # a masked key's logit is the fill, whatever its score (the source's Where)
-        scores = np.where(masked_keys(op, mask, q.shape[-2], k.shape[-2]), np.array(fill, dtype), scores)
+        masked = masked_keys(op, mask, q.shape[-2], k.shape[-2])
+        value = mask.astype(dtype, copy=False) if mask is not None and mask.dtype != np.bool_ else np.array(fill, dtype)
+        scores = np.where(masked, value, scores)
     if scores.shape[-1] == 0:
         # no keys (an empty KV cache at run time): softmax over nothing, p @ v = 0, as
         # onnxruntime's unfused graph gives (np.max of the empty rows raised: internal error)

@@ -309,16 +309,34 @@ def uniform_when_masked(chain: Chain, guarded: bool, dtype: np.dtype = np.dtype(
     return len(values) == 1 and all(math.isfinite(v) and abs(v) <= FLOAT32_MAX for v in values)
 
 
-def selecting_fill(chain: Chain, dtype: np.dtype) -> float | None:
-    """The fill the attention's `fill` takes where the chain's only mask is one Where, with no
-    clamp: the fill as it reaches the softmax in the source (`at_softmax`, -inf where it
-    overflows). A masked key's logit is then that fill whatever its score, as in the source
-    (s + fill is NaN for an inf / NaN score, or lets a key scored past 1e22 through), and a
-    row masked throughout is the source's, uniform or NaN. None otherwise (the mask is added)."""
-    if len(chain.terms) != 1 or chain.terms[0].fill is None or chain.clamps:
+def selecting_fill(chain: Chain, dtype: np.dtype, view: tuple[int, ...]) -> float | None:
+    """The attention's `fill` where the chain's masks are all Wheres in the attention's view,
+    with no clamp: the highest of their fills as they reach the softmax in the source
+    (`at_softmax`, -inf where one overflows). The mask then holds, per key, the fill of the
+    Where nearest the softmax that masks it (`nested_fills`), and a masked key's logit is
+    that fill whatever its score, as in the source (s + fill is NaN for an inf / NaN score,
+    or lets a key scored past 1e22 through; two fills of float32's min added are -inf); a
+    row masked throughout is the source's, uniform or NaN. None otherwise (masks added)."""
+    if not chain.terms or chain.clamps or any(t.fill is None or t.view != view for t in chain.terms):
         return None
-    reached = at_softmax(chain, chain.terms[0], dtype)
+    reached = max(at_softmax(chain, t, dtype) for t in chain.terms)
     return reached if reached <= FILL_AT_MOST else None
+
+
+def nested_fills(chain: Chain, dtype: np.dtype, name: str) -> tuple[SSAValue, list[Operation]]:
+    """Where(c1, Where(c2, .. 0 .., f2), f1) of the chain's Wheres, the one nearest the
+    softmax outermost, each fill as it reaches the softmax: the logit the source gives a key
+    its Wheres mask (0 where none does)."""
+    zero = Constant.inline(np.zeros((), dtype))
+    ops: list[Operation] = [zero]
+    inner: SSAValue = zero.output
+    for index, term in reversed(list(enumerate(chain.terms))):  # (terms run from the softmax back)
+        low = Constant.inline(np.array(at_softmax(chain, term, dtype), dtype))
+        chosen = [inner, low.output] if term.keep else [low.output, inner]
+        where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_fill")
+        ops.extend([low, where])
+        inner = where.output
+    return inner, ops
 
 
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
@@ -572,7 +590,7 @@ class ChainedAttention(RewritePattern):
         if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
-        selected = selecting_fill(chain, dtype)
+        selected = selecting_fill(chain, dtype, view)
         for index, term in enumerate(chain.terms):
             if term.fill is not None and term.view == view:  # the keys a padding Where masks: 0 in k
                 k4, zeroing = zero_masked_keys(term.value, term.keep, k4, f"{name}/mask{index}")
@@ -589,7 +607,7 @@ class ChainedAttention(RewritePattern):
         def additive(term: Term, index: int) -> SSAValue:
             if term.fill is None:
                 return term.value
-            fill = term.fill if selected is None else selected
+            fill = term.fill
             if not chain.clamps and not math.isfinite(reached := at_softmax(chain, term, dtype)):
                 # the source's fill overflows partway through the factors after it (float32's
                 # min * 3 * 0.1 is -inf, min * 0.3 is not): the fused mask holds that -inf
@@ -628,9 +646,7 @@ class ChainedAttention(RewritePattern):
             """sum of c_i / relative_to * m_i, in the attention's view."""
             result: SSAValue | None = None
             for index, term in terms:
-                # (a selecting Where's mask holds the fill as it reaches the softmax already)
-                coefficient = 1.0 if selected is not None else term.coefficient / relative_to
-                value = scaled(mask_in_view(term, index), coefficient, f"mask{index}")
+                value = scaled(mask_in_view(term, index), term.coefficient / relative_to, f"mask{index}")
                 if result is None:
                     result = value
                 else:
@@ -644,6 +660,10 @@ class ChainedAttention(RewritePattern):
         indexed = list(enumerate(chain.terms))
         mask: SSAValue | None = None
         cut = len(indexed)
+        if selected is not None:  # the Wheres' fills, per key, replacing its score
+            mask, fills = nested_fills(chain, dtype, name)
+            ops.extend(fills)
+            indexed, cut = [], 0
         for c, after, seen in sorted(chain.clamps, key=lambda clamp: -clamp[2]):
             early = total(indexed[seen:cut], after)
             if early is None:
