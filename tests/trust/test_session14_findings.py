@@ -5,6 +5,8 @@ number or a one-line coded error."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 import pytest
@@ -198,3 +200,33 @@ def test_two_wheres_in_a_chain_take_the_nearest_fill(poison: float) -> None:
         np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
     for threads in (1, 2):
         np.testing.assert_allclose(_run_cpu(model, feeds, threads)["y"], want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".bin"])
+def test_a_program_cache_entry_that_is_a_symlink_is_a_miss(tmp_path, suffix: str) -> None:
+    """The program cache's read path (fuzz_program_cache.py --cases symlink): a record made a
+    symbolic link to a copy outside the cache directory was followed and loaded (a hit
+    reading a file outside the cache). irforge writes plain files only: an entry file that
+    is a link is now a miss (opened with O_NOFOLLOW), and the model compiles afresh."""
+    from irforge.backends.cpu import compile_model
+
+    w = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [helper.make_tensor_value_info("x", T.FLOAT, [4, 64])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [4, 64])], [onnx.numpy_helper.from_array(w, "w")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    proto.ir_version = 8
+    cache = tmp_path / "cache"
+    compile_model(import_onnx(proto), threads=1, cache_dir=cache).close()
+    (entry,) = cache.glob(f"p*{suffix}")
+    outside = tmp_path / f"outside{suffix}"
+    outside.write_bytes(entry.read_bytes())
+    os.utime(outside, ns=(entry.stat().st_atime_ns, entry.stat().st_mtime_ns))  # (the recorded size and time)
+    entry.unlink()
+    entry.symlink_to(outside)
+    compiled = compile_model(import_onnx(proto), threads=1, cache_dir=cache)
+    try:
+        assert not compiled.stats.program_cached
+        x = np.ones((4, 64), np.float32)
+        np.testing.assert_allclose(compiled({"x": x})["y"], x @ w, rtol=1e-5, atol=1e-4)
+    finally:
+        compiled.close()
