@@ -289,6 +289,8 @@ def main() -> int:
         counts[verdict] += 1
         if verdict != "agree":
             print(f"#{case} {verdict}: {note}", flush=True)
+        if (case + 1) % 25 == 0:
+            print(f"after {case + 1}: {dict(counts)}", flush=True)
     print(dict(counts))
     return 0
 
