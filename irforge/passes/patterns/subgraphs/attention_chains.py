@@ -333,7 +333,7 @@ def nested_fills(chain: Chain, dtype: np.dtype, name: str) -> tuple[SSAValue, li
     for index, term in reversed(list(enumerate(chain.terms))):  # (terms run from the softmax back)
         low = Constant.inline(np.array(at_softmax(chain, term, dtype), dtype))
         chosen = [inner, low.output] if term.keep else [low.output, inner]
-        where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_fill")
+        where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_where")
         ops.extend([low, where])
         inner = where.output
     return inner, ops
