@@ -152,7 +152,8 @@ def grouped(net: Net) -> str:
     stride = r.choice([1, 1, 2])
     x = net.input([n, c, h, h])
     y = net.conv(x, c, c, k, r.random() < 0.7, group=groups, pads=[k // 2] * 4, strides=[stride, stride])
-    net.outputs.append(net.epilogue(y, c, [n, c, out_size(h, k, stride, k // 2, k // 2)] * 1 if False else None))
+    side = out_size(h, k, stride, k // 2, k // 2)
+    net.outputs.append(net.epilogue(y, c, [n, c, side, side]))
     return f"grouped n={n} c={c} groups={groups} {h}x{h} k={k} s={stride}"
 
 
