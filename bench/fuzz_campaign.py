@@ -1,6 +1,6 @@
 """A longer fuzz campaign than `make test` runs, each case in its own process (10 s limit).
 
-    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,pbtxt,mxnet,kaldi,xml,mlir,flags,run,tools] [--focus new-ops|session5|session6|session7|session8|session9|session10|session11|session12]
+    python bench/fuzz_campaign.py --cases 50 --seed 1 [--formats onnx,caffe,tf,pbtxt,mxnet,kaldi,xml,mlir,flags,run,tools] [--focus new-ops|session5|session6|session7|session8|session9|session10|session11|session12|session13]
 
 Prints, per input format and in total, the issue-19 table: cases, clean errors, internal
 errors, tracebacks, hangs over the limit, partial files, outside access, multi-line or uncoded
@@ -26,7 +26,7 @@ def main() -> None:
     p.add_argument("--formats", default=",".join(FORMATS))
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per case (a longer run is a hang)")
     p.add_argument("--in-process", action="store_true", help="faster, but a crash would end the campaign")
-    p.add_argument("--focus", default="", choices=["", "new-ops", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12"],
+    p.add_argument("--focus", default="", choices=["", "new-ops", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12", "session13"],
                    help="new-ops: only the seeds of irforge.testing.fuzz_new_ops (onnx, xml, mlir, run); "
                         "session5: only its ONNX Attention / com.microsoft / Asin..Atanh seeds (onnx); "
                         "session6: only irforge.testing.fuzz_session6_ops's seeds (GQA, MHA, rotary, DeformConv, STFT, sequences, ...); "
@@ -41,7 +41,9 @@ def main() -> None:
                         "session11: only irforge.testing.fuzz_session11_ops's seeds (1x1 B packing, Winograd at 14x14, merged heads, "
                         "FC over its residual, native Gather / GatherElements, shared weights, tiled transposes); "
                         "session12: only irforge.testing.fuzz_session12_ops's seeds (B packed per block over 4 KiB-aliased rows, "
-                        "depthwise writing 1x1 panels, Concat in place, negative Gather indices, uniform attention rows, bound-call outputs)")
+                        "depthwise writing 1x1 panels, Concat in place, negative Gather indices, uniform attention rows, bound-call outputs); "
+                        "session13: only irforge.testing.fuzz_session13_ops's seeds (3x3 stride-2 Winograd, squeeze-excite in the B pack, "
+                        "balanced grouped rows, column tails, packed-key attention)")
     p.add_argument("--show", type=int, default=5, help="findings shown per kind (distinct messages)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="irforge-fuzz-") as tmp:

@@ -3,7 +3,7 @@
 (ir-run --device ref, cpu with --cpu, OpenVINO on the IR XML ir-convert writes with --openvino)
 agree with onnxruntime's on the same inputs?
 
-    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--openvino] [--show 10] [--only session5|...|session12] [--threads 1,2]
+    python bench/fuzz_numbers.py --cases 300 --seed 1 [--cpu] [--openvino] [--show 10] [--only session5|...|session13] [--threads 1,2]
 
 A mutant onnxruntime refuses (at load or at run) is skipped; one irforge refuses with a
 clean error is counted as refused (the fuzz campaign judges those); an accepted mutant whose
@@ -177,7 +177,7 @@ def only_where_not_finite(got: np.ndarray, want: np.ndarray, rtol: float, atol: 
 def main() -> None:
     import onnx
 
-    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops, fuzz_session11_ops, fuzz_session12_ops
+    from irforge.testing import fuzz_control_flow, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops, fuzz_session11_ops, fuzz_session12_ops, fuzz_session13_ops
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=100)
@@ -189,8 +189,8 @@ def main() -> None:
     p.add_argument("--rtol", type=float, default=1e-3)
     p.add_argument("--atol", type=float, default=1e-4)
     p.add_argument("--show", type=int, default=10)
-    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12"],
-                   help="session5 .. session12: only irforge.testing.fuzz_session5_ops's .. _session12_ops's seeds")
+    p.add_argument("--only", default="", choices=["", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12", "session13"],
+                   help="session5 .. session13: only irforge.testing.fuzz_session5_ops's .. _session13_ops's seeds")
     p.add_argument("--keep", default="fuzz-numbers-findings", help="folder for the mutants of findings")
     args = p.parse_args()
     rng = random.Random(f"numbers-{args.seed}")
@@ -198,7 +198,7 @@ def main() -> None:
     if args.only:
         only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": fuzz_session7_ops.SEEDS,
                 "session8": fuzz_session8_ops.SEEDS, "session9": fuzz_session9_ops.SEEDS, "session10": fuzz_session10_ops.SEEDS, "session11": fuzz_session11_ops.SEEDS,
-                "session12": fuzz_session12_ops.SEEDS}[args.only]
+                "session12": fuzz_session12_ops.SEEDS, "session13": fuzz_session13_ops.SEEDS}[args.only]
         seeds = {k: v for k, v in seeds.items() if k in only}
     counts = dict.fromkeys(("cases", "ort_refuses", "no_inputs", "refused", "crashed", "agree", "ort_off_spec", "ov_nonfinite", "differ"), 0)
     findings: list[str] = []
@@ -211,7 +211,7 @@ def main() -> None:
             if draw < 0.7:  # variants onnxruntime runs; then the fuzz mutators' edits
                 data = fuzz_new_ops.vary_onnx_new_ops(seeds[name], rng)
             else:
-                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS, **fuzz_session9_ops.SEEDS, **fuzz_session10_ops.SEEDS, **fuzz_session11_ops.SEEDS, **fuzz_session12_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
+                mutate = fuzz_session7_ops.mutate_onnx_session7 if name in {**fuzz_session7_ops.SEEDS, **fuzz_session8_ops.SEEDS, **fuzz_session9_ops.SEEDS, **fuzz_session10_ops.SEEDS, **fuzz_session11_ops.SEEDS, **fuzz_session12_ops.SEEDS, **fuzz_session13_ops.SEEDS} else fuzz_new_ops.mutate_onnx_new_ops
                 data = mutate(seeds[name], rng) if draw < 0.95 else seeds[name]
             counts["cases"] += 1
             work = Path(tmp) / str(i)

@@ -17,6 +17,12 @@ later load accepts with other numbers:
                 only renames and unlinks cache files; a hit mapped the region and died of
                 SIGBUS until session 13, it now reads it into its own memory)
     changed     64 bytes of the .bin overwritten (same size): a later load must not accept it
+    record      the entry's record (.json) edited: each number in it changed, one at a time
+    swapped     two models' entries of one size: their .bin files swapped by rename (the
+                mtimes go with them) and by copy
+    symlink     the .bin (then the .json) replaced by a symlink to a copy outside the cache
+                directory, and to a file that is no entry at all
+    unreadable  the .bin (then the .json) made unreadable (chmod 000)
 
     python bench/fuzz_program_cache.py [--rounds N]
 """
@@ -38,13 +44,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent.parent
 
 
-def model(big: bool):  # type: ignore[no-untyped-def]
+def model(big: bool, seed: int = 3):  # type: ignore[no-untyped-def]
     import onnx
     from onnx import TensorProto as T
     from onnx import helper
 
     n = 2112 if big else 64  # 2112 x 2112 f32: 17 MiB, over BACKGROUND_BYTES
-    w = np.random.default_rng(3).standard_normal((n, n)).astype(np.float32) / n
+    w = np.random.default_rng(seed).standard_normal((n, n)).astype(np.float32) / n
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])], "g",
                               [helper.make_tensor_value_info("x", T.FLOAT, [4, n])], [helper.make_tensor_value_info("y", T.FLOAT, None)],
                               [onnx.numpy_helper.from_array(w, "w")])
@@ -60,7 +66,7 @@ def worker(args: argparse.Namespace) -> int:
     from irforge.errors import IrforgeError
     from irforge.frontends.onnx import import_onnx
 
-    proto = model(args.big)
+    proto = model(args.big, args.weights)
     n = proto.graph.input[0].type.tensor_type.shape.dim[1].dim_value
     feeds = {"x": np.random.default_rng(4).standard_normal((4, n)).astype(np.float32)}
     want = run(import_onnx(proto), feeds)["y"]
@@ -92,8 +98,8 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def spawn(case: str, directory: Path, big: bool, env: dict | None = None) -> subprocess.Popen:
-    command = [sys.executable, __file__, "--case", case, "--dir", str(directory)] + (["--big"] if big else [])
+def spawn(case: str, directory: Path, big: bool, env: dict | None = None, weights: int = 3) -> subprocess.Popen:
+    command = [sys.executable, __file__, "--case", case, "--dir", str(directory), "--weights", str(weights)] + (["--big"] if big else [])
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(HERE), **(env or {})})
 
@@ -158,7 +164,95 @@ def run_case(case: str, big: bool, root: Path) -> list[str]:
                 os.truncate(path, path.stat().st_size - 10)
             results += [verdict(p) for p in loaders]
             results.append(verdict(spawn("plain", directory, big)))
+    elif case in ("record", "swapped", "symlink", "unreadable"):
+        results += READ_PATH[case](directory, big, root)
     return results
+
+
+def _entries(directory: Path) -> list[tuple[Path, Path]]:
+    return [(b, b.with_suffix(".json")) for b in sorted(directory.glob("p*.bin"))]
+
+
+def _record_edits(directory: Path, big: bool, root: Path) -> list[str]:
+    """Each number of the record changed in turn (+1, then 0): a miss or the same numbers."""
+    import json
+    import re
+
+    results = [verdict(spawn("plain", directory, big))]
+    (bin_path, json_path), = _entries(directory)
+    original = json_path.read_text()
+    spans = [m.span() for m in re.finditer(r"-?\d+", original)]
+    for start, end in spans[:: max(1, len(spans) // 12)]:  # (a dozen of them)
+        for value in (int(original[start:end]) + 1, 0):
+            json_path.write_text(original[:start] + str(value) + original[end:])
+            try:
+                json.loads(json_path.read_text())
+            except ValueError:
+                continue
+            results.append(verdict(spawn("plain", directory, big)))
+            for path in directory.glob("p*"):  # (a miss wrote the entry anew: back to the edited one's pair)
+                if path not in (bin_path, json_path):
+                    path.unlink()
+    json_path.write_text(original)
+    return results
+
+
+def _swapped(directory: Path, big: bool, root: Path) -> list[str]:
+    results = [verdict(spawn("plain", directory, big, weights=3)), verdict(spawn("plain", directory, big, weights=5))]
+    entries = _entries(directory)
+    if len(entries) != 2:
+        return results + [f"FINDING expected 2 entries, found {len(entries)}"]
+    (a, _), (b, _) = entries
+    spare = directory / "swap.tmp"
+    os.rename(a, spare)
+    os.rename(b, a)
+    os.rename(spare, b)
+    results += [verdict(spawn("plain", directory, big, weights=3)), verdict(spawn("plain", directory, big, weights=5))]
+    for path in directory.glob("p*"):
+        path.unlink()
+    results += [verdict(spawn("plain", directory, big, weights=3)), verdict(spawn("plain", directory, big, weights=5))]
+    (a, _), (b, _) = _entries(directory)
+    data_a, data_b = a.read_bytes(), b.read_bytes()
+    a.write_bytes(data_b)
+    b.write_bytes(data_a)
+    results += [verdict(spawn("plain", directory, big, weights=3)), verdict(spawn("plain", directory, big, weights=5))]
+    return results
+
+
+def _symlink(directory: Path, big: bool, root: Path) -> list[str]:
+    results = [verdict(spawn("plain", directory, big))]
+    (bin_path, json_path), = _entries(directory)
+    outside = root / "outside"
+    outside.mkdir()
+    for target in (bin_path, json_path):
+        for kind in ("copy", "other"):
+            keep = target.read_bytes()
+            away = outside / f"{kind}{target.suffix}"
+            away.write_bytes(keep if kind == "copy" else b"\0" * len(keep))
+            target.unlink()
+            target.symlink_to(away)
+            results.append(verdict(spawn("plain", directory, big)))
+            if away.read_bytes() != (keep if kind == "copy" else b"\0" * len(keep)):
+                results.append(f"FINDING {away.name} outside the cache written through the link")
+            if target.is_symlink():
+                target.unlink()
+                target.write_bytes(keep)
+    return results
+
+
+def _unreadable(directory: Path, big: bool, root: Path) -> list[str]:
+    results = [verdict(spawn("plain", directory, big))]
+    (bin_path, json_path), = _entries(directory)
+    for target in (bin_path, json_path):
+        os.chmod(target, 0)
+        results.append(verdict(spawn("plain", directory, big)))
+        if target.exists():
+            os.chmod(target, stat.S_IRUSR | stat.S_IWUSR)
+        results.append(verdict(spawn("plain", directory, big)))
+    return results
+
+
+READ_PATH = {"record": _record_edits, "swapped": _swapped, "symlink": _symlink, "unreadable": _unreadable}
 
 
 def main() -> int:
@@ -166,6 +260,7 @@ def main() -> int:
     parser.add_argument("--case", default="")
     parser.add_argument("--dir", default="")
     parser.add_argument("--big", action="store_true")
+    parser.add_argument("--weights", type=int, default=3, help="(worker) the seed of the model's weights")
     parser.add_argument("--cases", default="removed,readonly,full,full_late,two,tiny_cap,truncated,changed,cut_mapped")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()

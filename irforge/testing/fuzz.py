@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops, fuzz_session11_ops, fuzz_session12_ops
+from irforge.testing import fuzz_control_flow, fuzz_formats, fuzz_new_ops, fuzz_session5_ops, fuzz_session6_ops, fuzz_session7_ops, fuzz_session8_ops, fuzz_session9_ops, fuzz_session10_ops, fuzz_session11_ops, fuzz_session12_ops, fuzz_session13_ops
 from irforge.testing.fuzz_flags import Case, flag_case, run_case_argv, tool_case
 
 SECRET = b"IRFORGE-FUZZ-SECRET-7f3a9c"
@@ -217,13 +217,14 @@ def mutate_file(name: str, data: bytes, rng: random.Random) -> bytes:
     return mutate_bytes(data, rng)
 
 
-FOCUSES = ("new-ops", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12")
+FOCUSES = ("new-ops", "session5", "session6", "session7", "session8", "session9", "session10", "session11", "session12", "session13")
 SESSION7 = {*fuzz_session7_ops.SEEDS, *(stem + suffix for stem in fuzz_session7_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION8 = {*fuzz_session8_ops.SEEDS, *(stem + suffix for stem in fuzz_session8_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION9 = {*fuzz_session9_ops.SEEDS, *(stem + suffix for stem in fuzz_session9_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION10 = {*fuzz_session10_ops.SEEDS, *(stem + suffix for stem in fuzz_session10_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION11 = {*fuzz_session11_ops.SEEDS, *(stem + suffix for stem in fuzz_session11_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 SESSION12 = {*fuzz_session12_ops.SEEDS, *(stem + suffix for stem in fuzz_session12_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
+SESSION13 = {*fuzz_session13_ops.SEEDS, *(stem + suffix for stem in fuzz_session13_ops.IR_SEEDS for suffix in (".xml", ".mlir"))}
 
 
 def _new_op_seed(fmt: str, name: str) -> bool:
@@ -245,7 +246,7 @@ def file_case(fmt: str, rng: random.Random, seeds: dict[str, dict[str, bytes]], 
     others = sorted(n for n in files if n != main and Path(n).suffix == Path(main).suffix)
     if focus in FOCUSES and fmt in ("onnx", "xml", "mlir"):
         only = {"session5": fuzz_session5_ops.SEEDS, "session6": fuzz_session6_ops.SEEDS, "session7": SESSION7, "session8": SESSION8,
-                "session9": SESSION9, "session10": SESSION10, "session11": SESSION11, "session12": SESSION12}.get(focus)
+                "session9": SESSION9, "session10": SESSION10, "session11": SESSION11, "session12": SESSION12, "session13": SESSION13}.get(focus)
         others = [n for n in others if _new_op_seed(fmt, n) and (only is None or n in only)]
     if others and (focus in FOCUSES or rng.random() < 0.5):  # a control-flow / quantized / attention seed (fuzz_control_flow)
         main = rng.choice(others)

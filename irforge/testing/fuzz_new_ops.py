@@ -366,6 +366,15 @@ for _op, _values in _s12.BAD_ATTRIBUTES.items():
 BAD_CONSTANTS += _s12.BAD_CONSTANTS
 BAD_INPUT_TYPES += _s12.BAD_INPUT_TYPES
 
+from irforge.testing import fuzz_session13_ops as _s13  # noqa: E402
+
+ONNX_SEEDS.update(_s13.SEEDS)
+IR_SEEDS += _s13.IR_SEEDS  # 3x3 stride-2 and grouped Convolution, squeeze-excite Multiply, MatMul
+for _op, _values in _s13.BAD_ATTRIBUTES.items():
+    BAD_ATTRIBUTES[_op] = BAD_ATTRIBUTES.get(_op, []) + _values
+BAD_CONSTANTS += _s13.BAD_CONSTANTS
+BAD_INPUT_TYPES += _s13.BAD_INPUT_TYPES
+
 
 def _all_graphs(graph: Any) -> list[Any]:
     found = [graph]
@@ -471,7 +480,8 @@ VALID_ATTRIBUTES: dict[str, list[tuple[str, Any]]] = {
 
 VALID_ATTRIBUTES.update(_s5.VALID_ATTRIBUTES)
 for _op, _values in [*_s6.VALID_ATTRIBUTES.items(), *_s7.VALID_ATTRIBUTES.items(), *_s8.VALID_ATTRIBUTES.items(), *_s9.VALID_ATTRIBUTES.items(),
-                       *_s10.VALID_ATTRIBUTES.items(), *_s11.VALID_ATTRIBUTES.items(), *_s12.VALID_ATTRIBUTES.items()]:
+                       *_s10.VALID_ATTRIBUTES.items(), *_s11.VALID_ATTRIBUTES.items(), *_s12.VALID_ATTRIBUTES.items(),
+                       *_s13.VALID_ATTRIBUTES.items()]:
     VALID_ATTRIBUTES[_op] = VALID_ATTRIBUTES.get(_op, []) + _values
 
 

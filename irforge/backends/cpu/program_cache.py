@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -241,7 +242,7 @@ def save(directory: Path, key: str, program: Program, arena_bytes: int, unplanne
                 path = directory / f"{key}.bin"
                 write_atomic(path, lambda f: f.write(constants.data))
                 # the record names the .bin it was written with (size and modification time,
-                # `_same_file`): one changed in place since, or another process's of the same key
+                # `_read`): one changed in place since, or another process's of the same key
                 # renamed over it before this record lands, is a miss, not other numbers
                 skeleton["region_file"] = _file_identity(path)
             body = json.dumps(skeleton)
@@ -303,19 +304,30 @@ def _file_identity(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _same_file(path: Path, nbytes: int, identity: list[int]) -> bool:
-    """Whether `path` is still the file the record was written with: its size the region's,
-    its size and modification time the recorded ones."""
-    return identity[0] == nbytes and _file_identity(path) == identity
+def _open_entry(path: Path) -> int:
+    """A descriptor of the entry file `path` itself, never of what a symbolic link there names
+    (OSError, ELOOP: a miss): irforge writes plain files only, and a link planted in the cache
+    directory would have a load read a file outside it."""
+    return os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
 
 
-def _read(path: Path, nbytes: int) -> Region | None:
-    """The region's `nbytes` from `path` in fresh memory, or None when the file is shorter
-    (cut since `_same_file` looked). Read into ordinary pages, then handed to khugepaged
-    (`Region.huge_later`): huge pages at the first touch stalled a cached compile in
-    compaction (ResNet-50 0.69 s against 0.26 s; the goal is <= 0.5 s)."""
-    region = Region(nbytes, huge_now=False)
-    with open(path, "rb") as f:
+def _read_record(path: Path) -> bytes:
+    with os.fdopen(_open_entry(path), "rb") as f:
+        return f.read()
+
+
+def _read(path: Path, nbytes: int, identity: list[int]) -> Region | None:
+    """The region's `nbytes` from `path` in fresh memory, or None when the file is not the
+    one the record was written with (its size the region's, its size and modification time
+    the recorded ones: changed, cut or replaced since) or is shorter than that (cut while
+    read). Read into ordinary pages, then handed to khugepaged (`Region.huge_later`): huge
+    pages at the first touch stalled a cached compile in compaction (ResNet-50 0.69 s
+    against 0.26 s; the goal is <= 0.5 s)."""
+    with os.fdopen(_open_entry(path), "rb") as f:
+        st = os.fstat(f.fileno())
+        if identity[0] != nbytes or [st.st_size, st.st_mtime_ns] != identity:
+            return None
+        region = Region(nbytes, huge_now=False)
         if f.readinto(region.data) != nbytes:
             return None
     region.huge_later()
@@ -326,7 +338,7 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
     """The cached program `key`, or None (not cached, unreadable, or an object is missing)."""
     wait_for(key)
     try:
-        outer = json.loads((directory / f"{key}.json").read_bytes())
+        outer = json.loads(_read_record(directory / f"{key}.json"))
         body = outer["program"]
         if hashlib.sha256(body.encode()).hexdigest() != outer["sha256"]:
             return None  # changed or cut since irforge wrote it
@@ -337,11 +349,9 @@ def load(directory: Path, key: str, cache: ObjectCache) -> Entry | None:
             return None
         constants = None
         if skeleton["constants"]:
-            if not _same_file(directory / f"{key}.bin", skeleton["constants"], skeleton["region_file"]):
-                return None  # changed, cut or replaced since the record was written
-            constants = _read(directory / f"{key}.bin", skeleton["constants"])
+            constants = _read(directory / f"{key}.bin", skeleton["constants"], skeleton["region_file"])
             if constants is None:
-                return None
+                return None  # changed, cut or replaced since the record was written
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     buffers = []

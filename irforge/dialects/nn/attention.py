@@ -12,6 +12,14 @@ them broadcast as in numpy. The bias is, as in the opset's pseudo-code:
 - with a float mask: the mask itself (additive);
 - otherwise 0.
 
+With the `fill` property a masked key's logit is the fill itself in place of the biased
+score: `fill` where an i1 mask (or the causal triangle) masks a key, the mask's value where
+a float mask is at or below `fill` (nested Wheres, each with its own fill). That is the
+source's Where(keep, s * scale, fill), which the attention patterns fuse: exact
+where the score at a masked key is inf, NaN or beyond float32 (the additive form gives NaN or
+lets the key through there); OpenVINO's layer has no such input, so the IR writer leaves it
+out (the additive semantics: equal for every finite score below ~1e22).
+
 The mask is the fourth operand and broadcasts against the [..., L, S] scores. The scale is
 the `scale` property, or a fifth operand (a one-value tensor known only at run time, after a
 mask, as OpenVINO's inputs are positional); without either it is 1 / sqrt(E).
@@ -43,6 +51,9 @@ class ScaledDotProductAttention(NNOp):
     causal = opt_prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     scale = opt_prop_def(FloatAttr)
     """The factor of the scores; absent: a scale operand, else 1 / sqrt(E)."""
+    fill = opt_prop_def(FloatAttr)
+    """The logit of a masked key, replacing its score (see the module docstring); absent: the
+    mask is added."""
 
     @property
     def mask(self) -> SSAValue | None:
@@ -51,6 +62,10 @@ class ScaledDotProductAttention(NNOp):
     @property
     def scale_input(self) -> SSAValue | None:
         return self.extras[1] if len(self.extras) > 1 else None
+
+    def masked_fill(self) -> float | None:
+        """The `fill` property's value (None: the mask is added)."""
+        return self.float_prop("fill") if self.fill is not None else None
 
     def static_scale(self) -> float | None:
         """The scale known without running: the property, else 1 / sqrt(E) (None: a scale
@@ -67,6 +82,8 @@ class ScaledDotProductAttention(NNOp):
             raise self.error("scale is given both as a property and as an operand")
         if self.scale is not None and not math.isfinite(self.float_prop("scale")):
             raise self.error(f"scale must be finite, got {self.float_prop('scale'):g}")
+        if self.fill is not None and (math.isnan(self.float_prop("fill")) or self.float_prop("fill") > 0):
+            raise self.error(f"fill must be a negative number or -inf (a masked key's logit), got {self.float_prop('fill'):g}")
 
     def check_operands(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
         """The q, k, v shapes, checked: rank >= 3, one float type, E and S agreeing."""

@@ -102,7 +102,7 @@ func.func @xsoftmax(%q: tensor<2x6x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6
 }
 // CHECK-LABEL: func.func @xsoftmax
 // CHECK:         %[[W:[a-z_0-9]+]] = nn.select %drop, %{{.*}}, %{{.*}} {name = "attn/mask0_where"}
-// CHECK-NEXT:    %[[A:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] {scale = 2.500000e-01 : f32, name = "attn/attention"}
+// CHECK-NEXT:    %[[A:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] {scale = 2.500000e-01 : f32, fill = -3.40282347e+38 : f32, name = "attn/attention"}
 // CHECK:         %[[K:[a-z_0-9]+]] = nn.select %drop, %{{.*}}, %{{.*}} {name = "attn/kept"}
 // CHECK-NEXT:    %[[R:[a-z_0-9]+]] = nn.reduce %[[K]] {operation = "max", axes = array<i64: -1>, name = "attn/any_kept"}
 // CHECK-NEXT:    %[[Z:[a-z_0-9]+]] = nn.eltwise %[[A]], %[[R]] {operation = "mul", name = "attn/masked_rows"}

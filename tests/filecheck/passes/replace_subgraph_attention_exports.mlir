@@ -43,7 +43,7 @@ func.func @gpt2_where_mask(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, %
 // CHECK-NEXT:    %[[ZERO:[a-z_0-9]+]] = nn.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT:    %[[MIN:[a-z_0-9]+]] = nn.constant dense<-3.40282347e+38> : tensor<f32>
 // CHECK-NEXT:    %[[M:[a-z_0-9]+]] = nn.select %keep, %[[ZERO]], %[[MIN]] {name = "attn/mask"}
-// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {name = "attn/attention"}
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %q, %k, %v, %[[M]] {fill = -3.40282347e+38 : f32, name = "attn/attention"}
 // a run-time condition may mask a whole row: the source gives the mean of v there whatever
 // the scores (fused, scores that overflow the fill would not): those rows are taken from v
 // CHECK-NEXT:    %[[TOP:[a-z_0-9]+]] = nn.reduce %[[M]] {operation = "max", axes = array<i64: -1>, name = "attn/row_top"}

@@ -16,7 +16,7 @@ func.func @emformer(%q: tensor<4x6x8xf32>, %kt: tensor<4x8x6xf32>, %v: tensor<4x
 }
 // CHECK-LABEL: func.func @emformer
 // CHECK:         %[[W:[a-z_0-9]+]] = nn.select %pad, %{{.*}}, %{{.*}} {name = "attn/mask0_where"} : (tensor<2x1x1x?xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x?xf32>
-// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] {scale = 1.000000e+00 : f32, name = "attn/attention"} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x1x?xf32>) -> tensor<2x2x6x8xf32>
+// CHECK-NEXT:    %[[Y:[a-z_0-9]+]] = nn.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] {scale = 1.000000e+00 : f32, fill = -3.40282347e+38 : f32, name = "attn/attention"} : (tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x2x6x8xf32>, tensor<2x1x1x?xf32>) -> tensor<2x2x6x8xf32>
 // CHECK-NEXT:    %[[TOP:[a-z_0-9]+]] = nn.reduce %[[W]] {operation = "max", axes = array<i64: -1>, name = "attn/row_top"}
 // CHECK:         %[[U:[a-z_0-9]+]] = nn.select %{{.*}}, %{{.*}}, %[[Y]] {name = "attn/uniform_rows"}
 // CHECK-NEXT:    %{{.*}} = nn.reshape %[[U]] {shape = array<i64: 4, 6, 8>, name = "attn"}

@@ -80,6 +80,9 @@ class AttentionSpec:
     """the second argument is k [batch, S, D], packed by the kernel (`PACK_KEYS`); else kT"""
     stride: int = 0
     """floats per row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)"""
+    fill: float | None = None
+    """the op's `fill`: a key whose mask value is at or below it takes that value as its logit
+    (None: the mask is added)"""
     heads: int = 0
     """H > 0: the output is written as [B, L, H, Dv] rows, the batch index being b * H + h
     (`HEADS_ROWS`); 0: [batch, L, Dv]"""
@@ -313,13 +316,16 @@ def _exp_row(kb: KernelBuilder, spec: AttentionSpec, row, mask_row, inverse_slot
     def logits(offset, lanes, keys) -> ir.Value:  # type: ignore[no-untyped-def]
         value = b.fmul(kb.vload(kb.at(row, offset), mask=lanes), scale)
         if mask_row is not None:
-            value = b.fadd(value, kb.vload(kb.at(mask_row, offset), mask=keys))
+            bias = kb.vload(kb.at(mask_row, offset), mask=keys)
+            value = b.fadd(value, bias)
+            if spec.fill is not None:  # a key masked by a fill takes it whatever its score
+                value = b.select(b.fcmp_ordered("<=", bias, kb.vconst(spec.fill)), bias, value)
         if keys is not None and lanes is None:  # pad lanes: -inf logits, exp 0
             value = b.select(keys, value, kb.vconst(-math.inf))
         return value
 
     def fmax(a, x):  # type: ignore[no-untyped-def]
-        return b.select(b.fcmp_unordered(">=", x, a), x, a)  # NaN propagates, as in the softmax kernel
+        return kb.nan_extreme("fmax", a, x)  # NaN propagates, as in the softmax kernel
 
     top = kb.hreduce("fmax", fold(fmax, -math.inf, logits))
     finite = b.fcmp_ordered("<", kb.call_unary("fabs", kb.splat(top)), kb.vconst(math.inf))

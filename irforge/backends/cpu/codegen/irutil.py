@@ -9,6 +9,7 @@ constants, so LLVM sees fully specialised loops.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -313,13 +314,24 @@ class KernelBuilder:
         return self.b.call(fn, [a, b, c])
 
     def hreduce(self, kind: str, v: Value) -> Value:
-        """Horizontal fadd/fmax/fmin of a float vector to a scalar."""
+        """Horizontal fadd/fmax/fmin of a float vector to a scalar; a NaN lane makes fmax /
+        fmin NaN (numpy's max / min: LLVM's reduce.fmax is maxnum's, which drops a NaN)."""
         n = v.type.count
         if kind == "fadd":
             fn = self.intrinsic(f"llvm.vector.reduce.fadd.v{n}f32", F32, [F32, v.type])
             return self.b.call(fn, [f32(0.0), v])
         fn = self.intrinsic(f"llvm.vector.reduce.{kind}.v{n}f32", F32, [v.type])
-        return self.b.call(fn, [v])
+        any_nan = self.intrinsic(f"llvm.vector.reduce.or.v{n}i1", ir.IntType(1), [ir.VectorType(ir.IntType(1), n)])
+        nan = self.b.call(any_nan, [self.b.fcmp_unordered("uno", v, v)])
+        return self.b.select(nan, f32(math.nan), self.b.call(fn, [v]))
+
+    def nan_extreme(self, kind: str, a: Value, v: Value) -> Value:
+        """max (kind "fmax") or min ("fmin") of a and v per lane, NaN where either is NaN
+        (numpy's maximum / minimum; one unordered compare alone keeps a's NaN only while v's
+        next value is not compared against it)."""
+        b = self.b
+        take = b.fcmp_unordered(">=" if kind == "fmax" else "<=", v, a)  # v's NaN or v past a
+        return b.select(b.fcmp_unordered("uno", a, a), a, b.select(take, v, a))
 
     def finish(self) -> None:
         self.b.ret_void()

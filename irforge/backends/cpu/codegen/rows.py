@@ -123,9 +123,7 @@ def _combine(kb: KernelBuilder, kind: str, a: ir.Value, v: ir.Value) -> ir.Value
         return b.fadd(a, v)
     if kind == "fmul":
         return b.fmul(a, v)
-    # NaN propagates, as numpy's max/min do
-    keep = b.fcmp_unordered(">=" if kind == "fmax" else "<=", v, a)
-    return b.select(keep, v, a)
+    return kb.nan_extreme(kind, a, v)  # NaN propagates, as numpy's max/min do
 
 
 def _hmul(kb: KernelBuilder, v: ir.Value) -> ir.Value:

@@ -7,7 +7,8 @@
     y      = probs @ v                               (GEMM core)
 
 The scores and probabilities live in scratch, [batch..., L, S] each. The bias is the -inf
-triangle when causal, the float mask added, or an i1 mask selecting -inf where it is false.
+triangle when causal, the float mask added, or an i1 mask adding -inf where it is false;
+with the op's `fill`, a masked key's logit is the fill in place of the biased score.
 A mask that would broadcast the scores to more batches than q and k give has no kernel here
 (the reference kernel runs it).
 
@@ -72,18 +73,33 @@ def scaled_and_masked(ctx: Lowering, op: ScaledDotProductAttention, scores: Buff
     scaled = ctx.scratch(4 * math.prod(shape))
     pointwise_phase(ctx, shape, [scores, factor], [shape, factor_shape], "bin.mul", (), scaled)
     if op.bool_prop("causal"):
-        triangle = np.triu(np.full(shape[-2:], -np.inf, np.float32), k=1)
+        above = -np.inf if op.masked_fill() is None else op.masked_fill()
+        triangle = np.triu(np.full(shape[-2:], above, np.float32), k=1)
         bias, bias_shape = ctx.const(triangle), shape[-2:]
     elif op.mask is not None:
         bias, bias_shape = ctx.input(op, 3), shape_of(op.mask)
     else:
         return scaled
     masked = ctx.scratch(4 * math.prod(shape))
-    if op.mask is not None and dtype_of(op.mask) == np.bool_ and not op.bool_prop("causal"):
+    boolean = op.mask is not None and dtype_of(op.mask) == np.bool_ and not op.bool_prop("causal")
+    fill = op.masked_fill()
+    if boolean and fill is not None:  # the source's Where(keep, s, fill): the fill whatever s is
+        fill_buf = ctx.const(np.array([fill], np.float32))
+        pointwise_phase(ctx, shape, [bias, scaled, fill_buf], [bias_shape, shape, (1,)], "select", (), masked, ("bool", "f32", "f32", "f32"))
+        return masked
+    if boolean:
+        # -inf added where false (the opset's semantics: s + -inf is NaN for s = +inf or NaN,
+        # as onnxruntime's Attention gives), s itself where true
         ninf = ctx.const(np.array([-np.inf], np.float32))
-        pointwise_phase(ctx, shape, [bias, scaled, ninf], [bias_shape, shape, (1,)], "select", (), masked, ("bool", "f32", "f32", "f32"))
-    else:
-        pointwise_phase(ctx, shape, [scaled, bias], [shape, bias_shape], "bin.sum", (), masked)
+        pointwise_phase(ctx, shape, [scaled, ninf], [shape, (1,)], "bin.sum", (), masked)
+        pointwise_phase(ctx, shape, [bias, scaled, masked], [bias_shape, shape, shape], "select", (), masked, ("bool", "f32", "f32", "f32"))
+        return masked
+    pointwise_phase(ctx, shape, [scaled, bias], [shape, bias_shape], "bin.sum", (), masked)
+    if fill is not None:  # keys masked (the float mask, or the triangle, at or below the fill) take its value
+        fill_buf = ctx.const(np.array([fill], np.float32))
+        hit = ctx.scratch(math.prod(shape))
+        pointwise_phase(ctx, shape, [bias, fill_buf], [bias_shape, (1,)], "cmp.less_equal", (), hit, ("f32", "f32", "bool"))
+        pointwise_phase(ctx, shape, [hit, bias, masked], [shape, bias_shape, shape], "select", (), masked, ("bool", "f32", "f32", "f32"))
     return masked
 
 
@@ -198,4 +214,4 @@ def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionS
     stride = row_stride(s)
     return AttentionSpec(batch=math.prod(scores_shape[:-2]), l=l, s=s, d=q[-1], dv=v[-1],
                          scale=float(op.static_scale()), rows=block_rows(l, stride), mask=mask,
-                         packed_keys=packs_keys(s, q[-1]), stride=stride)
+                         packed_keys=packs_keys(s, q[-1]), stride=stride, fill=op.masked_fill() if mask is not None else None)

@@ -10,6 +10,12 @@ fails in its snippets ("ReduceDecomposition supports only Reduce by last dimensi
 leading dims broadcast like numpy's, so q and k get leading 1s up to v's rank first: the
 same numbers and the same output shape, and a form the plugin compiles. Its shape inference
 refuses a 1-D mask [S] too: written [1, S].
+
+The op's `fill` (a masked key's logit is the fill, whatever its score: a fused Where) has no
+input in the opset's layer, which adds its mask: written so, the numbers are the same for
+every score below ~1e22 and differ where a masked key's score is inf / NaN (OpenVINO's row
+NaN, the source's finite); the attention patterns keep the zeroed padded keys and the
+mean-of-v rows for the layer (`attention_exports.zero_masked_keys`, `uniform_rows`).
 """
 
 from __future__ import annotations

@@ -20,6 +20,16 @@ def attention_bias(op: ScaledDotProductAttention, mask: np.ndarray | None, rows:
     return mask.astype(dtype, copy=False)
 
 
+def masked_keys(op: ScaledDotProductAttention, mask: np.ndarray | None, rows: int, cols: int) -> np.ndarray:
+    """Where the mask masks a key (for the `fill` property): above the causal diagonal, false
+    in an i1 mask, at or below the fill in a float one (whose value is then the logit)."""
+    if op.bool_prop("causal"):
+        return np.triu(np.ones((rows, cols), bool), k=1)
+    if mask is None:
+        return np.zeros((), bool)
+    return ~mask if mask.dtype == np.bool_ else mask <= np.array(op.masked_fill(), mask.dtype)
+
+
 @kernel(ScaledDotProductAttention)
 def scaled_dot_product_attention(
     op: ScaledDotProductAttention,
@@ -33,6 +43,11 @@ def scaled_dot_product_attention(
     factor = np.asarray(scale, dtype).reshape(()) if scale is not None else np.asarray(op.static_scale(), dtype)
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
     scores = scores + attention_bias(op, mask, q.shape[-2], k.shape[-2], dtype)
+    fill = op.masked_fill()
+    if fill is not None:  # a masked key's logit is the fill, whatever its score (the source's Where)
+        masked = masked_keys(op, mask, q.shape[-2], k.shape[-2])
+        value = mask.astype(dtype, copy=False) if mask is not None and mask.dtype != np.bool_ else np.array(fill, dtype)
+        scores = np.where(masked, value, scores)
     if scores.shape[-1] == 0:
         # no keys (an empty KV cache at run time): softmax over nothing, p @ v = 0, as
         # onnxruntime's unfused graph gives (np.max of the empty rows raised: internal error)

@@ -309,6 +309,36 @@ def uniform_when_masked(chain: Chain, guarded: bool, dtype: np.dtype = np.dtype(
     return len(values) == 1 and all(math.isfinite(v) and abs(v) <= FLOAT32_MAX for v in values)
 
 
+def selecting_fill(chain: Chain, dtype: np.dtype, view: tuple[int, ...]) -> float | None:
+    """The attention's `fill` where the chain's masks are all Wheres in the attention's view,
+    with no clamp: the highest of their fills as they reach the softmax in the source
+    (`at_softmax`, -inf where one overflows). The mask then holds, per key, the fill of the
+    Where nearest the softmax that masks it (`nested_fills`), and a masked key's logit is
+    that fill whatever its score, as in the source (s + fill is NaN for an inf / NaN score,
+    or lets a key scored past 1e22 through; two fills of float32's min added are -inf); a
+    row masked throughout is the source's, uniform or NaN. None otherwise (masks added)."""
+    if not chain.terms or chain.clamps or any(t.fill is None or t.view != view for t in chain.terms):
+        return None
+    reached = max(at_softmax(chain, t, dtype) for t in chain.terms)
+    return reached if reached <= FILL_AT_MOST else None
+
+
+def nested_fills(chain: Chain, dtype: np.dtype, name: str) -> tuple[SSAValue, list[Operation]]:
+    """Where(c1, Where(c2, .. 0 .., f2), f1) of the chain's Wheres, the one nearest the
+    softmax outermost, each fill as it reaches the softmax: the logit the source gives a key
+    its Wheres mask (0 where none does)."""
+    zero = Constant.inline(np.zeros((), dtype))
+    ops: list[Operation] = [zero]
+    inner: SSAValue = zero.output
+    for index, term in reversed(list(enumerate(chain.terms))):  # (terms run from the softmax back)
+        low = Constant.inline(np.array(at_softmax(chain, term, dtype), dtype))
+        chosen = [inner, low.output] if term.keep else [low.output, inner]
+        where = build(Select, [term.value, *chosen], name=f"{name}/mask{index}_where")
+        ops.extend([low, where])
+        inner = where.output
+    return inner, ops
+
+
 def causal_product(op: Eltwise, chain: Chain) -> tuple[SSAValue | None, float]:
     """The scores' side of op = x * C and c, for C a constant whose values are 0 and one
     finite nonzero c, not growing x, whose zeros the constant masks added after op in op's
@@ -449,6 +479,8 @@ class ChainedAttention(RewritePattern):
                     q, kt = (step[0], kt) if index == 0 else (q, step[0])
         if any(len(s) < 3 for s in (dims(q), dims(kt), dims(v))):
             return False
+        if not abs(chain.factor) <= FLOAT32_MAX or float(np.float32(chain.factor)) == 0.0:
+            return False  # a scale past float32 (q * 1e37 / 0.1 * 10): no f32 property; left unfused
         shapes = (dims(q), dims(kt), dims(v))
         if not (static_but_keys(*shapes, chain.views, dims(op.results[0])) or one_view(*shapes, chain.views, [t.view for t in chain.terms])):
             return False
@@ -558,6 +590,7 @@ class ChainedAttention(RewritePattern):
         if math.prod(dims(q)[:-2]) != math.prod(lead) or any(math.prod(dims(x)[:-2]) != math.prod(lead) and not shared(dims(x), lead) for x in (k, v)):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
+        selected = selecting_fill(chain, dtype, view)
         for index, term in enumerate(chain.terms):
             if term.fill is not None and term.view == view:  # the keys a padding Where masks: 0 in k
                 k4, zeroing = zero_masked_keys(term.value, term.keep, k4, f"{name}/mask{index}")
@@ -627,6 +660,10 @@ class ChainedAttention(RewritePattern):
         indexed = list(enumerate(chain.terms))
         mask: SSAValue | None = None
         cut = len(indexed)
+        if selected is not None:  # the Wheres' fills, per key, replacing its score
+            mask, fills = nested_fills(chain, dtype, name)
+            ops.extend(fills)
+            indexed, cut = [], 0
         for c, after, seen in sorted(chain.clamps, key=lambda clamp: -clamp[2]):
             early = total(indexed[seen:cut], after)
             if early is None:
@@ -651,7 +688,7 @@ class ChainedAttention(RewritePattern):
         scale: float | None = chain.factor
         if head != DYN and math.isclose(chain.factor, 1.0 / math.sqrt(head), rel_tol=1e-6):
             scale = None
-        attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale,
+        attention = build(ScaledDotProductAttention, [q4, k4, v4, *([mask] if mask is not None else [])], scale=scale, fill=selected,
                           name=f"{name}/attention" if view[:-2] != out[:-2] or named_after else name)
         ops.append(attention)
         result = attention.output

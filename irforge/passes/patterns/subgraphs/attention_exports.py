@@ -71,6 +71,7 @@ from irforge.passes.patterns.subgraphs.attention import rank, swapped
 from irforge.passes.patterns.subgraphs.base import DagReplacement
 from irforge.weights.dtypes import from_xdsl
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 FILL_AT_MOST = -1e4
 """A Where's fill value at or below this is a mask (HF uses float32's min, torch -inf)."""
 FILL_ABSORBS = -1e30
@@ -223,7 +224,9 @@ class ExportedAttention(DagReplacement):
                 if value is None or value == 0.0:
                     return None
                 total *= value if kind == "factor" else 1.0 / value
-        return total
+        # a product past float32 (q * 1e37 / 0.1) is no f32 scale: left unfused (the source
+        # rounds each step; an f32 property of it raised OverflowError, an internal error)
+        return total if abs(total) <= FLOAT32_MAX and total != 0.0 else None
 
     @staticmethod
     def per_head(tag: str, array: np.ndarray) -> bool:
@@ -431,6 +434,8 @@ class ExportedAttention(DagReplacement):
 
     def build(self, m: Match, name: str) -> list[Operation]:
         k, ops = self.key(m, name)
+        # (a Where alone's fill replaces the masked scores on ref and cpu; the zeroed keys and
+        # the mean-of-v rows stay for OpenVINO, whose layer adds the mask)
         k, zeroing = self.masked_keys_zeroed(m, k, name)
         ops = [*ops, *zeroing]
         masks, mask_ops = self.mask(m, name)
@@ -449,7 +454,7 @@ class ExportedAttention(DagReplacement):
             q = scaled_q.output
         guarded = "guard" in m.ops
         whole = self.whole_rows(m)
-        attention = build(ScaledDotProductAttention, [q, k, m["v"], *masks], scale=scale,
+        attention = build(ScaledDotProductAttention, [q, k, m["v"], *masks], scale=scale, fill=self.where_alone(m),
                           name=f"{name}/attention" if guarded or whole else name)
         ops = [*ops, *mask_ops, attention]
         result = attention.output
@@ -462,6 +467,17 @@ class ExportedAttention(DagReplacement):
         zero = Constant.inline(np.zeros((), from_xdsl(attention.output.type.element_type)))  # type: ignore[attr-defined]
         nan = build(IsNaN, [result], name=f"{name}/is_nan")
         return [*ops, zero, nan, build(Select, [nan.output, zero.output, result], name=name)]
+
+    @staticmethod
+    def where_alone(m: Match) -> float | None:
+        """The fill of a Where alone (no mask added after it, none subtracted), which the op
+        takes as its `fill`: a masked key's logit is then the fill whatever its score, as in
+        the source, for scores that are inf, NaN or beyond 1e22 too (s + fill gave NaN or let
+        the key through: a key masked in one row and kept in another cannot be zeroed in k);
+        None for the other forms."""
+        if "fill" not in m.constants or "mask" in m.values or "sub_mask" in m.values:
+            return None
+        return float(m.constants["fill"].reshape(-1)[0])
 
     @staticmethod
     def whole_rows(m: Match) -> bool:
