@@ -345,6 +345,12 @@ are emitted as two loops of 1-D transforms through a stack block (`_input_tiles_
 about a-fold, and with it LLVM's time (which follows the IR's size)."""
 
 
+ROLLED_OUTPUT = False
+"""The output transform rolled too where the input one is (`_output_tiles_rolled`)."""
+BLOCK_ALIGN = 64
+"""Bytes to which the rolled transforms' stack blocks are aligned."""
+
+
 def rolled(spec: WinogradSpec) -> bool:
     """Whether `spec`'s transforms are emitted as loops over rows and columns (`ROLLED_MIN_POINTS`)."""
     return spec.a * spec.a >= ROLLED_MIN_POINTS
@@ -354,7 +360,9 @@ def _block(kb: KernelBuilder, floats: int):  # type: ignore[no-untyped-def]
     """A stack block of `floats` floats (in the entry block: allocated once per call)."""
     b = kb.b
     with b.goto_block(kb.fn.entry_basic_block):
-        return b.bitcast(b.alloca(ir.ArrayType(ir.FloatType(), floats)), ir.PointerType(ir.FloatType()))
+        block = b.alloca(ir.ArrayType(ir.FloatType(), floats))
+        block.align = BLOCK_ALIGN  # vectors that straddle cache lines cost two accesses each
+        return b.bitcast(block, ir.PointerType(ir.FloatType()))
 
 
 def _rolled_stack(kb: KernelBuilder, spec: WinogradSpec):  # type: ignore[no-untyped-def]
@@ -522,7 +530,8 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
     res = kb.slot(extra) if spec.epilogue.residual else None
     b = kb.b
     point = point_stride(spec.o * spec.tiles)
-    if rolled(spec):
+    rolled_out = rolled(spec) and ROLLED_OUTPUT
+    if rolled_out:
         module.unroll = False  # type: ignore[attr-defined]  # its loops are the point
         block = _block(kb, m * a * VW)
     rows = spec.n * spec.o * spec.th
@@ -555,7 +564,7 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
                         value = apply_epilogue(kb, spec.epilogue, value, residual)
                         kb.vstore(value, kb.at(y, ptr), mask)
 
-            if rolled(spec):
+            if rolled_out:
                 _output_tiles_rolled(kb, spec, kb.at(mm, base), point, block, row)
             else:
                 mv = [[kb.vload(kb.at(mm, b.add(base, i64((i * a + j) * point)))) for j in range(a)] for i in range(a)]
