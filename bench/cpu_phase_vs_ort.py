@@ -19,6 +19,12 @@ yet taken whose FLOPs (from its profiled input / output shapes) are the phase's
 onnxruntime (pools, Reorder*, Mul, Sigmoid) and irforge's phases after the last FLOP phase
 are summed apart.
 keras.applications models run on tf2onnx's ONNX file on both sides.
+`--classes`: both sides summed per class (GEMMs by FLOPs, the rest by irforge's kernel kind /
+onnxruntime's op type), for the transformers, where the two fuse differently: irforge's one
+attention phase against onnxruntime's FusedMatMul + Softmax + MatMul + mask Add / IsNaN /
+Where, its LayerNorm `rows` against (Skip)LayerNormalization. onnxruntime's node times are
+its profiler's wall times: on a loaded host its long nodes (ViT's 18 ms FFN GEMMs at load 3-4)
+carry other jobs' slices, which irforge's CPU times do not; compare those on a quiet host.
 """
 
 from __future__ import annotations
@@ -109,6 +115,8 @@ def main() -> None:
     ap.add_argument("model", choices=sorted([*ZOO, *KERAS_MODELS]))
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--phases", action="store_true", help="also list irforge's phases in model order (min ms, kernel, buffers)")
+    ap.add_argument("--classes", action="store_true", help="also sum both sides per class: FLOP phases / compute nodes by their FLOPs, "
+                    "the rest by irforge's kernel kind / onnxruntime's op type")
     args = ap.parse_args()
     from irforge.backends.cpu import compile_model
     from irforge.frontends.onnx import import_onnx
@@ -137,6 +145,8 @@ def main() -> None:
     nodes = _ort_minima(json.loads(Path(session.end_profiling()).read_text()), args.runs)
     compiled.close()
     _report(phases, best, nodes)
+    if args.classes:
+        _classes(phases, best, nodes)
     if args.phases:
         for i, (p, t) in enumerate(zip(phases, best)):
             sizes = " ".join(f"{b.kind[0]}{b.nbytes // 1024}k" for b in p.args)
@@ -144,6 +154,35 @@ def main() -> None:
         print("onnxruntime's nodes in run order (min ms):")
         for name, op, shape, t, _ in nodes:
             print(f"  {op[:14]:14} {t * 1e3:8.3f} {shape:44} {name[-40:]}")
+
+
+def _classes(phases, best: list[float], nodes: list[tuple[str, str, str, float, int]]) -> None:  # type: ignore[no-untyped-def]
+    """Both sides summed per class, to compare like with like where the two fuse differently
+    (irforge's attention op against onnxruntime's FusedMatMul + Softmax + MatMul + mask nodes,
+    its LayerNorm `rows` against SkipLayerNormalization, ...): GEMMs keyed by FLOPs (labelled
+    with onnxruntime's output shape and K), the rest by irforge's kernel kind (the generated
+    function's last word) and onnxruntime's op type."""
+    irf: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    ort_by: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    shape_of_flops = {f: f"{op} {shape}" for _, op, shape, _, f in reversed(nodes) if op in COMPUTE and f}
+    for p, t in zip(phases, best):
+        kind = p.function.rsplit("_", 1)[-1]
+        key = f"{p.tag or kind} {p.flops / 1e6:.1f} MF" if p.flops else kind
+        irf[key][0] += 1
+        irf[key][1] += t
+    for _, op, _, t, f in nodes:
+        key = f"{op} {f / 1e6:.1f} MF" if op in COMPUTE and f else op
+        ort_by[key][0] += 1
+        ort_by[key][1] += t
+    print("irforge per class (count, summed min ms; GEMM classes with onnxruntime's node of those FLOPs):")
+    for key, (n, t) in sorted(irf.items(), key=lambda kv: -kv[1][1]):
+        mf = key.rsplit(" ", 2)
+        flops = round(float(mf[1]) * 1e6) if len(mf) == 3 and mf[2] == "MF" else 0
+        label = next((v for f, v in shape_of_flops.items() if flops and abs(f - flops) <= 0.005 * flops), "")
+        print(f"  {key:28} {n:4d} {t * 1e3:9.3f}  {label}")
+    print("onnxruntime per class (count, summed min ms):")
+    for key, (n, t) in sorted(ort_by.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {key:28} {n:4d} {t * 1e3:9.3f}")
 
 
 def _report(phases, best: list[float], nodes: list[tuple[str, str, str, float]]) -> None:  # type: ignore[no-untyped-def]

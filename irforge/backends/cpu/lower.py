@@ -114,6 +114,10 @@ class Lowering:
     b_panels: set[Buffer] = field(default_factory=set)
     """Arena buffers a depthwise layer wrote as the next 1x1 layer's B panels
     (`depthwise.PANEL_OUTPUT`): that layer's GEMM reads them as they are."""
+    heads_rows: set[Buffer] = field(default_factory=set)
+    """Arena buffers of a [B, H, L, Dv] attention output that its kernel wrote as [B, L, H, Dv]
+    rows (`attention.HEADS_ROWS`): their one user, the merged-heads output projection, reads
+    them as [B * L, H * Dv] (`linear.merged_heads`)."""
     derived: dict[tuple, Buffer] = field(default_factory=dict)
     """Constants made from a weight (packed panels), by (the weight's value, how): layers that
     share a weight share them (`derived_const`)."""

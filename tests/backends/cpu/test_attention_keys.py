@@ -81,3 +81,14 @@ def test_vit_like_rows_match_onnxruntime(threads) -> None:  # type: ignore[no-un
     finally:
         compiled.close()
     np.testing.assert_allclose(got, ort_session_run(proto, feeds)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_long_keys_packed_in_the_kernel() -> None:
+    """1500 keys of D = 64 (Whisper's encoder): packed on the kernel's stack (`PACKED_KEYS_MAX`),
+    no kT copy phase; 2 threads, a mask, equal to the reference."""
+    mask = rand(1, 2, 7, 1500, seed=11, low=-4.0, high=1.0)
+    inputs = [rand(1, 2, 7, 64, seed=1), rand(1, 2, 1500, 64, seed=2, low=-3.0, high=3.0), rand(1, 2, 1500, 16, seed=3), mask]
+    model = one_op_model(SDPA, inputs, [])
+    compiled = compile_model(model, threads=2, cache_dir=False)
+    assert len(_phases(compiled)) == 1 and _phases(compiled)[0].endswith("_attention")
+    matches_reference(compiled, model, {f"x{i}": x for i, x in enumerate(inputs)})

@@ -1,4 +1,4 @@
-"""Winograd transforms emitted as loops of 1-D transforms (`codegen.winograd.ROLLED_MIN_POINTS`,
+"""Winograd transforms emitted as loops of 1-D transforms (`codegen.winograd_transforms.ROLLED_MIN_POINTS`,
 `ROLLED_OUTPUT`) against the reference with the arena NaN-filled: stride 2's F(4x4) (rolled by
 default), and with the threshold at 0 every transform (stride 1 F(4x4) and F(2x2), stride 2
 F(2x2)); the input rows read through one vector of tiles, the zero-padded stack rows and
@@ -12,8 +12,9 @@ import pytest
 from llvmlite import ir
 
 from irforge.backends.cpu import compile_model
-from irforge.backends.cpu.codegen import winograd
-from irforge.backends.cpu.codegen.winograd import WinogradSpec, input_transform_kernel, output_transform_kernel
+from irforge.backends.cpu.codegen import winograd_transforms
+from irforge.backends.cpu.codegen.winograd import WinogradSpec
+from irforge.backends.cpu.codegen.winograd_transforms import input_transform_kernel, output_transform_kernel
 from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Convolution, Eltwise, ReLU
@@ -62,9 +63,9 @@ CASES = [
 @pytest.mark.parametrize("rolled_output", [False, True])
 @pytest.mark.parametrize("x_shape,o,stride", CASES)
 def test_rolled_transforms(x_shape, o, stride, rolled_output, padded, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(winograd, "ROLLED_MIN_POINTS", 0)
-    monkeypatch.setattr(winograd, "ROLLED_OUTPUT", rolled_output)
-    monkeypatch.setattr(winograd, "PADDED_ROWS", padded)  # False: masked loads
+    monkeypatch.setattr(winograd_transforms, "ROLLED_MIN_POINTS", 0)
+    monkeypatch.setattr(winograd_transforms, "ROLLED_OUTPUT", rolled_output)
+    monkeypatch.setattr(winograd_transforms, "PADDED_ROWS", padded)  # False: masked loads
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)],
                          strides=[stride, stride], pads_begin=[1, 1], pads_end=[1, 1])
     threads = 2 if padded else 1
@@ -73,7 +74,7 @@ def test_rolled_transforms(x_shape, o, stride, rolled_output, padded, monkeypatc
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_rolled_output_fuses_residual_and_relu(threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(winograd, "ROLLED_OUTPUT", True)
+    monkeypatch.setattr(winograd_transforms, "ROLLED_OUTPUT", True)
     b = ModelBuilder()
     x = b.input("x", (1, 32, 58, 58))
     r = b.input("r", (1, 32, 29, 29))

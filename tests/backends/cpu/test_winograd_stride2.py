@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
-from irforge.backends.cpu.codegen import winograd
+from irforge.backends.cpu.codegen import winograd_transforms
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.winograd import STRIDE2_MATRICES, transform_weights
 from irforge.backends.cpu.ops.linear import geometry
@@ -87,9 +87,9 @@ def test_stride2_winograd(x_shape, o, props, m, threads, cache_dir) -> None:  # 
 def test_stride2_masked_rows(padded, row_floats_max, deinterleave, monkeypatch, cache_dir) -> None:  # type: ignore[no-untyped-def]
     """Rows past `ROW_FLOATS_MAX`, and without `PADDED_ROWS`, read the input with masked loads;
     `DEINTERLEAVE` picks the tiles' columns from even and odd halves."""
-    monkeypatch.setattr(winograd, "PADDED_ROWS", padded)
-    monkeypatch.setattr(winograd, "ROW_FLOATS_MAX", row_floats_max)
-    monkeypatch.setattr(winograd, "DEINTERLEAVE", deinterleave)
+    monkeypatch.setattr(winograd_transforms, "PADDED_ROWS", padded)
+    monkeypatch.setattr(winograd_transforms, "ROW_FLOATS_MAX", row_floats_max)
+    monkeypatch.setattr(winograd_transforms, "DEINTERLEAVE", deinterleave)
     for x_shape, o, props, _ in (CASES[1], CASES[5]):
         model = one_op_model(Convolution, [rand(*x_shape)], [rand(o, x_shape[1], 3, 3, seed=1), rand(o, seed=2)], strides=[2, 2], **props)
         matches_reference(compile_model(model, threads=2, cache_dir=False), model, {"x0": rand(*x_shape, seed=3)})

@@ -42,10 +42,24 @@ LEAN_EXP = True
 PACK_KEYS = True
 """The kernel packs each batch's keys into NR-column panels itself (no kT copy phase) where
 they fit in `PACKED_KEYS_MAX` (A/B switch; False: the kT copy, read as rows)."""
-PACKED_KEYS_MAX = 32768
-"""Floats of one batch's packed keys on the stack at most (128 KiB: S = 512 at D = 64)."""
+PACKED_KEYS_MAX = 98304
+"""Floats of one batch's packed keys on the stack at most (384 KiB: S = 1536 at D = 64, 768 at
+D = 128; with the scores block the kernel's frame is then ~640 KiB of the threads' 8 MiB
+stacks). Was 32768 (S = 512): Whisper-base's 1500 keys kept the kT copy and read it as rows
+1500 floats apart; packed, its attention phases 64.1 -> 60.3 ms and the model 0.973x
+(`bench/cpu_knob_ab.py whisper_base_encoder ...attention:PACKED_KEYS_MAX --a 32768 --b 131072
+--runs 9 --cpu-time --phases attention`, session 14)."""
 WHOLE_ROWS = True
 """The block's rows are whole vectors, the columns past S -inf logits (A/B switch)."""
+HEADS_ROWS = True
+"""Where a [B, H, L, Dv] output's one user is the merged-heads output projection
+(`linear.merges_heads`), the kernel writes it as [B, L, H, Dv] rows (`AttentionSpec.heads`)
+and that projection is one plain GEMM of K = H * Dv in its usual K blocks, not one block of
+Dv per head (A/B switch; False: [B, H, L, Dv] as the op says), where a block's output rows
+fit in `STAGED_MAX` floats on the stack."""
+STAGED_MAX = 16384
+"""Floats of one block's output rows staged on the stack for `HEADS_ROWS` at most (64 KiB:
+BERT's 128 x 64, Whisper's 42 x 64)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,17 @@ class AttentionSpec:
     """the second argument is k [batch, S, D], packed by the kernel (`PACK_KEYS`); else kT"""
     stride: int = 0
     """floats per row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)"""
+    heads: int = 0
+    """H > 0: the output is written as [B, L, H, Dv] rows, the batch index being b * H + h
+    (`HEADS_ROWS`); 0: [batch, L, Dv]"""
+
+    nan_to_zero: bool = False
+    """NaN outputs are stored as 0 (the exporter's `Where(IsNaN(y), 0, y)` absorbed)"""
+
+    @property
+    def out_stride(self) -> int:
+        """Floats from one output row of a head to its next."""
+        return self.dv * (self.heads or 1)
 
     @property
     def ldc(self) -> int:
@@ -114,7 +139,7 @@ def _output_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
 
 def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
     """args: q [batch, L, D], kT [batch, D, S] (`packed_keys`: k [batch, S, D]), v [batch, S, Dv],
-    out [batch, L, Dv], [mask]."""
+    out [batch, L, Dv] (`heads`: [batch / H, L, H, Dv]), [mask]."""
     kb = KernelBuilder(module, name)
     q, keys, v, out = (kb.slot(i) for i in range(4))
     mask = kb.slot(4) if spec.mask is not None else None
@@ -123,6 +148,10 @@ def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
         block = b.alloca(F32, i64(spec.rows * spec.ldc))
         block.align = 64
         inverse = b.alloca(F32, i64(spec.rows))
+        staging = None
+        if spec.heads:
+            staging = b.alloca(F32, i64(spec.rows * spec.dv))
+            staging.align = 64
         if spec.packed_keys:
             panels = b.alloca(F32, i64(spec.key_floats))
             panels.align = 64
@@ -141,7 +170,7 @@ def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
             k_block = panels
         else:
             k_block = kb.at(keys, b.mul(bi, i64(spec.d * spec.s)))
-        args = (bi, row0, q, k_block, v, out, mask, block, inverse)
+        args = (bi, row0, q, k_block, v, out, mask, block, inverse, staging)
         if not tail:
             _unit(kb, spec, spec.rows, *args)
         elif not full:
@@ -190,9 +219,9 @@ def _transpose8(kb: KernelBuilder, rows: list[ir.Value]) -> list[ir.Value]:
     return rows
 
 
-def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_block, v, out, mask, block, inverse) -> None:  # type: ignore[no-untyped-def]
+def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_block, v, out, mask, block, inverse, staging) -> None:  # type: ignore[no-untyped-def]
     """One block of `rows` query rows starting at `row0` of batch `bi`; `k_block`: its kT
-    rows or (`packed_keys`) its packed key panels."""
+    rows or (`packed_keys`) its packed key panels; `staging`: `rows` x Dv floats (`heads`)."""
     b = kb.b
     q_rows = kb.at(q, b.add(b.mul(bi, i64(spec.l * spec.d)), b.mul(row0, i64(spec.d))))
     inline_gemm(kb, _scores_spec(spec, rows), f"{kb.fn.name}.s{rows}", q_rows, k_block, block)
@@ -202,13 +231,28 @@ def _unit(kb: KernelBuilder, spec: AttentionSpec, rows: int, bi, row0, q, k_bloc
         row = kb.at(block, b.mul(i, i64(spec.ldc)))
         mask_row = kb.at(mask_rows, b.mul(i, i64(row_step))) if mask_rows is not None else None
         _exp_row(kb, spec, row, mask_row, kb.at(inverse, i))
-    out_rows = kb.at(out, b.add(b.mul(bi, i64(spec.l * spec.dv)), b.mul(row0, i64(spec.dv))))
-    inline_gemm(kb, _output_spec(spec, rows), f"{kb.fn.name}.o{rows}", block, kb.at(v, b.mul(bi, i64(spec.s * spec.dv))), out_rows)
+    if spec.heads:  # [B, L, H, Dv]: batch bi = b * H + h
+        head, image = b.urem(bi, i64(spec.heads)), b.udiv(bi, i64(spec.heads))
+        first = b.add(b.add(b.mul(image, i64(spec.l * spec.out_stride)), b.mul(row0, i64(spec.out_stride))), b.mul(head, i64(spec.dv)))
+    else:
+        first = b.add(b.mul(bi, i64(spec.l * spec.dv)), b.mul(row0, i64(spec.dv)))
+    out_rows = kb.at(out, first)
+    # [B, L, H, Dv]: the GEMM's K blocks accumulate into contiguous rows on the stack (rows
+    # H * Dv apart share L1 sets: Whisper's 42 x 64 tile at 2 KiB strides made the kernel 1%
+    # slower), the normalisation stores them into place
+    staged = staging if spec.heads else out_rows
+    inline_gemm(kb, _output_spec(spec, rows), f"{kb.fn.name}.o{rows}", block, kb.at(v, b.mul(bi, i64(spec.s * spec.dv))), staged)
     with kb.loop(0, rows, name="norm") as i:
         factor = kb.splat(b.load(kb.at(inverse, i)))
-        target = kb.at(out_rows, b.mul(i, i64(spec.dv)))
-        _each(kb, spec.dv, lambda offset, lanes: kb.vstore(
-            b.fmul(kb.vload(kb.at(target, offset), mask=lanes), factor), kb.at(target, offset), lanes))
+        source = kb.at(staged, b.mul(i, i64(spec.dv)))
+        target = kb.at(out_rows, b.mul(i, i64(spec.out_stride)))
+        def normalise(offset, lanes) -> None:  # type: ignore[no-untyped-def]
+            value = b.fmul(kb.vload(kb.at(source, offset), mask=lanes), factor)
+            if spec.nan_to_zero:
+                value = b.select(b.fcmp_unordered("uno", value, value), kb.vconst(0.0), value)
+            kb.vstore(value, kb.at(target, offset), lanes)
+
+        _each(kb, spec.dv, normalise)
 
 
 def _mask_base(kb: KernelBuilder, spec: AttentionSpec, bi, row0, mask):  # type: ignore[no-untyped-def]

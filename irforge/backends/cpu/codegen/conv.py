@@ -20,6 +20,13 @@ from llvmlite import ir
 from irforge.backends.cpu.codegen.gemm import NR
 from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64, vec
 
+PLAIN_TAIL_STORES = True
+"""An im2col output row wider than a vector stores its tail (the lanes after its last whole
+vector, from a panel's column 0) and the next row's head (the rest of that panel row) as one
+plain vector where the same thread writes both, instead of two masked stores (`_im2col_row`;
+vmaskmovps stores are slow on AMD). ResNet-50's 56 -> 28 1x1 stride-2 downsample (rows of 28:
+a head, one vector, a tail) 0.27 -> 0.14 ms; with the tail alone stored plain (the head still
+masked) that im2col took 1.27-1.34x the merged form's time (docs/STATUS.md, session 14)."""
 NARROW_BUFFERED = True
 """Rows at most a vector wide (`g.ow <= 16`) are unfolded into a stack row of the whole
 output plane with plain overlapping stores, then copied into the panels a panel vector at
@@ -137,7 +144,7 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
         # stride-2 layer at 28x28: 0.81 -> 1.05 ms) than the order saved
         with kb.loop(y0, y1, name="oy") as oy:
             with kb.loop(r0, r1, name="row") as r:
-                _im2col_row(kb, g, *row_pointers(r), oy)
+                _im2col_row(kb, g, *row_pointers(r), oy, b.icmp_signed("<", b.add(oy, i64(1)), y1), b.icmp_signed(">", oy, y0))
         _zero_tail(kb, g, r0, r1, y1, row_pointers)
     elif g.stride[1] in (1, 2) and NARROW_BUFFERED and not by_positions and g.panels * NR <= NARROW_BUFFER_MAX:
         with b.goto_block(kb.fn.entry_basic_block):
@@ -251,7 +258,7 @@ def _im2col_narrow_buffered(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx
             kb.vstore(kb.vload(kb.at(buf, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, i64(step)), i64(part))))
 
 
-def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> None:  # type: ignore[no-untyped-def]
+def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy, followed=None, led=None) -> None:  # type: ignore[no-untyped-def]
     """Output row `oy` of one unfolded row (stride 1 or 2 along x, no gathers).
 
     16 outputs of an output row are one masked load (stride 1) or two and an even-lane
@@ -260,18 +267,27 @@ def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> Non
     multiple of 16 wide): a head up to there and the tail after the last whole vector are
     masked stores, every vector between is one plain store inside one panel. Masked stores
     are slow on this AMD host (two per vector, four instructions at 8 lanes, made the stem
-    of LR-ASPP at 520x520 a 6.4 ms im2col for a 0.7 ms GEMM).
+    of LR-ASPP at 520x520 a 6.4 ms im2col for a 0.7 ms GEMM). Where this thread writes the
+    next output row too (`followed`, an i1), the tail is one plain store of this row's last
+    outputs and the next row's head (`PLAIN_TAIL_STORES`): it starts at a panel's column 0
+    and the next row's head fills that panel row; a row after one of this thread's (`led`)
+    then stores no head.
     """
     b = kb.b
     sx = g.stride[1]
     step = g.k_per_group * NR
-    iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
-    ok = b.icmp_unsigned("<", iy, i64(g.h))
-    row_ok = kb.splat(ok)
-    row = kb.at(src, b.mul(b.select(ok, iy, i64(0)), i64(g.w)))
+    merged = followed is not None and PLAIN_TAIL_STORES
+
+    def input_row(y):  # type: ignore[no-untyped-def]
+        """(pointer, all-lanes validity) of the input row under output row y."""
+        iy = b.add(b.mul(y, i64(g.stride[0])), dy)
+        ok = b.icmp_unsigned("<", iy, i64(g.h))
+        return kb.at(src, b.mul(b.select(ok, iy, i64(0)), i64(g.w))), kb.splat(ok)
+
+    row, row_ok = input_row(oy)
     first = b.mul(oy, i64(g.ow))
 
-    def values(ox0):  # type: ignore[no-untyped-def]
+    def values(ox0, row=row, row_ok=row_ok):  # type: ignore[no-untyped-def]
         start = b.add(b.mul(ox0, i64(sx)), dx)
         masks = [b.and_(kb.inside(b.add(start, i64(part * VW)) if part else start, g.w), row_ok) for part in range(sx)]
         return kb.load_strided(row, start, masks)
@@ -281,13 +297,24 @@ def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy) -> Non
         return kb.at(dst, b.add(b.mul(b.udiv(p0, i64(NR)), i64(step)), b.urem(p0, i64(NR))))
 
     head = kb.min(b.urem(b.sub(i64(VW), b.urem(first, i64(VW))), i64(VW)), g.ow)
-    with kb.if_(b.icmp_signed(">", head, i64(0))):
+    unled = b.icmp_signed(">", head, i64(0))
+    with kb.if_(b.and_(unled, b.not_(led)) if merged else unled):
         kb.vstore(values(i64(0)), target(i64(0)), kb.mask(head))
     end = b.add(head, b.mul(b.udiv(b.sub(i64(g.ow), head), i64(VW)), i64(VW)))
     with kb.loop(head, end, VW, name="ox") as ox0:
         kb.vstore(values(ox0), target(ox0))
     with kb.if_(b.icmp_signed("<", end, i64(g.ow))):
-        kb.vstore(values(end), target(end), kb.mask(b.sub(i64(g.ow), end)))
+        tail = b.sub(i64(g.ow), end)
+        if not merged:
+            kb.vstore(values(end), target(end), kb.mask(tail))
+            return
+        value, at = values(end), target(end)
+        with b.if_else(followed) as (plain, masked):
+            with plain:  # lanes l >= tail: the next row's outputs l - tail
+                after = values(b.sub(i64(0), tail), *input_row(b.add(oy, i64(1))))
+                kb.vstore(b.select(kb.mask(tail), value, after), at)
+            with masked:
+                kb.vstore(value, at, kb.mask(tail))
 
 
 def _im2col_vector(kb: KernelBuilder, g: ConvGeometry, src, p0, dy, dx):  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
+from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
 from irforge.backends.cpu.codegen.irutil import F32, I32, I64, VW, KernelBuilder, i64, vec, vector_constant
 from irforge.backends.cpu.codegen.mathfn import BINARY
 
@@ -45,18 +46,28 @@ class PoolSpec:
     method: str
     exclude_pad: bool
     pad_end: tuple[int, int]
+    epilogue: Epilogue = Epilogue()
+    """a following residual Add and activation, applied as each output vector is stored (the
+    padded-row kernel only: `row_path`); the residual is the kernel's third slot"""
 
 
-def pool_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
-    """args: X, out; threads split the (n, c) planes."""
+def row_path(spec: PoolSpec) -> bool:
+    """Whether `spec` runs on the padded-row kernel (`_row_kernel`)."""
     g = spec.geometry
     # an average at column stride 2 over the stack row (whose window loads straddle its
     # stores) ran DenseNet's 2x2 stride-2 pools at 56x56 / 28x28 2.4-2.8x the general kernel
     small = SMALL_IN_REGISTERS and g.w <= REGISTER_VECTORS * VW and g.ow <= REGISTER_VECTORS * VW
     row_pays = ROW_MAX if spec.method == "max" else ROW_AVG and (g.stride[1] == 1 or small)
-    if row_pays and g.stride[1] in (1, 2) and _row_floats(g) <= ROW_FLOATS_MAX:
+    return row_pays and g.stride[1] in (1, 2) and _row_floats(g) <= ROW_FLOATS_MAX
+
+
+def pool_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
+    """args: X, out, [residual (`PoolSpec.epilogue`)]; threads split the (n, c) planes."""
+    g = spec.geometry
+    if row_path(spec):
         _row_kernel(module, spec, name)
         return
+    assert spec.epilogue == Epilogue(), "a pool epilogue on the general kernel"
     kb = KernelBuilder(module, name)
     x, out = kb.slot(0), kb.slot(1)
     b = kb.b
@@ -136,6 +147,7 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
     g, average = spec.geometry, spec.method == "avg"
     kb = KernelBuilder(module, name)
     x, out = kb.slot(0), kb.slot(1)
+    res = kb.slot(2) if spec.epilogue.residual else None
     b = kb.b
     length = _row_floats(g)
     full, tail = divmod(g.w, VW)
@@ -173,6 +185,7 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
     with kb.loop(q0, q1, name="plane") as q:
         src = kb.at(x, b.mul(q, i64(g.h * g.w)))
         dst = kb.at(out, b.mul(q, i64(g.p)))
+        res_plane = kb.at(res, b.mul(q, i64(g.p))) if res is not None else None
         with kb.loop(0, g.oh, name="oy") as oy:
             rows = []
             counted = ir.Constant(F32, 0.0)
@@ -183,12 +196,17 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
                     inside = b.and_(b.icmp_signed(">=", iy, i64(lo_y)), b.icmp_signed("<", iy, i64(hi_y)))
                     counted = b.fadd(counted, b.select(inside, ir.Constant(F32, 1.0), ir.Constant(F32, 0.0)))
             out_row = kb.at(dst, b.mul(oy, i64(g.ow)))
+            res_row = kb.at(res_plane, b.mul(oy, i64(g.ow))) if res_plane is not None else None
             whole, rest = divmod(g.ow, VW)
 
-            def divided(acc, ox0):  # type: ignore[no-untyped-def]
-                if counts is None:
+            def divided(acc, ox0, mask=None):  # type: ignore[no-untyped-def]
+                """The output vector at ox0: the average's division, then the epilogue."""
+                if counts is not None:
+                    acc = b.fdiv(acc, b.fmul(kb.splat(counted), kb.vload(kb.at(counts, ox0))))
+                if spec.epilogue == Epilogue():
                     return acc
-                return b.fdiv(acc, b.fmul(kb.splat(counted), kb.vload(kb.at(counts, ox0))))
+                residual = kb.vload(kb.at(res_row, ox0), mask=mask) if res_row is not None else None
+                return apply_epilogue(kb, spec.epilogue, acc, residual)
 
             if in_registers:
                 # the row's columns (up to REGISTER_VECTORS vectors) stay in registers: each
@@ -209,7 +227,8 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
                         v = b.shuffle_vector(column, fill, vector_constant(vec(VW, I32), picks))
                         acc = v if acc is None else combine(kb, acc, v)
                     left = g.ow - o * VW
-                    kb.vstore(divided(acc, i64(o * VW)), kb.at(out_row, i64(o * VW)), kb.mask(left) if left < VW else None)
+                    mask = kb.mask(left) if left < VW else None
+                    kb.vstore(divided(acc, i64(o * VW), mask), kb.at(out_row, i64(o * VW)), mask)
             else:
                 with kb.loop(0, full * VW, VW, name="xv") as xv:
                     _column_reduce(kb, combine, rows, xv, kb.at(row, i64(g.pad[1])), None)
@@ -220,7 +239,7 @@ def _row_kernel(module: ir.Module, spec: PoolSpec, name: str) -> None:
                     kb.vstore(divided(_window_reduce(kb, combine, g, row, ox0), ox0), kb.at(out_row, ox0))
                 if rest:
                     ox0 = i64(whole * VW)
-                    kb.vstore(divided(_window_reduce(kb, combine, g, row, ox0), ox0), kb.at(out_row, ox0), kb.mask(rest))
+                    kb.vstore(divided(_window_reduce(kb, combine, g, row, ox0), ox0, kb.mask(rest)), kb.at(out_row, ox0), kb.mask(rest))
     kb.finish()
 
 

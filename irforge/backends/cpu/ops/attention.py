@@ -20,17 +20,24 @@ kernel does not pack the keys itself: `attention.PACK_KEYS`).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
+from xdsl.ir import SSAValue
 
+from irforge.backends.cpu.codegen import attention as kernel_knobs
 from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows, packs_keys, row_stride
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel
 from irforge.backends.cpu.codegen.rows import RowSpec
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.elementwise import pointwise_phase
 from irforge.backends.cpu.ops.linear import _batch_strides as batch_strides
+from irforge.backends.cpu.ops.linear import merges_heads
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.reduce import rows_phase
+from irforge.dialects.nn import MatMul
+from irforge.dialects.nn.elementwise import Select
+from irforge.dialects.nn.indexing import IsNaN
 from irforge.dialects.nn.attention import ScaledDotProductAttention
 from irforge.dialects.nn.base import broadcast_shapes
 from irforge.errors import IrforgeError
@@ -103,9 +110,23 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         k_t = ctx.scratch(4 * math.prod(k))
         relayout(ctx, op, ctx.input(op, 1), k, (*range(rank - 2), rank - 1, rank - 2), k_t)
     if spec is not None:
-        name = ctx.kernel(("attention", spec), lambda mod, nm: attention_kernel(mod, spec, nm))
+        guard = nan_guard(ctx, op)
+        final = op.output
+        if guard is not None:
+            ctx.absorbed.update(guard)
+            final = guard[1].output
+            spec = replace(spec, nan_to_zero=True)
+        heads = heads_rows(ctx, final)
+        if heads and spec.rows * spec.dv <= kernel_knobs.STAGED_MAX:
+            spec = replace(spec, heads=heads)
+        fused = spec
+        name = ctx.kernel(("attention", fused), lambda mod, nm: attention_kernel(mod, fused, nm))
         keys = ctx.input(op, 1) if spec.packed_keys else k_t
-        args = [ctx.input(op, 0), keys, ctx.input(op, 2), ctx.output(op)] + ([ctx.input(op, 3)] if spec.mask else [])
+        out = ctx.result(final)
+        ctx.alias(op.output, out)
+        if spec.heads:
+            ctx.heads_rows.add(out)
+        args = [ctx.input(op, 0), keys, ctx.input(op, 2), out] + ([ctx.input(op, 3)] if spec.mask else [])
         ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
         return
     scores = ctx.scratch(4 * math.prod(scores_shape))
@@ -114,6 +135,41 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
     probs = ctx.scratch(4 * math.prod(scores_shape))
     rows_phase(ctx, RowSpec(math.prod(scores_shape[:-1]), scores_shape[-1], 1, "softmax"), logits, probs)
     batched_gemm(ctx, (probs, scores_shape), (ctx.input(op, 2), v), (ctx.output(op), shape_of(op.output)))
+
+
+def heads_rows(ctx: Lowering, final: SSAValue) -> int:
+    """H where the fused kernel writes its [B, H, L, Dv] output `final` as [B, L, H, Dv] rows
+    for its one user, a merged-heads output projection (`attention.HEADS_ROWS`); else 0."""
+    shape = shape_of(final)
+    user = ctx.single_use(final)
+    if not kernel_knobs.HEADS_ROWS or len(shape) != 4 or not isinstance(user, MatMul) or user.a is not final:
+        return 0
+    return shape[1] if merges_heads(ctx, user) else 0
+
+
+NAN_GUARD = True
+"""The fused kernel stores 0 for NaN outputs itself where the output's only users are the
+dynamo exporter's guard `Where(IsNaN(y), 0, y)` (HF models' SDPA with a mask; DistilBERT,
+RoBERTa): those two phases go, and the output projection after the guard can merge with
+the kernel's rows (`heads_rows`). False: the guard's own phases (A/B switch)."""
+
+
+def nan_guard(ctx: Lowering, op: ScaledDotProductAttention) -> tuple[IsNaN, Select] | None:
+    """The IsNaN and Select of `Select(IsNaN(y), 0, y)` when they are all that reads y (the
+    zero a constant lowered already, of y's element type, broadcast to y's shape); else None."""
+    y = op.output
+    if not NAN_GUARD or ctx.uses.get(y, 0) != 2:
+        return None
+    users = [use.operation for use in y.uses]
+    test = next((u for u in users if isinstance(u, IsNaN)), None)
+    pick = next((u for u in users if isinstance(u, Select)), None)
+    if test is None or pick is None or pick.condition is not test.output or pick.otherwise is not y or pick.then is y:
+        return None
+    zero = ctx.constant_of(pick.then)
+    if (ctx.single_use(test.output) is not pick or zero is None or zero.size != 1 or zero.reshape(-1)[0] != 0
+            or shape_of(pick.output) != shape_of(y) or dtype_of(pick.output) != np.float32):
+        return None
+    return test, pick
 
 
 def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionSpec | None:

@@ -29,6 +29,7 @@ from irforge.backends.cpu.ops.volumetric import volumetric_convolution, volumetr
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
 from irforge.backends.cpu.ops.winograd import winograd_convolution, winograd_pays
 from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul, Reduce
+from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
 
 PACK_PLANE_MAX = 196
@@ -364,32 +365,52 @@ Swin-T's D = 32 windows (S = 49) ran 2.3% slower merged (`cpu_knob_ab.py swin_t 
 --a False --b True --cpu-time`, 1.023, session 11)."""
 
 
-def merged_heads(ctx: Lowering, op: MatMul) -> bool:
-    """Lower `op` with the Reduce summing its heads as one GEMM, if it is heads-in-weights'
-    output projection: a[B, H, S, D] (read in place, k = (head, d): one K block of D per head,
-    `GemmSpec.a_block_step` = S * D) times the constant Wo[H, D, N] packed as [H * D, N], the
-    Reduce's bias Add, residual Add (stored over, `_over_residual`) and activation its
-    epilogue."""
+def merges_heads(ctx: Lowering, op: MatMul) -> bool:
+    """Whether `op` is heads-in-weights' output projection that `merged_heads` lowers as one
+    GEMM with its Reduce (nothing changed here). Wo is a constant op's (the attention before
+    `op` asks this before that op, later in the body, has been lowered)."""
     a_shape, b_shape = shape_of(op.a), shape_of(op.b)
-    w = ctx.constant_of(op.b)
-    if (not HEADS_AS_K or w is None or len(a_shape) != 4 or len(b_shape) != 3
+    if (not HEADS_AS_K or not isinstance(op.b.owner, Constant) or len(a_shape) != 4 or len(b_shape) != 3
             or op.bool_prop("transpose_a") or op.bool_prop("transpose_b")):
         return False
     batch, h, s, d = a_shape
     n = b_shape[2]
     user = ctx.single_use(op.output)
-    if not (b_shape[:2] == (h, d) and d >= HEADS_MIN_D and isinstance(user, Reduce) and user.str_prop("operation") == "sum"
-            and user.reduced_axes() == (1,) and shape_of(user.output) in ((batch, s, n), (batch, 1, s, n))):
+    return (b_shape[:2] == (h, d) and d >= HEADS_MIN_D and isinstance(user, Reduce) and user.str_prop("operation") == "sum"
+            and user.reduced_axes() == (1,) and shape_of(user.output) in ((batch, s, n), (batch, 1, s, n)))
+
+
+def merged_heads(ctx: Lowering, op: MatMul) -> bool:
+    """Lower `op` with the Reduce summing its heads as one GEMM, if it is heads-in-weights'
+    output projection: a[B, H, S, D] (read in place, k = (head, d): one K block of D per head,
+    `GemmSpec.a_block_step` = S * D) times the constant Wo[H, D, N] packed as [H * D, N], the
+    Reduce's bias Add, residual Add (stored over, `_over_residual`) and activation its
+    epilogue. Where the attention kernel wrote a as [B, S, H, D] rows (`ctx.heads_rows`,
+    `attention.HEADS_ROWS`), a plain [B * S, H * D] GEMM in K blocks of `fc_kc` instead: the
+    blocks of D reloaded C once per head (Whisper-base's 1500 x 512 out-projections 10.0 ms
+    against its K projection's 8.0, same shape)."""
+    if not merges_heads(ctx, op):
         return False
+    batch, h, s, d = shape_of(op.a)
+    n = shape_of(op.b)[2]
+    w = ctx.constant_of(op.b)
+    assert w is not None
+    user = ctx.single_use(op.output)
     ctx.absorbed.add(user)
     bias, start = absorb_bias(ctx, user.output, n)
     epilogue, residual, final = absorb_epilogue(ctx, op, start)
-    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, h * d, d)
+    rows = ctx.input(op, 0) in ctx.heads_rows  # a as [B * S, H * D] rows: one plain GEMM in blocks of fc_kc
+    kc = fc_kc(h * d) if rows else d
+    epilogue, residual, out, accumulate = _over_residual(ctx, op, epilogue, residual, final, h * d, kc)
     b_buf = ctx.const(pack_b(w.reshape(h * d, n), h * d, n))
-    levels = (Batch(batch, h * s * d, 0, s * n),) if batch > 1 else ()
-    spec = GemmSpec(m=s, n=n, k=h * d, a_panel=False, a_rs=d, a_cs=1, a_block_step=s * d, b_panel=True, ldc=n,
-                    bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=d,
-                    accumulate=accumulate)
+    if rows:
+        spec = GemmSpec(m=batch * s, n=n, k=h * d, a_panel=False, a_rs=h * d, a_cs=1, b_panel=True, ldc=n,
+                        bias="col" if bias is not None else "none", epilogue=epilogue, kc=kc, accumulate=accumulate)
+    else:
+        levels = (Batch(batch, h * s * d, 0, s * n),) if batch > 1 else ()
+        spec = GemmSpec(m=s, n=n, k=h * d, a_panel=False, a_rs=d, a_cs=1, a_block_step=s * d, b_panel=True, ldc=n,
+                        bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=d,
+                        accumulate=accumulate)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail, "fc", 2 * batch * s * n * h * d)
@@ -503,4 +524,5 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
                     accumulate=accumulate, b_blocks=b_blocks)
     name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
-    ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail)
+    # tagged with its FLOPs so the benches pair it with onnxruntime's node (`cpu_phase_vs_ort.py`)
+    ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail, "matmul", 2 * int(np.prod(batch, dtype=np.int64)) * m * n * k)

@@ -4,16 +4,18 @@ types as a host step of the reference kernel)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
-from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
+from irforge.backends.cpu.codegen.epilogue import Epilogue
+from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel, row_path
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
 from irforge.backends.cpu.codegen.argmax import ArgSpec, argmax_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.elementwise import pointwise_phase
-from irforge.backends.cpu.ops.fusion import require_f32
+from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.volumetric import volumetric_pooling
 from irforge.dialects.nn import GRN, MVN, ArgMax, Normalize, Pooling, Reduce, SoftMax
@@ -54,6 +56,14 @@ def as_2d(values: tuple[int, ...], outer: int) -> tuple[int, int]:
     return (outer, values[0]) if len(values) == 1 else (values[0], values[1])
 
 
+POOL_EPILOGUE = True
+"""A windowed pool on the padded-row kernel absorbs a following residual Add (the other
+operand computed already) and activation (`fusion.absorb_epilogue`), applied as it stores
+each vector: keras Xception's four `MaxPool -> Add(residual 1x1)` were a pool and a
+pointwise pass over its output each (0.197 / 0.085 / 0.069 / 0.028 ms). onnxruntime adds the
+pool into the residual convolution, which it runs after the pool."""
+
+
 @lowering(Pooling)
 def pooling(ctx: Lowering, op: Pooling) -> None:
     require_f32(op)
@@ -71,8 +81,15 @@ def pooling(ctx: Lowering, op: Pooling) -> None:
     g = ConvGeometry(x[0], x[1], h, w, kh, kw, oh, ow, as_2d(op.window("strides", 1), 1),
                      as_2d(op.window("dilations", 1), 1), as_2d(begin, 0))
     spec = PoolSpec(g, method, op.bool_prop("exclude_pad"), as_2d(end, 0))
+    args = [ctx.input(op, 0)]
+    if POOL_EPILOGUE and row_path(spec):
+        epilogue, residual, final = absorb_epilogue(ctx, op)
+        spec = replace(spec, epilogue=epilogue)
+        args += [ctx.result(final)] + ([residual] if residual is not None else [])
+    else:
+        args.append(ctx.output(op))
     name = ctx.kernel(("pool", spec), lambda m, n: pool_kernel(m, spec, n))
-    ctx.phase(name, [ctx.input(op, 0), ctx.output(op)])
+    ctx.phase(name, args)
 
 
 @lowering(SoftMax)

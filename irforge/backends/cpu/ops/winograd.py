@@ -10,7 +10,8 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel, pack_a_all
 from irforge.backends.cpu.codegen.irutil import VW
-from irforge.backends.cpu.codegen.winograd import WinogradSpec, input_transform_kernel, output_transform_kernel, point_stride, transform_weights, v_channel
+from irforge.backends.cpu.codegen.winograd import WinogradSpec, point_stride, transform_weights, v_channel
+from irforge.backends.cpu.codegen.winograd_transforms import input_transform_kernel, output_transform_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
 from irforge.dialects.nn import Convolution
 
