@@ -39,7 +39,7 @@ session 12: ResNet-50 0.995, MobileNetV2 1.000 with depthwise at O1 too). Depthw
 modules stay at O3 (O1: 3.20 -> 2.78 s of MixNet-S's LLVM, their phases 1.002-1.010). The
 Winograd transforms at O1 since session 14 (cput; with cpu2's transform forms O1 paid where it
 had not in session 13): ResNet-50's 14 transform modules compiled alone 0.82-0.88 -> 0.66-0.75 s
-CPU (`/tmp/cput15/kinds.py`, 6 alternating rounds, min / median), run time: its Winograd phases
+CPU (`bench/cpu_transform_llvm.py`, 6 alternating rounds, min / median), run time: its Winograd phases
 0.934 (`cpu_knob_ab.py resnet50 ...llvm_worker:OPT_LEVELS --cpu-time --runs 21 --phases
 winograd`, see docs/STATUS.md)."""
 

@@ -355,7 +355,7 @@ are emitted as two loops of 1-D transforms through a stack block (`_input_tiles_
 about a-fold, and with it LLVM's time (which follows the IR's size). The row loop picks the
 columns by `OCTET_PICKS`. ResNet-50's 56 -> 28 input transform against `OCTET_PICKS` unrolled
 (session 14, cput): 291 -> 38 KB of IR, its module's LLVM 0.15-0.25 -> 0.04-0.05 s CPU, its 14
-transform modules 0.49-0.53 -> 0.39 s (`/tmp/cput15/kinds.py`); run time 0.241 -> 0.252 ms
+transform modules 0.49-0.53 -> 0.39 s (`bench/cpu_transform_llvm.py`); run time 0.241 -> 0.252 ms
 (1.044, `cpu_knob_ab.py resnet50 ...winograd_transforms:ROLLED_MIN_POINTS --a 10000 --b 81
 --runs 21 --cpu-time --phases 411c`, load 7.3; the same phase read 0.318 ms in a later run)."""
 ROLLED_OUTPUT = False
