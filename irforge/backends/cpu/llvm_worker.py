@@ -29,14 +29,19 @@ PARALLEL_BYTES = 500_000
 about what LLVM takes to optimise and emit this much IR at O3."""
 
 
-OPT_LEVELS: dict[str, int] = {"gemm/rolled": 1}
+OPT_LEVELS: dict[str, int] = {"gemm/rolled": 1, "winograd_in": 1, "winograd_out": 1}
 """LLVM optimisation level by kernel kind (the lowering's kernel key: gemm, pointwise, ...;
 "driver"; a kind + "/rolled": its modules that LLVM does not unroll, `jit.unrolls`); every
 other module is optimised at O3. The GEMMs LLVM does not unroll (packed A, register-blocked
 by hand: 1x1 convolutions, one-row FCs) at O1: ResNet-50's 16 such modules 1.48 -> 1.03 s of
 LLVM, MixNet-S's 24 1.83 -> 1.41; run time even (`cpu_knob_ab.py ... llvm_worker:OPT_LEVELS`,
 session 12: ResNet-50 0.995, MobileNetV2 1.000 with depthwise at O1 too). Depthwise
-modules stay at O3 (O1: 3.20 -> 2.78 s of MixNet-S's LLVM, their phases 1.002-1.010)."""
+modules stay at O3 (O1: 3.20 -> 2.78 s of MixNet-S's LLVM, their phases 1.002-1.010). The
+Winograd transforms at O1 since session 14 (cput; with cpu2's transform forms O1 paid where it
+had not in session 13): ResNet-50's 14 transform modules compiled alone 0.82-0.88 -> 0.66-0.75 s
+CPU (`bench/cpu_transform_llvm.py`, 6 alternating rounds, min / median), run time: its Winograd phases
+0.934 (`cpu_knob_ab.py resnet50 ...llvm_worker:OPT_LEVELS --cpu-time --runs 21 --phases
+winograd`, see docs/STATUS.md)."""
 
 
 def kind_of(module_name: str) -> str:
@@ -57,7 +62,7 @@ register allocation) by kernel kind; every other module is emitted at 3. The Win
 transforms are straight-line vector code (the kernel is unrolled by hand over a tile row's
 a rows and a*a points, up to 500 KB of IR), whose emission dominates their LLVM time and gains
 nothing at 3: ResNet-50's 14 transform modules 0.89 -> 0.62 s of emission at 1 (the
-optimisation level, `OPT_LEVELS`, changes nothing there: 1.00 -> 1.07 s at O1); run time even
+optimisation level, `OPT_LEVELS`, changed nothing there then: 1.00 -> 1.07 s at O1); run time even
 (session 13, `cpu_knob_ab.py resnet50 ...llvm_worker:EMIT_LEVELS --cpu-time --phases winograd`,
 see docs/STATUS.md)."""
 

@@ -186,8 +186,18 @@ class _Emitter:
             kb.b.store(self.fill, kb.at(dst_row, kb.b.mul(j, i64(step))))
 
 
+UNROLL_LOOPS = False
+"""Whether LLVM may unroll a copy kernel's loops (`jit.unrolls`). Its unrolling tripled their
+LLVM time for no run time (session 14: Swin-T's 33 copy modules, 124 KiB of IR, 1.30 -> 0.41 s
+of LLVM, `bench/cpu_compile_profile.py swin_t --rounds 2 --set
+irforge.backends.cpu.codegen.copy:UNROLL_LOOPS=True,False`; its copy phases 0.7-1.3x each
+either way at load 8.6, the model 1.006, `bench/cpu_knob_ab.py swin_t
+irforge.backends.cpu.codegen.copy:UNROLL_LOOPS --cpu-time --runs 15`)."""
+
+
 def copy_kernel(module: ir.Module, spec: CopySpec, name: str) -> None:
     """args: the slots the moves name."""
+    module.unroll = UNROLL_LOOPS  # type: ignore[attr-defined]
     kb = KernelBuilder(module, name)
     emitter = _Emitter(kb, spec)
     for move in spec.moves:

@@ -50,8 +50,18 @@ def as_transpose(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, i
     return None
 
 
+UNROLL_LOOPS = False
+"""Whether LLVM may unroll the tile loops (`jit.unrolls`). Not: keras NASNetMobile's 8 transpose
+modules (29 KiB of IR) 0.76 -> 0.48 s of LLVM (session 14, `bench/cpu_compile_profile.py
+keras_NASNetMobile --rounds 2 --set irforge.backends.cpu.codegen.transpose:UNROLL_LOOPS=True,False`),
+their phases 0.92-1.05x each, 0.517 -> 0.509 ms in all (`bench/cpu_knob_ab.py keras_NASNetMobile
+irforge.backends.cpu.codegen.transpose:UNROLL_LOOPS --a True --b False --runs 15 --cpu-time
+--phases transpose`, load 10)."""
+
+
 def transpose_kernel(module: ir.Module, spec: TransposeSpec, name: str) -> None:
     """args: in [batch, R, C], out [batch, C, R]."""
+    module.unroll = UNROLL_LOOPS  # type: ignore[attr-defined]
     kb = KernelBuilder(module, name)
     t = ir.IntType(8 * spec.itemsize)
     src, dst = kb.slot(0, t), kb.slot(1, t)

@@ -99,13 +99,13 @@ def _padded_rows(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack: list) 
     return rows
 
 
-def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i: int, count: int | None = None) -> list:  # type: ignore[no-untyped-def, type-arg]
+def _single_vector_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty, i, count: int | None = None) -> list:  # type: ignore[no-untyped-def, type-arg]
     """Input row i of the tile row where one vector holds all its tiles (tx0 = 0): `count`
     (default step + 1) vectors from column -pad as loads with constant masks, zeros past the
     row (no load), all zeros where the row lies outside the input. A stack copy cost more than
     it saved here (a 14x14 layer 1.29x the masked loads' time)."""
     b = kb.b
-    iy = b.sub(b.add(b.mul(ty, i64(spec.step)), i64(i)), i64(spec.pad[0]))
+    iy = b.sub(kb.add(b.mul(ty, i64(spec.step)), i), i64(spec.pad[0]))  # i: an int, or a loop's index
     inside = b.icmp_unsigned("<", iy, i64(spec.h))
     row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
     parts = []
@@ -348,6 +348,128 @@ def _grouped_input_transform(kb: KernelBuilder, spec: WinogradSpec, x, v) -> Non
         _transform_and_store(kb, spec, load, lambda vectors: _group_columns(kb, spec, vectors), v, base, None if whole else kb.mask(tiles))
 
 
+ROLLED_MIN_POINTS = 81
+"""Transforms of at least this many transform-domain points (a*a: stride 2's F(4x4) has 81)
+are emitted as two loops of 1-D transforms through a stack block (`_input_tiles_rolled`,
+`_output_tiles_rolled`) instead of one unrolled 2-D transform: the generated code shrinks
+about a-fold, and with it LLVM's time (which follows the IR's size). The row loop picks the
+columns by `OCTET_PICKS`. ResNet-50's 56 -> 28 input transform against `OCTET_PICKS` unrolled
+(session 14, cput): 291 -> 38 KB of IR, its module's LLVM 0.15-0.25 -> 0.04-0.05 s CPU, its 14
+transform modules 0.49-0.53 -> 0.39 s (`bench/cpu_transform_llvm.py`); run time 0.241 -> 0.252 ms
+(1.044, `cpu_knob_ab.py resnet50 ...winograd_transforms:ROLLED_MIN_POINTS --a 10000 --b 81
+--runs 21 --cpu-time --phases 411c`, load 7.3; the same phase read 0.318 ms in a later run)."""
+ROLLED_OUTPUT = False
+"""The output transform rolled too where the input one is (`_output_tiles_rolled`)."""
+BLOCK_ALIGN = 64
+"""Bytes to which the rolled transforms' stack blocks are aligned."""
+
+
+def rolled(spec: WinogradSpec) -> bool:
+    """Whether `spec`'s transforms are emitted as loops over rows and columns (`ROLLED_MIN_POINTS`;
+    along one tile row only)."""
+    return spec.a * spec.a >= ROLLED_MIN_POINTS and rows_per_vector(spec) == 1
+
+
+def _block(kb: KernelBuilder, floats: int):  # type: ignore[no-untyped-def]
+    """A stack block of `floats` floats (in the entry block: allocated once per call)."""
+    b = kb.b
+    with b.goto_block(kb.fn.entry_basic_block):
+        block = b.alloca(ir.ArrayType(ir.FloatType(), floats))
+        block.align = BLOCK_ALIGN  # vectors that straddle cache lines cost two accesses each
+        return b.bitcast(block, ir.PointerType(ir.FloatType()))
+
+
+def _rolled_stack(kb: KernelBuilder, spec: WinogradSpec):  # type: ignore[no-untyped-def]
+    """`_stack_rows` as one block of a + 1 rows of `_row_floats` (row a stays zero), zeroed
+    once: rows are chosen by a run-time index."""
+    length = (spec.a + 1) * _row_floats(spec)
+    rows = _block(kb, length)
+    zero = kb.vconst(0.0)
+    with kb.loop(0, length - VW + 1, VW, name="zero") as i:
+        kb.vstore(zero, kb.at(rows, i))
+    if length % VW:
+        kb.vstore(zero, kb.at(rows, length - VW))
+    return rows
+
+
+def _rolled_copy(kb: KernelBuilder, spec: WinogradSpec, plane, ty, stack) -> None:  # type: ignore[no-untyped-def]
+    """`_padded_rows`' copies as a loop over the tile row's a input rows."""
+    b = kb.b
+    with kb.loop(0, spec.a, name="copy") as i:
+        iy = b.sub(b.add(b.mul(ty, i64(spec.step)), i), i64(spec.pad[0]))
+        with kb.if_(b.icmp_unsigned("<", iy, i64(spec.h))):
+            src = kb.at(plane, b.mul(iy, i64(spec.w)))
+            dst = kb.at(stack, b.mul(i, i64(_row_floats(spec))))
+            for q in range(_row_vectors(spec)):
+                first = q * VW - spec.pad[1]
+                lanes = [0 <= first + lane < spec.w for lane in range(VW)]
+                mask = None if all(lanes) else vector_constant(vec(VW, I1), lanes)
+                kb.vstore(kb.vload(b.gep(src, [i64(first)]), mask=mask), kb.at(dst, i64(q * VW)))
+
+
+def _input_tiles_rolled(kb: KernelBuilder, spec: WinogradSpec, plane, ty, tx0, stack, single: bool, block, store) -> None:  # type: ignore[no-untyped-def]
+    """One vector of tiles' input transform as two loops: over the tile's a input rows i (the
+    row's a columns picked (`_tile_columns`, by `OCTET_PICKS` where they apply), then
+    multiplied by B: E[i] = d[i] B, a vectors into `block`), then over the a columns k of E
+    (B^T E[:, k], a vectors to `store(point, value)`). The same products as the unrolled
+    B^T d B, summed rows-last instead of rows-first (a few ulps)."""
+    m, a, b = spec.step, spec.a, kb.b
+    bt = matrices(spec.m, spec.stride)[0]
+    with kb.loop(0, a, name="trow") as i:
+        if single:
+            parts = _single_vector_parts(kb, spec, plane, ty, i)
+        else:
+            iy = b.sub(b.add(b.mul(ty, i64(m)), i), i64(spec.pad[0]))
+            inside = b.icmp_unsigned("<", iy, i64(spec.h))
+            if stack is not None:  # plain loads from the zero-padded copy of the row (row a: zeros)
+                row = kb.at(stack, b.mul(b.select(inside, i, i64(a)), i64(_row_floats(spec))))
+                parts = [kb.vload(kb.at(row, b.add(b.mul(tx0, i64(m)), i64(part * VW)))) for part in range(m + 1)]
+            else:
+                row = kb.at(plane, b.mul(b.select(inside, iy, i64(0)), i64(spec.w)))
+                start = b.sub(b.mul(tx0, i64(m)), i64(spec.pad[1]))
+                parts = []
+                for part in range(m + 1):
+                    # the row's bounds as a select, not in the load's mask: a mask and(lanes,
+                    # splat(inside)) whose lanes fold to all-false was emitted as a plain load
+                    # (LLVM's X86 backend: a 7x7 plane's next row read into the pad)
+                    at = b.add(start, i64(part * VW))
+                    parts.append(b.select(inside, kb.vload(b.gep(row, [at]), mask=kb.inside(at, spec.w)), kb.vconst(0.0)))
+        d = _tile_columns(kb, spec, parts)
+        out = kb.at(block, b.mul(i, i64(a * VW)))
+        for k in range(a):
+            kb.vstore(_combine(kb, bt[k], d), kb.at(out, i64(k * VW)))
+    with kb.loop(0, a, name="tcol") as k:
+        column = kb.at(block, b.mul(k, i64(VW)))
+        e = [kb.vload(kb.at(column, i64(i * a * VW))) for i in range(a)]
+        for p in range(a):
+            store(b.add(i64(p * a), k), _combine(kb, bt[p], e))
+
+
+def _rolled_input_transform(kb: KernelBuilder, spec: WinogradSpec, x, v) -> None:  # type: ignore[no-untyped-def]
+    """The input transform along tile rows with `_input_tiles_rolled` for each vector of tiles."""
+    b = kb.b
+    single = PADDED_ROWS and spec.tw <= VW
+    stack = _rolled_stack(kb, spec) if PADDED_ROWS and not single and _row_floats(spec) <= ROW_FLOATS_MAX else None
+    block = _block(kb, spec.a * spec.a * VW)
+    whole = whole_vector_stores(spec)
+    channel = v_channel(spec)
+    point = point_stride(spec.c * channel)
+    r0, r1 = kb.partition(spec.n * spec.c * spec.th, align=spec.th if whole else 1)
+    with kb.loop(r0, r1, name="row") as r:
+        ty = b.urem(r, i64(spec.th))
+        nc = b.udiv(r, i64(spec.th))
+        n, c = b.udiv(nc, i64(spec.c)), b.urem(nc, i64(spec.c))
+        plane = kb.at(x, b.mul(nc, i64(spec.h * spec.w)))
+        base = b.add(b.mul(c, i64(channel)), b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw)))
+        if stack is not None:
+            _rolled_copy(kb, spec, plane, ty, stack)
+        with kb.loop(0, spec.tw, VW, name="tx") as tx0:
+            mask = None if whole else kb.mask(b.sub(i64(spec.tw), tx0))
+            tiles = kb.at(v, b.add(base, tx0))
+            store = lambda p, value: kb.vstore(value, kb.at(tiles, b.mul(p, i64(point))), mask)  # noqa: E731
+            _input_tiles_rolled(kb, spec, plane, ty, tx0, stack, single, block, store)
+
+
 def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: X, V; threads split the (n, c, tile row) rows, or the (n, c, group of tile rows)
     groups (`rows_per_vector`)."""
@@ -357,6 +479,11 @@ def input_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> 
     b = kb.b
     if rows_per_vector(spec) > 1:
         _grouped_input_transform(kb, spec, x, v)
+        kb.finish()
+        return
+    if rolled(spec):
+        module.unroll = False  # type: ignore[attr-defined]  # its loops are the point
+        _rolled_input_transform(kb, spec, x, v)
         kb.finish()
         return
     rows = spec.n * spec.c * spec.th
@@ -435,6 +562,24 @@ def _grouped_output_transform(kb: KernelBuilder, spec: WinogradSpec, mm, y, bias
                         _store_output(kb, spec, value, bias_v, res, y, ptr, mask)
 
 
+def _output_tiles_rolled(kb: KernelBuilder, spec: WinogradSpec, tiles, block, row) -> None:  # type: ignore[no-untyped-def]
+    """One vector of tiles' output transform as two loops: over the a columns j of M (A^T
+    M[:, j], m vectors into `block`), then over the m output rows i (`row(i, S[i])`, which
+    multiplies by A and stores). The same sums in the same order as the unrolled form."""
+    m, a, b = spec.m, spec.a, kb.b
+    at_ = matrices(m, spec.stride)[2]
+    point = point_stride(spec.o * spec.tiles)
+    with kb.loop(0, a, name="mcol") as j:
+        column = kb.at(tiles, b.mul(j, i64(point)))
+        mv = [kb.vload(kb.at(column, i64(r_ * a * point))) for r_ in range(a)]
+        out = kb.at(block, b.mul(j, i64(VW)))
+        for i in range(m):
+            kb.vstore(_combine(kb, at_[i], mv), kb.at(out, i64(i * a * VW)))
+    with kb.loop(0, m, name="orow") as i:
+        s_i = kb.at(block, b.mul(i, i64(a * VW)))
+        row(i, [kb.vload(kb.at(s_i, i64(j * VW))) for j in range(a)])
+
+
 def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) -> None:
     """args: M, Y, [bias], [residual]; threads split the (n, o, tile row) rows, or the (n, o,
     group of tile rows) groups (`rows_per_vector`)."""
@@ -451,6 +596,10 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
         _grouped_output_transform(kb, spec, mm, y, bias, res)
         kb.finish()
         return
+    rolled_out = rolled(spec) and ROLLED_OUTPUT
+    if rolled_out:
+        module.unroll = False  # type: ignore[attr-defined]  # its loops are the point
+        block = _block(kb, m * a * VW)
     rows = spec.n * spec.o * spec.th
     r0, r1 = kb.partition(rows)
     # output column m l + j of a vector of tiles is lane l of y[i][j]: interleave back
@@ -463,14 +612,22 @@ def output_transform_kernel(module: ir.Module, spec: WinogradSpec, name: str) ->
         tile_row = b.mul(b.add(b.mul(n, i64(spec.th)), ty), i64(spec.tw))
         bias_v = kb.splat(b.load(kb.at(bias, o))) if bias is not None else None
         with kb.loop(0, spec.tw, VW, name="tx") as tx0:
-            s = _m_vectors(kb, spec, mm, b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0)))
-            for i in range(m):
-                oy = b.add(b.mul(ty, i64(m)), i64(i))
+            base = b.add(b.mul(o, i64(spec.tiles)), b.add(tile_row, tx0))
+
+            def row(i, s_i):  # type: ignore[no-untyped-def]
+                """Output row i (an int or a loop's index) of the vector of tiles from its a values (A^T M)[i]."""
+                oy = kb.add(b.mul(ty, i64(m)), i)
                 with kb.if_(b.icmp_signed("<", oy, i64(spec.oh))):
-                    wide = kb.concat([_combine(kb, at_[j], s[i]) for j in range(m)])
+                    wide = kb.concat([_combine(kb, at_[j], s_i) for j in range(m)])
                     at = b.add(out_plane, b.add(b.mul(oy, i64(spec.ow)), b.mul(tx0, i64(m))))
                     for q in range(m):
                         value = _pick(kb, wide, interleave[q])
                         mask = kb.mask(b.sub(i64(spec.ow), b.add(b.mul(tx0, i64(m)), i64(q * VW))))
                         _store_output(kb, spec, value, bias_v, res, y, b.add(at, i64(q * VW)), mask)
+
+            if rolled_out:
+                _output_tiles_rolled(kb, spec, kb.at(mm, base), block, row)
+            else:
+                for i, s_i in enumerate(_m_vectors(kb, spec, mm, base)):
+                    row(i, s_i)
     kb.finish()
