@@ -26,7 +26,6 @@ import re
 import resource
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -125,12 +124,12 @@ def main() -> None:
         owner, _, attr = where.partition(":")
         values = [ast.literal_eval(v) for v in listed.split(",")]
     os.environ["IRFORGE_COMPILE_WORKERS"] = str(args.workers)
-    from zoo_latency import prepare
+    from zoo_latency import prepare, scratch
 
     from irforge.backends.cpu import compile_model
 
     instrument()
-    workdir = Path(tempfile.mkdtemp(prefix="compile-profile-"))
+    workdir = scratch("compile-profile-")
     model, _, _ = prepare(args.model, workdir)
     rounds: list[dict[str, float]] = []
     modules: list[list[tuple[str, int, float, float, float]]] = []

@@ -28,13 +28,12 @@ import ctypes
 import importlib
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cpu_phase_profile  # noqa: E402,F401  (skips torchvision inside transformers)
-from zoo_latency import prepare  # noqa: E402
+from zoo_latency import prepare, scratch  # noqa: E402
 
 _KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -59,12 +58,12 @@ def main() -> None:
     module = importlib.import_module(module_name)
     if args.prepare_each:
         setattr(module, attr, ast.literal_eval(args.a))
-    model, feeds, _ = prepare(args.model, Path(tempfile.mkdtemp(prefix="knob-ab-")))
+    model, feeds, _ = prepare(args.model, scratch("knob-ab-"))
     calls, alive = [], []
     for value in (args.a, args.b):
         setattr(module, attr, ast.literal_eval(value))
         if args.prepare_each and value is args.b:  # (A's model was prepared under A's value above)
-            model, feeds, _ = prepare(args.model, Path(tempfile.mkdtemp(prefix="knob-ab-")))
+            model, feeds, _ = prepare(args.model, scratch("knob-ab-"))
         compiled = compile_model(model, threads=1, cache_dir=False)
         compiled(feeds)  # binds the inputs' addresses into the tables
         alive.append(compiled)  # its JIT holds the code the entry points below call

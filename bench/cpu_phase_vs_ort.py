@@ -33,14 +33,13 @@ import argparse
 import ctypes
 import json
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cpu_phase_profile import _keras  # noqa: E402  (also skips transformers' torchvision probe)
-from zoo_latency import ZOO  # noqa: E402
+from zoo_latency import ZOO, scratch  # noqa: E402
 from zoo_more import KERAS_MODELS  # noqa: E402
 
 _KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -123,7 +122,7 @@ def main() -> None:
     from irforge.passes import apply_pipeline
     from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
 
-    tmp = Path(tempfile.mkdtemp(prefix="phase-vs-ort-"))
+    tmp = scratch("phase-vs-ort-")
     path = tmp / f"{args.model}.onnx"
     feeds = _keras(args.model, tmp, path) if args.model in KERAS_MODELS else ZOO[args.model](path)
     model = import_onnx(str(path))

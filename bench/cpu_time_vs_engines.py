@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import cpu_phase_profile  # noqa: E402,F401  (its import skips transformers' torchvision probe)
-from zoo_latency import ZOO, openvino_model, prepare  # noqa: E402
+from zoo_latency import ZOO, openvino_model, prepare, scratch  # noqa: E402
 
 
 def main() -> None:
@@ -37,7 +36,7 @@ def main() -> None:
 
     from irforge.backends.cpu import compile_model
 
-    model, feeds, path = prepare(args.model, Path(tempfile.mkdtemp(prefix="vs-engines-")))
+    model, feeds, path = prepare(args.model, scratch("vs-engines-"))
     mine = compile_model(model, threads=1, cache_dir=False)
     options = ort.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = 1, 1

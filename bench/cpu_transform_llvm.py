@@ -9,7 +9,7 @@ Outside CI (the zoo venv):
 argv[1]: a list of (label, {winograd_transforms attribute: value}, {kind: LLVM opt level},
 {kind: code-generation level}); kinds not named take O3 / emit level 1; argv[2]: rounds.
 """
-import os, statistics, sys, tempfile, time
+import os, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, "bench")
 import llvmlite.binding as llvm
@@ -17,13 +17,13 @@ from llvmlite import ir
 from irforge.backends.cpu import llvm_worker as lw
 from irforge.backends.cpu.codegen import winograd_transforms as wt
 from irforge.backends.cpu.ops import winograd as ow
-from zoo_latency import prepare
+from zoo_latency import prepare, scratch
 from irforge.backends.cpu import compile_model
 specs = []
 orig_in, orig_out = ow.input_transform_kernel, ow.output_transform_kernel
 ow.input_transform_kernel = lambda m, s, n: (specs.append(("winograd_in", s)), orig_in(m, s, n))[1]
 ow.output_transform_kernel = lambda m, s, n: (specs.append(("winograd_out", s)), orig_out(m, s, n))[1]
-wd = Path(tempfile.mkdtemp())
+wd = scratch("transform-llvm-")
 model, _, _ = prepare("resnet50", wd)
 compile_model(model, threads=1, cache_dir=False).close()
 print(len(specs), "transform modules", flush=True)

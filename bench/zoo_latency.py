@@ -38,6 +38,8 @@ ratios, not absolute times.
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import sys
 import tempfile
@@ -301,6 +303,14 @@ WIDE_MODELS = [*WIDE_TORCH, *WIDE_KERAS]
 ZOO.update({name: torch_builder(build, feeds) for name, (build, feeds) in WIDE_TORCH.items()})
 ZOO["masked_fill_bert_seq128"] = torch_builder(lambda: MaskedFillEncoder().eval(), tokens)  # by name only (cpu_knob_ab): no row
 KERAS_MODELS.update(WIDE_KERAS)  # zoo_more's dict: freeze_keras reads it (after MODELS: rows only under --wide)
+
+
+def scratch(prefix: str) -> Path:
+    """A fresh temporary folder removed when the process exits: each bench run writes a model
+    export (and ONNX weights) of up to 0.6 GB there, and runs left behind filled the disk."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def prepare(name: str, workdir: Path) -> tuple[object, dict[str, np.ndarray], Path]:
