@@ -36,6 +36,22 @@ def _run_cpu(model, feeds: dict, threads: int = 1) -> dict:  # type: ignore[no-u
         compiled.close()
 
 
+def _fused_matches(proto: onnx.ModelProto, feeds: dict, want: np.ndarray) -> None:
+    """The chain fuses into one attention op whose output is onnxruntime's `want` on ref and
+    on cpu (1 and 2 threads)."""
+    from irforge.backends.reference import run
+    from irforge.passes import apply_pipeline
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
+    for threads in (1, 2):
+        np.testing.assert_allclose(_run_cpu(model, feeds, threads)["y"], want, rtol=1e-4, atol=1e-5)
+
+
 def _row_masked_where(fill: float, constant: bool, drop: bool) -> onnx.ModelProto:
     """softmax(Where(keep, (q * 0.35) @ k^T, fill)) @ v with a condition that differs between
     rows (tril(.., 1) of [4, 6]: key 3 masked in rows 0 and 1, kept in rows 2 and 3), constant
@@ -67,9 +83,6 @@ def test_a_key_masked_in_one_row_only_with_a_non_finite_score(fill: float, const
     vector's), so rows holding one came out finite. The op's new `fill` takes the fill as
     the logit of a masked key whatever its score (the source's Where), and the maximum keeps
     NaN (`KernelBuilder.nan_extreme`, `hreduce`)."""
-    from irforge.backends.reference import run
-    from irforge.passes import apply_pipeline
-    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
     from tests.helpers import ort_session_run
 
     proto = _row_masked_where(fill, constant, drop)
@@ -81,13 +94,7 @@ def test_a_key_masked_in_one_row_only_with_a_non_finite_score(fill: float, const
         feeds["keep"] = ~keep if drop else keep
     (want,) = ort_session_run(proto, feeds)
     assert np.isnan(want[0, :, 2:]).all() and np.isfinite(want[0, :, :2]).all()  # (the test can fail)
-    model = import_onnx(proto)
-    apply_pipeline(model.module, DEFAULT_PIPELINE)
-    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
-    with np.errstate(all="ignore"):
-        np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
-    for threads in (1, 2):
-        np.testing.assert_allclose(_run_cpu(model, feeds, threads)["y"], want, rtol=1e-4, atol=1e-5)
+    _fused_matches(proto, feeds, want)
 
 
 def test_onnx_attention_with_a_boolean_mask_adds_minus_inf_on_cpu() -> None:
@@ -169,9 +176,6 @@ def test_two_wheres_in_a_chain_take_the_nearest_fill(poison: float) -> None:
     score at a masked key made its row NaN (48 values off on ref, cpu@1, cpu@2). With only
     Wheres in the chain the fused mask now holds, per key, the fill as it reaches the
     softmax (`nested_fills`) and the op's `fill` makes it the logit whatever the score."""
-    from irforge.backends.reference import run
-    from irforge.passes import apply_pipeline
-    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
     from tests.helpers import ort_session_run
 
     nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
@@ -193,13 +197,7 @@ def test_two_wheres_in_a_chain_take_the_nearest_fill(poison: float) -> None:
     feeds["k"][0, :, 3, :] = poison
     (want,) = ort_session_run(proto, feeds)
     assert np.isfinite(want[0, :, :2]).all() and np.isnan(want[0, :, 2:]).all()
-    model = import_onnx(proto)
-    apply_pipeline(model.module, DEFAULT_PIPELINE)
-    assert any(op.name == "nn.scaled_dot_product_attention" for op in model.func.body.block.ops)
-    with np.errstate(all="ignore"):
-        np.testing.assert_allclose(run(model, feeds)["y"], want, rtol=1e-5, atol=1e-5)
-    for threads in (1, 2):
-        np.testing.assert_allclose(_run_cpu(model, feeds, threads)["y"], want, rtol=1e-4, atol=1e-5)
+    _fused_matches(proto, feeds, want)
 
 
 @pytest.mark.parametrize("suffix", [".json", ".bin"])

@@ -50,3 +50,17 @@ def check_op(cls, inputs: Sequence[np.ndarray], constants: Sequence[np.ndarray],
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+def use_avx512_tile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AVX-512's 12x32 GEMM tile (two 16-lane vectors a row) whatever the host: LLVM
+    legalises the wider vectors here, so its kernels' numbers are checked on an AVX2 machine.
+    A kernel's object-cache key does not hold the tile: compile such models without a cache."""
+    from irforge.backends.cpu.codegen import conv as conv_codegen
+    from irforge.backends.cpu.codegen import gemm
+    from irforge.backends.cpu.ops import linear, shifted
+
+    for module in (gemm, shifted, linear, conv_codegen):
+        monkeypatch.setattr(module, "NR", 32)
+    monkeypatch.setattr(gemm, "MR", 12)
+    monkeypatch.setattr(gemm, "NV", 2)

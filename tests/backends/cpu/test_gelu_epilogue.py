@@ -14,7 +14,7 @@ from irforge.backends.cpu.codegen import gemm
 from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Activation, Eltwise, FullyConnected, MatMul
-from tests.backends.cpu.conftest import run_cpu
+from tests.backends.cpu.conftest import run_cpu, use_avx512_tile
 from tests.helpers import rand
 
 GELUS = ["gelu", "gelu_tanh"]
@@ -101,13 +101,7 @@ def test_bias_that_is_not_per_column_stays_an_add(gelu_fused) -> None:  # type: 
 def test_gelu_epilogue_with_the_avx512_tile(kind, monkeypatch, gelu_fused) -> None:  # type: ignore[no-untyped-def]
     """AVX-512's 12x32 tile (two 16-lane vectors per row, LLVM legalises them here): bias and
     GELU per vector of the wider tile, partial panels included (n = 37)."""
-    from irforge.backends.cpu.codegen import conv as conv_codegen
-    from irforge.backends.cpu.ops import linear, shifted
-
-    for module in (gemm, shifted, linear, conv_codegen):
-        monkeypatch.setattr(module, "NR", 32)
-    monkeypatch.setattr(gemm, "MR", 12)
-    monkeypatch.setattr(gemm, "NV", 2)
+    use_avx512_tile(monkeypatch)
     model, feeds = _mlp(kind, (37,), m=29)
     np.testing.assert_allclose(run_cpu(model, feeds, False, threads=2)["y"], run(model, feeds)["y"], rtol=1e-4, atol=1e-5)
 

@@ -18,7 +18,7 @@ from irforge.backends.cpu.ops import shifted
 from irforge.backends.cpu.ops.linear import geometry
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Convolution, Eltwise, ReLU
-from tests.backends.cpu.conftest import matches_reference, one_op_model
+from tests.backends.cpu.conftest import matches_reference, one_op_model, use_avx512_tile
 from tests.helpers import rand
 
 
@@ -27,13 +27,7 @@ def tile(request, monkeypatch):  # type: ignore[no-untyped-def]
     """The host's tile, or AVX-512's 12x32 set whatever the host (LLVM legalises the wider
     vectors here)."""
     if request.param == "avx512":
-        from irforge.backends.cpu.codegen import conv as conv_codegen
-        from irforge.backends.cpu.ops import linear
-
-        for module in (gemm, shifted, linear, conv_codegen):
-            monkeypatch.setattr(module, "NR", 32)
-        monkeypatch.setattr(gemm, "MR", 12)
-        monkeypatch.setattr(gemm, "NV", 2)
+        use_avx512_tile(monkeypatch)
     return request.param
 
 

@@ -12,9 +12,8 @@ import pytest
 
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import conv as conv_codegen
-from irforge.backends.cpu.codegen import gemm
 from irforge.dialects.nn import Convolution
-from tests.backends.cpu.conftest import matches_reference, one_op_model
+from tests.backends.cpu.conftest import matches_reference, one_op_model, use_avx512_tile
 from tests.helpers import rand
 
 CASES = [
@@ -29,12 +28,7 @@ CASES = [
 @pytest.fixture(params=["host", "avx512"])
 def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
     if request.param == "avx512":
-        from irforge.backends.cpu.ops import linear, shifted
-
-        for module in (gemm, shifted, linear, conv_codegen):
-            monkeypatch.setattr(module, "NR", 32)
-        monkeypatch.setattr(gemm, "MR", 12)
-        monkeypatch.setattr(gemm, "NV", 2)
+        use_avx512_tile(monkeypatch)
     return request.param
 
 

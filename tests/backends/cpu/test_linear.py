@@ -16,7 +16,7 @@ from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
 from irforge.backends.reference import run
 from irforge.dialects.nn import Clamp, Convolution, Eltwise, FullyConnected, MatMul, ReLU
-from tests.backends.cpu.conftest import check_op, matches_reference, one_op_model, run_cpu
+from tests.backends.cpu.conftest import check_op, matches_reference, one_op_model, run_cpu, use_avx512_tile
 from tests.helpers import rand
 
 CONV_CASES = [
@@ -385,13 +385,7 @@ def test_grouped_and_dilated_with_the_avx512_tile(x_shape, w_shape, props, threa
     """The grouped implicit GEMM and the dilated Winograd with AVX-512's 12x32 tile (LLVM
     legalises its 32-lane vectors here): the numbers, not just the structure. No object
     cache: a kernel's cache key does not hold the tile."""
-    from irforge.backends.cpu.codegen import conv as conv_codegen
-    from irforge.backends.cpu.ops import linear, shifted
-
-    for module in (gemm, shifted, linear, conv_codegen):
-        monkeypatch.setattr(module, "NR", 32)
-    monkeypatch.setattr(gemm, "MR", 12)
-    monkeypatch.setattr(gemm, "NV", 2)
+    use_avx512_tile(monkeypatch)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
     feeds = {"x0": rand(*x_shape)}
     np.testing.assert_allclose(run_cpu(model, feeds, False, threads)["y0"], run(model, feeds)["y0"], rtol=1e-4, atol=1e-4)

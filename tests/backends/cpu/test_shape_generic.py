@@ -12,6 +12,7 @@ from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_stri
 from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Concat, Convolution, Eltwise, ReLU
+from tests.backends.cpu.conftest import use_avx512_tile
 from tests.helpers import rand
 
 
@@ -30,13 +31,7 @@ def test_gemm_generic_in_k_serves_layers_of_any_k(tile, pack_plane_max, kernels,
     monkeypatch.setattr(linear_ops, "PACK_PLANE_MAX", pack_plane_max)
     cache_dir = cache_dir / f"pack-{pack_plane_max}"  # the program cache's key does not hold the knob
     if tile == "avx512":
-        from irforge.backends.cpu.codegen import conv as conv_codegen
-        from irforge.backends.cpu.ops import linear, shifted
-
-        for module in (gemm, shifted, linear, conv_codegen):
-            monkeypatch.setattr(module, "NR", 32)
-        monkeypatch.setattr(gemm, "MR", 12)
-        monkeypatch.setattr(gemm, "NV", 2)
+        use_avx512_tile(monkeypatch)
         cache_dir = False
     b = ModelBuilder()
     feeds = {}
