@@ -41,3 +41,25 @@ def test_wide_rows(x_shape, w_shape, props, threads, on, panels, monkeypatch) ->
     compiled = compile_model(model, threads=threads, cache_dir=False)
     assert "im2col" in [p.tag for p in compiled._executable.program.phases]
     matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)})
+
+
+@pytest.mark.parametrize("ahead", [0, 4, 300])  # 300: prefetches far past the input's end
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_prefetch(ahead, threads, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A 1x1 strided im2col prefetches each input row `ROW_PREFETCH_PLANES` channels ahead
+    (ResNet's 56 -> 28 downsample shape, 256 -> 40 channels here); only prefetches: the
+    same outputs at any distance."""
+    from llvmlite import ir
+
+    from irforge.backends.cpu.codegen.conv import ConvGeometry
+
+    monkeypatch.setattr(conv_codegen, "ROW_PREFETCH_PLANES", ahead)
+    g = ConvGeometry(1, 256, 56, 56, 1, 1, 28, 28, (2, 2), (1, 1), (0, 0), 1)
+    module = ir.Module()
+    conv_codegen.im2col_kernel(module, g, "im", by_positions=True)
+    assert ("llvm.prefetch" in str(module)) == bool(ahead)
+    x_shape, w_shape = (1, 256, 56, 56), (40, 256, 1, 1)
+    model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(40, seed=2)], strides=[2, 2])
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    assert "im2col" in [p.tag for p in compiled._executable.program.phases]
+    matches_reference(compiled, model, {"x0": rand(*x_shape, seed=3)}, atol=1e-4)

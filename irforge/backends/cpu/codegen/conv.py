@@ -27,6 +27,13 @@ plain vector where the same thread writes both, instead of two masked stores (`_
 vmaskmovps stores are slow on AMD). ResNet-50's 56 -> 28 1x1 stride-2 downsample (rows of 28:
 a head, one vector, a tail) 0.27 -> 0.14 ms; with the tail alone stored plain (the head still
 masked) that im2col took 1.27-1.34x the merged form's time (docs/STATUS.md, session 14)."""
+ROW_PREFETCH_PLANES = 0
+"""An im2col of a 1x1 window over rows wider than a vector (a strided 1x1 layer: ResNet's
+56 -> 28 downsample) walks the channels inside each output row, so each channel's input row is
+one short run 12.5 KiB from the last (a stream per channel, too short for the hardware
+prefetcher): it prefetches the input row this many channels ahead (0: none). Off: 4 ahead
+against none, ResNet-50's 56 -> 28 im2col 0.83x, 0.70x (8 ahead) and 1.07x in three same-process
+A/Bs at load 5-6 (a 0.13-0.19 ms phase: not told from noise; docs/STATUS.md session 15)."""
 NARROW_BUFFERED = True
 """Rows at most a vector wide (`g.ow <= 16`) are unfolded into a stack row of the whole
 output plane with plain overlapping stores, then copied into the panels a panel vector at
@@ -144,7 +151,10 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
         # stride-2 layer at 28x28: 0.81 -> 1.05 ms) than the order saved
         with kb.loop(y0, y1, name="oy") as oy:
             with kb.loop(r0, r1, name="row") as r:
-                _im2col_row(kb, g, *row_pointers(r), oy, b.icmp_signed("<", b.add(oy, i64(1)), y1), b.icmp_signed(">", oy, y0))
+                pointers = row_pointers(r)
+                if ROW_PREFETCH_PLANES and taps == 1:
+                    _prefetch_row_ahead(kb, g, pointers[1], pointers[2], oy)
+                _im2col_row(kb, g, *pointers, oy, b.icmp_signed("<", b.add(oy, i64(1)), y1), b.icmp_signed(">", oy, y0))
         _zero_tail(kb, g, r0, r1, y1, row_pointers)
     elif g.stride[1] in (1, 2) and NARROW_BUFFERED and not by_positions and g.panels * NR <= NARROW_BUFFER_MAX:
         with b.goto_block(kb.fn.entry_basic_block):
@@ -256,6 +266,17 @@ def _im2col_narrow_buffered(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx
     with kb.loop(0, g.panels, name="panel") as panel:
         for part in range(0, NR, VW):
             kb.vstore(kb.vload(kb.at(buf, b.add(b.mul(panel, i64(NR)), i64(part)))), kb.at(dst, b.add(b.mul(panel, i64(step)), i64(part))))
+
+
+def _prefetch_row_ahead(kb: KernelBuilder, g: ConvGeometry, src, dy, oy) -> None:  # type: ignore[no-untyped-def]
+    """Prefetch every cache line of the input row under output row `oy` in the channel
+    `ROW_PREFETCH_PLANES` planes after `src`'s (a 1x1 window: the next unfolded rows' planes)."""
+    b = kb.b
+    iy = b.add(b.mul(oy, i64(g.stride[0])), dy)
+    iy = b.select(b.icmp_unsigned("<", iy, i64(g.h)), iy, i64(0))
+    ahead = kb.at(src, b.add(b.mul(iy, i64(g.w)), i64(ROW_PREFETCH_PLANES * g.h * g.w)))
+    for at in range(0, g.w + 16, 16):  # a row of w floats touches at most w / 16 + 1 lines
+        kb.prefetch(kb.at(ahead, min(at, g.w - 1)))
 
 
 def _im2col_row(kb: KernelBuilder, g: ConvGeometry, dst, src, dy, dx, oy, followed=None, led=None) -> None:  # type: ignore[no-untyped-def]

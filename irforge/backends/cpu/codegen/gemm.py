@@ -119,6 +119,10 @@ BALANCED_ROWS = True
 """A grouped layer's GEMMs (`ops/shifted.py`) cut each group's rows into equally full M blocks
 (`balanced_rows`): ResNeXt-50's 28x28 groups of 8 rows ran at 75 GF/s as 6 + 2 against 85-86
 for its groups of 4 and 16."""
+B_COPY_ALIGN = 64
+"""Byte alignment of a thread's stack copy of a block of B (`GemmSpec.b_blocks`): at the
+array's own alignment (16 bytes) the micro-kernels' 16-lane loads of it straddle cache lines.
+0: the alloca's default."""
 UNROLL_ONE_ROW = False
 """Whether LLVM unrolls the loops of a one-row GEMM without batch levels (a batch-1
 FullyConnected: one FMA chain per vector of columns, reading weights that stream from
@@ -703,7 +707,10 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     variants = _variants(module, spec, name)
     kb = KernelBuilder(module, name)
     if spec.b_blocks:  # this thread's copy of one block of B (`_pack_block`)
-        kb.b_copy = kb.b.bitcast(kb.b.alloca(ir.ArrayType(F32, NC_PANELS * spec.kc * NR)), ir.PointerType(F32))  # type: ignore[attr-defined]
+        block = kb.b.alloca(ir.ArrayType(F32, NC_PANELS * spec.kc * NR))
+        if B_COPY_ALIGN:
+            block.align = B_COPY_ALIGN
+        kb.b_copy = kb.b.bitcast(block, ir.PointerType(F32))  # type: ignore[attr-defined]
     args = [kb.slot(i) for i in range(3)]
     extra = 3
     bias = kb.slot(extra) if spec.bias != "none" else ir.Constant(ir.PointerType(F32), None)

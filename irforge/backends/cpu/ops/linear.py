@@ -80,6 +80,25 @@ slower at 256 x 256). Unaligned rows (LR-ASPP's 33x33, 65x65) keep the whole cop
 they ran 1.011x slower. A/Bs in docs/STATUS.md, session 12."""
 
 
+SMALL_PLANE_BLOCKS = True
+"""A 1x1 layer over a plane of at most `PACK_PLANE_MAX` positions (ResNet-50's 14x14 and 7x7)
+packs B per block inside its GEMM (`GemmSpec.b_blocks`) instead of by a copy of the whole
+plane into the arena first (`pack_rows_kernel`): the block is copied while L2 holds it for the
+M blocks that read it. Not where B comes as panels (a depthwise layer's `PANEL_OUTPUT`) or
+with a channel scale (`SCALED_PACK`)."""
+
+
+ROW_BLOCKS: dict[int, int] = {}
+"""Rows per M block (`GemmSpec.block_rows`) of a one-group 1x1 / im2col layer's GEMM by its
+output channels M, where MR-row blocks leave a short last block (AVX2's MR = 6: M = 64 is
+10 x 6 + 4, whose last block computes 2 rows past M, `gemm.TAIL_ROWS_WASTE`)."""
+
+
+def conv_block_rows(g: ConvGeometry, o: int) -> int:
+    """`ROW_BLOCKS`' rows for a layer of `o` outputs (0: MR)."""
+    return ROW_BLOCKS.get(o, 0) if g.group == 1 else 0
+
+
 def _aliased(p: int) -> bool:
     """Rows of p floats a multiple of 4 KiB apart (`PACK_ALIASED`)."""
     return PACK_ALIASED and p % 1024 == 0
@@ -189,7 +208,7 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
         return
     b_scale = None
     if weights is not None:
-        a = pack_weights(g, weights, o)
+        a = pack_weights(g, weights, o, conv_block_rows(g, o) if deferred is None else 0)  # scaled_weights: MR-row blocks
         if deferred is not None and scales_in_pack(g, o, x in ctx.b_panels):  # the copy of x the GEMM needs anyway
             b_scale = deferred[1]
         elif deferred is not None:  # plain_1x1: here (one group), the scale along the packed K rows
@@ -247,11 +266,12 @@ def reads_panels(ctx: Lowering, value: SSAValue) -> bool:
     return packs_b(geometry(user), shape_of(user.weights)[0])
 
 
-def pack_weights(g: ConvGeometry, weights, o: int):  # type: ignore[no-untyped-def]
-    """(A buffer's array, A layout, elements per group) of constant weights [o, c/g, kh, kw]."""
+def pack_weights(g: ConvGeometry, weights, o: int, rows: int = 0):  # type: ignore[no-untyped-def]
+    """(A buffer's array, A layout, elements per group) of constant weights [o, c/g, kh, kw];
+    `rows`: rows per M block (`conv_block_rows`; 0: MR)."""
     og, kg = o // g.group, g.k_per_group
-    packed = pack_a_all([weights[i * og:(i + 1) * og] for i in range(g.group)], og, kg, CONV_KC)
-    return packed, dict(a_panel=True), packed.size // g.group
+    packed = pack_a_all([weights[i * og:(i + 1) * og] for i in range(g.group)], og, kg, CONV_KC, rows)
+    return packed, dict(a_panel=True, block_rows=rows) if rows else dict(a_panel=True), packed.size // g.group
 
 
 def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue, o: int, plane: int = 0, c_offset: int = 0,  # type: ignore[no-untyped-def]
@@ -267,10 +287,14 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
     plane = plane or g.p
     direct = g.kh == g.kw == 1 and g.stride == (1, 1) and g.pad == (0, 0) and g.oh == g.h and g.ow == g.w
     b_blocks = direct and g.n == g.group == 1 and packs_in_blocks(g, o)
+    small_blocks = (SMALL_PLANE_BLOCKS and direct and g.n == g.group == 1 and g.p <= PACK_PLANE_MAX and not c_offset
+                    and x not in ctx.b_panels and b_scale is None)
     # a depthwise layer's output written as these panels is read as it is; only here
     assert x not in ctx.b_panels or (packs_b(g, o) and not c_offset), "B panels reach a GEMM that reads rows"
     assert b_scale is None or (packs_b(g, o) and x not in ctx.b_panels), "a channel scale reaches a GEMM that does not pack B"
-    if packs_b(g, o):
+    if small_blocks:
+        b_buf, b_group, b_batch, b_blocks = x, kg * g.p, g.c * g.p, True
+    elif packs_b(g, o):
         b_group = b_batch = g.panels * kg * NR
         b_buf = x if x in ctx.b_panels else _packed_rows(ctx, x, kg, g.p, b_scale)
         direct = False
