@@ -12,7 +12,8 @@ becomes
     %g = nn.activation %a {kind = "gelu"}
     %y = nn.convolution %g, %w2', %b2
 
-A fully connected layer over the channel axis is a 1x1 convolution, and a unary element-wise
+keras' Tensordot (a MatMul by a constant [K, N]) is taken like an FC. A fully connected layer
+over the channel axis is a 1x1 convolution, and a unary element-wise
 op does not care about the layout, so the chain computes the same numbers with no transposes
 (the CPU backend's 1x1 convolution reads NCHW rows as its GEMM's B in place, and absorbs the
 residual Add that follows into its stores). Every intermediate value must have that chain as
@@ -33,7 +34,7 @@ from xdsl.passes import ModulePass
 from irforge.dialects.nn.base import DYN, build
 from irforge.dialects.nn.constant import Constant
 from irforge.dialects.nn.conv import Convolution
-from irforge.dialects.nn.linear import FullyConnected
+from irforge.dialects.nn.linear import FullyConnected, MatMul
 from irforge.dialects.nn.shape import Permute
 from irforge.model import store_of
 from irforge.passes.patterns.affine import add_constant, constant_array
@@ -64,6 +65,15 @@ def _only_user(value: SSAValue) -> Operation | None:
     return uses[0].operation if len(uses) == 1 else None
 
 
+def _linear(op: Operation, value: SSAValue) -> bool:
+    """`op` is a layer over `value`'s last axis with constant [O, K] weights (FC) or a
+    constant [K, N] (or transposed [N, K]) right operand (MatMul: keras' Tensordot)."""
+    if isinstance(op, FullyConnected):
+        return op.input == value and isinstance(op.weights.owner, Constant) and (op.bias is None or isinstance(op.bias.owner, Constant))
+    return (isinstance(op, MatMul) and op.a == value and op.b != value and not op.bool_prop("transpose_a")
+            and isinstance(op.b.owner, Constant) and len(op.operand_shape(1)) == 2)
+
+
 def chain_after(enter: Permute) -> tuple[list[Operation], Permute] | None:
     """The FCs and unary ops from `enter` (NCHW -> NHWC) to the transpose back, or None."""
     if list(enter.ints("order")) != TO_LAST or not _static4(enter.operands[0]):
@@ -77,13 +87,12 @@ def chain_after(enter: Permute) -> tuple[list[Operation], Permute] | None:
         user = _only_user(value)
         if user is None:
             return None
-        if isinstance(user, FullyConnected) and user.input == value and isinstance(user.weights.owner, Constant) \
-                and (user.bias is None or isinstance(user.bias.owner, Constant)) and _static4(user.output):
+        if _linear(user, value) and _static4(user.results[0]):
             chain.append(user)
         elif isinstance(user, UNARY) and len(user.operands) == 1 and len(user.results) == 1 and _static4(user.results[0]):
             chain.append(user)
         elif isinstance(user, Permute) and list(user.ints("order")) == TO_FIRST and chain:
-            return (chain, user) if any(isinstance(op, FullyConnected) for op in chain) else None
+            return (chain, user) if any(isinstance(op, FullyConnected | MatMul) for op in chain) else None
         else:
             return None
         value = user.results[0]
@@ -97,19 +106,24 @@ def rewrite(enter: Permute, chain: list[Operation], leave: Permute) -> bool:
     for op in chain:
         if isinstance(op, FullyConnected):
             w = constant_array(op.weights, store)
-            if w is None or w.ndim != 2:
-                return False
-            weights[op] = w
+        elif isinstance(op, MatMul):
+            w = constant_array(op.b, store)
+            w = w if w is None or op.bool_prop("transpose_b") else w.T  # as [O, K]
+        else:
+            continue
+        if w is None or w.ndim != 2:
+            return False
+        weights[op] = np.ascontiguousarray(w)
     block = enter.parent_block()
     assert block is not None
     x: SSAValue = enter.operands[0]
     for op in chain:
-        if isinstance(op, FullyConnected):
+        if op in weights:
             w = weights[op]
             name = layer_of(op)
             kernel = add_constant(w.reshape(*w.shape, 1, 1), w.dtype, op, f"{name}/weights_1x1")
             block.insert_op_before(kernel, leave)
-            operands = [x, kernel.output] + ([op.bias] if op.bias is not None else [])
+            operands = [x, kernel.output] + ([op.bias] if isinstance(op, FullyConnected) and op.bias is not None else [])
             new = build(Convolution, operands, strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], dilations=[1, 1], name=name)
         else:
             new = build(type(op), [x], **_props(op), name=layer_of(op))  # type: ignore[arg-type]
@@ -124,7 +138,7 @@ def rewrite(enter: Permute, chain: list[Operation], leave: Permute) -> bool:
 
 
 def _drop_unused_constants(module: ModuleOp) -> None:
-    for op in list(module.walk()):
+    for op in list(module.walk()):  # (a MatMul's right operand may feed others: only unused ones go)
         if isinstance(op, Constant) and not list(op.output.uses):
             block = op.parent_block()
             if block is not None:

@@ -13,18 +13,22 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
-from irforge.dialects.nn import Activation, Convolution, Eltwise, FullyConnected, Permute
+from irforge.dialects.nn import Activation, Convolution, Eltwise, FullyConnected, MatMul, Permute
 from irforge.passes import apply_pipeline, channels_first_mlp
 from tests.helpers import rand
 
 
 def _block(n: int, c: int, h: int, w: int, hidden: int, bias: bool = True, shared: bool = False,
-           back: bool = True, binary: bool = False, act: str = "gelu"):  # type: ignore[no-untyped-def]
+           back: bool = True, binary: bool = False, act: str = "gelu", matmul: str = ""):  # type: ignore[no-untyped-def]
     b = ModelBuilder()
     x = b.input("x", (n, c, h, w))
     t = b.add(Permute, [x], order=[0, 2, 3, 1]).output
 
     def fc(v, k: int, o: int, seed: int):  # type: ignore[no-untyped-def]
+        if matmul and seed == 3:  # the first layer as keras' Tensordot: MatMul by [K, O] (or [O, K] transposed)
+            w = rand(o, k, seed=seed, low=-0.5, high=0.5)
+            flip = matmul == "transposed"
+            return b.add(MatMul, [v, b.constant(w if flip else np.ascontiguousarray(w.T))], transpose_b=flip).output
         operands = [v, b.constant(rand(o, k, seed=seed, low=-0.5, high=0.5))]
         if bias:
             operands.append(b.constant(rand(o, seed=seed + 1)))
@@ -48,10 +52,12 @@ def _block(n: int, c: int, h: int, w: int, hidden: int, bias: bool = True, share
 
 def _counts(model) -> dict[type, int]:  # type: ignore[no-untyped-def]
     ops = list(model.module.walk())
-    return {cls: sum(isinstance(op, cls) for op in ops) for cls in (Permute, FullyConnected, Convolution)}
+    return {cls: sum(isinstance(op, cls) for op in ops) for cls in (Permute, FullyConnected, Convolution, MatMul)}
 
 
 def _compare(model, feeds, threads: int) -> None:  # type: ignore[no-untyped-def]
+    """The compiled model (its pipeline applies the pass to a copy) against the reference
+    interpreter on `model` as it is."""
     compiled = compile_model(model, threads=threads, cache_dir=False)
     try:
         got = compiled(feeds)
@@ -72,16 +78,27 @@ def test_block_as_convolutions(shape: tuple[int, ...], threads: int, monkeypatch
     model, feeds = _block(*shape)
     _compare(model, feeds, threads)
     apply_pipeline(model.module, "channels-first-mlp")
-    assert _counts(model) == {Permute: 0, FullyConnected: 0, Convolution: 2}
+    assert _counts(model) == {Permute: 0, FullyConnected: 0, Convolution: 2, MatMul: 0}
     _compare(model, feeds, threads)
 
 
 @pytest.mark.parametrize("act", ["gelu", "gelu_tanh", "swish"])
 def test_no_bias_other_activations(act: str) -> None:
     model, feeds = _block(1, 16, 28, 32, 40, bias=False, act=act)
+    _compare(model, feeds, 2)
     apply_pipeline(model.module, "channels-first-mlp")
     assert _counts(model)[Permute] == 0
     _compare(model, feeds, 2)
+
+
+@pytest.mark.parametrize("matmul", ["plain", "transposed"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_keras_matmul(matmul: str, threads: int) -> None:
+    model, feeds = _block(1, 12, 28, 28, 37, bias=False, matmul=matmul)
+    _compare(model, feeds, threads)  # the backend's pipeline rewrites it; the reference runs the original
+    apply_pipeline(model.module, "channels-first-mlp")
+    assert _counts(model) == {Permute: 0, FullyConnected: 0, Convolution: 2, MatMul: 0}
+    _compare(model, feeds, threads)
 
 
 @pytest.mark.parametrize("case", ["shared", "not_back", "binary", "small", "unaligned"])
