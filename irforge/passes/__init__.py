@@ -97,6 +97,12 @@ def _flatten_concats() -> type[ModulePass]:
     return FlattenConcatsPass
 
 
+def _channels_first_mlp() -> type[ModulePass]:
+    from irforge.passes.channels_first_mlp import ChannelsFirstMlpPass
+
+    return ChannelsFirstMlpPass
+
+
 def _dequantize_weights() -> type[ModulePass]:
     from irforge.passes.dequantize_weights import DequantizeWeightsPass
 
@@ -129,6 +135,7 @@ def _widen_f16() -> type[ModulePass]:
 
 BUILTIN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
+    "channels-first-mlp": _channels_first_mlp,
     "compress-fp16": _compress_fp16,
     "convert-layout": _convert_layout,
     "cse": _cse,

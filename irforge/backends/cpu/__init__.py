@@ -33,9 +33,13 @@ from xdsl.ir import Operation
 from irforge.backends.segments import SegmentedModel, compile_segmented, has_data_dependent_shapes
 from irforge.model import Model
 
-PIPELINE = "widen-f16,dequantize-weights,infer-shapes,canonicalize,fuse-linear-ops"
+SHARED_PIPELINE = "widen-f16,dequantize-weights,infer-shapes,canonicalize,fuse-linear-ops"
 """widen-f16 first: the kernels compute in f32, and so does a half-precision model here;
-dequantize-weights: compressed (INT8 / INT4) weights become f32 constants at compile time."""
+dequantize-weights: compressed (INT8 / INT4) weights become f32 constants at compile time.
+The OpenCL backend runs this one."""
+PIPELINE = SHARED_PIPELINE + ",channels-first-mlp"
+"""channels-first-mlp: ConvNeXt's transposed MLP as 1x1 convolutions on NCHW, no transposes
+(`passes.channels_first_mlp.ENABLED`; measured on this backend only)."""
 EAGER_WORKER_OPS = 64
 """A model of this many ops or more (after the pipeline) starts its first LLVM worker process
 before lowering (`Jit.start(eager=True)`): such a model compiles enough IR to keep it busy

@@ -89,7 +89,7 @@ def compile_model(
     `device.select_device`). Ops named in `cpu_ops` (e.g. "nn.softmax") are placed on the
     CPU, as HETERO's manual affinities. `tuning` replaces the limits the printers read
     from the device (tests use it to print for other vector widths and work-group limits)."""
-    from irforge.backends.cpu import PIPELINE, copy_model
+    from irforge.backends.cpu import SHARED_PIPELINE, copy_model
     from irforge.backends.cpu.planner import naive_size, plan
     from irforge.backends.opencl.device import select_device
     from irforge.backends.opencl.lower import lower
@@ -99,7 +99,7 @@ def compile_model(
     start = time.perf_counter()
     cl_device = select_device(device)
     work = copy_model(model)
-    apply_pipeline(work.module, PIPELINE)
+    apply_pipeline(work.module, SHARED_PIPELINE)
     if has_data_dependent_shapes(work):
         segmented = compile_segmented(work, lambda op: True, lambda part: compile_model(part, device, cpu_ops, profile, tuning))
         return SegmentedCompiledModel(segmented, cl_device.name.strip())

@@ -65,6 +65,22 @@ SHIFTED_KC = 576
 """K block: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB stays in L1 beside
 B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
 
+WIDE_WINDOW_TAPS = 64
+"""A window of more taps than this (AlexNet's 11x11 stride-4 stem: 121 taps over 16 phase
+planes, each channel's taps reading 48 plane rows) takes K blocks of at most
+`WIDE_WINDOW_CHANNELS` channels: the stem's 3 channels in one block of 363 ran 2.43 ms, in
+blocks of 2 + 1 channels 2.18 (0.90), of 1 channel 1.38x slower (same-process A/Bs of
+SHIFTED_KC, docs/STATUS.md session 15); 3x3 and 5x5 windows keep SHIFTED_KC (5x5: 400 ran as 576)."""
+WIDE_WINDOW_CHANNELS = 2
+
+
+def shifted_kc(taps: int) -> int:
+    """K block of a shifted GEMM over windows of `taps` taps: whole channels, at least one."""
+    channels = max(1, SHIFTED_KC // taps)
+    if taps > WIDE_WINDOW_TAPS:
+        channels = min(channels, WIDE_WINDOW_CHANNELS)
+    return channels * taps
+
 
 @dataclass(frozen=True)
 class Planes:
@@ -164,7 +180,7 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
     else:
         emit_moves(ctx, op, [x, padded], planes.moves())
     offsets = planes.offsets()
-    kc = SHIFTED_KC // len(offsets) * len(offsets)
+    kc = shifted_kc(len(offsets))
     o = weights.shape[0]
     og, kg, cg = o // g.group, g.k_per_group, g.c // g.group
     # a grouped layer's few rows per group in equally full M blocks (8: 4 + 4, not 6 + 2)
