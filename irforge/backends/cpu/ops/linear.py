@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
@@ -281,7 +282,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         b_batch = g.group * b_group
         b_buf = ctx.scratch(4 * g.n * b_batch)
         by_positions = g.n == g.group == 1 and g.stride[1] in (1, 2) and g.oh >= 28 and splits_columns(og, g.p)
-        im2col = ctx.kernel(("im2col", g, by_positions), lambda m, n: im2col_kernel(m, g, n, by_positions))
+        im2col = ctx.kernel(("im2col", g, by_positions, flat_pays(g)), lambda m, n: im2col_kernel(m, g, n, by_positions))
         ctx.phase(im2col, [x, b_buf], "im2col")
     spec = GemmSpec(
         m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=plane,

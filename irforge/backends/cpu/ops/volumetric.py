@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from irforge.backends.cpu.codegen.col2im_nd import Col2imNdSpec, col2im_nd_kernel
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
 from irforge.backends.cpu.codegen.copy import FILL, Move, contiguous_strides
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
@@ -139,7 +140,7 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
             gemm(unfolded, False, g.p, kg * g.p, b_image, slices * per_slice * b_image, slices, first)
             continue
         cg = replace(g, n=x[0] * per_slice * slices)
-        im2col = ctx.kernel(("im2col", cg, False), lambda m, n: im2col_kernel(m, cg, n, False))
+        im2col = ctx.kernel(("im2col", cg, False, flat_pays(cg)), lambda m, n: im2col_kernel(m, cg, n, False))
         ctx.phase(im2col, [unfolded, panels], "im2col")
         gemm(panels, True, g.p, g.panels * kg * NR, b_image, slices * per_slice * b_image, slices, first)
 
