@@ -466,11 +466,25 @@ def aliased_blocks(n: int, k: int, over: int) -> bool:
     return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(over, PACK_BLOCKS_OVER)
 
 
+SHARED_PACKS = True
+"""1x1 layers over the same input (Inception's branches: three or four 1x1 layers read each
+block's input) read the B panels the first one's copy made (`Lowering.packed_rows`) instead
+of copying it again. Sound because nothing stores over a buffer while a reader of it is yet
+to be lowered (`fusion.residual_in_place`, `movement.in_place_input`): the later layers are
+such readers."""
+
+
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int, scale: Buffer | None = None) -> Buffer:
     """B's k rows of n floats copied into the GEMM's NR-column panels (scratch): a 1x1
     layer's input plane or a MatMul's run-time B; with `scale` (k floats) row r times
-    scale[r] (a squeeze-excite product left to this copy: `SCALED_PACK`)."""
+    scale[r] (a squeeze-excite product left to this copy: `SCALED_PACK`). Unscaled copies
+    of one buffer are made once (`SHARED_PACKS`)."""
+    key = (rows, k, n, NR)
+    if SHARED_PACKS and scale is None and key in ctx.packed_rows:
+        return ctx.packed_rows[key]
     panels = ctx.scratch(4 * -(-n // NR) * NR * k)
+    if scale is None:
+        ctx.packed_rows[key] = panels
     scaled = scale is not None
     pack = ctx.kernel(("pack_rows", n, NR) + (("scaled",) if scaled else ()), lambda m, nm: pack_rows_kernel(m, n, nm, scaled))
     ctx.phase(pack, [rows, panels, ctx.const(np.array([k], np.int64))] + ([scale] if scale is not None else []), "im2col")

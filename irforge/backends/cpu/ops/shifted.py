@@ -62,10 +62,13 @@ PHASE_KERNEL = True
 even/odd shuffle) instead of the table-driven element copy of `planes.moves()`."""
 PHASE_STACK_MAX = 8192
 """Longest stack row (floats) of that kernel; wider inputs keep the element copy."""
-FLAT_IM2COL_MAX = 0
+FLAT_IM2COL_MAX = 2 << 20
 """A stride-1 layer whose im2col is the flat one (`codegen.im2col_flat.flat_pays`) and whose
 B panels take at most this many bytes runs on im2col + the packed GEMM instead of the planes
-(0: never)."""
+(0: never). Inception-v3's 7x1 layers at 17x17 (1.1-1.6 MiB of panels): their GEMMs 0.895x
+the planes' time (82-85 GF/s there: B read at 7 unaligned offsets), the whole 0.983 in phases
+(`cpu_knob_ab.py inception_v3 irforge.backends.cpu.ops.shifted:FLAT_IM2COL_MAX --a 0 --b
+4000000 --cpu-time`, session 15)."""
 SHIFTED_KC = 576
 """K block: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB stays in L1 beside
 B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
