@@ -30,13 +30,13 @@ from dataclasses import replace
 import numpy as np
 
 from irforge.backends.cpu.codegen.col2im_nd import Col2imNdSpec, col2im_nd_kernel
-from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.conv import ConvGeometry, im2col_kernel
 from irforge.backends.cpu.codegen.copy import FILL, Move, contiguous_strides
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a_all
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
