@@ -118,6 +118,9 @@ class Lowering:
     """Arena buffers of a [B, H, L, Dv] attention output that its kernel wrote as [B, L, H, Dv]
     rows (`attention.HEADS_ROWS`): their one user, the merged-heads output projection, reads
     them as [B * L, H * Dv] (`linear.merged_heads`)."""
+    packed_rows: dict[tuple, Buffer] = field(default_factory=dict)
+    """B panels a copy made of a buffer's rows, by (that buffer, K, N): later 1x1 layers over
+    the same input read them (`linear.SHARED_PACKS`)."""
     derived: dict[tuple, Buffer] = field(default_factory=dict)
     """Constants made from a weight (packed panels), by (the weight's value, how): layers that
     share a weight share them (`derived_const`)."""

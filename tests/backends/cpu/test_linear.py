@@ -10,7 +10,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen import gemm
 from irforge.backends.cpu.codegen.gemm import largest_share, splits_columns
 from irforge.backends.cpu.codegen.winograd import MATRICES, transform_weights
-from irforge.backends.cpu.ops import linear
+from irforge.backends.cpu.ops import linear, shifted
 from irforge.backends.cpu.ops.linear import geometry, shifted_pays
 from irforge.backends.cpu.ops.winograd import tile_size, winograd_pays
 from irforge.builder import ModelBuilder
@@ -77,8 +77,10 @@ SHIFTED_CASES = [
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,w_shape,props", SHIFTED_CASES)
-def test_shifted_convolution(x_shape, w_shape, props, threads, cache_dir) -> None:  # type: ignore[no-untyped-def]
-    """The implicit GEMM (no im2col): a pad copy and one GEMM phase, equal to the reference."""
+def test_shifted_convolution(x_shape, w_shape, props, threads, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The implicit GEMM (no im2col): a pad copy and one GEMM phase, equal to the reference
+    (1-D windows too: not on the flat im2col here, `shifted.FLAT_IM2COL_MAX`)."""
+    monkeypatch.setattr(shifted, "FLAT_IM2COL_MAX", 0)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)
     conv = next(op for op in model.module.walk() if isinstance(op, Convolution))
     g = geometry(conv)

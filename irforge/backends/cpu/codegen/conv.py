@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.gemm import NR
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays, im2col_flat
 from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64, vec
 
 PLAIN_TAIL_STORES = True
@@ -142,7 +143,9 @@ def im2col_kernel(module: ir.Module, g: ConvGeometry, name: str, by_positions: b
         dx = b.sub(b.mul(kx, i64(g.dilation[1])), i64(g.pad[1]))
         return dst, src, dy, dx
 
-    if g.stride[1] in (1, 2) and g.ow > VW:
+    if flat_pays(g):  # stride 1, rows as long as the input's: one offset per tap over the plane
+        im2col_flat(kb, g, x, col, NR)
+    elif g.stride[1] in (1, 2) and g.ow > VW:
         # rows wider than a vector: output rows outside, unfolded rows inside, so that a
         # panel's K rows are written together (the other order stored each vector K * 64
         # bytes after the last, and with the aligned stores below took the 520x520 stem of

@@ -18,6 +18,7 @@ from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kern
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a_all, pack_b, runtime_k, splits_columns
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
@@ -305,7 +306,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         b_batch = g.group * b_group
         b_buf = ctx.scratch(4 * g.n * b_batch)
         by_positions = g.n == g.group == 1 and g.stride[1] in (1, 2) and g.oh >= 28 and splits_columns(og, g.p)
-        im2col = ctx.kernel(("im2col", g, by_positions), lambda m, n: im2col_kernel(m, g, n, by_positions))
+        im2col = ctx.kernel(("im2col", g, by_positions, flat_pays(g)), lambda m, n: im2col_kernel(m, g, n, by_positions))
         ctx.phase(im2col, [x, b_buf], "im2col")
     spec = GemmSpec(
         m=og, n=g.p, k=kg, b_panel=not direct, ldb=g.p, ldc=plane,
@@ -489,11 +490,25 @@ def aliased_blocks(n: int, k: int, over: int) -> bool:
     return PACK_BLOCKS_OVER is not None and _aliased(n) and k >= PACK_UNALIGNED_LEAST[1] and n > max(over, PACK_BLOCKS_OVER)
 
 
+SHARED_PACKS = True
+"""1x1 layers over the same input (Inception's branches: three or four 1x1 layers read each
+block's input) read the B panels the first one's copy made (`Lowering.packed_rows`) instead
+of copying it again. Sound because nothing stores over a buffer while a reader of it is yet
+to be lowered (`fusion.residual_in_place`, `movement.in_place_input`): the later layers are
+such readers."""
+
+
 def _packed_rows(ctx: Lowering, rows: Buffer, k: int, n: int, scale: Buffer | None = None) -> Buffer:
     """B's k rows of n floats copied into the GEMM's NR-column panels (scratch): a 1x1
     layer's input plane or a MatMul's run-time B; with `scale` (k floats) row r times
-    scale[r] (a squeeze-excite product left to this copy: `SCALED_PACK`)."""
+    scale[r] (a squeeze-excite product left to this copy: `SCALED_PACK`). Unscaled copies
+    of one buffer are made once (`SHARED_PACKS`)."""
+    key = (rows, k, n, NR)
+    if SHARED_PACKS and scale is None and key in ctx.packed_rows:
+        return ctx.packed_rows[key]
     panels = ctx.scratch(4 * -(-n // NR) * NR * k)
+    if scale is None:
+        ctx.packed_rows[key] = panels
     scaled = scale is not None
     pack = ctx.kernel(("pack_rows", n, NR) + (("scaled",) if scaled else ()), lambda m, nm: pack_rows_kernel(m, n, nm, scaled))
     ctx.phase(pack, [rows, panels, ctx.const(np.array([k], np.int64))] + ([scale] if scale is not None else []), "im2col")

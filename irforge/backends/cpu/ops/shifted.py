@@ -20,6 +20,7 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.copy import FILL, Move
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, balanced_rows, gemm_kernel, pack_a_all
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.phases import PhaseSpec, phase_planes_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
@@ -61,6 +62,15 @@ PHASE_KERNEL = True
 even/odd shuffle) instead of the table-driven element copy of `planes.moves()`."""
 PHASE_STACK_MAX = 8192
 """Longest stack row (floats) of that kernel; wider inputs keep the element copy."""
+FLAT_IM2COL_MAX = 2 << 20
+"""A stride-1 1-D window (kh or kw 1) whose im2col is the flat one
+(`codegen.im2col_flat.flat_pays`) and whose B panels take at most this many bytes runs on
+im2col + the packed GEMM instead of the planes (0: never). Inception-v3's 7x1 layers at 17x17 (1.1-1.6 MiB of panels): their GEMMs 0.895x
+the planes' time (82-85 GF/s there: B read at 7 unaligned offsets), the whole 0.983 in phases
+(`cpu_knob_ab.py inception_v3 irforge.backends.cpu.ops.shifted:FLAT_IM2COL_MAX --a 0 --b
+4000000 --cpu-time`, session 15). Inception-v3's 5x5 layers at 35x35 (5.9 MiB of panels) at
+8 MiB: their GEMMs 0.961x, the im2cols more than that, whole 1.004; GoogLeNet 0.999. 2-D
+windows stay on the planes (not measured under 2 MiB: Winograd takes most)."""
 SHIFTED_KC = 576
 """K block: 64 channels of a 3x3 window (a 12-row A micro-panel of 27 KiB stays in L1 beside
 B's rows; 378 ran 3-8% slower on the 56x56 and 28x28 layers)."""
@@ -158,6 +168,8 @@ def shifted_pays(g: ConvGeometry) -> bool:
     times the GEMM itself (ResNeXt-50's 56x56 layer: 9.5 ms of im2col for a 1.0 ms GEMM):
     it takes the planes at stride 2 too."""
     grouped = g.group > 1
+    if flat_pays(g) and 1 in (g.kh, g.kw) and 4 * g.panels * NR * g.k_per_group <= FLAT_IM2COL_MAX:
+        return False
     if g.kh * g.kw == 1 or (g.ow < (MIN_STRIDED_COLUMNS if g.stride != (1, 1) else VW) and not grouped):
         return False
     if g.stride != (1, 1) and (g.dilation != (1, 1) or (not grouped and g.kh * g.kw < MIN_TAPS_PER_PHASE * g.stride[0] * g.stride[1])):

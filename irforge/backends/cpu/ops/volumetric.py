@@ -36,6 +36,7 @@ from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kern
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
 from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a_all
+from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
@@ -139,7 +140,7 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
             gemm(unfolded, False, g.p, kg * g.p, b_image, slices * per_slice * b_image, slices, first)
             continue
         cg = replace(g, n=x[0] * per_slice * slices)
-        im2col = ctx.kernel(("im2col", cg, False), lambda m, n: im2col_kernel(m, cg, n, False))
+        im2col = ctx.kernel(("im2col", cg, False, flat_pays(cg)), lambda m, n: im2col_kernel(m, cg, n, False))
         ctx.phase(im2col, [unfolded, panels], "im2col")
         gemm(panels, True, g.p, g.panels * kg * NR, b_image, slices * per_slice * b_image, slices, first)
 

@@ -1,0 +1,70 @@
+"""1x1 layers over one input read the B panels the first one's copy made
+(`linear.SHARED_PACKS`): Inception's branches (three 1x1 layers on a block's input, one with
+a residual + ReLU stored in place over another tensor, a max pool reading the input between
+them, the results joined by a Concat in place), on a 15x15 plane (unaligned rows) and a 14x14
+one (a small plane), and two MatMuls with one run-time B of aliased rows. Against the
+reference with the arena NaN-filled, 1 and 2 threads, AVX2's and AVX-512's panels, on and
+off; on, one pack phase per shared input."""
+
+from __future__ import annotations
+
+import pytest
+
+from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.ops import linear
+from irforge.dialects.nn import Concat, Convolution, Eltwise, MatMul, Pooling, ReLU
+from tests.backends.cpu.conftest import matches_reference, use_avx512_tile
+from tests.helpers import ModelBuilder, rand
+
+
+@pytest.fixture(params=["host", "avx512"])
+def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
+    if request.param == "avx512":
+        use_avx512_tile(monkeypatch)
+    return request.param
+
+
+def _branches(c: int, size: int):  # type: ignore[no-untyped-def]
+    b = ModelBuilder()
+    x = b.add(ReLU, [b.input("x", (1, c, size, size))]).output
+
+    def conv(inp, o: int, seed: int):  # type: ignore[no-untyped-def]
+        return b.add(Convolution, [inp, b.constant(rand(o, c, 1, 1, seed=seed)), b.constant(rand(o, seed=seed + 1))], group=1).output
+
+    y1 = conv(x, 40, 1)
+    pooled = b.add(Pooling, [x], kernel=[3, 3], strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], method="max").output
+    y2 = conv(pooled, 33, 3)  # another input: its own pack
+    r = b.add(ReLU, [b.input("r", (1, 48, size, size))]).output  # an arena tensor stored over in place
+    y3 = b.add(ReLU, [b.add(Eltwise, [r, conv(x, 48, 5)], operation="sum").output]).output
+    y4 = conv(x, 36, 7)
+    b.output(b.add(Concat, [y1, y2, y3, y4], axis=1).output, "y")
+    return b.finish(), {"x": rand(1, c, size, size, seed=9), "r": rand(1, 48, size, size, seed=10)}
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c,size", [(64, 15), (70, 14)])
+def test_branches_share_packs(c, size, threads, shared, panels, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(linear, "SHARED_PACKS", shared)
+    model, feeds = _branches(c, size)
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    packs = sum("pack_rows" in p.function for p in compiled._executable.program.phases)
+    assert packs == (2 if shared else 4)
+    matches_reference(compiled, model, feeds)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_matmuls_share_packs(threads, shared, panels, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(linear, "SHARED_PACKS", shared)
+    b = ModelBuilder()
+    rhs = b.add(ReLU, [b.input("b", (64, 1024))]).output
+    y1 = b.add(MatMul, [b.input("a1", (7, 64)), rhs]).output
+    y2 = b.add(MatMul, [b.input("a2", (5, 64)), rhs]).output
+    b.output(y1, "y1")
+    b.output(y2, "y2")
+    model = b.finish()
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    packs = sum("pack_rows" in p.function for p in compiled._executable.program.phases)
+    assert packs == (1 if shared else 2)
+    matches_reference(compiled, model, {"b": rand(64, 1024), "a1": rand(7, 64, seed=1), "a2": rand(5, 64, seed=2)})
