@@ -49,7 +49,7 @@ class Buffer:
 
     nbytes: int
     kind: str
-    """arena | scratch | const | input | check"""
+    """arena | scratch | const | input | check | workspace (`Lowering.workspace`)"""
     array: np.ndarray | None = None
     first: int = -1
     last: int = -1
@@ -161,6 +161,15 @@ class Lowering:
 
     def scratch(self, nbytes: int) -> Buffer:
         return self.buffer(nbytes, "scratch")
+
+    def workspace(self, nbytes: int) -> Buffer:
+        """A kernel's working memory per chunk: the executable places `threads` slices of the
+        program's largest workspace after the arena, one region every phase shares (phases
+        run one after another), and the kernel finds chunk c's `nbytes` at the slot's address
+        + c * nbytes (a chunk runs on one thread at a time). For blocks too large for a
+        thread's stack: the caller's thread runs chunk 0, and a caller on a small-stack thread
+        (256 KiB) crashed in a 640 KiB frame."""
+        return self.buffer(-(-int(nbytes) // 64) * 64, "workspace")
 
     def check_word(self, code: str, message: str) -> Buffer:
         """Two i64 words a kernel sets when it meets bad run-time data (an index out of

@@ -57,6 +57,11 @@ HEADS_ROWS = True
 and that projection is one plain GEMM of K = H * Dv in its usual K blocks, not one block of
 Dv per head (A/B switch; False: [B, H, L, Dv] as the op says), where a block's output rows
 fit in `STAGED_MAX` floats on the stack."""
+WORKSPACE = True
+"""The scores block, the staged output rows and the packed keys lie in the executable's
+per-chunk workspace (`Lowering.workspace`, after the arena), not in the kernel's stack frame
+(A/B switch; False: the frame, ~640 KiB for Whisper's 1500 keys: a caller running the model
+on a thread of a 256 KiB stack crashed)."""
 STAGED_MAX = 16384
 """Floats of one block's output rows staged on the stack for `HEADS_ROWS` at most (64 KiB:
 BERT's 128 x 64, Whisper's 42 x 64)."""
@@ -89,6 +94,9 @@ class AttentionSpec:
 
     nan_to_zero: bool = False
     """NaN outputs are stored as 0 (the exporter's `Where(IsNaN(y), 0, y)` absorbed)"""
+    workspace: bool = False
+    """the blocks lie in a workspace argument (after the mask), `workspace_floats` per chunk
+    (`WORKSPACE`); else on the stack"""
 
     @property
     def out_stride(self) -> int:
@@ -109,6 +117,21 @@ class AttentionSpec:
     def key_floats(self) -> int:
         """Floats of one batch's packed keys: whole NR panels of D rows."""
         return -(-self.score_columns // NR) * NR * self.d
+
+    def blocks(self) -> list[tuple[str, int]]:
+        """The kernel's blocks (name, floats): the scores, the staged output rows (`heads`),
+        the packed keys (`packed_keys`)."""
+        parts = [("block", self.rows * self.ldc)]
+        if self.heads:
+            parts.append(("staging", self.rows * self.dv))
+        if self.packed_keys:
+            parts.append(("panels", self.key_floats))
+        return parts
+
+    @property
+    def workspace_floats(self) -> int:
+        """Floats of one chunk's workspace: the blocks, each on whole cache lines."""
+        return sum(-(-floats // 16) * 16 for _, floats in self.blocks())
 
 
 def row_stride(s: int) -> int:
@@ -142,22 +165,26 @@ def _output_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
 
 def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
     """args: q [batch, L, D], kT [batch, D, S] (`packed_keys`: k [batch, S, D]), v [batch, S, Dv],
-    out [batch, L, Dv] (`heads`: [batch / H, L, H, Dv]), [mask]."""
+    out [batch, L, Dv] (`heads`: [batch / H, L, H, Dv]), [mask], [workspace (`workspace`)]."""
     kb = KernelBuilder(module, name)
     q, keys, v, out = (kb.slot(i) for i in range(4))
     mask = kb.slot(4) if spec.mask is not None else None
     b = kb.b
     with b.goto_block(kb.fn.entry_basic_block):
-        block = b.alloca(F32, i64(spec.rows * spec.ldc))
-        block.align = 64
+        blocks = {}
+        if spec.workspace:  # this chunk's slice of the workspace (`WORKSPACE`)
+            at = kb.at(kb.slot(4 + (spec.mask is not None)), b.mul(kb.tid, i64(spec.workspace_floats)))
+            offset = 0
+            for part, floats in spec.blocks():
+                blocks[part] = kb.at(at, offset)
+                offset += -(-floats // 16) * 16
+        else:
+            for part, floats in spec.blocks():
+                blocks[part] = b.alloca(F32, i64(floats))
+                blocks[part].align = 64
+        block, staging, panels = blocks["block"], blocks.get("staging"), blocks.get("panels")
         inverse = b.alloca(F32, i64(spec.rows))
-        staging = None
-        if spec.heads:
-            staging = b.alloca(F32, i64(spec.rows * spec.dv))
-            staging.align = 64
         if spec.packed_keys:
-            panels = b.alloca(F32, i64(spec.key_floats))
-            panels.align = 64
             packed = b.alloca(I64)  # the batch whose keys `panels` holds
             b.store(i64(-1), packed)
     per_batch = -(-spec.l // spec.rows)

@@ -143,6 +143,8 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         if spec.heads:
             ctx.heads_rows.add(out)
         args = [ctx.input(op, 0), keys, ctx.input(op, 2), out] + ([ctx.input(op, 3)] if spec.mask else [])
+        if spec.workspace:
+            args.append(ctx.workspace(4 * spec.workspace_floats))
         ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
         return
     scores = ctx.scratch(4 * math.prod(scores_shape))
@@ -214,4 +216,5 @@ def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionS
     stride = row_stride(s)
     return AttentionSpec(batch=math.prod(scores_shape[:-2]), l=l, s=s, d=q[-1], dv=v[-1],
                          scale=float(op.static_scale()), rows=block_rows(l, stride), mask=mask,
-                         packed_keys=packs_keys(s, q[-1]), stride=stride, fill=op.masked_fill() if mask is not None else None)
+                         packed_keys=packs_keys(s, q[-1]), stride=stride, fill=op.masked_fill() if mask is not None else None,
+                         workspace=kernel_knobs.WORKSPACE)
