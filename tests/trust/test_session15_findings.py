@@ -199,44 +199,58 @@ from irforge.frontends.onnx import import_onnx
 from irforge.passes import apply_pipeline
 from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
 
-threads, kib = int(sys.argv[1]), int(sys.argv[2])
-nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s"]),
-         helper.make_node("Mul", ["s", "c"], ["x"]), helper.make_node("Softmax", ["x"], ["p"], axis=-1),
-         helper.make_node("MatMul", ["p", "v"], ["y"])]
-inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 128 if n == "q" else 512, 64]) for n in "qkv"]
-graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", T.FLOAT, None)], [helper.make_tensor("c", T.FLOAT, [], [0.125])])
+kind, threads, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(0)
+if kind == "attention":  # [1, 2, 128, 64] x 512 keys: a 256 KiB scores block, 128 KiB of packed keys
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Mul", ["s", "c"], ["x"]), helper.make_node("Softmax", ["x"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 128 if n == "q" else 512, 64]) for n in "qkv"]
+    inits = [helper.make_tensor("c", T.FLOAT, [], [0.125])]
+    feeds = {n: rng.standard_normal((1, 2, 128 if n == "q" else 512, 64)).astype(np.float32) for n in "qkv"}
+    s = feeds["q"] @ np.swapaxes(feeds["k"], -1, -2) * 0.125
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ feeds["v"]
+    op = "nn.scaled_dot_product_attention"
+else:  # a 1x1 layer over 32 x 32 (rows 4 KiB apart): B copied per block (`b_blocks`), 192 KiB
+    w = (rng.standard_normal((40, 400, 1, 1)) / 20).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[1, 1])]
+    inputs = [helper.make_tensor_value_info("x", T.FLOAT, [1, 400, 32, 32])]
+    inits = [onnx.numpy_helper.from_array(w, "w")]
+    feeds = {"x": rng.standard_normal((1, 400, 32, 32)).astype(np.float32)}
+    want = np.einsum("oc,chw->ohw", w[:, :, 0, 0], feeds["x"][0])[None]
+    op = "nn.convolution"
+graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
 proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 proto.ir_version = 8
 model = import_onnx(proto)
 apply_pipeline(model.module, DEFAULT_PIPELINE)
-assert [op.name for op in model.func.body.block.ops][0] == "nn.scaled_dot_product_attention"
+assert op in [o.name for o in model.func.body.block.ops]
 threading.stack_size(kib * 1024)  # the caller's thread, and the team's worker the compile makes
 compiled = compile_model(model, threads=threads, cache_dir=False)
-rng = np.random.default_rng(0)
-feeds = {n: rng.standard_normal((1, 2, 128 if n == "q" else 512, 64)).astype(np.float32) for n in "qkv"}
 out = {}
 worker = threading.Thread(target=lambda: out.update(compiled(feeds)))
 worker.start()
 worker.join()
-s = feeds["q"] @ np.swapaxes(feeds["k"], -1, -2) * 0.125
-p = np.exp(s - s.max(-1, keepdims=True))
-np.testing.assert_allclose(out["y"], (p / p.sum(-1, keepdims=True)) @ feeds["v"], rtol=1e-4, atol=1e-5)
+np.testing.assert_allclose(out["y"], want, rtol=1e-4, atol=1e-4)
 print("ok")
 """
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_fused_attention_runs_on_a_small_stack_thread(threads: int) -> None:
+@pytest.mark.parametrize("kind", ["attention", "b_blocks"])
+def test_kernels_run_on_a_small_stack_thread(kind: str, threads: int) -> None:
     """The blocked attention kernel kept its scores block (up to 256 KiB), staged rows and
-    packed keys (up to 384 KiB) in its stack frame (~640 KiB for Whisper's 1500 keys): a
-    caller running the model on a thread of a 256 KiB stack (threading.stack_size; musl's
-    threads have 128 KiB) died of SIGSEGV. The blocks now lie in the executable's per-chunk
-    workspace after the arena (`attention.WORKSPACE`). Run in a child process (a stack
-    overflow kills it): [1, 2, 128, 64] x 512 keys, a 256 KiB scores block."""
+    packed keys (up to 384 KiB) in its stack frame (~640 KiB for Whisper's 1500 keys), a
+    GEMM copying B per block (`b_blocks`: EfficientNetV2-S's 1x1 layers) 192 KiB: a caller
+    running the model on a thread of a 128 KiB stack (musl's default; threading.stack_size)
+    died of SIGSEGV, or wrote past its stack unseen. Those blocks now lie in the executable's
+    per-chunk workspace after the arena (`attention.WORKSPACE`, `gemm.B_WORKSPACE`). Run in
+    a child process (a stack overflow kills it)."""
     import os
     import subprocess
     import sys
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in [os.getcwd(), os.environ.get("PYTHONPATH", "")] if p)}
-    child = subprocess.run([sys.executable, "-c", SMALL_STACK_CHILD, str(threads), "192"], capture_output=True, text=True, timeout=600, env=env)
+    child = subprocess.run([sys.executable, "-c", SMALL_STACK_CHILD, kind, str(threads), "128"], capture_output=True, text=True, timeout=600, env=env)
     assert child.returncode == 0 and child.stdout.strip() == "ok", (child.returncode, child.stderr[-2000:])

@@ -133,6 +133,11 @@ class AttentionSpec:
         """Floats of one chunk's workspace: the blocks, each on whole cache lines."""
         return sum(-(-floats // 16) * 16 for _, floats in self.blocks())
 
+    def workspace_bytes(self) -> int:
+        """Bytes of the per-chunk workspace the kernel takes as its last argument (0: none;
+        `Lowering.kernel` notes it and `Lowering.phase` appends the buffer)."""
+        return 4 * self.workspace_floats if self.workspace else 0
+
 
 def row_stride(s: int) -> int:
     """A row of the scores block: S, or S rounded up to whole vectors (`WHOLE_ROWS`)."""

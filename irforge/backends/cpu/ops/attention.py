@@ -143,8 +143,6 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         if spec.heads:
             ctx.heads_rows.add(out)
         args = [ctx.input(op, 0), keys, ctx.input(op, 2), out] + ([ctx.input(op, 3)] if spec.mask else [])
-        if spec.workspace:
-            args.append(ctx.workspace(4 * spec.workspace_floats))
         ctx.phase(name, args, "attention", 2 * math.prod(scores_shape) * (spec.d + spec.dv))
         return
     scores = ctx.scratch(4 * math.prod(scores_shape))
