@@ -2,7 +2,7 @@
 
 For each (batch, block of R query rows) unit, on one thread:
 
-    S_blk  = q[rows] @ kT                       (GEMM core into a stack block [R, S])
+    S_blk  = q[rows] @ kT                       (GEMM core into a block [R, S] of the chunk's workspace)
     S_blk  = exp(S_blk * scale + mask - rowmax)  (two passes over the L2-resident block)
     out[rows] = (S_blk @ v) / rowsum             (GEMM core, then R x Dv multiplies)
 
@@ -13,7 +13,7 @@ three phases per layer). The normalisation by the row sum is applied to the R x 
 rows instead of the R x S probabilities. Threads split the units.
 
 With `PACK_KEYS` the kernel reads k itself ([batch, S, D], not a kT copy) and transposes
-one batch's keys into NR-column panels on its stack ([S/NR][D][NR], keys past S zero) when
+one batch's keys into NR-column panels in its workspace ([S/NR][D][NR], keys past S zero) when
 its unit starts a new batch: the scores GEMM reads B as sequential aligned panels, and the
 model has no kT phase (onnxruntime's fused MatMul packs its transposed B the same way). With
 `WHOLE_ROWS` the block's rows are S rounded up to whole vectors: the columns past S are
@@ -33,7 +33,8 @@ from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64
 from irforge.backends.cpu.codegen.mathfn import exp_nonpositive, vector_exp
 
 BLOCK_FLOATS = 65536
-"""Floats of one block of scores (256 KiB on the stack, half this host's 512 KiB L2)."""
+"""Floats of one block of scores (256 KiB of the chunk's workspace (`WORKSPACE`), half this
+host's 512 KiB L2)."""
 ROWS_MAX = 512
 """Query rows per block at most (a whole head of BERT's 128 or ViT's 197 rows)."""
 LEAN_EXP = True
@@ -43,9 +44,9 @@ PACK_KEYS = True
 """The kernel packs each batch's keys into NR-column panels itself (no kT copy phase) where
 they fit in `PACKED_KEYS_MAX` (A/B switch; False: the kT copy, read as rows)."""
 PACKED_KEYS_MAX = 98304
-"""Floats of one batch's packed keys on the stack at most (384 KiB: S = 1536 at D = 64, 768 at
-D = 128; with the scores block the kernel's frame is then ~640 KiB of the threads' 8 MiB
-stacks). Was 32768 (S = 512): Whisper-base's 1500 keys kept the kT copy and read it as rows
+"""Floats of one batch's packed keys at most (384 KiB: S = 1536 at D = 64, 768 at D = 128;
+with the scores block ~640 KiB per chunk, in the workspace: as a stack frame it crashed
+callers on small-stack threads, session 15). Was 32768 (S = 512): Whisper-base's 1500 keys kept the kT copy and read it as rows
 1500 floats apart; packed, its attention phases 64.1 -> 60.3 ms and the model 0.973x
 (`bench/cpu_knob_ab.py whisper_base_encoder ...attention:PACKED_KEYS_MAX --a 32768 --b 131072
 --runs 9 --cpu-time --phases attention`, session 14)."""
