@@ -4,11 +4,13 @@ constant or run-time conditions, per row or padding, rows masked throughout), Mu
 constant, Add of a run-time mask (0, -1, float32's min, +-1e30), Max with -1e30 .. float32's
 min, Clip(x, min[, max]); q scaled by 0.35, 1 or 1e37; inf / -inf / NaN / 1e38 in q or k.
 ref, cpu@1 and cpu@2 (the pipeline applied: fused where a pattern takes it) against
-onnxruntime; prints each case that differs and the counts.
+onnxruntime; with --openvino, OpenVINO (f32) on the IR XML written from the fused model too
+(`ov`); prints each case that differs and the counts.
 
-    python bench/fuzz_attention_chains.py SEED CASES
+    python bench/fuzz_attention_chains.py SEED CASES [--openvino]
 """
-import sys, random
+import argparse, random, sys, tempfile
+from pathlib import Path
 import numpy as np, onnx
 from onnx import TensorProto as T, helper
 from irforge.frontends.onnx import import_onnx
@@ -92,7 +94,13 @@ def feeds_for(m, r, rng):
         else: f["q"][0, :, r.randrange(4), r.randrange(8)] = poison
     return f, poison
 
-seed, cases = int(sys.argv[1]), int(sys.argv[2])
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("seed", type=int)
+ap.add_argument("cases", type=int)
+ap.add_argument("--openvino", action="store_true", help="also OpenVINO on the written IR XML")
+args = ap.parse_args()
+seed, cases = args.seed, args.cases
+folder = Path(tempfile.mkdtemp(prefix="fuzz-chains-")) if args.openvino else None
 r = random.Random(seed); rng = np.random.default_rng(seed)
 counts = {}
 for case in range(cases):
@@ -109,9 +117,17 @@ for case in range(cases):
         res["ref"] = run(mod, f)["y"]
         for t in (1, 2):
             c = compile_model(mod, threads=t, cache_dir=False); res[f"cpu{t}"] = c(f)["y"]; c.close()
+        if folder is not None:
+            from irforge.backends.ir_xml import write_ir_xml
+            from tests.backends.ir_xml_support import run_openvino
+            xml, _ = write_ir_xml(mod, folder / "m.xml")
+            res["ov"] = run_openvino(xml, f)["y"]
     bad = {k: int((~np.isclose(v, want, rtol=1e-4, atol=1e-5, equal_nan=True)).sum()) for k, v in res.items()}
     key = "agree" if not any(bad.values()) else "DIFFER"
     counts[key] = counts.get(key, 0) + 1
     if key == "DIFFER":
         print(f"#{case} fused={fused} poison={poison} {desc} {bad}", flush=True)
 print(counts)
+if folder is not None:
+    import shutil
+    shutil.rmtree(folder, ignore_errors=True)

@@ -311,14 +311,19 @@ class Executable:
         """`constants`: the region the program's constants already lie in (a cached program),
         else they are gathered into a new one."""
         self.program = program
-        if arena_size > memory_bytes():  # mapped lazily, it would be written page by page into swap (a Pad to 2**31 rows)
-            raise MemoryError(f"the CPU backend's arena needs {arena_size / 2**30:.3g} GiB, more than this machine's memory")
-        self._arena_region = Region(arena_size)
+        # the kernels' per-chunk workspaces (`Lowering.workspace`): one slice per thread of the
+        # largest, after the arena, shared by every phase
+        work = max((b.nbytes for b in program.buffers if b.kind == "workspace" and b.first >= 0), default=0)
+        work_at = -(-arena_size // 64) * 64
+        total = work_at + work * threads if work else arena_size
+        if total > memory_bytes():  # mapped lazily, it would be written page by page into swap (a Pad to 2**31 rows)
+            raise MemoryError(f"the CPU backend's arena needs {total / 2**30:.3g} GiB, more than this machine's memory")
+        self._arena_region = Region(total)
         self.arena = self._arena_region.data[:arena_size // 4 * 4].view(np.float32)
         base = self.arena.ctypes.data
         self._const_region = constants if constants is not None else _gather_constants(program)
         self.checks = [(b, np.zeros(2, np.int64)) for b in program.buffers if b.kind == "check" and b.first >= 0]
-        self.address = {id(b): self._address(b, base) for b in program.buffers}
+        self.address = {id(b): base + work_at if b.kind == "workspace" else self._address(b, base) for b in program.buffers}
         self.address.update({id(b): words.ctypes.data for b, words in self.checks})
         self.tables = [np.array([self.address[id(b)] for b in p.args] or [0], np.uint64) for p in program.phases]
         self.table_of_tables = np.array([t.ctypes.data for t in self.tables] or [0], np.uint64)

@@ -2,7 +2,7 @@
 
 For each (batch, block of R query rows) unit, on one thread:
 
-    S_blk  = q[rows] @ kT                       (GEMM core into a stack block [R, S])
+    S_blk  = q[rows] @ kT                       (GEMM core into a block [R, S] of the chunk's workspace)
     S_blk  = exp(S_blk * scale + mask - rowmax)  (two passes over the L2-resident block)
     out[rows] = (S_blk @ v) / rowsum             (GEMM core, then R x Dv multiplies)
 
@@ -13,7 +13,7 @@ three phases per layer). The normalisation by the row sum is applied to the R x 
 rows instead of the R x S probabilities. Threads split the units.
 
 With `PACK_KEYS` the kernel reads k itself ([batch, S, D], not a kT copy) and transposes
-one batch's keys into NR-column panels on its stack ([S/NR][D][NR], keys past S zero) when
+one batch's keys into NR-column panels in its workspace ([S/NR][D][NR], keys past S zero) when
 its unit starts a new batch: the scores GEMM reads B as sequential aligned panels, and the
 model has no kT phase (onnxruntime's fused MatMul packs its transposed B the same way). With
 `WHOLE_ROWS` the block's rows are S rounded up to whole vectors: the columns past S are
@@ -33,7 +33,8 @@ from irforge.backends.cpu.codegen.irutil import F32, I64, VW, KernelBuilder, i64
 from irforge.backends.cpu.codegen.mathfn import exp_nonpositive, vector_exp
 
 BLOCK_FLOATS = 65536
-"""Floats of one block of scores (256 KiB on the stack, half this host's 512 KiB L2)."""
+"""Floats of one block of scores (256 KiB of the chunk's workspace (`WORKSPACE`), half this
+host's 512 KiB L2)."""
 ROWS_MAX = 512
 """Query rows per block at most (a whole head of BERT's 128 or ViT's 197 rows)."""
 LEAN_EXP = True
@@ -43,9 +44,9 @@ PACK_KEYS = True
 """The kernel packs each batch's keys into NR-column panels itself (no kT copy phase) where
 they fit in `PACKED_KEYS_MAX` (A/B switch; False: the kT copy, read as rows)."""
 PACKED_KEYS_MAX = 98304
-"""Floats of one batch's packed keys on the stack at most (384 KiB: S = 1536 at D = 64, 768 at
-D = 128; with the scores block the kernel's frame is then ~640 KiB of the threads' 8 MiB
-stacks). Was 32768 (S = 512): Whisper-base's 1500 keys kept the kT copy and read it as rows
+"""Floats of one batch's packed keys at most (384 KiB: S = 1536 at D = 64, 768 at D = 128;
+with the scores block ~640 KiB per chunk, in the workspace: as a stack frame it crashed
+callers on small-stack threads, session 15). Was 32768 (S = 512): Whisper-base's 1500 keys kept the kT copy and read it as rows
 1500 floats apart; packed, its attention phases 64.1 -> 60.3 ms and the model 0.973x
 (`bench/cpu_knob_ab.py whisper_base_encoder ...attention:PACKED_KEYS_MAX --a 32768 --b 131072
 --runs 9 --cpu-time --phases attention`, session 14)."""
@@ -57,6 +58,11 @@ HEADS_ROWS = True
 and that projection is one plain GEMM of K = H * Dv in its usual K blocks, not one block of
 Dv per head (A/B switch; False: [B, H, L, Dv] as the op says), where a block's output rows
 fit in `STAGED_MAX` floats on the stack."""
+WORKSPACE = True
+"""The scores block, the staged output rows and the packed keys lie in the executable's
+per-chunk workspace (`Lowering.workspace`, after the arena), not in the kernel's stack frame
+(A/B switch; False: the frame, ~640 KiB for Whisper's 1500 keys: a caller running the model
+on a thread of a 256 KiB stack crashed)."""
 STAGED_MAX = 16384
 """Floats of one block's output rows staged on the stack for `HEADS_ROWS` at most (64 KiB:
 BERT's 128 x 64, Whisper's 42 x 64)."""
@@ -89,6 +95,9 @@ class AttentionSpec:
 
     nan_to_zero: bool = False
     """NaN outputs are stored as 0 (the exporter's `Where(IsNaN(y), 0, y)` absorbed)"""
+    workspace: bool = False
+    """the blocks lie in a workspace argument (after the mask), `workspace_floats` per chunk
+    (`WORKSPACE`); else on the stack"""
 
     @property
     def out_stride(self) -> int:
@@ -109,6 +118,26 @@ class AttentionSpec:
     def key_floats(self) -> int:
         """Floats of one batch's packed keys: whole NR panels of D rows."""
         return -(-self.score_columns // NR) * NR * self.d
+
+    def blocks(self) -> list[tuple[str, int]]:
+        """The kernel's blocks (name, floats): the scores, the staged output rows (`heads`),
+        the packed keys (`packed_keys`)."""
+        parts = [("block", self.rows * self.ldc)]
+        if self.heads:
+            parts.append(("staging", self.rows * self.dv))
+        if self.packed_keys:
+            parts.append(("panels", self.key_floats))
+        return parts
+
+    @property
+    def workspace_floats(self) -> int:
+        """Floats of one chunk's workspace: the blocks, each on whole cache lines."""
+        return sum(-(-floats // 16) * 16 for _, floats in self.blocks())
+
+    def workspace_bytes(self) -> int:
+        """Bytes of the per-chunk workspace the kernel takes as its last argument (0: none;
+        `Lowering.kernel` notes it and `Lowering.phase` appends the buffer)."""
+        return 4 * self.workspace_floats if self.workspace else 0
 
 
 def row_stride(s: int) -> int:
@@ -142,22 +171,26 @@ def _output_spec(spec: AttentionSpec, rows: int) -> GemmSpec:
 
 def attention_kernel(module: ir.Module, spec: AttentionSpec, name: str) -> None:
     """args: q [batch, L, D], kT [batch, D, S] (`packed_keys`: k [batch, S, D]), v [batch, S, Dv],
-    out [batch, L, Dv] (`heads`: [batch / H, L, H, Dv]), [mask]."""
+    out [batch, L, Dv] (`heads`: [batch / H, L, H, Dv]), [mask], [workspace (`workspace`)]."""
     kb = KernelBuilder(module, name)
     q, keys, v, out = (kb.slot(i) for i in range(4))
     mask = kb.slot(4) if spec.mask is not None else None
     b = kb.b
     with b.goto_block(kb.fn.entry_basic_block):
-        block = b.alloca(F32, i64(spec.rows * spec.ldc))
-        block.align = 64
+        blocks = {}
+        if spec.workspace:  # this chunk's slice of the workspace (`WORKSPACE`)
+            at = kb.at(kb.slot(4 + (spec.mask is not None)), b.mul(kb.tid, i64(spec.workspace_floats)))
+            offset = 0
+            for part, floats in spec.blocks():
+                blocks[part] = kb.at(at, offset)
+                offset += -(-floats // 16) * 16
+        else:
+            for part, floats in spec.blocks():
+                blocks[part] = b.alloca(F32, i64(floats))
+                blocks[part].align = 64
+        block, staging, panels = blocks["block"], blocks.get("staging"), blocks.get("panels")
         inverse = b.alloca(F32, i64(spec.rows))
-        staging = None
-        if spec.heads:
-            staging = b.alloca(F32, i64(spec.rows * spec.dv))
-            staging.align = 64
         if spec.packed_keys:
-            panels = b.alloca(F32, i64(spec.key_floats))
-            panels.align = 64
             packed = b.alloca(I64)  # the batch whose keys `panels` holds
             b.store(i64(-1), packed)
     per_batch = -(-spec.l // spec.rows)

@@ -50,6 +50,10 @@ rows `ldb` apart, which the hardware prefetcher does not follow across pages), p
 by one M block only (FC weights), and the L2-resident panels the other M blocks stream
 (without it a 96 x 3136 x 384 GEMM ran at 168 GFLOP/s, with it at 180)."""
 NC_PANELS = 8
+B_WORKSPACE = True
+"""A `b_blocks` GEMM copies its blocks of B into the executable's per-chunk workspace
+(`Lowering.workspace`), not onto its stack (A/B switch; False: a 192 KiB frame, e.g.
+EfficientNetV2-S's 1x1 layers: a caller's thread of a 128 KiB stack crashed)."""
 COLUMN_TAIL_MAX = 4
 """At most this many tail columns run as column accumulators (a masked vector costs MR FMAs)."""
 FMA_CHAINS = 10
@@ -201,6 +205,9 @@ class GemmSpec:
     blocks read them (BLIS's packed B, `_pack_block`): rows a multiple of 4 KiB apart read
     in place put a panel's K rows in the same cache sets (2-4x slower); a copy per block needs
     no arena buffer of the whole B and overlaps the GEMM (`ops/linear.py` `PACK_BLOCKS_OVER`)."""
+    workspace: bool = field(default_factory=lambda: B_WORKSPACE)
+    """with `b_blocks`: the copy of B lies in a workspace argument (the last slot), not on
+    the stack (`B_WORKSPACE`, read when the spec is made)"""
     a_block_step: int = 0
     """strided A whose K blocks are not adjacent: block j (k from j * kc) starts j *
     `a_block_step` elements in (a multiple of kc), k stepping `a_cs` inside it; 0: k * a_cs
@@ -213,6 +220,11 @@ class GemmSpec:
     block_rows: int = 0
     """rows of C per M block (at most MR; 0: MR), A packed to match (`pack_a`'s `block_rows`):
     a grouped layer's 8 rows per group as 4 + 4, not 6 + 2 (`balanced_rows`)"""
+
+    def workspace_bytes(self) -> int:
+        """Bytes of the per-chunk workspace the kernel takes as its last argument (0: none;
+        `Lowering.kernel` notes it and `Lowering.phase` appends the buffer)."""
+        return 4 * b_copy_floats(self) if self.b_blocks and self.workspace else 0
 
     @property
     def rows(self) -> int:
@@ -698,19 +710,20 @@ def _epilogue(kb: KernelBuilder, spec: GemmSpec, tile: _TileIO, acc, i: int, j: 
     return apply_epilogue(kb, spec.epilogue, acc, residual)
 
 
+def b_copy_floats(spec: GemmSpec) -> int:
+    """Floats of a `b_blocks` GEMM's copy of one block of B."""
+    return NC_PANELS * spec.kc * NR
+
+
 def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
-    """The threaded kernel: args A, B, C, [bias], [residual], [K (`k_arg`, see `runtime_k`)]."""
+    """The threaded kernel: args A, B, C, [bias], [residual], [K (`k_arg`, see `runtime_k`)],
+    [workspace (`b_blocks` with `workspace`: `workspace_bytes`)]."""
     if spec.a_panel and spec.shifted is None and not spec.batches:
         module.unroll = UNROLL_PLAIN  # type: ignore[attr-defined]
     elif spec.m == 1 and not spec.batches:
         module.unroll = UNROLL_ONE_ROW  # type: ignore[attr-defined]
     variants = _variants(module, spec, name)
     kb = KernelBuilder(module, name)
-    if spec.b_blocks:  # this thread's copy of one block of B (`_pack_block`)
-        block = kb.b.alloca(ir.ArrayType(F32, NC_PANELS * spec.kc * NR))
-        if B_COPY_ALIGN:
-            block.align = B_COPY_ALIGN
-        kb.b_copy = kb.b.bitcast(block, ir.PointerType(F32))  # type: ignore[attr-defined]
     args = [kb.slot(i) for i in range(3)]
     extra = 3
     bias = kb.slot(extra) if spec.bias != "none" else ir.Constant(ir.PointerType(F32), None)
@@ -718,6 +731,14 @@ def gemm_kernel(module: ir.Module, spec: GemmSpec, name: str) -> None:
     res = kb.slot(extra) if spec.epilogue.residual else ir.Constant(ir.PointerType(F32), None)
     extra += spec.epilogue.residual
     k = kb.b.load(kb.slot(extra, I64)) if spec.k_arg else spec.k
+    extra += spec.k_arg
+    if spec.b_blocks and spec.workspace:  # this chunk's copy of one block of B (`_pack_block`), in the workspace
+        kb.b_copy = kb.at(kb.slot(extra), kb.b.mul(kb.tid, i64(b_copy_floats(spec))))  # type: ignore[attr-defined]
+    elif spec.b_blocks:  # ... on the stack
+        block = kb.b.alloca(ir.ArrayType(F32, b_copy_floats(spec)))
+        if B_COPY_ALIGN:
+            block.align = B_COPY_ALIGN
+        kb.b_copy = kb.b.bitcast(block, ir.PointerType(F32))  # type: ignore[attr-defined]
     if spec.c_offset:
         args[2] = kb.at(args[2], spec.c_offset)
         res = kb.at(res, spec.c_offset) if spec.epilogue.residual else res

@@ -214,4 +214,5 @@ def fused_spec(op: ScaledDotProductAttention, scores_shape: Shape) -> AttentionS
     stride = row_stride(s)
     return AttentionSpec(batch=math.prod(scores_shape[:-2]), l=l, s=s, d=q[-1], dv=v[-1],
                          scale=float(op.static_scale()), rows=block_rows(l, stride), mask=mask,
-                         packed_keys=packs_keys(s, q[-1]), stride=stride, fill=op.masked_fill() if mask is not None else None)
+                         packed_keys=packs_keys(s, q[-1]), stride=stride, fill=op.masked_fill() if mask is not None else None,
+                         workspace=kernel_knobs.WORKSPACE)

@@ -12,17 +12,24 @@ same numbers and the same output shape, and a form the plugin compiles. Its shap
 refuses a 1-D mask [S] too: written [1, S].
 
 The op's `fill` (a masked key's logit is the fill, whatever its score: a fused Where) has no
-input in the opset's layer, which adds its mask: written so, the numbers are the same for
-every score below ~1e22 and differ where a masked key's score is inf / NaN (OpenVINO's row
-NaN, the source's finite); the attention patterns keep the zeroed padded keys and the
-mean-of-v rows for the layer (`attention_exports.zero_masked_keys`, `uniform_rows`).
+input in the opset's layer, which adds its mask: s + fill is NaN where a masked key's score is
++inf / NaN (the source's row finite) and lets masked keys through where the fill is not far
+below every score. With `EXACT_FILL` such an op is written as MatMul / Select / SoftMax /
+MatMul instead (`attention_fill`), the op's numbers exactly.
 """
 
 from __future__ import annotations
 
 from irforge.backends.ir_xml.context import EmitContext, Port, ir_xml_emitter
+from irforge.backends.ir_xml.emitters.attention_fill import decomposed, selects_keys
 from irforge.backends.ir_xml.graph import PortType, fmt_bool
 from irforge.dialects.nn.attention import ScaledDotProductAttention
+
+EXACT_FILL = True
+"""Whether an attention whose `fill` replaces masked keys' scores is written as the layers
+that compute it (`attention_fill.decomposed`); False: the opset13 layer, which adds the mask
+(other numbers than the source's for inf / NaN scores at masked keys, or fills not far below
+the scores: session 14's IR)."""
 
 
 def hits_ov_sdpa_rank_bug(q: Port, k: Port, v: Port) -> bool:
@@ -39,6 +46,8 @@ def to_rank(ctx: EmitContext, x: Port, rank: int, name: str) -> Port:
 
 @ir_xml_emitter(ScaledDotProductAttention)
 def scaled_dot_product_attention(ctx: EmitContext, op: ScaledDotProductAttention, inputs: list[Port]) -> list[Port]:
+    if EXACT_FILL and selects_keys(op):
+        return decomposed(ctx, op, inputs)
     q, k, v, *extras = inputs
     if op.scale is not None:
         mask = extras[0] if extras else ctx.scalar(0.0, q, ctx.name(op, "mask"))

@@ -40,13 +40,20 @@ def scaled_dot_product_attention(
     scale: np.ndarray | None = None,
 ) -> np.ndarray:
     dtype = q.dtype
-    factor = np.asarray(scale, dtype).reshape(()) if scale is not None else np.asarray(op.static_scale(), dtype)
+    static = op.static_scale()
+    if scale is not None:
+        factor = np.asarray(scale, dtype).reshape(())
+    else:  # E known only at run time: 1 / sqrt(E) of the array (np.asarray(None) was NaN: every row NaN)
+        factor = np.asarray(static if static is not None else 1.0 / np.sqrt(q.shape[-1]), dtype)
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * factor
     scores = scores + attention_bias(op, mask, q.shape[-2], k.shape[-2], dtype)
     fill = op.masked_fill()
     if fill is not None:  # a masked key's logit is the fill, whatever its score (the source's Where)
         masked = masked_keys(op, mask, q.shape[-2], k.shape[-2])
-        value = mask.astype(dtype, copy=False) if mask is not None and mask.dtype != np.bool_ else np.array(fill, dtype)
+        # a float mask's own value where it masks; the fill for an i1 mask and for the causal
+        # triangle (a causal op ignores its mask: the fill, as cpu and the docstring have it)
+        floats = mask is not None and mask.dtype != np.bool_ and not op.bool_prop("causal")
+        value = mask.astype(dtype, copy=False) if floats else np.array(fill, dtype)
         scores = np.where(masked, value, scores)
     if scores.shape[-1] == 0:
         # no keys (an empty KV cache at run time): softmax over nothing, p @ v = 0, as
