@@ -46,6 +46,8 @@ def _branches(c: int, size: int):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("c,size", [(64, 15), (70, 14)])
 def test_branches_share_packs(c, size, threads, shared, panels, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(linear, "SHARED_PACKS", shared)
+    # planes of <= 196 positions otherwise copy B inside each GEMM (`SMALL_PLANE_BLOCKS`): no pack to share
+    monkeypatch.setattr(linear, "SMALL_PLANE_BLOCKS", False)
     model, feeds = _branches(c, size)
     compiled = compile_model(model, threads=threads, cache_dir=False)
     packs = sum("pack_rows" in p.function for p in compiled._executable.program.phases)
@@ -68,3 +70,13 @@ def test_matmuls_share_packs(threads, shared, panels, monkeypatch) -> None:  # t
     packs = sum("pack_rows" in p.function for p in compiled._executable.program.phases)
     assert packs == (1 if shared else 2)
     matches_reference(compiled, model, {"b": rand(64, 1024), "a1": rand(7, 64, seed=1), "a2": rand(5, 64, seed=2)})
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_small_plane_branches_copy_in_gemm(threads, panels) -> None:  # type: ignore[no-untyped-def]
+    """With both knobs on (the defaults) a 14x14 block's 1x1 branches copy B inside their
+    GEMMs and make no pack phase; the numbers are the same."""
+    model, feeds = _branches(70, 14)
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    assert not any("pack_rows" in p.function for p in compiled._executable.program.phases)
+    matches_reference(compiled, model, feeds)
