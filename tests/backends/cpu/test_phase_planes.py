@@ -1,7 +1,8 @@
 """Stride-2 phase planes written by `codegen.phases` (`shifted.PHASE_KERNEL`) against the
 reference, beside the element copy they replace: the 7x7 stem's pads of 3, 3x3 windows with
 plane rows longer and shorter than a vector (a grouped layer's rows of 8), odd input sizes,
-two samples, 1 and 2 threads, the arena NaN-filled; a stack row over `PHASE_STACK_MAX` keeps
+two samples, 1 and 2 threads, the arena NaN-filled, plane rows made in input order or phase by
+phase (`phases.INPUT_ORDER`); a stack row over `PHASE_STACK_MAX` keeps
 the element copy."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.codegen import phases as phases_codegen
 from irforge.backends.cpu.ops import shifted
 from irforge.backends.reference import run
 from irforge.dialects.nn import Convolution
@@ -21,14 +23,17 @@ CASES = [
     ((2, 5, 33, 34), (6, 5, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # rows of 18
     ((1, 4, 31, 31), (4, 4, 3, 3), dict(strides=[2, 2], pads_begin=[0, 0], pads_end=[1, 1])),  # rows of 16 (15 columns)
     ((1, 64, 14, 14), (64, 2, 3, 3), dict(group=32, strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # rows of 8
+    ((1, 3, 37, 53), (5, 3, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1])),  # a stem, odd rows: 19 x 27 planes
 ]
 
 
+@pytest.mark.parametrize("input_order", [True, False])
 @pytest.mark.parametrize("stack_max", [8192, 16])
 @pytest.mark.parametrize("kernel", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("x_shape,w_shape,props", CASES)
-def test_phase_planes(x_shape, w_shape, props, threads, kernel, stack_max, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_phase_planes(x_shape, w_shape, props, threads, kernel, stack_max, input_order, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(phases_codegen, "INPUT_ORDER", input_order)
     monkeypatch.setattr(shifted, "PHASE_KERNEL", kernel)
     monkeypatch.setattr(shifted, "PHASE_STACK_MAX", stack_max)
     model = one_op_model(Convolution, [rand(*x_shape)], [rand(*w_shape, seed=1), rand(w_shape[0], seed=2)], **props)

@@ -12,6 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from irforge.backends.cpu import compile_model
+from irforge.backends.cpu.codegen import phases as phases_codegen
 from irforge.backends.ir_xml import write_ir_xml
 from irforge.backends.reference import run
 from irforge.frontends.onnx import import_onnx
@@ -38,7 +39,9 @@ def model(c: int, hw: int, group: int, pads: list[int]) -> object:  # type: igno
     (32, 5, 4, [0, 0, 1, 1]),    # odd map, pads at the end only
     (64, 8, 4, [1, 1, 1, 1]),    # rows of 8: spills onto the next row only (as before)
 ])  # fmt: skip
-def test_small_grouped_stride2_conv_matches_onnxruntime(tmp_path, c, hw, group, pads):
+@pytest.mark.parametrize("input_order", [True, False])
+def test_small_grouped_stride2_conv_matches_onnxruntime(tmp_path, c, hw, group, pads, input_order, monkeypatch):
+    monkeypatch.setattr(phases_codegen, "INPUT_ORDER", input_order)  # plane rows' spills in either order
     proto = model(c, hw, group, pads)
     feeds = {"x": np.random.default_rng(3).standard_normal((2, c, hw, hw)).astype(np.float32)}
     (want,) = ort_session_run(proto, feeds)

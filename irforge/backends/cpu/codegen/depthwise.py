@@ -83,6 +83,12 @@ their input rows into even / odd column rows (COLUMN_PHASES) too, but into a rin
 instead of a whole stack plane (58 KiB at 112x112: past L1, measured 0.82x the cut kernel).
 The cut kernel's stride-2 tap is two loads and an even-lane shuffle (two shuffle uops on
 AVX2) for every tap of every row; the ring's is one plain load. 0: off (the cut kernel)."""
+RING_PREFETCH_ROWS = 8
+"""The ring's fill prefetches the input row this many rows ahead (each of its cache lines): a
+stride-2 layer after a 1x1 expansion at 112x112 reads the 1x1's output (MobileNetV2's 4.7
+MiB) from L3 at ~25 GB/s, at L3's pace rather than its FMAs'. 0: off."""
+PLANE_PREFETCH_ROWS = 0
+"""The same for the stack plane's row copies (planes up to 32 outputs wide). 0: off."""
 PAIR_TAPS = 9
 """Over split rows (COLUMN_PHASES), a window of more taps than this computes two vectors of a
 row together (2 x ROWS accumulators): its weights do not fit in registers beside ROWS
@@ -486,6 +492,10 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                 iy = b.sub(pr, i64(lay.top))
                 with b.if_else(b.icmp_unsigned("<", iy, i64(g.h))) as (inside, outside):
                     with inside:
+                        if RING_PREFETCH_ROWS:  # past the plane's end: the next plane's first rows
+                            ahead = kb.at(src, b.mul(b.add(iy, i64(RING_PREFETCH_ROWS)), i64(g.w)))
+                            for line in range(0, g.w, 16):
+                                kb.prefetch(kb.at(ahead, i64(line)))
                         split_row(kb.at(src, b.mul(iy, i64(g.w))), slot)
                     with outside:
                         for j0 in range(0, 2 * qrow, n):
@@ -497,6 +507,10 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
         else:
             with kb.loop(0, g.h, name="copy") as iy:
                 row_in = kb.at(src, b.mul(iy, i64(g.w)))
+                if PLANE_PREFETCH_ROWS:
+                    ahead = kb.at(row_in, i64(PLANE_PREFETCH_ROWS * g.w))
+                    for line in range(0, g.w, 16):
+                        kb.prefetch(kb.at(ahead, i64(line)))
                 if split:
                     split_row(row_in, kb.at(stack, b.mul(b.add(iy, i64(lay.top)), i64(2 * qrow))))
                 else:

@@ -49,6 +49,11 @@ B_PREFETCH_ROWS = 16
 rows `ldb` apart, which the hardware prefetcher does not follow across pages), panels used
 by one M block only (FC weights), and the L2-resident panels the other M blocks stream
 (without it a 96 x 3136 x 384 GEMM ran at 168 GFLOP/s, with it at 180)."""
+B_PREFETCH_NEXT_PANEL = True
+"""B rows read in place (a 1x1 layer's input planes): a k step whose row k + B_PREFETCH_ROWS
+is past the K block prefetches row k + B_PREFETCH_ROWS - kc of the next panel instead. At K
+<= 16 (the 112x112 1x1 layers of MobileNetV2 / MnasNet / EfficientNet) every prefetch
+went past B, into other buffers, and the next panel's rows came in by demand misses."""
 NC_PANELS = 8
 B_WORKSPACE = True
 """A `b_blocks` GEMM copies its blocks of B into the executable's per-chunk workspace
@@ -394,7 +399,7 @@ def micro_kernel(module: ir.Module, spec: GemmSpec, name: str, rows: int, masked
         bld.position_at_end(body)
         new = list(accs)
         for u in range(unroll):
-            for b_row, a_row, prefetch, a_prefetch in _k_rows(kb, spec, bld.add(kk, i64(u)) if u else kk, a, b_ptr):
+            for b_row, a_row, prefetch, a_prefetch in _k_rows(kb, spec, bld.add(kk, i64(u)) if u else kk, a, b_ptr, kc):
                 if u and u * a_ks // LINE_FLOATS == (u - 1) * a_ks // LINE_FLOATS:
                     a_prefetch = []  # one A prefetch per cache line of the unrolled steps
                 bvals = [kb.vload(kb.at(b_row, j * VW), mask=None if spec.b_panel or spec.b_blocks or spec.shifted else tile.masks[j]) for j in range(nv)]
@@ -536,17 +541,23 @@ def column_copies(vector_accumulators: int, columns: int) -> int:
     return max(1, min(-(-FMA_CHAINS // (vector_accumulators + columns)), MAX_COLUMN_COPIES // columns))
 
 
-def _k_rows(kb: KernelBuilder, spec: GemmSpec, kk, a, b):  # type: ignore[no-untyped-def]
+def _k_rows(kb: KernelBuilder, spec: GemmSpec, kk, a, b, kc=None):  # type: ignore[no-untyped-def]
     """(B row, A row, B prefetch addresses, A prefetch addresses) of each k step of one loop
     iteration: one k, or a shifted B's channel `kk` with its taps unrolled (their rows at
-    constant offsets)."""
+    constant offsets); `kc`: the K block's rows (`B_PREFETCH_NEXT_PANEL`)."""
     bld = kb.b
     a_ms, a_ks = spec.a_steps()
     if spec.shifted is None:
         b_row = kb.at(b, bld.mul(kk, i64(spec.b_kstep())))
         a_row = kb.at(a, bld.mul(kk, i64(a_ks)))
         a_ahead = [kb.at(a_row, A_PREFETCH_ROWS * MR)] if spec.a_panel else []
-        return [(b_row, a_row, [kb.at(b_row, B_PREFETCH_ROWS * spec.b_kstep())], a_ahead)]
+        b_ahead = kb.at(b_row, B_PREFETCH_ROWS * spec.b_kstep())
+        if B_PREFETCH_NEXT_PANEL and kc is not None and not (spec.b_panel or spec.b_blocks):
+            # rows read in place: the k steps whose row k + ahead lies past the K block
+            # prefetch row k + ahead - kc of the next panel (NR columns on) instead
+            wrapped = kb.at(b_row, bld.add(bld.mul(bld.sub(i64(B_PREFETCH_ROWS), kc), i64(spec.ldb)), i64(NR)))
+            b_ahead = bld.select(bld.icmp_signed("<", bld.add(kk, i64(B_PREFETCH_ROWS)), kc), b_ahead, wrapped)
+        return [(b_row, a_row, [b_ahead], a_ahead)]
     sh = spec.shifted
     plane = kb.at(b, bld.mul(kk, i64(sh.plane)))
     a_rows = kb.at(a, bld.mul(kk, i64(sh.taps * a_ks)))
