@@ -11,8 +11,6 @@ up to 196 positions, unaligned planes) scales the rows as it packs them, at any 
 
 from __future__ import annotations
 
-import tempfile
-
 import numpy as np
 import pytest
 
@@ -22,10 +20,18 @@ from irforge.backends.reference import run
 from irforge.dialects.nn import Activation, Convolution, Eltwise, ReLU
 from tests.helpers import ModelBuilder, rand
 
-CACHE = tempfile.mkdtemp(prefix="irforge-excite-")
-"""One object cache for the file: the second thread count and the cases' common kernels hit it."""
-CACHE_SCALED = tempfile.mkdtemp(prefix="irforge-excite-pack-")
-"""The scaled pack's (the program cache keys no module knob: `wide` is one model both ways)."""
+CACHE = CACHE_SCALED = ""
+"""One object cache for the file: the second thread count and the cases' common kernels hit
+it; the scaled pack has its own (the program cache keys no module knob: `wide` is one model
+both ways). Set by `_caches`."""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _caches(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The file's caches under pytest's temporary folder, which pytest prunes (a module-level
+    mkdtemp was left in /tmp by every run)."""
+    global CACHE, CACHE_SCALED
+    CACHE, CACHE_SCALED = str(tmp_path_factory.mktemp("excite")), str(tmp_path_factory.mktemp("excite-pack"))
 
 CASES = [
     # (c, h, w), o, scale first, residual + ReLU
