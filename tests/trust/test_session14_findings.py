@@ -168,6 +168,28 @@ def test_a_scale_past_float32_is_left_unfused() -> None:
     np.testing.assert_allclose(_run_cpu(model, feeds)["y"], want, rtol=1e-4, atol=1e-5)
 
 
+def two_where_chain(poison: float) -> tuple[onnx.ModelProto, dict]:
+    """softmax(Where(pad, Where(keep, s, float32's min) * 0.125, -1e30)) @ v and feeds where
+    key 3 scores `poison` and is masked by one Where or the other in rows 0, 1 and 3."""
+    nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["qs", "kt"], ["s"]), helper.make_node("Where", ["keep", "s", "fmin"], ["w1"]),
+             helper.make_node("Mul", ["w1", "eighth"], ["x1"]), helper.make_node("Where", ["pad", "x1", "low"], ["w2"]),
+             helper.make_node("Softmax", ["w2"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fmin", T.FLOAT, [], [FMIN]),
+             helper.make_tensor("eighth", T.FLOAT, [], [0.125]), helper.make_tensor("low", T.FLOAT, [], [-1e30])]
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
+    inputs += [helper.make_tensor_value_info("keep", T.BOOL, [1, 1, 4, 6]), helper.make_tensor_value_info("pad", T.BOOL, [1, 1, 4, 6])]
+    rng = np.random.default_rng(8)
+    feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
+    feeds["keep"] = np.tril(np.ones((4, 6), bool), 1).reshape(1, 1, 4, 6)  # key 3 kept from row 2 on
+    pad = np.ones((1, 1, 4, 6), bool)
+    pad[..., 1, :] = False  # row 1 masked throughout by the second Where
+    pad[..., 3, 5] = False
+    feeds["pad"] = pad
+    feeds["k"][0, :, 3, :] = poison
+    return _model(nodes, inputs, inits), feeds
+
+
 @pytest.mark.parametrize("poison", [np.nan, np.inf])
 def test_two_wheres_in_a_chain_take_the_nearest_fill(poison: float) -> None:
     """softmax(Where(pad, Where(keep, s, float32's min) * 0.125, -1e30)) @ v (fuzzed chains
@@ -178,23 +200,7 @@ def test_two_wheres_in_a_chain_take_the_nearest_fill(poison: float) -> None:
     softmax (`nested_fills`) and the op's `fill` makes it the logit whatever the score."""
     from tests.helpers import ort_session_run
 
-    nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
-             helper.make_node("MatMul", ["qs", "kt"], ["s"]), helper.make_node("Where", ["keep", "s", "fmin"], ["w1"]),
-             helper.make_node("Mul", ["w1", "eighth"], ["x1"]), helper.make_node("Where", ["pad", "x1", "low"], ["w2"]),
-             helper.make_node("Softmax", ["w2"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
-    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fmin", T.FLOAT, [], [FMIN]),
-             helper.make_tensor("eighth", T.FLOAT, [], [0.125]), helper.make_tensor("low", T.FLOAT, [], [-1e30])]
-    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
-    inputs += [helper.make_tensor_value_info("keep", T.BOOL, [1, 1, 4, 6]), helper.make_tensor_value_info("pad", T.BOOL, [1, 1, 4, 6])]
-    proto = _model(nodes, inputs, inits)
-    rng = np.random.default_rng(8)
-    feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
-    feeds["keep"] = np.tril(np.ones((4, 6), bool), 1).reshape(1, 1, 4, 6)  # key 3 kept from row 2 on
-    pad = np.ones((1, 1, 4, 6), bool)
-    pad[..., 1, :] = False  # row 1 masked throughout by the second Where
-    pad[..., 3, 5] = False
-    feeds["pad"] = pad
-    feeds["k"][0, :, 3, :] = poison
+    proto, feeds = two_where_chain(poison)
     (want,) = ort_session_run(proto, feeds)
     assert np.isfinite(want[0, :, :2]).all() and np.isnan(want[0, :, 2:]).all()
     _fused_matches(proto, feeds, want)

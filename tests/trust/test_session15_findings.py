@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from irforge.builder import ModelBuilder
 from irforge.dialects import nn
 from irforge.frontends.onnx import import_onnx
-from tests.trust.test_session14_findings import FMIN, _model, _row_masked_where
+from tests.trust.test_session14_findings import FMIN, _model, _row_masked_where, two_where_chain
 
 
 def _written_ir_matches(tmp_path, proto: onnx.ModelProto, feeds: dict, data_type: str = "FP32") -> None:  # type: ignore[no-untyped-def]
@@ -81,22 +81,8 @@ def test_the_written_ir_takes_the_nearest_of_two_fills(tmp_path, poison: float) 
     holds each key's nearest fill and `fill` selects it (session 14's nested fills); in the
     IR the mask was added, NaN where the poisoned key is masked (session 14's
     test_two_wheres_in_a_chain_take_the_nearest_fill, written as IR)."""
-    nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
-             helper.make_node("MatMul", ["qs", "kt"], ["s"]), helper.make_node("Where", ["keep", "s", "fmin"], ["w1"]),
-             helper.make_node("Mul", ["w1", "eighth"], ["x1"]), helper.make_node("Where", ["pad", "x1", "low"], ["w2"]),
-             helper.make_node("Softmax", ["w2"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
-    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fmin", T.FLOAT, [], [FMIN]),
-             helper.make_tensor("eighth", T.FLOAT, [], [0.125]), helper.make_tensor("low", T.FLOAT, [], [-1e30])]
-    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
-    inputs += [helper.make_tensor_value_info("keep", T.BOOL, [1, 1, 4, 6]), helper.make_tensor_value_info("pad", T.BOOL, [1, 1, 4, 6])]
-    feeds = _qkv(8)
-    feeds["keep"] = np.tril(np.ones((4, 6), bool), 1).reshape(1, 1, 4, 6)
-    pad = np.ones((1, 1, 4, 6), bool)
-    pad[..., 1, :] = False
-    pad[..., 3, 5] = False
-    feeds["pad"] = pad
-    feeds["k"][0, :, 3, :] = poison
-    _written_ir_matches(tmp_path, _model(nodes, inputs, inits), feeds)
+    proto, feeds = two_where_chain(poison)
+    _written_ir_matches(tmp_path, proto, feeds)
 
 
 Q = np.random.default_rng(0).standard_normal((1, 2, 4, 8)).astype(np.float32)

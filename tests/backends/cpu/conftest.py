@@ -64,3 +64,11 @@ def use_avx512_tile(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "NR", 32)
     monkeypatch.setattr(gemm, "MR", 12)
     monkeypatch.setattr(gemm, "NV", 2)
+
+
+@pytest.fixture(params=["host", "avx512"])
+def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
+    """The host's GEMM tile and AVX-512's (`use_avx512_tile`): a test taking `panels` runs both."""
+    if request.param == "avx512":
+        use_avx512_tile(monkeypatch)
+    return request.param

@@ -14,7 +14,7 @@ from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import im2col_flat
 from irforge.backends.cpu.ops.linear import geometry
 from irforge.dialects.nn import Convolution
-from tests.backends.cpu.conftest import matches_reference, one_op_model, use_avx512_tile
+from tests.backends.cpu.conftest import matches_reference, one_op_model
 from tests.helpers import rand
 
 CASES = [
@@ -30,13 +30,6 @@ CASES = [
     ((1, 4, 50), (6, 4, 3), dict(pads_begin=[1], pads_end=[1])),  # a 1-D convolution: flat before the planes
     ((1, 3, 2, 14), (4, 3, 1, 7), dict(pads_begin=[0, 3], pads_end=[0, 3])),  # 2 rows of 14: taps past both rows
 ]
-
-
-@pytest.fixture(params=["host", "avx512"])
-def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
-    if request.param == "avx512":
-        use_avx512_tile(monkeypatch)
-    return request.param
 
 
 @pytest.mark.parametrize("flat", [True, False])

@@ -13,7 +13,7 @@ from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import conv as conv_codegen
 from irforge.backends.reference import run
 from irforge.dialects.nn import Convolution
-from tests.backends.cpu.conftest import one_op_model, use_avx512_tile
+from tests.backends.cpu.conftest import one_op_model
 from tests.helpers import rand
 
 CASES = [
@@ -26,13 +26,6 @@ CASES = [
     ((1, 5, 17, 12), (9, 5, 2, 3), dict(strides=[3, 2], pads_begin=[1, 1], pads_end=[1, 2])),  # stride 3 along y
     ((1, 12, 1, 40), (6, 12, 1, 5), dict(strides=[1, 3])),  # x-stride 3: the gather path
 ]
-
-
-@pytest.fixture(params=["host", "avx512"])
-def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
-    if request.param == "avx512":
-        use_avx512_tile(monkeypatch)
-    return request.param
 
 
 @pytest.mark.parametrize("buffered", [True, False])

@@ -13,7 +13,7 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import conv as conv_codegen
 from irforge.dialects.nn import Convolution
-from tests.backends.cpu.conftest import matches_reference, one_op_model, use_avx512_tile
+from tests.backends.cpu.conftest import matches_reference, one_op_model
 from tests.helpers import rand
 
 CASES = [
@@ -23,13 +23,6 @@ CASES = [
     ((2, 5, 41, 45), (7, 5, 1, 1), dict(strides=[2, 2])),  # batch 2, 21x23
     ((1, 4, 60, 37), (6, 4, 2, 2), dict(strides=[2, 2], pads_begin=[0, 1], pads_end=[0, 0])),  # 30x19, a pad column
 ]
-
-
-@pytest.fixture(params=["host", "avx512"])
-def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
-    if request.param == "avx512":
-        use_avx512_tile(monkeypatch)
-    return request.param
 
 
 @pytest.mark.parametrize("on", [True, False])

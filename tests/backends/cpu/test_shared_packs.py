@@ -13,15 +13,8 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.ops import linear
 from irforge.dialects.nn import Concat, Convolution, Eltwise, MatMul, Pooling, ReLU
-from tests.backends.cpu.conftest import matches_reference, use_avx512_tile
+from tests.backends.cpu.conftest import matches_reference
 from tests.helpers import ModelBuilder, rand
-
-
-@pytest.fixture(params=["host", "avx512"])
-def panels(request, monkeypatch):  # type: ignore[no-untyped-def]
-    if request.param == "avx512":
-        use_avx512_tile(monkeypatch)
-    return request.param
 
 
 def _branches(c: int, size: int):  # type: ignore[no-untyped-def]
