@@ -16,20 +16,23 @@ from tests.backends.cpu.conftest import use_avx512_tile
 from tests.helpers import rand
 
 
-@pytest.mark.parametrize("pack_plane_max,kernels", [(0, 6), (196, 5)])
+@pytest.mark.parametrize("pack_plane_max,small_blocks,kernels", [(0, False, 6), (196, False, 5), (196, True, 6)])
 @pytest.mark.parametrize("tile", ["host", "avx512"])
-def test_gemm_generic_in_k_serves_layers_of_any_k(tile, pack_plane_max, kernels, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_gemm_generic_in_k_serves_layers_of_any_k(tile, pack_plane_max, small_blocks, kernels, cache_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """1x1 layers that differ in their input channels only share one GEMM kernel taking K at
     run time (`gemm.runtime_k`): 1, 2 and 3 K blocks (KC = 384), and a stride-2 layer whose
     im2col panels are K rows deep (B's panel stride is K * NR). Also with AVX-512's 12x32
     tile (LLVM legalises its 32-lane vectors on an AVX2 host; no object cache: a kernel's
     key does not hold the tile). With the stride-1 layers' B packed first
     (`linear.PACK_PLANE_MAX`, 10x10 planes), one packing kernel (generic in K) serves all
-    four and their GEMMs share the panel GEMMs of the stride-2 layers."""
+    four and their GEMMs share the panel GEMMs of the stride-2 layers; with the blocks of B
+    copied inside the GEMM instead (`linear.SMALL_PLANE_BLOCKS`), the four share two such
+    GEMMs (one K block, more) and no packing kernel."""
     from irforge.backends.cpu.ops import linear as linear_ops
 
     monkeypatch.setattr(linear_ops, "PACK_PLANE_MAX", pack_plane_max)
-    cache_dir = cache_dir / f"pack-{pack_plane_max}"  # the program cache's key does not hold the knob
+    monkeypatch.setattr(linear_ops, "SMALL_PLANE_BLOCKS", small_blocks)
+    cache_dir = cache_dir / f"pack-{pack_plane_max}-{small_blocks}"  # the program cache's key does not hold the knobs
     if tile == "avx512":
         use_avx512_tile(monkeypatch)
         cache_dir = False

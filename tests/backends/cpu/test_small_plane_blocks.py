@@ -70,10 +70,15 @@ def test_small_plane_packed_per_block(block_copies, tile, c, size, o, residual, 
 
 
 def test_stack_block_aligned(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The thread's stack block is 64-byte aligned (`gemm.B_COPY_ALIGN`): the micro-kernels'
-    16-lane loads of it then never straddle cache lines."""
+    """The thread's stack block (`gemm.B_WORKSPACE` off) is 64-byte aligned
+    (`gemm.B_COPY_ALIGN`): the micro-kernels' 16-lane loads of it then never straddle cache
+    lines. In the workspace (the default) each thread's block starts on a 64-byte line: the
+    workspace does (after the arena, rounded up to 64) and a block is whole lines."""
     from llvmlite import ir
 
+    in_workspace = gemm.GemmSpec(m=64, n=196, k=256, a_panel=True, ldb=196, ldc=196, b_blocks=True)
+    assert in_workspace.workspace and in_workspace.workspace_bytes() % 64 == 0
+    monkeypatch.setattr(gemm, "B_WORKSPACE", False)
     spec = gemm.GemmSpec(m=64, n=196, k=256, a_panel=True, ldb=196, ldc=196, b_blocks=True)
     module = ir.Module()
     gemm.gemm_kernel(module, spec, "g")
