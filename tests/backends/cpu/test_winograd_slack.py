@@ -10,6 +10,7 @@ F(4x4) form, batch 2 (masked stores, no slack), few channels (one or two per thr
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from irforge.backends.cpu import compile_model
@@ -89,3 +90,18 @@ def test_no_slack_where_one_vector_holds_the_channel(monkeypatch) -> None:  # ty
     assert v_channel(spec) == 32
     monkeypatch.setattr(winograd, "EXACT_SLACK", 1)
     assert v_channel(spec) == 16
+
+
+@pytest.mark.parametrize("x_shape,o,props", [CASES[0], CASES[2], CASES[3], CASES[5]])
+def test_slack_modes_bit_equal(x_shape, o, props, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Only V's channel stride moves: the GEMM sums the same products in the same order."""
+    model, feeds, outputs = _model(x_shape, o, props), {"x0": rand(*x_shape, seed=3)}, []
+    for mode in (0, 1, 2):
+        monkeypatch.setattr(winograd, "EXACT_SLACK", mode)
+        compiled = compile_model(model, threads=2, cache_dir=False)
+        try:
+            outputs.append(compiled(feeds)["y0"])
+        finally:
+            compiled.close()
+    for got in outputs[1:]:
+        np.testing.assert_array_equal(got, outputs[0])
