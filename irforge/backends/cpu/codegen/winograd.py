@@ -147,10 +147,27 @@ def whole_vector_stores(spec: WinogradSpec) -> bool:
     return WHOLE_VECTOR_STORES and spec.n == 1
 
 
+EXACT_SLACK = 1
+"""A channel's slack in V (`v_channel`): 0: a whole vector; 1: none where the whole-vector
+stores end within the channel's tiles (`winograd_transforms.store_end`: 14x14 F(4x4) and 7x7
+F(2x2), 16 tiles as one vector of four tile rows, where V was twice its tiles), else a
+vector; 2: exactly the lanes the last store reaches past the tiles everywhere (49 tiles: 58,
+not 65; 196: 198, not 212). The GEMM reads V's rows at that stride: the same values."""
+
+
 def v_channel(spec: WinogradSpec) -> int:
-    """Elements from one channel's tiles in V to the next's: the tiles, plus a vector of
-    slack where whole vectors are stored."""
-    return spec.tiles + (VW if whole_vector_stores(spec) else 0)
+    """Elements from one channel's tiles in V to the next's: the tiles, plus the slack the
+    whole-vector stores write past them where they are used (`EXACT_SLACK`)."""
+    if not whole_vector_stores(spec):
+        return spec.tiles
+    if not EXACT_SLACK:
+        return spec.tiles + VW
+    from irforge.backends.cpu.codegen.winograd_transforms import store_end  # it knows the stores' forms
+
+    end = store_end(spec)
+    if end <= spec.tiles:
+        return spec.tiles
+    return end if EXACT_SLACK == 2 else spec.tiles + VW
 
 
 SPREAD_POINTS = True

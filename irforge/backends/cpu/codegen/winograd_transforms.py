@@ -252,6 +252,17 @@ def rows_per_vector(spec: WinogradSpec) -> int:
     return VW // spec.tw
 
 
+def store_end(spec: WinogradSpec) -> int:
+    """One past the last lane of a sample's channel the input transform's whole-vector stores
+    write (tile index from the channel's first): a vector from the last group's first tile
+    (`rows_per_vector` > 1), else from the last tile row's last vector of tiles (the row and
+    rolled forms)."""
+    group = rows_per_vector(spec)
+    if group > 1:
+        return (-(-spec.th // group) - 1) * group * spec.tw + VW
+    return (spec.th - 1) * spec.tw + (spec.tw - 1) // VW * VW + VW
+
+
 def _group_parts(kb: KernelBuilder, spec: WinogradSpec, plane, ty0, i: int) -> list:  # type: ignore[no-untyped-def, type-arg]
     """Input row i of the `rows_per_vector` tile rows from ty0: each tile row's vectors from
     column -pad, end to end (see `_group_columns`)."""
