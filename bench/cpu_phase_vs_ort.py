@@ -116,6 +116,8 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true", help="also list irforge's phases in model order (min ms, kernel, buffers)")
     ap.add_argument("--classes", action="store_true", help="also sum both sides per class: FLOP phases / compute nodes by their FLOPs, "
                     "the rest by irforge's kernel kind / onnxruntime's op type")
+    ap.add_argument("--tf", action="store_true", help="keras models: irforge imports the frozen graph (TF frontend), as the zoo does; "
+                    "onnxruntime still runs tf2onnx's file")
     args = ap.parse_args()
     from irforge.backends.cpu import compile_model
     from irforge.frontends.onnx import import_onnx
@@ -125,10 +127,17 @@ def main() -> None:
     tmp = scratch("phase-vs-ort-")
     path = tmp / f"{args.model}.onnx"
     feeds = _keras(args.model, tmp, path) if args.model in KERAS_MODELS else ZOO[args.model](path)
-    model = import_onnx(str(path))
+    if args.tf and args.model in KERAS_MODELS:  # the zoo's own path for irforge: the frozen graph
+        from irforge.frontends.tf.importer import import_tf
+
+        model = import_tf(str(tmp / f"{args.model}.pb"))
+    else:
+        model = import_onnx(str(path))
     apply_pipeline(model.module, DEFAULT_PIPELINE)
     compiled = compile_model(model, threads=1, cache_dir=False)
-    compiled(feeds)  # binds the inputs' addresses into the tables
+    from irforge.model import input_names
+
+    compiled(dict(zip(input_names(model.func), feeds.values())))  # binds the inputs' addresses into the tables
     ex = compiled._executable
     phases = ex.program.phases
     calls = [(_KERNEL(ex.jit.address(p.function)), t.ctypes.data) for p, t in zip(phases, ex.tables)]

@@ -24,11 +24,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import cpu_phase_profile  # noqa: E402,F401  (its import skips transformers' torchvision probe)
 from zoo_latency import ZOO, openvino_model, prepare, scratch  # noqa: E402
+from zoo_more import KERAS_MODELS, keras_onnx  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=sorted(ZOO))
+    ap.add_argument("model", choices=sorted([*ZOO, *KERAS_MODELS]))
     ap.add_argument("--runs", type=int, default=21)
     args = ap.parse_args()
     import onnxruntime as ort
@@ -40,9 +41,12 @@ def main() -> None:
     mine = compile_model(model, threads=1, cache_dir=False)
     options = ort.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    keras = path.suffix == ".pb"  # a frozen keras graph: onnxruntime runs tf2onnx's file of it, as in the zoo
+    session = ort.InferenceSession(str(keras_onnx(path) if keras else path), options, providers=["CPUExecutionProvider"])
+    ort_feeds = {session.get_inputs()[0].name: feeds["x"]} if keras else feeds
+    ov_feeds = list(feeds.values()) if keras else feeds  # OpenVINO names a TF input otherwise
     request = ov.Core().compile_model(openvino_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}).create_infer_request()
-    engines = {"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, feeds), "openvino": lambda: request.infer(feeds)}
+    engines = {"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, ort_feeds), "openvino": lambda: request.infer(ov_feeds)}
     cpu: dict[str, list[float]] = {name: [] for name in engines}
     wall: dict[str, list[float]] = {name: [] for name in engines}
     for fn in engines.values():
