@@ -18,7 +18,8 @@ yet taken whose FLOPs (from its profiled input / output shapes) are the phase's
 (`pair_by_flops`: the two runtimes order a block's branches differently); the other nodes of
 onnxruntime (pools, Reorder*, Mul, Sigmoid) and irforge's phases after the last FLOP phase
 are summed apart.
-keras.applications models run on tf2onnx's ONNX file on both sides.
+keras.applications models run on tf2onnx's ONNX file on both sides; `--tf`: irforge imports
+the frozen graph itself (its TF frontend, as `zoo_latency.py` does), onnxruntime tf2onnx's file.
 `--classes`: both sides summed per class (GEMMs by FLOPs, the rest by irforge's kernel kind /
 onnxruntime's op type), for the transformers, where the two fuse differently: irforge's one
 attention phase against onnxruntime's FusedMatMul + Softmax + MatMul + mask Add / IsNaN /

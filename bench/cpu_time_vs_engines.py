@@ -10,7 +10,9 @@ count, other jobs take the core mid-run and those medians move by 10-20% between
 1.07x onnxruntime in one zoo run, 0.90x in another). CPU time counts only this process's own
 cycles (every thread of it: onnxruntime on one intra-op thread runs in the caller's; OpenVINO's
 one stream may run in a worker thread, whose time counts too), so the ratios of CPU-time minima
-are what a quiet machine would show, up to cache sharing with the other jobs.
+are what a quiet machine would show, up to cache sharing with the other jobs. keras.applications
+rows (`keras_Xception`, ...) as in the zoo: irforge and OpenVINO on the frozen graph, onnxruntime
+on tf2onnx's file of it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ pointwise pass goes. Xception's residual blocks: `s = conv(...) + r; d = dw(relu
 + s`. Against the reference interpreter, the arena NaN-filled, 8- and 16-lane kernels, 1
 and 2 threads: stride 1 at 19x19 writing B panels (a tail panel) and 28x28 writing planes,
 a 5x5 window, stride 2 on the split rows (29 -> 15, pads 1 / 1) and on the ring (112 -> 56,
-keras' pads 0 / 1), leaky ReLU and ReLU6; and the activations that stay a pass: a Clamp
+keras' pads 0 / 1), leaky ReLU and ReLU6, two samples; and the activations that stay a pass: a Clamp
 whose range leaves out 0, a plane on the cut kernel (rows of 37), the knob off."""
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from tests.backends.cpu.conftest import matches_reference
 from tests.helpers import ModelBuilder, rand
 
 
-def _model(c: int, size: int, k: int, stride: int, pads: tuple[int, int], act: str, then_1x1: bool):  # type: ignore[no-untyped-def]
+def _model(c: int, size: int, k: int, stride: int, pads: tuple[int, int], act: str, then_1x1: bool, n: int = 1):  # type: ignore[no-untyped-def]
     """s = 1x1(x) + r; d = depthwise k x k (act(s)) (+ bias); outputs: d (or 1x1(d) with
     `then_1x1`) and s (the raw sum's second reader)."""
     b = ModelBuilder()
-    x = b.input("x", (1, c, size, size))
-    r = b.input("r", (1, c, size, size))
+    x = b.input("x", (n, c, size, size))
+    r = b.input("r", (n, c, size, size))
     a = b.add(Convolution, [x, b.constant(rand(c, c, 1, 1, seed=1)), b.constant(rand(c, seed=2))], group=1).output
     s = b.add(Eltwise, [a, r], operation="sum").output
     if act == "relu":
@@ -41,7 +41,7 @@ def _model(c: int, size: int, k: int, stride: int, pads: tuple[int, int], act: s
         d = b.add(Convolution, [d, b.constant(rand(40, c, 1, 1, seed=5))], group=1).output
     b.output(d, "d")
     b.output(s, "s")
-    feeds = {"x": rand(1, c, size, size, seed=6) * 2, "r": rand(1, c, size, size, seed=7) * 2}
+    feeds = {"x": rand(n, c, size, size, seed=6) * 2, "r": rand(n, c, size, size, seed=7) * 2}
     return b.finish(), feeds
 
 
@@ -67,6 +67,17 @@ def test_depthwise_input_activation(c, size, k, stride, pads, act, then_1x1, def
     compiled = compile_model(model, threads=threads, cache_dir=False)
     names = [p.function for p in compiled._executable.program.phases]
     assert any(n.endswith("_pointwise") for n in names) != deferred, names
+    matches_reference(compiled, model, feeds)
+
+
+@pytest.mark.parametrize("case", [1, 4])
+def test_two_samples(case: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two samples: each plane's copy activated (planes, not panels: one sample only)."""
+    monkeypatch.setattr(input_activation, "DEPTHWISE_INPUT_ACTIVATION", True)
+    c, size, k, stride, pads, act, then_1x1, _ = CASES[case]
+    model, feeds = _model(c, size, k, stride, pads, act, then_1x1, n=2)
+    compiled = compile_model(model, threads=2, cache_dir=False)
+    assert not any(p.function.endswith("_pointwise") for p in compiled._executable.program.phases)
     matches_reference(compiled, model, feeds)
 
 
