@@ -18,7 +18,8 @@ yet taken whose FLOPs (from its profiled input / output shapes) are the phase's
 (`pair_by_flops`: the two runtimes order a block's branches differently); the other nodes of
 onnxruntime (pools, Reorder*, Mul, Sigmoid) and irforge's phases after the last FLOP phase
 are summed apart.
-keras.applications models run on tf2onnx's ONNX file on both sides.
+keras.applications models run on tf2onnx's ONNX file on both sides; `--tf`: irforge imports
+the frozen graph itself (its TF frontend, as `zoo_latency.py` does), onnxruntime tf2onnx's file.
 `--classes`: both sides summed per class (GEMMs by FLOPs, the rest by irforge's kernel kind /
 onnxruntime's op type), for the transformers, where the two fuse differently: irforge's one
 attention phase against onnxruntime's FusedMatMul + Softmax + MatMul + mask Add / IsNaN /
@@ -116,6 +117,8 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true", help="also list irforge's phases in model order (min ms, kernel, buffers)")
     ap.add_argument("--classes", action="store_true", help="also sum both sides per class: FLOP phases / compute nodes by their FLOPs, "
                     "the rest by irforge's kernel kind / onnxruntime's op type")
+    ap.add_argument("--tf", action="store_true", help="keras models: irforge imports the frozen graph (TF frontend), as the zoo does; "
+                    "onnxruntime still runs tf2onnx's file")
     args = ap.parse_args()
     from irforge.backends.cpu import compile_model
     from irforge.frontends.onnx import import_onnx
@@ -125,10 +128,17 @@ def main() -> None:
     tmp = scratch("phase-vs-ort-")
     path = tmp / f"{args.model}.onnx"
     feeds = _keras(args.model, tmp, path) if args.model in KERAS_MODELS else ZOO[args.model](path)
-    model = import_onnx(str(path))
+    if args.tf and args.model in KERAS_MODELS:  # the zoo's own path for irforge: the frozen graph
+        from irforge.frontends.tf.importer import import_tf
+
+        model = import_tf(str(tmp / f"{args.model}.pb"))
+    else:
+        model = import_onnx(str(path))
     apply_pipeline(model.module, DEFAULT_PIPELINE)
     compiled = compile_model(model, threads=1, cache_dir=False)
-    compiled(feeds)  # binds the inputs' addresses into the tables
+    from irforge.model import input_names
+
+    compiled(dict(zip(input_names(model.func), feeds.values())))  # binds the inputs' addresses into the tables
     ex = compiled._executable
     phases = ex.program.phases
     calls = [(_KERNEL(ex.jit.address(p.function)), t.ctypes.data) for p, t in zip(phases, ex.tables)]

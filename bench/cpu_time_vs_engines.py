@@ -10,7 +10,9 @@ count, other jobs take the core mid-run and those medians move by 10-20% between
 1.07x onnxruntime in one zoo run, 0.90x in another). CPU time counts only this process's own
 cycles (every thread of it: onnxruntime on one intra-op thread runs in the caller's; OpenVINO's
 one stream may run in a worker thread, whose time counts too), so the ratios of CPU-time minima
-are what a quiet machine would show, up to cache sharing with the other jobs.
+are what a quiet machine would show, up to cache sharing with the other jobs. keras.applications
+rows (`keras_Xception`, ...) as in the zoo: irforge and OpenVINO on the frozen graph, onnxruntime
+on tf2onnx's file of it.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import cpu_phase_profile  # noqa: E402,F401  (its import skips transformers' torchvision probe)
 from zoo_latency import ZOO, openvino_model, prepare, scratch  # noqa: E402
+from zoo_more import KERAS_MODELS, keras_onnx  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=sorted(ZOO))
+    ap.add_argument("model", choices=sorted([*ZOO, *KERAS_MODELS]))
     ap.add_argument("--runs", type=int, default=21)
     args = ap.parse_args()
     import onnxruntime as ort
@@ -40,9 +43,12 @@ def main() -> None:
     mine = compile_model(model, threads=1, cache_dir=False)
     options = ort.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    keras = path.suffix == ".pb"  # a frozen keras graph: onnxruntime runs tf2onnx's file of it, as in the zoo
+    session = ort.InferenceSession(str(keras_onnx(path) if keras else path), options, providers=["CPUExecutionProvider"])
+    ort_feeds = {session.get_inputs()[0].name: feeds["x"]} if keras else feeds
+    ov_feeds = list(feeds.values()) if keras else feeds  # OpenVINO names a TF input otherwise
     request = ov.Core().compile_model(openvino_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}).create_infer_request()
-    engines = {"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, feeds), "openvino": lambda: request.infer(feeds)}
+    engines = {"irforge": lambda: mine(feeds), "onnxruntime": lambda: session.run(None, ort_feeds), "openvino": lambda: request.infer(ov_feeds)}
     cpu: dict[str, list[float]] = {name: [] for name in engines}
     wall: dict[str, list[float]] = {name: [] for name in engines}
     for fn in engines.values():

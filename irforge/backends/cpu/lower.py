@@ -111,6 +111,9 @@ class Lowering:
     channel_scales: dict[SSAValue, tuple[Operation, Buffer]] = field(default_factory=dict)
     """A Multiply's result whose per-channel scale the 1x1 convolution using it folds into its
     weights (`ops/excite.py`): the Multiply and the scale's buffer."""
+    input_activations: dict[SSAValue, tuple[Operation, str, tuple[float, ...]]] = field(default_factory=dict)
+    """A ReLU / Clamp result that the depthwise layer reading it applies to its input as it
+    copies it (`ops/input_activation.py`): the op, its epilogue kind and params."""
     b_panels: set[Buffer] = field(default_factory=set)
     """Arena buffers a depthwise layer wrote as the next 1x1 layer's B panels
     (`depthwise.PANEL_OUTPUT`): that layer's GEMM reads them as they are."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
-from irforge.backends.cpu.codegen.epilogue import Epilogue, apply_epilogue
+from irforge.backends.cpu.codegen.epilogue import Epilogue, activate, apply_epilogue
 from irforge.backends.cpu.codegen.gemm import NR
 from irforge.backends.cpu.codegen.irutil import I1, I32, I64, KernelBuilder, i64, native_vector_bytes, vec, vector_constant
 
@@ -144,6 +144,11 @@ class DepthwiseSpec:
     """the output is written as the next 1x1 layer's B panels (`gemm.NR`-column panels of C
     K rows, the last one's columns past the plane zeros: `conv.pack_rows_kernel`'s layout)
     instead of planes: one sample, no residual, `_padded_layout` planes only (`PANEL_OUTPUT`)"""
+    input_activation: tuple[str, tuple[float, ...]] = ("none", ())
+    """an activation (relu or clamp: f(0) = 0, so the zero pads stay zeros) applied to the
+    input as its rows are copied into the stack plane (`_padded_layout` planes only): the
+    ReLU between a residual sum and the depthwise layer reading it, whose input the sum's
+    other reader needs raw (Xception's middle flow: `ops/input_activation.py`)"""
     channels_arg: bool = False
     """the channel count is read at run time from the kernel's last slot (one i64) and the
     geometry's `c` and `group` are 0: one kernel serves the layers that differ in channels
@@ -240,6 +245,7 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
     assert not spec.panels, "B panels are written by the stack-plane kernel only (panel_output_fits)"
+    assert spec.input_activation[0] == "none", "an input activation is applied by the stack-plane kernel only (takes_input_activation)"
     q0, q1, channels = _planes(kb, spec)
     with kb.loop(q0, q1, name="plane") as q:
         c = b.urem(q, channels) if g.n > 1 else q
@@ -453,6 +459,12 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     block_rows = 2 * ROWS if PAIR_ROWS and split and not lay.ring and vectors == 1 and g.kh * g.kw > PAIR_TAPS else ROWS
     last_start = min([(g.oh - 1) // block_rows * block_rows] + [r // block_rows * block_rows for r in crossing[:1]])
     q0, q1, channels = _planes(kb, spec)
+    act, act_params = spec.input_activation
+
+    def on_input(v: ir.Value) -> ir.Value:
+        """An input vector as the stack plane holds it: through the input activation (a
+        masked-off lane loads 0, which it keeps 0)."""
+        return v if act == "none" else activate(kb, act, act_params, v)
 
     def buffered(plane: ir.Value) -> ir.Value:
         """The stack plane of `plane`: planes alternate between two."""
@@ -479,7 +491,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                         parts.append(kb.vconst(0.0, n))
                         continue
                     mask = None if all(lanes) else vector_constant(vec(n, I1), lanes)
-                    parts.append(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask))
+                    parts.append(on_input(kb.vload(b.gep(row_in, [i64(start)]), n, mask=mask)))
                 for phase in range(2):
                     pick = ir.Constant(vec(n, I32), list(range(phase, 2 * n, 2)))
                     kb.vstore(b.shuffle_vector(parts[0], parts[1], pick), kb.at(even, i64(phase * qrow + j0)))
@@ -517,7 +529,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
                     row_out = kb.at(stack, b.add(b.mul(b.add(iy, i64(lay.top)), i64(lay.pitch)), i64(lay.left)))
                     for v in range(copies):
                         mask = None if (v + 1) * n <= g.w else kb.mask(g.w - v * n, n)
-                        kb.vstore(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask), kb.at(row_out, i64(v * n)))
+                        kb.vstore(on_input(kb.vload(kb.at(row_in, i64(v * n)), n, mask=mask)), kb.at(row_out, i64(v * n)))
         dst_off = i64(0) if spec.panels else b.mul(q, i64(g.p))
         init = kb.splat(b.load(kb.at(bias, c)), n) if bias is not None else kb.vconst(0.0, n)
         taps = kb.at(w, b.mul(c, i64(g.kh * g.kw)))

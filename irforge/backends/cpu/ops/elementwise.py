@@ -17,6 +17,7 @@ from irforge.backends.cpu.codegen.pointwise import PointwiseSpec, broadcast_stri
 from irforge.backends.cpu.codegen.typedfn import CONVERTIBLE, FLOAT_BINARY, INT_BINARY
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
 from irforge.backends.cpu.ops.excite import defer_channel_scale
+from irforge.backends.cpu.ops.input_activation import defer_input_activation
 from irforge.backends.cpu.codegen.transpose import TransposeSpec, as_transpose, transpose_kernel
 from irforge.backends.cpu.ops.fusion import activation_of, require_f32
 from irforge.backends.cpu.ops.movement import permute_any
@@ -55,11 +56,15 @@ def unary(ctx: Lowering, op: Operation, expr: str, params: tuple[float, ...] = (
 
 @lowering(ReLU)
 def relu(ctx: Lowering, op: ReLU) -> None:
+    if defer_input_activation(ctx, op):  # onto the depthwise layer reading it (its input copy)
+        return
     unary(ctx, op, "relu", (op.float_prop("negative_slope"),))
 
 
 @lowering(Clamp)
 def clamp(ctx: Lowering, op: Clamp) -> None:
+    if defer_input_activation(ctx, op):
+        return
     unary(ctx, op, "clamp", (op.float_prop("min"), op.float_prop("max")))
 
 

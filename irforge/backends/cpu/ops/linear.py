@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
-from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, _padded_layout, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a_all, pack_b, runtime_k, splits_columns
@@ -23,6 +23,7 @@ from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
+from irforge.backends.cpu.ops.input_activation import materialize_input_activation, take_input_activation
 from irforge.backends.cpu.ops.fusion import absorb_bias, absorb_epilogue, require_f32, residual_in_place
 from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
@@ -230,13 +231,18 @@ def _depthwise(ctx: Lowering, op: Convolution, g: ConvGeometry, weights, x: Buff
     (`reads_panels`), it writes those panels instead of planes (`depthwise.PANEL_OUTPUT`)."""
     o = g.c
     panels = no_residual and panel_output_fits(g, host_lanes()) and reads_panels(ctx, final)
+    act = take_input_activation(ctx, op)  # a ReLU before this layer, applied as its input is copied
+    if act is not None and _padded_layout(g, host_lanes(), panels) is None:  # not the stack-plane kernel after all
+        x, act = materialize_input_activation(ctx, act), None
     if panels:
         out = ctx.buffer(4 * -(-g.p // NR) * NR * o, "arena")
         ctx.alias(final, out)
         ctx.b_panels.add(out)
     else:
         out = ctx.result(final)
-    spec, channels = shared_channels(DepthwiseSpec(g, op.bias is not None, epilogue, host_lanes(), panels=panels))
+    spec = DepthwiseSpec(g, op.bias is not None, epilogue, host_lanes(), panels=panels,
+                         input_activation=act[1:] if act is not None else ("none", ()))
+    spec, channels = shared_channels(spec)
     name = ctx.kernel(("dwconv", spec), lambda m, n: depthwise_kernel(m, spec, n))
     w_buf = ctx.const(weights.reshape(o, -1)) if weights is not None else ctx.input(op, 1)
     extra = [ctx.const(np.array(channels, np.int64))] if channels else []
