@@ -28,7 +28,7 @@ import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import apply_epilogue
-from irforge.backends.cpu.codegen.irutil import F32, I1, I32, VW, KernelBuilder, f32, i64, undef, vec, vector_constant
+from irforge.backends.cpu.codegen.irutil import F32, I32, VW, KernelBuilder, f32, i64, undef, vec
 from irforge.backends.cpu.codegen.winograd import WinogradSpec, matrices
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -59,11 +59,6 @@ class GuardSpec:
     bound: float
 
 
-def _flag_vector(kb: KernelBuilder, v: ir.Value, bound: float) -> ir.Value:
-    """Lanes with !(|v| < bound): NaN, inf, or at least `bound`."""
-    return kb.b.fcmp_unordered(">=", kb.call_unary("fabs", v), kb.vconst(bound))
-
-
 @dataclass(frozen=True)
 class ScanSpec:
     """The planes a scan flags: their count, their floats each, the magnitude it flags."""
@@ -73,26 +68,41 @@ class ScanSpec:
     bound: float
 
 
+def _bits(bound: float) -> int:
+    """The f32 bit pattern of a magnitude (0 .. inf): positive floats, inf and NaNs order as
+    their bits do as unsigned integers."""
+    return int(np.array(bound, np.float32).view(np.uint32))
+
+
 def scan_kernel(module: ir.Module, scan: ScanSpec, name: str) -> None:
     """args: X [planes, plane], flags i32 [planes]; threads split the planes, each writes all
-    of its planes' flags (0 or 1) every run."""
+    of its planes' flags (0 or 1) every run. A plane's largest |x| is kept as bits (an and
+    and an unsigned max per vector, vpmaxud: NaN and inf above every finite value), compared
+    with the bound's once per plane."""
     kb = KernelBuilder(module, name)
-    x, flags = kb.slot(0), kb.slot(1, I32)
+    x, flags = kb.slot(0, I32), kb.slot(1, I32)
     b = kb.b
     plane, whole = scan.plane, scan.plane - scan.plane % VW
-    acc = b.alloca(vec(VW, I1))
-    any_or = kb.intrinsic(f"llvm.vector.reduce.or.v{VW}i1", I1, [vec(VW, I1)])
+    ints = vec(VW, I32)
+    magnitude = kb.vconst(0x7FFFFFFF, element=I32)
+    acc = b.alloca(ints)
+    top = kb.intrinsic(f"llvm.vector.reduce.umax.v{VW}i32", I32, [ints])
+
+    def fold(v: ir.Value) -> None:
+        v, was = b.and_(v, magnitude), b.load(acc)
+        b.store(b.select(b.icmp_unsigned(">", v, was), v, was), acc)
+
     p0, p1 = kb.partition(scan.planes)
     with kb.loop(p0, p1, name="plane") as p:
         base = kb.at(x, b.mul(p, i64(plane)))
-        b.store(vector_constant(vec(VW, I1), [False] * VW), acc)
+        b.store(kb.vconst(0, element=I32), acc)
         if whole:
             with kb.loop(0, whole, VW, name="v") as i:
-                b.store(b.or_(b.load(acc), _flag_vector(kb, kb.vload(kb.at(base, i)), scan.bound)), acc)
+                fold(kb.vload(kb.at(base, i)))
         if plane % VW:
-            tail = _flag_vector(kb, kb.vload(kb.at(base, whole), mask=kb.mask(plane % VW)), scan.bound)
-            b.store(b.or_(b.load(acc), b.and_(tail, kb.mask(plane % VW))), acc)
-        b.store(b.zext(b.call(any_or, [b.load(acc)]), I32), kb.at(flags, p))
+            fold(kb.vload(kb.at(base, whole), mask=kb.mask(plane % VW)))  # (masked lanes: 0)
+        flagged = b.icmp_unsigned(">=", b.call(top, [b.load(acc)]), ir.Constant(I32, _bits(scan.bound)))
+        b.store(b.zext(flagged, I32), kb.at(flags, p))
     kb.finish()
 
 
