@@ -128,3 +128,50 @@ def test_the_winograd_guard_leaves_finite_inputs_bit_equal(monkeypatch: pytest.M
         monkeypatch.setattr(winograd, "NONFINITE_GUARD", guard)
         outs[guard] = _run_cpu(import_onnx(proto), feeds, 2)["y"]
     np.testing.assert_array_equal(outs[True], outs[False])
+
+
+# -- attention chains: a Where over an added run-time mask -----------------------------------
+
+
+def test_a_where_over_an_added_run_time_mask_keeps_its_fill(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fuzz_attention_chains.py 1601 30 --openvino, #29: softmax(Where(keep, q k^T * 0.35 + a,
+    -1e30) / 10) v with a run-time additive mask a holding +1e30 at a key the constant Where
+    masks. The source's Where replaces that score, a included, by -1e30 (probability 0); the
+    fused op summed the masks (Select(keep, 0, -1e29) + 0.1 a = 0 there): the key kept, on ref,
+    cpu and OpenVINO alike (48 of 64 values off). Such chains now stay unfused
+    (`attention_chains.FILL_OVER_ADDED_UNFUSED`)."""
+    from irforge.passes import apply_pipeline
+    from irforge.passes.patterns.subgraphs import attention_chains
+    from irforge.tools.convert_pipeline import DEFAULT_PIPELINE
+    from tests.helpers import ort_session_run
+
+    monkeypatch.setattr(attention_chains, "FILL_OVER_ADDED_UNFUSED", True)
+    keep = np.ones((1, 1, 4, 6), bool)
+    keep[0, 0, :3, 5] = False
+    nodes = [helper.make_node("Mul", ["q", "c"], ["qs"]), helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["qs", "kt"], ["s"]), helper.make_node("Add", ["s", "a"], ["x1"]),
+             helper.make_node("Where", ["keep", "x1", "fill"], ["x2"]), helper.make_node("Div", ["x2", "ten"], ["x3"]),
+             helper.make_node("Softmax", ["x3"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inits = [helper.make_tensor("c", T.FLOAT, [], [0.35]), helper.make_tensor("fill", T.FLOAT, [], [-1e30]),
+             helper.make_tensor("ten", T.FLOAT, [], [10.0]), onnx.numpy_helper.from_array(keep, "keep")]
+    inputs = [helper.make_tensor_value_info(n, T.FLOAT, [1, 2, 4 if n == "q" else 6, 8]) for n in "qkv"]
+    inputs.append(helper.make_tensor_value_info("a", T.FLOAT, [1, 1, 1, 6]))
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    proto.ir_version = 8
+    rng = np.random.default_rng(29)
+    feeds = {n: rng.standard_normal((1, 2, 4 if n == "q" else 6, 8)).astype(np.float32) for n in "qkv"}
+    feeds["a"] = np.array([0, -1, 0.5, 0, -1, 1e30], np.float32).reshape(1, 1, 1, 6)
+    (want,) = ort_session_run(proto, feeds)
+    model = import_onnx(proto)
+    apply_pipeline(model.module, DEFAULT_PIPELINE)
+    np.testing.assert_allclose(_reference_model(model, feeds), want, rtol=1e-4, atol=1e-5)
+    for threads in (1, 2):
+        np.testing.assert_allclose(_run_cpu(model, feeds, threads)["y"], want, rtol=1e-4, atol=1e-5)
+
+
+def _reference_model(model, feeds: dict) -> np.ndarray:  # type: ignore[no-untyped-def]
+    from irforge.backends.reference import run
+
+    with np.errstate(all="ignore"):
+        return run(model, feeds)["y"]
