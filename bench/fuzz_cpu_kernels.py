@@ -13,7 +13,20 @@ reference interpreter and onnxruntime:
 - tails: MatMul / 1x1 layers of 1..4 columns past whole panels and K left-overs
   (`gemm.COLUMN_K_UNROLL`), Gemm with a constant B;
 - attention: softmax(q k^T * c [+ mask | Where(keep, s, fill)]) v fused, keys 1..70
-  (`attention.PACK_KEYS` / `WHOLE_ROWS`), run-time, padding and causal masks.
+  (`attention.PACK_KEYS` / `WHOLE_ROWS`), run-time, padding and causal masks;
+- smallplane (session 15): 1x1 layers over planes of 1..256 positions (`linear.SMALL_PLANE_BLOCKS`),
+  often two or three of them over one input (`linear.SHARED_PACKS`), with a residual / Relu;
+- flat (session 15): stride-1 windows whose output rows are the input's (1xk, kx1, kxk with
+  "same" padding along x, dilation 1 or 2: `im2col_flat.FLAT`, `shifted.FLAT_IM2COL_MAX`);
+- wide (session 15): windows of more than 64 taps (9x9, 11x11) at strides 1, 2, 4 over 1..5
+  channels (`shifted.WIDE_WINDOW_TAPS` / `WIDE_WINDOW_CHANNELS`);
+- phases (session 15): stride-2 5x5 / 7x7 / 3x3 windows over planes 4..41, odd and even,
+  asymmetric pads (the polyphase planes, `phases.INPUT_ORDER`);
+- mlp (session 15): ConvNeXt's channels-last MLP between two transposes (MatMul [+ bias Add],
+  a unary op, MatMul, back; planes of 784+ positions or not, a value read elsewhere too, a
+  residual Add after: the channels-first-mlp pass);
+- winograd (session 16): 3x3 layers that take Winograd (F(2x2), F(4x4), stride 2), fed inf /
+  NaN / 1e36 at a few places (`winograd.NONFINITE_GUARD`).
 
 Prints a count per verdict (agree / differ / refused / crashed) and each finding with its
 settings (rerun: the same --seed and --cases).
@@ -39,6 +52,8 @@ class Net:
     def __init__(self, rng: random.Random) -> None:
         self.rng, self.nodes, self.inits, self.inputs, self.outputs, self.n = rng, [], [], [], [], 0
         self.np = np.random.default_rng(rng.randrange(1 << 30))
+        self.poison: list[float] = []
+        """values put at random places of the first input (the `winograd` kind)"""
 
     def name(self, tag: str) -> str:
         self.n += 1
@@ -70,11 +85,14 @@ class Net:
         return self.const((self.np.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32))
 
     def conv(self, x: str, cin: int, cout: int, k: int, bias: bool, **attrs: Any) -> str:
+        return self.conv_hw(x, cin, cout, k, k, bias, **attrs)
+
+    def conv_hw(self, x: str, cin: int, cout: int, kh: int, kw: int, bias: bool, **attrs: Any) -> str:
         group = attrs.get("group", 1)
-        ins = [x, self.weights(cout, cin // group, k, k)]
+        ins = [x, self.weights(cout, cin // group, kh, kw)]
         if bias:
             ins.append(self.const(self.np.uniform(-0.5, 0.5, cout).astype(np.float32)))
-        return self.node("Conv", ins, kernel_shape=[k, k], **attrs)
+        return self.node("Conv", ins, kernel_shape=[kh, kw], **attrs)
 
     def epilogue(self, y: str, cout: int, residual_shape: list[int] | None) -> str:
         r = self.rng.random()
@@ -196,7 +214,103 @@ def attention(net: Net) -> str:
     return f"attention b={b} h={heads} l={l} s={s} d={d} mask={kind}"
 
 
-KINDS = {"stride2": stride2, "scaled": scaled, "grouped": grouped, "tails": tails, "attention": attention}
+def smallplane(net: Net) -> str:
+    r = net.rng
+    c, h, w = r.choice([3, 8, 16, 24, 64, 96, 130]), r.randint(1, 16), r.randint(1, 16)
+    x = net.input([1, c, h, w])
+    if r.random() < 0.4:
+        x = net.node("Relu", [x])
+    layers = r.choice([1, 2, 2, 3])
+    outs = []
+    for _ in range(layers):  # several layers over one input share its packed rows
+        cout = r.choice([4, 16, 24, 64, 65, 128])
+        outs.append(cout)
+        net.outputs.append(net.epilogue(net.conv(x, c, cout, 1, r.random() < 0.7), cout, [1, cout, h, w]))
+    return f"smallplane {c}->{outs} {h}x{w}"
+
+
+def flat(net: Net) -> str:
+    r = net.rng
+    n, c, cout = r.choice([1, 1, 2]), r.randint(1, 48), r.choice([8, 16, 33, 64])
+    kh, kw = r.choice([(1, 7), (7, 1), (1, 3), (3, 1), (5, 5), (3, 3), (1, 5), (7, 7)])
+    dil = r.choice([1, 1, 2])
+    h, w = r.randint(max(1, kh), 35), r.randint(max(1, kw), 35)
+    px = dil * (kw - 1) // 2  # "same" along x: output rows as long as the input's
+    py = r.choice([dil * (kh - 1) // 2, 0])
+    x = net.input([n, c, h, w])
+    y = net.conv_hw(x, c, cout, kh, kw, r.random() < 0.7, pads=[py, px, py, px], dilations=[dil, dil])
+    oh = out_size(h, dil * (kh - 1) + 1, 1, py, py)
+    net.outputs.append(net.epilogue(y, cout, [n, cout, oh, w]))
+    return f"flat n={n} {c}->{cout} {h}x{w} k={kh}x{kw} dil={dil} pads={py},{px}"
+
+
+def wide(net: Net) -> str:
+    r = net.rng
+    c, cout, k, stride = r.randint(1, 5), r.choice([8, 16, 32, 64]), r.choice([9, 11]), r.choice([1, 2, 4])
+    h = r.randint(k, 64)
+    w = h if r.random() < 0.6 else r.randint(k, 64)
+    pad = r.choice([0, 1, 2, k // 2])
+    x = net.input([1, c, h, w])
+    y = net.conv(x, c, cout, k, r.random() < 0.7, strides=[stride, stride], pads=[pad] * 4)
+    net.outputs.append(net.epilogue(y, cout, None))
+    return f"wide {c}->{cout} {h}x{w} k={k} s={stride} pad={pad}"
+
+
+def phases(net: Net) -> str:
+    r = net.rng
+    n, c, cout, k = r.choice([1, 1, 2]), r.choice([1, 3, 8, 16, 24]), r.choice([8, 16, 32]), r.choice([3, 5, 7])
+    h = r.randint(max(4, k - 2), 41)
+    w = h if r.random() < 0.5 else r.randint(max(4, k - 2), 41)
+    pads = [r.randint(0, k // 2) for _ in range(4)]
+    if h + pads[0] + pads[2] < k or w + pads[1] + pads[3] < k:
+        pads = [k // 2] * 4
+    x = net.input([n, c, h, w])
+    y = net.conv(x, c, cout, k, r.random() < 0.7, strides=[2, 2], pads=pads)
+    shape = [n, cout, out_size(h, k, 2, pads[0], pads[2]), out_size(w, k, 2, pads[1], pads[3])]
+    net.outputs.append(net.epilogue(y, cout, shape))
+    return f"phases n={n} {c}->{cout} {h}x{w} k={k} pads={pads}"
+
+
+def winograd(net: Net) -> str:
+    r = net.rng
+    c, cout = r.choice([32, 48, 64]), r.choice([32, 64])
+    h, stride = r.choice([13, 14, 28, 29, 56]), r.choice([1, 1, 2])
+    x = net.input([1, c, h, h])
+    y = net.conv(x, c, cout, 3, r.random() < 0.7, strides=[stride, stride], pads=[1, 1, 1, 1])
+    side = out_size(h, 3, stride, 1, 1)
+    net.outputs.append(net.epilogue(y, cout, [1, cout, side, side]))
+    net.poison = [r.choice([np.inf, -np.inf, np.nan, 1e36]) for _ in range(r.randint(1, 3))]
+    return f"winograd {c}->{cout} {h}x{h} s={stride} values={net.poison}"
+
+
+def mlp(net: Net) -> str:
+    r = net.rng
+    c, hidden = r.choice([4, 8, 16, 24]), r.choice([8, 16, 32, 96])
+    h, w = r.choice([(28, 28), (32, 32), (30, 30), (14, 14), (28, 29), (56, 14)])
+    x = net.input([1, c, h, w])
+    t = net.node("Transpose", [x], perm=[0, 2, 3, 1])
+    a = net.node("MatMul", [t, net.weights(c, hidden)])
+    if r.random() < 0.6:
+        a = net.node("Add", [a, net.const(net.np.uniform(-0.5, 0.5, hidden).astype(np.float32))])
+    unary = r.choice(["Relu", "Tanh", "Sigmoid", "Erf", "Abs"])
+    g = net.node(unary, [a])
+    extras = []
+    if r.random() < 0.2:
+        net.outputs.append(a)  # a second user: the chain stays channels-last
+        extras.append("hidden out")
+    b = net.node("MatMul", [g, net.weights(hidden, c)])
+    y = net.node("Transpose", [b], perm=[0, 3, 1, 2])
+    if r.random() < 0.5:
+        y = net.node("Add", [y, x])
+        extras.append("residual")
+    net.outputs.append(y)
+    if r.random() < 0.2:  # an unrelated unused constant beside it
+        net.const(np.ones(5, np.float32))
+    return f"mlp {c}->{hidden}->{c} {h}x{w} {unary} {extras}"
+
+
+KINDS = {"stride2": stride2, "scaled": scaled, "grouped": grouped, "tails": tails, "attention": attention,
+         "smallplane": smallplane, "flat": flat, "wide": wide, "phases": phases, "mlp": mlp, "winograd": winograd}
 
 
 def feeds_for(model: Any, rng: np.random.Generator, poison: bool) -> dict[str, np.ndarray]:
@@ -251,6 +365,9 @@ def one_case(kind: str, rng: random.Random) -> tuple[str, str]:
     proto = net.model()
     poison = rng.random() < 0.2
     feeds = feeds_for(proto, np.random.default_rng(rng.randrange(1 << 30)), poison)
+    first = feeds[proto.graph.input[0].name].reshape(-1)
+    for value in net.poison:
+        first[rng.randrange(first.size)] = value
     what += " poisoned" * poison
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

@@ -104,3 +104,12 @@ def read_expected_failures(path: Path) -> dict[str, str]:
             name, _, reason = line.partition(":")
             entries[name.strip()] = reason.strip()
     return entries
+
+
+def winograd_phase_tags() -> list[str]:
+    """The phase tags of one Winograd layer: input transform, GEMMs, output transform, and
+    around them the non-finite guard's scan and fix-up where `winograd.NONFINITE_GUARD` is on."""
+    from irforge.backends.cpu.ops import winograd
+
+    guard = ["winograd"] * winograd.NONFINITE_GUARD
+    return [*guard, "winograd", "conv3x3", "winograd", *guard]

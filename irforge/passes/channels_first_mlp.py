@@ -39,7 +39,7 @@ from irforge.dialects.nn.shape import Permute
 from irforge.model import store_of
 from irforge.passes.patterns.affine import add_constant, constant_array
 from irforge.passes.patterns.compose import layer_of
-from irforge.passes.patterns.sink_permutes import UNARY, _props
+from irforge.passes.patterns.sink_permutes import UNARY, op_props
 
 ENABLED = True
 """Off: the pass leaves every module as it is (the knob of the same-process A/B)."""
@@ -126,23 +126,26 @@ def rewrite(enter: Permute, chain: list[Operation], leave: Permute) -> bool:
             operands = [x, kernel.output] + ([op.bias] if isinstance(op, FullyConnected) and op.bias is not None else [])
             new = build(Convolution, operands, strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], dilations=[1, 1], name=name)
         else:
-            new = build(type(op), [x], **_props(op), name=layer_of(op))  # type: ignore[arg-type]
+            new = build(type(op), [x], **op_props(op), name=layer_of(op))  # type: ignore[arg-type]
         block.insert_op_before(new, leave)
         x = new.results[0]
     leave.output.replace_all_uses_with(x)
+    replaced = [op.weights.owner if isinstance(op, FullyConnected) else op.b.owner for op in weights]
     for op in [leave, *reversed(chain)]:
         block.erase_op(op)
     if not list(enter.output.uses):
         block.erase_op(enter)
+    _drop_orphans(replaced)
     return True
 
 
-def _drop_unused_constants(module: ModuleOp) -> None:
-    for op in list(module.walk()):  # (a MatMul's right operand may feed others: only unused ones go)
-        if isinstance(op, Constant) and not list(op.output.uses):
-            block = op.parent_block()
-            if block is not None:
-                block.erase_op(op)
+def _drop_orphans(constants: list[Operation]) -> None:
+    """Erase the chain's old [O, K] weights that nothing uses any more (a MatMul's right operand
+    may feed others; the module's other unused constants are not this pass's to remove)."""
+    for op in dict.fromkeys(constants):  # (one weight may serve two layers of the chain)
+        block = op.parent_block()
+        if isinstance(op, Constant) and block is not None and not list(op.output.uses):
+            block.erase_op(op)
 
 
 @dataclass(frozen=True)
@@ -152,12 +155,9 @@ class ChannelsFirstMlpPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not ENABLED:
             return
-        changed = False
         for enter in [o for o in op.walk() if isinstance(o, Permute)]:
             if enter.parent_block() is None:
                 continue
             found = chain_after(enter)
             if found is not None:
-                changed |= rewrite(enter, *found)
-        if changed:
-            _drop_unused_constants(op)
+                rewrite(enter, *found)

@@ -24,7 +24,7 @@ from irforge.dialects.nn.base import build
 from irforge.dialects.nn.shape import Concat
 from irforge.passes.canonicalize import CanonicalizePass
 from irforge.passes.patterns.compose import layer_of
-from irforge.passes.patterns.sink_permutes import _props
+from irforge.passes.patterns.sink_permutes import op_props
 
 
 def _axis(op: Concat) -> int:
@@ -47,7 +47,7 @@ class FlattenNestedConcat(RewritePattern):
                 operands.append(value)
         if not merged:
             return
-        new = build(Concat, operands, **_props(op), name=layer_of(op))
+        new = build(Concat, operands, **op_props(op), name=layer_of(op))
         rewriter.replace(op, new, [new.results[0]])
 
 

@@ -35,7 +35,7 @@ from irforge.dialects.nn.conv import Convolution, Pooling
 from irforge.dialects.nn.shape import Pad, Permute
 from irforge.passes.canonicalize import CanonicalizePass
 from irforge.passes.patterns.compose import layer_of
-from irforge.passes.patterns.sink_permutes import _props
+from irforge.passes.patterns.sink_permutes import op_props
 
 
 def spatial_pads(pad: Pad) -> tuple[list[int], list[int]] | None:
@@ -67,7 +67,7 @@ class PadBeforePermuteOfWindow(RewritePattern):
         order = op.ints("order")
         moved = build(Permute, [pad.operands[0]], order=list(order), name=layer_of(op))
         begin, end = pad.ints("pads_begin"), pad.ints("pads_end")
-        props = _props(pad, pads_begin=[begin[k] for k in order], pads_end=[end[k] for k in order])
+        props = op_props(pad, pads_begin=[begin[k] for k in order], pads_end=[end[k] for k in order])
         new_pad = build(Pad, [moved.output], **props, name=layer_of(pad))
         rewriter.replace(op, [moved, new_pad], [new_pad.output])
 
@@ -100,7 +100,7 @@ class MergePadIntoWindow(RewritePattern):
         changed["pads_begin"] = [a + b for a, b in zip(own_begin, pads[0])]
         changed["pads_end"] = [a + b for a, b in zip(own_end, pads[1])]
         changed["auto_pad"] = "explicit"
-        new = build(type(op), [pad.operands[0], *op.operands[1:]], **_props(op, **changed), name=layer_of(op))
+        new = build(type(op), [pad.operands[0], *op.operands[1:]], **op_props(op, **changed), name=layer_of(op))
         if new.results[0].type != op.results[0].type:
             new.erase()
             return

@@ -236,14 +236,13 @@ def test_a_program_cache_entry_that_is_a_symlink_is_a_miss(tmp_path, suffix: str
         compiled.close()
 
 
-@pytest.mark.xfail(strict=True, reason="open: Winograd tiles spread a non-finite input over the tile (docs/STATUS.md, session 14)")
 def test_a_winograd_layer_keeps_an_inf_input_to_the_outputs_it_reaches() -> None:
     """fuzz_cpu_kernels.py --kinds stride2 --seed 6 #19 (64 -> 32 over 52x52, one inf in the
     input, Clip after: 123 values off on cpu@1 and cpu@2): a Winograd layer's input transform
     mixes a tile's inputs with zero coefficients too (inf * 0 = NaN), so one inf or NaN makes
     every output of its tile NaN, where a direct window reaches only the outputs it covers
     (3x3 stride 1 over 28x28: 512 non-finite outputs, onnxruntime's and the reference's 288).
-    Open: a fix must find non-finite inputs before the transform (a scan per layer)."""
+    Fixed in session 16 (`winograd.NONFINITE_GUARD`, more cases in test_session16_findings)."""
     from irforge.backends.reference import run
 
     rng = np.random.default_rng(0)

@@ -29,7 +29,7 @@ PARALLEL_BYTES = 500_000
 about what LLVM takes to optimise and emit this much IR at O3."""
 
 
-OPT_LEVELS: dict[str, int] = {"gemm/rolled": 1, "winograd_in": 1, "winograd_out": 1}
+OPT_LEVELS: dict[str, int] = {"gemm/rolled": 1, "winograd_in": 1, "winograd_out": 1, "finite_fix/rolled": 1}
 """LLVM optimisation level by kernel kind (the lowering's kernel key: gemm, pointwise, ...;
 "driver"; a kind + "/rolled": its modules that LLVM does not unroll, `jit.unrolls`); every
 other module is optimised at O3. The GEMMs LLVM does not unroll (packed A, register-blocked
@@ -41,7 +41,8 @@ Winograd transforms at O1 since session 14 (cput; with cpu2's transform forms O1
 had not in session 13): ResNet-50's 14 transform modules compiled alone 0.82-0.88 -> 0.66-0.75 s
 CPU (`bench/cpu_transform_llvm.py`, 6 alternating rounds, min / median), run time: its Winograd phases
 0.934 (`cpu_knob_ab.py resnet50 ...llvm_worker:OPT_LEVELS --cpu-time --runs 21 --phases
-winograd`, see docs/STATUS.md)."""
+winograd`, see docs/STATUS.md). The Winograd guard's fix-up (`codegen.winograd_guard`: scalar
+loops for inputs with non-finite values only) at O1 too."""
 
 
 def kind_of(module_name: str) -> str:
@@ -56,7 +57,7 @@ def opt_level(module_name: str, unroll: bool = True) -> int:
     return OPT_LEVELS.get(kind if unroll else f"{kind}/rolled", OPT_LEVELS.get(kind, 3))
 
 
-EMIT_LEVELS: dict[str, int] = {"winograd_in": 1, "winograd_out": 1}
+EMIT_LEVELS: dict[str, int] = {"winograd_in": 1, "winograd_out": 1, "finite_fix": 1}
 """LLVM code-generation level (the target machine's: instruction selection, scheduling,
 register allocation) by kernel kind; every other module is emitted at 3. The Winograd
 transforms are straight-line vector code (the kernel is unrolled by hand over a tile row's

@@ -52,7 +52,7 @@ def inverse(order: Sequence[int]) -> list[int]:
     return result
 
 
-def _props(op: NNOp, **changed: object) -> dict[str, object]:
+def op_props(op: NNOp, **changed: object) -> dict[str, object]:
     """The op's properties (as attributes) with some replaced by new Python values."""
     props: dict[str, object] = dict(op.properties)
     props.pop("name", None)
@@ -110,7 +110,7 @@ class SinkPermuteThroughElementwise(RewritePattern):
                 new_ops.append(constant)
             else:
                 return
-        inner = build(type(op), operands, **_props(op), name=layer_of(op))  # type: ignore[arg-type]
+        inner = build(type(op), operands, **op_props(op), name=layer_of(op))  # type: ignore[arg-type]
         outer = build(Permute, [inner.results[0]], order=list(order), name=layer_of(permute))
         rewriter.replace(op, [*new_ops, inner, outer], [outer.output])
 
@@ -141,7 +141,7 @@ class SinkPermuteThroughAxisOps(RewritePattern):
 
     @staticmethod
     def _replace(op: NNOp, operands: list[SSAValue], changed: dict[str, object], order: Sequence[int], rewriter: PatternRewriter) -> None:
-        inner = build(type(op), operands, **_props(op, **changed), name=layer_of(op))
+        inner = build(type(op), operands, **op_props(op, **changed), name=layer_of(op))
         outer = build(Permute, [inner.results[0]], order=list(order), name=layer_of(op))
         rewriter.replace(op, [inner, outer], [outer.output])
 
@@ -159,7 +159,7 @@ class SinkPermuteThroughAxisOps(RewritePattern):
     def _reduce(op: Reduce, permute: Permute, rewriter: PatternRewriter) -> None:
         order = permute.ints("order")
         axes = sorted(order[a] for a in op.reduced_axes())
-        inner = build(Reduce, [permute.operands[0]], **_props(op, axes=axes), name=layer_of(op))
+        inner = build(Reduce, [permute.operands[0]], **op_props(op, axes=axes), name=layer_of(op))
         if op.bool_prop("keep_dims"):
             remaining: list[int] = list(order)
         else:
@@ -218,7 +218,7 @@ class FlattenPermuteIntoWeights(RewritePattern):
         new_weights = constant_op(np.ascontiguousarray(np.take(weights, source, axis=features_axis)), store, layer_of(op) or "fc")
         new_flat = build(Reshape, [x], shape=list(out_shape), name=layer_of(flat))
         operands = [new_flat.output, new_weights.output, *op.operands[2:]]
-        new = build(type(op), operands, **_props(op), name=layer_of(op))  # type: ignore[arg-type]
+        new = build(type(op), operands, **op_props(op), name=layer_of(op))  # type: ignore[arg-type]
         rewriter.replace(op, [new_weights, new_flat, new], [new.results[0]])
 
     @staticmethod

@@ -36,3 +36,23 @@ func.func @small(%x: tensor<1x2x14x14xf32>) -> tensor<1x2x14x14xf32> {
 // CHECK-NEXT:    nn.permute
 // CHECK:         nn.fully_connected
 // CHECK-NEXT:    nn.permute
+
+// -----
+
+// The rewrite erases the weights it orphaned, and only those: an unused constant the chain
+// never read stays (it is not this pass's to remove).
+func.func @unrelated(%x: tensor<1x2x28x28xf32>) -> tensor<1x2x28x28xf32> {
+  %keep = nn.constant dense<7.0> : tensor<5xf32>
+  %t = nn.permute %x {order = array<i64: 0, 2, 3, 1>} : (tensor<1x2x28x28xf32>) -> tensor<1x28x28x2xf32>
+  %w1 = nn.constant dense<1.0> : tensor<2x2xf32>
+  %a = nn.fully_connected %t, %w1 : (tensor<1x28x28x2xf32>, tensor<2x2xf32>) -> tensor<1x28x28x2xf32>
+  %y = nn.permute %a {order = array<i64: 0, 3, 1, 2>} : (tensor<1x28x28x2xf32>) -> tensor<1x2x28x28xf32>
+  func.return %y : tensor<1x2x28x28xf32>
+}
+// CHECK-LABEL: func.func @unrelated
+// CHECK-NEXT:    %keep = nn.constant dense<7.000000e+00> : tensor<5xf32>
+// CHECK-NOT:     tensor<2x2xf32>
+// CHECK:         nn.constant dense<1.000000e+00> : tensor<2x2x1x1xf32>
+// CHECK-NEXT:    nn.convolution
+// CHECK-NOT:     tensor<2x2xf32>
+// CHECK:         func.return

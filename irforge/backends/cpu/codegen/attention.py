@@ -136,7 +136,7 @@ class AttentionSpec:
 
     def workspace_bytes(self) -> int:
         """Bytes of the per-chunk workspace the kernel takes as its last argument (0: none;
-        `Lowering.kernel` notes it and `Lowering.phase` appends the buffer)."""
+        the lowering passes it to `Lowering.kernel`, and `Lowering.phase` appends the buffer)."""
         return 4 * self.workspace_floats if self.workspace else 0
 
 

@@ -228,7 +228,7 @@ class GemmSpec:
 
     def workspace_bytes(self) -> int:
         """Bytes of the per-chunk workspace the kernel takes as its last argument (0: none;
-        `Lowering.kernel` notes it and `Lowering.phase` appends the buffer)."""
+        the lowering passes it to `Lowering.kernel`, and `Lowering.phase` appends the buffer)."""
         return 4 * b_copy_floats(self) if self.b_blocks and self.workspace else 0
 
     @property

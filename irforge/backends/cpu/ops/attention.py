@@ -60,7 +60,7 @@ def batched_gemm(ctx: Lowering, a: tuple[Buffer, Shape], b: tuple[Buffer, Shape]
     )
     levels = tuple(Batch(size, sa, sb, sc) for size, (sa, sb, sc) in zip(batch, strides))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=False, ldb=n, ldc=n, batches=levels)
-    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm))
+    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm), spec.workspace_bytes())
     ctx.phase(name, [a_buf, b_buf, c_buf], "attention", 2 * math.prod(c_shape) * k)
 
 
@@ -136,7 +136,7 @@ def scaled_dot_product_attention(ctx: Lowering, op: ScaledDotProductAttention) -
         if heads and spec.rows * spec.dv <= kernel_knobs.STAGED_MAX:
             spec = replace(spec, heads=heads)
         fused = spec
-        name = ctx.kernel(("attention", fused), lambda mod, nm: attention_kernel(mod, fused, nm))
+        name = ctx.kernel(("attention", fused), lambda mod, nm: attention_kernel(mod, fused, nm), fused.workspace_bytes())
         keys = ctx.input(op, 1) if spec.packed_keys else k_t
         out = ctx.result(final)
         ctx.alias(op.output, out)

@@ -210,5 +210,5 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
         split_batches=g.n == 1 and g.group >= SPLIT_GROUPS, block_rows=rows,
     )
     a_buf = ctx.const(packed)
-    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n))
+    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n), spec.workspace_bytes())
     ctx.phase(name, [a_buf, padded, out, *tail], f"conv{g.kh}x{g.kw}", 2 * g.n * o * g.p * g.k_per_group)

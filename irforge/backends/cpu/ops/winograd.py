@@ -11,6 +11,7 @@ from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel, pack_a_all
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.winograd import WinogradSpec, point_stride, transform_weights, v_channel
+from irforge.backends.cpu.codegen.winograd_guard import GuardSpec, ScanSpec, fix_kernel, safe_bound, scan_kernel
 from irforge.backends.cpu.codegen.winograd_transforms import input_transform_kernel, output_transform_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
 from irforge.dialects.nn import Convolution
@@ -43,6 +44,15 @@ at 112x112 1.05x, 128 -> 16 at 56x56 1.07x, 24 -> 96 at 112x112 (EfficientNet-V2
 at 56x56 0.81x, 128 -> 128 0.79x."""
 STRIDE2_F4_MIN_TILES = 49
 """Stride 2 by F(4x4) from this many of its tiles (28x28 outputs): 81 GEMMs per 16 outputs."""
+
+
+NONFINITE_GUARD = True
+"""A Winograd tile mixes all its inputs (with zero coefficients too): one inf or NaN input made
+every output of its tile non-finite where the direct window (onnxruntime, the reference)
+reaches only the outputs that cover it. With the guard a scan flags the input planes holding
+a non-finite (or overflow-sized) value before the input transform, and after the output
+transform the tiles that read one are recomputed by the direct window (`codegen.winograd_guard`).
+Finite inputs pay the scan and one flag check per thread."""
 
 
 GROUPED = False
@@ -105,16 +115,37 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     v_point, m_point = point_stride(g.c * channel), point_stride(o * tiles)
     v = ctx.scratch(4 * points * v_point)
     m = ctx.scratch(4 * (points * m_point + VW))  # + VW: the output transform's tail loads
+    u = transform_weights(weights, spec.m, spec.stride)  # [points, O, C / group]
+    guard = _guard_scan(ctx, spec, g, u, x) if NONFINITE_GUARD else None
     forward = ctx.kernel(("winograd_in", spec), lambda mod, n: input_transform_kernel(mod, spec, n))
     ctx.phase(forward, [x, v], "winograd")
-    u = transform_weights(weights, spec.m, spec.stride)  # [points, O, C / group]
     og, cg = o // g.group, g.c // g.group
     panels = pack_a_all([u[i, j * og:(j + 1) * og] for i in range(points) for j in range(g.group)], og, cg)
     each = panels.size // (points * g.group)
     groups = (Batch(g.group, each, cg * channel, og * tiles),) if g.group > 1 else ()
     gemm = GemmSpec(m=og, n=tiles, k=cg, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
                     batches=(Batch(points, g.group * each, v_point, m_point), *groups))
-    name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n))
+    name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n), gemm.workspace_bytes())
     ctx.phase(name, [ctx.const(panels), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
     ctx.phase(backward, [m, out, *tail], "winograd")
+    if guard is not None:
+        _guard_fix(ctx, guard, weights, x, out, tail)
+
+
+def _guard_scan(ctx: Lowering, spec: WinogradSpec, g: ConvGeometry, u: np.ndarray, x: Buffer) -> tuple[GuardSpec, Buffer]:
+    """The `NONFINITE_GUARD` scan's phase: the guard's spec and its plane flags."""
+    guard = GuardSpec(spec, g.group, safe_bound(u, spec, g.c // g.group))
+    flags = ctx.scratch(4 * g.n * g.c)
+    planes = ScanSpec(g.n * g.c, g.h * g.w, guard.bound)
+    scan = ctx.kernel(("finite_scan", planes), lambda mod, n: scan_kernel(mod, planes, n))
+    ctx.phase(scan, [x, flags], "winograd")
+    return guard, flags
+
+
+def _guard_fix(ctx: Lowering, guarded: tuple[GuardSpec, Buffer], weights: np.ndarray, x: Buffer, out: Buffer, tail: list[Buffer]) -> None:
+    """The `NONFINITE_GUARD` fix-up's phase: flagged tiles by the direct window (the weights as
+    f32 [O, C / group, 3, 3]; x stays live until here)."""
+    guard, flags = guarded
+    fix = ctx.kernel(("finite_fix", guard), lambda mod, n: fix_kernel(mod, guard, n))
+    ctx.phase(fix, [x, flags, ctx.const(np.ascontiguousarray(weights, np.float32)), out, *tail], "winograd")

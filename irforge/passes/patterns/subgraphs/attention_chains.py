@@ -72,7 +72,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from irforge.backends.reference import constant_value
@@ -321,6 +321,26 @@ def selecting_fill(chain: Chain, dtype: np.dtype, view: tuple[int, ...]) -> floa
         return None
     reached = max(at_softmax(chain, t, dtype) for t in chain.terms)
     return reached if reached <= FILL_AT_MOST else None
+
+
+FILL_OVER_ADDED_UNFUSED = True
+"""A chain with a Where nearer the softmax than a mask the model takes as an input and adds
+(Add(s, a), then Where(keep, ., fill)) stays unfused where its masks would be summed (not
+`selecting_fill`): the source's Where replaces the score, a's value included, by its fill,
+while the sum keeps a's value at the masked keys (a = +1e30 under a -1e30 fill: the key kept;
+fuzz_attention_chains.py 1601 30, #29, session 16). Terms the model computes (SEW-D /
+DeBERTa's disentangled scores, added before their Where mask) still fuse, and so do inputs of
+the scores' whole shape (per-head scores, not a mask broadcast over heads or rows): their
+values are scores, and unfusing them would cost those models their fused attention."""
+
+
+def fill_over_added_mask(chain: Chain, view: tuple[int, ...]) -> bool:
+    """Whether a Where term lies nearer the softmax than an added term that is a model input
+    broadcast over the scores (a mask; terms run from the softmax back)."""
+    def mask_input(t: Term) -> bool:
+        return t.fill is None and isinstance(t.value, BlockArgument) and math.prod(dims(t.value)) < math.prod(view)
+
+    return any(term.fill is not None and any(mask_input(t) for t in chain.terms[index + 1:]) for index, term in enumerate(chain.terms))
 
 
 def nested_fills(chain: Chain, dtype: np.dtype, name: str) -> tuple[SSAValue, list[Operation]]:
@@ -591,6 +611,8 @@ class ChainedAttention(RewritePattern):
             return None
         q4, k4, v4 = in_view(q, "query"), in_view(k, "key"), in_view(v, "value")
         selected = selecting_fill(chain, dtype, view)
+        if selected is None and FILL_OVER_ADDED_UNFUSED and fill_over_added_mask(chain, view):
+            return None
         for index, term in enumerate(chain.terms):
             if term.fill is not None and term.view == view:  # the keys a padding Where masks: 0 in k
                 k4, zeroing = zero_masked_keys(term.value, term.keep, k4, f"{name}/mask{index}")
