@@ -147,8 +147,14 @@ class Lowering:
         return buf
 
     def alias(self, value: SSAValue, buf: Buffer) -> None:
-        """`value` is stored in `buf` (views, and results absorbed into a producer)."""
+        """`value` is stored in `buf` (views, and results absorbed into a producer). A result
+        stored over `buf` in place (`fusion.residual_in_place`, element-wise ops in place)
+        makes B panels copied from `buf`'s earlier content stale: they are forgotten
+        (`linear.SHARED_PACKS` keys them by buffer; a view forgets them too, which only costs
+        a second copy)."""
         self.values[value] = buf
+        if self.packed_rows:
+            self.packed_rows = {key: panels for key, panels in self.packed_rows.items() if key[0] is not buf}
 
     def const(self, array: np.ndarray) -> Buffer:
         array = np.ascontiguousarray(array)
