@@ -4,7 +4,10 @@ scale left to the next 1x1 layer (`ops/excite.py`: `Lowering.channel_scales`) is
 layer's phase, after the Multiply's place in the order: a GEMM between them whose residual is
 the scale must not store its result over it. Against the reference, the arena NaN-filled,
 1 and 2 threads, with the scaled pack (`linear.SCALED_PACK`) on and off, the scale's buffer
-stored over itself or as part of a Concat's output (`movement.CONCAT_IN_PLACE` on)."""
+stored over itself or as part of a Concat's output (`movement.CONCAT_IN_PLACE` on). B panels
+shared by buffer (`linear.SHARED_PACKS`, `Lowering.packed_rows`) of a MatMul's run-time B
+stored over in place by the FC path (`linear._over_residual`; the 1x1 convolution's path is
+`test_shared_packs.test_pack_of_a_buffer_stored_over_in_place`)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.ops import fusion, linear, movement
 from irforge.backends.reference import run
-from irforge.dialects.nn import Activation, Concat, Convolution, Eltwise, ReLU
+from irforge.dialects.nn import Activation, Concat, Convolution, Eltwise, MatMul, ReLU
+from tests.backends.cpu.conftest import matches_reference
 from tests.helpers import ModelBuilder, rand
 
 
@@ -64,3 +68,29 @@ def test_channel_scale_not_stored_over(c, h, w, o, scaled_pack, concat, monkeypa
                 np.testing.assert_allclose(got[name], value, rtol=1e-4, atol=1e-4, err_msg=name)
         finally:
             compiled.close()
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_matmul_pack_of_a_buffer_stored_over(threads, shared, panels, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A run-time B packed into panels (`linear.aliased_rows`, `SHARED_PACKS`), then stored
+    over in place by a MatMul whose residual it is (`linear._over_residual`: K one block),
+    then read as B again: packed again from the new content (`Lowering.alias` forgets the
+    panels), not the first pack's."""
+    monkeypatch.setattr(linear, "SHARED_PACKS", shared)
+    monkeypatch.setattr(fusion, "RESIDUAL_IN_PLACE", True)
+    b = ModelBuilder()
+    rhs = b.add(ReLU, [b.input("b", (64, 1024))]).output
+    y1 = b.add(MatMul, [b.input("a1", (7, 64)), rhs]).output
+    update = b.add(MatMul, [b.input("c", (64, 48)), b.input("d", (48, 1024))]).output
+    rhs = b.add(Eltwise, [rhs, update], operation="sum").output  # stored over the first rhs
+    y2 = b.add(MatMul, [b.input("a2", (5, 64)), rhs]).output
+    b.output(y1, "y1")
+    b.output(y2, "y2")
+    model = b.finish()
+    compiled = compile_model(model, threads=threads, cache_dir=False)
+    feeds = {"b": rand(64, 1024), "a1": rand(7, 64, seed=1), "c": rand(64, 48, seed=2), "d": rand(48, 1024, seed=3),
+             "a2": rand(5, 64, seed=4)}
+    matches_reference(compiled, model, feeds)
+    phases = compiled._executable.program.phases
+    assert sum("pack_rows" in p.function for p in phases) >= 2  # rhs's content twice (and d's)
