@@ -159,6 +159,19 @@ class Lowering:
         if self.packed_rows:
             self.packed_rows = {key: panels for key, panels in self.packed_rows.items() if key[0] is not buf}
 
+    def scale_pending(self, buf: Buffer, here: int) -> bool:
+        """Whether a deferred channel scale (`channel_scales`) held in `buf`, or in a buffer
+        stored inside it (`Buffer.parent`), is yet to be read by its 1x1 layer at or after
+        position `here`: the Multiply that deferred it is lowered, but the scale is read
+        later, so nothing may store over `buf` in place before that layer."""
+        for product, (_, held) in self.channel_scales.items():
+            inner = held
+            while inner is not None and inner is not buf:
+                inner = inner.parent
+            if inner is not None and any(self.order.get(use.operation, here) >= here for use in product.uses):
+                return True
+        return False
+
     def const(self, array: np.ndarray) -> Buffer:
         array = np.ascontiguousarray(array)
         return self.buffer(array.nbytes, "const", array)

@@ -46,7 +46,7 @@ def residual_in_place(ctx: Lowering, op: Operation, final: SSAValue, residual: B
         if buf is residual and any(ctx.order.get(use.operation, here) >= here and use.operation not in ctx.absorbed
                                    for use in value.uses):
             return False
-    return True
+    return not ctx.scale_pending(residual, here)  # a squeeze-excite scale its 1x1 layer reads later
 
 
 def require_f32(op: NNOp) -> None:
