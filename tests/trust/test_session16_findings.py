@@ -11,24 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from irforge.frontends.onnx import import_onnx
-
-
-def _model(nodes: list, inputs: list, inits: list, opset: int = 17) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", T.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
-
-
-def _run_cpu(model, feeds: dict, threads: int = 1) -> dict:  # type: ignore[no-untyped-def]
-    from irforge.backends.cpu import compile_model
-
-    compiled = compile_model(model, threads=threads, cache_dir=False)
-    try:
-        with np.errstate(all="ignore"):
-            return compiled(feeds)
-    finally:
-        compiled.close()
+from tests.trust.test_session14_findings import _model, _run_cpu
 
 
 def _reference(proto: onnx.ModelProto, feeds: dict) -> np.ndarray:
