@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -44,6 +45,9 @@ from zoo_latency import ZOO, scratch  # noqa: E402
 from zoo_more import KERAS_MODELS  # noqa: E402
 
 _KERNEL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+STAT = min
+"""How each phase's / node's times over the rounds are reduced (`--median`: statistics.median,
+to compare the typical run, where the minima of different rounds undercount a whole run)."""
 COMPUTE = {"Conv", "FusedConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm", "ConvTranspose"}
 """onnxruntime's op types that pair with an irforge FLOP phase."""
 
@@ -89,7 +93,7 @@ def _ort_minima(events: list[dict], runs: int) -> list[tuple[str, str, str, floa
             dims = [next(iter(d.values())) for d in e["args"].get("input_type_shape", []) if isinstance(d, dict) and d]
             out = next(iter(shape[0].values())) if isinstance(shape, list) and shape and isinstance(shape[0], dict) else []
             info[e["name"]] = (op, str(shape[0] if isinstance(shape, list) and shape else shape)[:44], _flops(op, dims, out))
-    return [(n[:-len("_kernel_time")], *info[n][:2], min(t[-runs:]), info[n][2]) for n, t in per_node.items()]
+    return [(n[:-len("_kernel_time")], *info[n][:2], STAT(t[-runs:]), info[n][2]) for n, t in per_node.items()]
 
 
 def pair_by_flops(units: list[int], nodes: list[int]) -> list[int | None]:
@@ -117,9 +121,13 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true", help="also list irforge's phases in model order (min ms, kernel, buffers)")
     ap.add_argument("--classes", action="store_true", help="also sum both sides per class: FLOP phases / compute nodes by their FLOPs, "
                     "the rest by irforge's kernel kind / onnxruntime's op type")
+    ap.add_argument("--median", action="store_true", help="medians over the rounds, both sides, instead of minima")
     ap.add_argument("--tf", action="store_true", help="keras models: irforge imports the frozen graph (TF frontend), as the zoo does; "
                     "onnxruntime still runs tf2onnx's file")
     args = ap.parse_args()
+    global STAT
+    if args.median:
+        STAT = statistics.median
     from irforge.backends.cpu import compile_model
     from irforge.frontends.onnx import import_onnx
     from irforge.passes import apply_pipeline
@@ -144,13 +152,14 @@ def main() -> None:
     calls = [(_KERNEL(ex.jit.address(p.function)), t.ctypes.data) for p, t in zip(phases, ex.tables)]
     session = _ort_session(path, tmp / "ort")
     session.run(None, feeds)  # warm-up, dropped below
-    best = [float("inf")] * len(calls)
+    seen: list[list[float]] = [[] for _ in calls]
     for _ in range(args.runs):
         for i, (fn, table) in enumerate(calls):
             t0 = time.process_time_ns()
             fn(table, 0, 1)
-            best[i] = min(best[i], (time.process_time_ns() - t0) * 1e-9)
+            seen[i].append((time.process_time_ns() - t0) * 1e-9)
         session.run(None, feeds)
+    best = [STAT(t) for t in seen]
     nodes = _ort_minima(json.loads(Path(session.end_profiling()).read_text()), args.runs)
     compiled.close()
     _report(phases, best, nodes)
