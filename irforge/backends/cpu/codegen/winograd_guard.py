@@ -52,36 +52,32 @@ def safe_bound(u: np.ndarray, spec: WinogradSpec, channels: int) -> float:
 
 @dataclass(frozen=True)
 class GuardSpec:
-    """The layer (`WinogradSpec`), its groups, and the input magnitude it flags (`safe_bound`)."""
+    """The layer (`WinogradSpec`) and its groups. The input magnitude it flags (`safe_bound`)
+    is a run-time argument, not part of the spec: it follows the weights, and a model with
+    other weights must find every kernel in the object cache."""
 
     spec: WinogradSpec
     group: int
-    bound: float
 
 
 @dataclass(frozen=True)
 class ScanSpec:
-    """The planes a scan flags: their count, their floats each, the magnitude it flags."""
+    """The planes a scan flags: their count and their floats each (the magnitude it flags is
+    an argument, see `GuardSpec`)."""
 
     planes: int
     plane: int
-    bound: float
-
-
-def _bits(bound: float) -> int:
-    """The f32 bit pattern of a magnitude (0 .. inf): positive floats, inf and NaNs order as
-    their bits do as unsigned integers."""
-    return int(np.array(bound, np.float32).view(np.uint32))
 
 
 def scan_kernel(module: ir.Module, scan: ScanSpec, name: str) -> None:
-    """args: X [planes, plane], flags i32 [planes]; threads split the planes, each writes all
+    """args: X [planes, plane], flags i32 [planes], the bound (one f32); threads split the planes, each writes all
     of its planes' flags (0 or 1) every run. A plane's largest |x| is kept as bits (an and
     and an unsigned max per vector, vpmaxud: NaN and inf above every finite value), compared
     with the bound's once per plane."""
     kb = KernelBuilder(module, name)
     x, flags = kb.slot(0, I32), kb.slot(1, I32)
     b = kb.b
+    bound_bits = b.load(kb.slot(2, I32))  # positive f32s, inf and NaNs order as their bits (unsigned)
     plane, whole = scan.plane, scan.plane - scan.plane % VW
     ints = vec(VW, I32)
     magnitude = kb.vconst(0x7FFFFFFF, element=I32)
@@ -101,14 +97,14 @@ def scan_kernel(module: ir.Module, scan: ScanSpec, name: str) -> None:
                 fold(kb.vload(kb.at(base, i)))
         if plane % VW:
             fold(kb.vload(kb.at(base, whole), mask=kb.mask(plane % VW)))  # (masked lanes: 0)
-        flagged = b.icmp_unsigned(">=", b.call(top, [b.load(acc)]), ir.Constant(I32, _bits(scan.bound)))
+        flagged = b.icmp_unsigned(">=", b.call(top, [b.load(acc)]), bound_bits)
         b.store(b.zext(flagged, I32), kb.at(flags, p))
     kb.finish()
 
 
 def fix_kernel(module: ir.Module, guard: GuardSpec, name: str) -> None:
     """args: X, flags, W [O, C / group, 3, 3] (f32, as the model has them), Y, [bias],
-    [residual]; threads split the output channels."""
+    [residual], the bound (one f32); threads split the output channels."""
     spec = guard.spec
     module.unroll = False  # type: ignore[attr-defined]  # a rare path: small code
     kb = KernelBuilder(module, name)
@@ -116,6 +112,7 @@ def fix_kernel(module: ir.Module, guard: GuardSpec, name: str) -> None:
     bias = kb.slot(4) if spec.bias else None
     res = kb.slot(4 + spec.bias) if spec.epilogue.residual else None
     b = kb.b
+    bound = b.load(kb.slot(4 + spec.bias + bool(spec.epilogue.residual)))
     s, m, a = spec.stride, spec.m, spec.a
     og, cg = spec.o // guard.group, spec.c // guard.group
     plane, out_plane = spec.h * spec.w, spec.oh * spec.ow
@@ -145,7 +142,7 @@ def fix_kernel(module: ir.Module, guard: GuardSpec, name: str) -> None:
                             ix = b.sub(b.add(b.mul(tx, i64(s * m)), j), i64(spec.pad[1]))
                             with kb.if_(b.and_(inside(iy, spec.h), inside(ix, spec.w))):
                                 v = b.load(kb.at(x, b.add(b.mul(nc, i64(plane)), b.add(b.mul(iy, i64(spec.w)), ix))))
-                                big = b.fcmp_unordered(">=", kb.call_unary("fabs", v), f32(guard.bound))
+                                big = b.fcmp_unordered(">=", kb.call_unary("fabs", v), bound)
                                 b.store(b.or_(b.load(bad), b.zext(big, I32)), bad)
                 with kb.if_(b.icmp_unsigned("!=", b.load(bad), zero32)):
                     _direct_tile(kb, guard, x, wt, y, bias, res, acc, n, ty, tx, o0, o1, og, cg, plane, out_plane)

@@ -133,19 +133,20 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
         _guard_fix(ctx, guard, weights, x, out, tail)
 
 
-def _guard_scan(ctx: Lowering, spec: WinogradSpec, g: ConvGeometry, u: np.ndarray, x: Buffer) -> tuple[GuardSpec, Buffer]:
-    """The `NONFINITE_GUARD` scan's phase: the guard's spec and its plane flags."""
-    guard = GuardSpec(spec, g.group, safe_bound(u, spec, g.c // g.group))
+def _guard_scan(ctx: Lowering, spec: WinogradSpec, g: ConvGeometry, u: np.ndarray, x: Buffer) -> tuple[GuardSpec, Buffer, Buffer]:
+    """The `NONFINITE_GUARD` scan's phase: the guard's spec, its plane flags and its bound."""
+    guard = GuardSpec(spec, g.group)
+    bound = ctx.const(np.array([safe_bound(u, spec, g.c // g.group)], np.float32))
     flags = ctx.scratch(4 * g.n * g.c)
-    planes = ScanSpec(g.n * g.c, g.h * g.w, guard.bound)
+    planes = ScanSpec(g.n * g.c, g.h * g.w)
     scan = ctx.kernel(("finite_scan", planes), lambda mod, n: scan_kernel(mod, planes, n))
-    ctx.phase(scan, [x, flags], "winograd")
-    return guard, flags
+    ctx.phase(scan, [x, flags, bound], "winograd")
+    return guard, flags, bound
 
 
-def _guard_fix(ctx: Lowering, guarded: tuple[GuardSpec, Buffer], weights: np.ndarray, x: Buffer, out: Buffer, tail: list[Buffer]) -> None:
+def _guard_fix(ctx: Lowering, guarded: tuple[GuardSpec, Buffer, Buffer], weights: np.ndarray, x: Buffer, out: Buffer, tail: list[Buffer]) -> None:
     """The `NONFINITE_GUARD` fix-up's phase: flagged tiles by the direct window (the weights as
     f32 [O, C / group, 3, 3]; x stays live until here)."""
-    guard, flags = guarded
+    guard, flags, bound = guarded
     fix = ctx.kernel(("finite_fix", guard), lambda mod, n: fix_kernel(mod, guard, n))
-    ctx.phase(fix, [x, flags, ctx.const(np.ascontiguousarray(weights, np.float32)), out, *tail], "winograd")
+    ctx.phase(fix, [x, flags, ctx.const(np.ascontiguousarray(weights, np.float32)), out, *tail, bound], "winograd")
