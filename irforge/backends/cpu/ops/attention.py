@@ -28,9 +28,10 @@ from xdsl.ir import SSAValue
 
 from irforge.backends.cpu.codegen import attention as kernel_knobs
 from irforge.backends.cpu.codegen.attention import AttentionSpec, attention_kernel, block_rows, packs_keys, row_stride
-from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel
+from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec
 from irforge.backends.cpu.codegen.rows import RowSpec
 from irforge.backends.cpu.lower import Buffer, Lowering, dtype_of, lowering, shape_of
+from irforge.backends.cpu.ops.gemm_function import gemm_function
 from irforge.backends.cpu.ops.elementwise import pointwise_phase
 from irforge.backends.cpu.ops.linear import _batch_strides as batch_strides
 from irforge.backends.cpu.ops.linear import merges_heads
@@ -60,7 +61,7 @@ def batched_gemm(ctx: Lowering, a: tuple[Buffer, Shape], b: tuple[Buffer, Shape]
     )
     levels = tuple(Batch(size, sa, sb, sc) for size, (sa, sb, sc) in zip(batch, strides))
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=False, ldb=n, ldc=n, batches=levels)
-    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm), spec.workspace_bytes())
+    name = gemm_function(ctx, spec)
     ctx.phase(name, [a_buf, b_buf, c_buf], "attention", 2 * math.prod(c_shape) * k)
 
 

@@ -17,10 +17,11 @@ from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2c
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, _padded_layout, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, gemm_kernel, pack_a_all, pack_b, runtime_k, splits_columns
+from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, pack_a_all, pack_b, runtime_k, splits_columns
 from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.lower import Buffer, Lowering, lowering, shape_of
+from irforge.backends.cpu.ops.gemm_function import gemm_function
 from irforge.backends.cpu.ops.dilated import dilated_winograd_convolution, dilated_winograd_pays
 from irforge.backends.cpu.ops.excite import materialize, plain_1x1, scaled_weights, take_channel_scale
 from irforge.backends.cpu.ops.input_activation import materialize_input_activation, take_input_activation
@@ -330,7 +331,7 @@ def im2col_gemm(ctx: Lowering, g: ConvGeometry, a, x, out, bias, tail, epilogue,
         **a_layout,  # type: ignore[arg-type]
     )
     spec, sizes = runtime_k(spec)  # one kernel for the layers that differ in K only
-    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n), spec.workspace_bytes())
+    name = gemm_function(ctx, spec)
     tag = "conv1x1" if g.kh == g.kw == 1 else f"conv{g.kh}x{g.kw}"
     extra = [ctx.const(np.array(sizes, np.int64))] if sizes else []
     ctx.phase(name, [a_buf, b_buf, out, *tail, *extra], tag, 2 * g.n * o * g.p * kg)
@@ -364,7 +365,7 @@ def deconvolution(ctx: Lowering, op: Deconvolution) -> None:
     b_blocks = aliased_blocks(p, cg, over=0) and m >= PACK_UNALIGNED_LEAST[0]
     spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1),
                     b_blocks=b_blocks, **a_layout)  # type: ignore[arg-type]
-    ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n), spec.workspace_bytes()), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
+    ctx.phase(gemm_function(ctx, spec), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
     begin, _ = op.transposed_pads(w[2:], x[2:])
     pick = (lambda v: (1, v[0])) if flat else (lambda v: tuple(v))
     c2i = Col2imSpec(x[0], group, og, h, wd, kh, kw, *(((1, y[2]) if flat else y[2:])), pick(op.window("strides", 1)),
@@ -392,7 +393,7 @@ def fully_connected(ctx: Lowering, op: FullyConnected) -> None:
         relayout(ctx, op, ctx.input(op, 1), (o, k), (1, 0), b_buf)
     spec = GemmSpec(m=m, n=o, k=k, a_panel=False, a_rs=k, a_cs=1, b_panel=weights is not None, ldb=o, ldc=o,
                     bias="col" if bias else "none", epilogue=epilogue, kc=kc, accumulate=accumulate)
-    name = ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n), spec.workspace_bytes())
+    name = gemm_function(ctx, spec)
     args = [ctx.input(op, 0), b_buf, out, *bias]
     ctx.phase(name, args + ([residual] if residual is not None else []), "fc", 2 * m * o * k)
 
@@ -455,7 +456,7 @@ def merged_heads(ctx: Lowering, op: MatMul) -> bool:
         spec = GemmSpec(m=s, n=n, k=h * d, a_panel=False, a_rs=d, a_cs=1, a_block_step=s * d, b_panel=True, ldc=n,
                         bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=d,
                         accumulate=accumulate)
-    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm), spec.workspace_bytes())
+    name = gemm_function(ctx, spec)
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail, "fc", 2 * batch * s * n * h * d)
     return True
@@ -581,7 +582,7 @@ def matmul(ctx: Lowering, op: MatMul) -> None:
     spec = GemmSpec(m=m, n=n, k=k, a_panel=False, a_rs=a_rs, a_cs=a_cs, b_panel=b_panel, ldb=ldb, ldc=n,
                     bias="col" if bias is not None else "none", epilogue=epilogue, batches=levels, kc=kc,
                     accumulate=accumulate, b_blocks=b_blocks)
-    name = ctx.kernel(("gemm", spec), lambda mod, nm: gemm_kernel(mod, spec, nm), spec.workspace_bytes())
+    name = gemm_function(ctx, spec)
     tail = ([bias] if bias is not None else []) + ([residual] if residual is not None else [])
     # tagged with its FLOPs so the benches pair it with onnxruntime's node (`cpu_phase_vs_ort.py`)
     ctx.phase(name, [ctx.input(op, 0), b_buf, out] + tail, "matmul", 2 * int(np.prod(batch, dtype=np.int64)) * m * n * k)

@@ -19,11 +19,12 @@ import numpy as np
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.copy import FILL, Move
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, balanced_rows, gemm_kernel, pack_a_all
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, Shifted, balanced_rows, pack_a_all
 from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.phases import PhaseSpec, phase_planes_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
+from irforge.backends.cpu.ops.gemm_function import gemm_function
 from irforge.backends.cpu.ops.movement import emit_moves
 from irforge.dialects.nn import Convolution
 
@@ -210,5 +211,5 @@ def shifted_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weights
         split_batches=g.n == 1 and g.group >= SPLIT_GROUPS, block_rows=rows,
     )
     a_buf = ctx.const(packed)
-    name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n), spec.workspace_bytes())
+    name = gemm_function(ctx, spec)
     ctx.phase(name, [a_buf, padded, out, *tail], f"conv{g.kh}x{g.kw}", 2 * g.n * o * g.p * g.k_per_group)

@@ -35,10 +35,11 @@ from irforge.backends.cpu.codegen.copy import FILL, Move, contiguous_strides
 from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, depthwise_kernel, host_lanes
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.rows import RowSpec, row_kernel
-from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, gemm_kernel, pack_a_all
+from irforge.backends.cpu.codegen.gemm import NR, Batch, GemmSpec, pack_a_all
 from irforge.backends.cpu.codegen.im2col_flat import flat_pays
 from irforge.backends.cpu.codegen.pool import PoolSpec, pool_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering, shape_of
+from irforge.backends.cpu.ops.gemm_function import gemm_function
 from irforge.backends.cpu.ops.fusion import absorb_epilogue, require_f32
 from irforge.backends.cpu.ops.movement import emit_moves, relayout
 from irforge.dialects.nn import Convolution, Deconvolution, Pooling
@@ -117,7 +118,7 @@ def volumetric_convolution(ctx: Lowering, op: Convolution) -> None:
         spec = GemmSpec(m=og, n=g.p, k=kg, b_panel=b_panel, ldb=ldb, ldc=channel, bias="row" if bias else "none",
                         epilogue=epilogue, batches=tuple(lv for lv in levels if lv.count > 1), c_offset=first * per_slice * g.p,
                         b_blocks=b_blocks, **a_layout)  # type: ignore[arg-type]
-        name = ctx.kernel(("gemm", spec), lambda m, n: gemm_kernel(m, spec, n), spec.workspace_bytes())
+        name = gemm_function(ctx, spec)
         ctx.phase(name, [a_buf, b_buf, out, *tail], tag, 2 * x[0] * o * images * g.p * kg)
 
     if pointwise and lead == 1 and taps == 1 and begin[0] == 0 and (out_lead[0] - 1) * strides[0] < x[2]:
@@ -199,7 +200,7 @@ def volumetric_deconvolution(ctx: Lowering, op: Deconvolution) -> None:
     b_blocks = aliased_blocks(p, cg, over=0) and m >= PACK_UNALIGNED_LEAST[0]  # as the 2-D Deconvolution's
     spec = GemmSpec(m=m, n=p, k=cg, b_panel=False, ldb=p, ldc=p, batches=tuple(lv for lv in levels if lv.count > 1),
                     b_blocks=b_blocks, **a_layout)
-    ctx.phase(ctx.kernel(("gemm", spec), lambda mod, n: gemm_kernel(mod, spec, n), spec.workspace_bytes()), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
+    ctx.phase(gemm_function(ctx, spec), [a_buf, ctx.input(op, 0), col], "deconv", 2 * x[0] * group * m * p * cg)
     begin, _ = op.transposed_pads(w[2:], x[2:])
     c2i = Col2imNdSpec(x[0], group, og, tuple(x[2:]), tuple(w[2:]), tuple(y[2:]), tuple(op.window("strides", 1)),
                        tuple(op.window("dilations", 1)), tuple(begin), op.bias is not None)

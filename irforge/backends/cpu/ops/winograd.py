@@ -8,12 +8,13 @@ import numpy as np
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry
 from irforge.backends.cpu.codegen.epilogue import Epilogue
-from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, gemm_kernel, pack_a_all
+from irforge.backends.cpu.codegen.gemm import Batch, GemmSpec, pack_a_all
 from irforge.backends.cpu.codegen.irutil import VW
 from irforge.backends.cpu.codegen.winograd import WinogradSpec, point_stride, transform_weights, v_channel
 from irforge.backends.cpu.codegen.winograd_guard import GuardSpec, ScanSpec, fix_kernel, safe_bound, scan_kernel
 from irforge.backends.cpu.codegen.winograd_transforms import input_transform_kernel, output_transform_kernel
 from irforge.backends.cpu.lower import Buffer, Lowering
+from irforge.backends.cpu.ops.gemm_function import gemm_function
 from irforge.dialects.nn import Convolution
 
 MIN_TILES = 16
@@ -125,7 +126,7 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     groups = (Batch(g.group, each, cg * channel, og * tiles),) if g.group > 1 else ()
     gemm = GemmSpec(m=og, n=tiles, k=cg, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
                     batches=(Batch(points, g.group * each, v_point, m_point), *groups))
-    name = ctx.kernel(("gemm", gemm), lambda mod, n: gemm_kernel(mod, gemm, n), gemm.workspace_bytes())
+    name = gemm_function(ctx, gemm)
     ctx.phase(name, [ctx.const(panels), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
     ctx.phase(backward, [m, out, *tail], "winograd")
