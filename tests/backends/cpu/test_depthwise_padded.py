@@ -76,7 +76,7 @@ def test_padded_plane(x_shape, k, props, epilogue, lanes, monkeypatch) -> None: 
     pad = tuple(props["pads_begin"])
     oh, ow = want.shape[2:]
     g = ConvGeometry(n, c, h, w, k, k, oh, ow, stride, dilation, pad, c)
-    assert depthwise._padded_layout(g, lanes) is not None  # the path under test
+    assert depthwise.padded_layout(g, lanes) is not None  # the path under test
     for threads in (1, 2):
         compiled = compile_model(model, threads=threads, cache_dir=False)
         compiled._executable.arena[:] = np.nan
@@ -99,17 +99,17 @@ def test_layout_limits() -> None:
         o = out or (size + 2 * (k // 2) - k) // stride + 1
         return ConvGeometry(1, 8, size, size, k, k, o, o, (stride, stride), (1, 1), (k // 2, k // 2), 8)
 
-    assert depthwise._padded_layout(g(28, 1), 8) is not None
-    assert depthwise._padded_layout(g(56, 1), 8) is None
-    assert depthwise._padded_layout(g(28, 2), 8) is not None
-    assert depthwise._padded_layout(g(56, 2), 8) is not None
-    assert depthwise._padded_layout(g(56, 2), 8).ring == 0  # the whole split plane
-    assert depthwise._padded_layout(g(112, 2), 8).ring == 16  # 9 rows a block of 4
-    assert depthwise._padded_layout(g(112, 2, k=5), 8).ring == 16  # 11 rows
-    assert depthwise._padded_layout(g(224, 2), 8) is None  # past SPLIT_RING_OW_MAX
-    assert depthwise._padded_layout(g(21, 3), 8) is None
-    assert depthwise._padded_layout(g(33, 1), 8) is None  # undilated: PADDED_OW_MAX
+    assert depthwise.padded_layout(g(28, 1), 8) is not None
+    assert depthwise.padded_layout(g(56, 1), 8) is None
+    assert depthwise.padded_layout(g(28, 2), 8) is not None
+    assert depthwise.padded_layout(g(56, 2), 8) is not None
+    assert depthwise.padded_layout(g(56, 2), 8).ring == 0  # the whole split plane
+    assert depthwise.padded_layout(g(112, 2), 8).ring == 16  # 9 rows a block of 4
+    assert depthwise.padded_layout(g(112, 2, k=5), 8).ring == 16  # 11 rows
+    assert depthwise.padded_layout(g(224, 2), 8) is None  # past SPLIT_RING_OW_MAX
+    assert depthwise.padded_layout(g(21, 3), 8) is None
+    assert depthwise.padded_layout(g(33, 1), 8) is None  # undilated: PADDED_OW_MAX
     dilated = ConvGeometry(1, 8, 33, 33, 5, 5, 33, 33, (1, 1), (2, 2), (4, 4), 8)
-    assert depthwise._padded_layout(dilated, 8) is not None  # PADDED_DILATED_OW_MAX
+    assert depthwise.padded_layout(dilated, 8) is not None  # PADDED_DILATED_OW_MAX
     tall = ConvGeometry(1, 8, 1000, 20, 3, 3, 1000, 20, (1, 1), (1, 1), (1, 1), 8)
-    assert depthwise._padded_layout(tall, 8) is None  # 1002 x 22 floats > PADDED_STACK_MAX
+    assert depthwise.padded_layout(tall, 8) is None  # 1002 x 22 floats > PADDED_STACK_MAX

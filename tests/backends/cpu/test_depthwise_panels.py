@@ -69,4 +69,4 @@ def test_panel_planes_fit_the_stack() -> None:
         return ConvGeometry(1, 8, h, 24, 3, 3, h, 24, (1, 1), (1, 1), (1, 1), 8)
 
     assert depthwise.panel_output_fits(g(300), 16)  # 2 x 7232 floats
-    assert depthwise._padded_layout(g(400), 16) is not None and not depthwise.panel_output_fits(g(400), 16)  # 2 x 9632
+    assert depthwise.padded_layout(g(400), 16) is not None and not depthwise.panel_output_fits(g(400), 16)  # 2 x 9632

@@ -115,7 +115,7 @@ through the arena go."""
 def panel_output_fits(g: ConvGeometry, lanes: int) -> bool:
     """Whether a depthwise layer can write B panels (`DepthwiseSpec.panels`): one sample, on
     the stack-plane kernel."""
-    return PANEL_OUTPUT and g.n == 1 and _padded_layout(g, lanes, panels=True) is not None
+    return PANEL_OUTPUT and g.n == 1 and padded_layout(g, lanes, panels=True) is not None
 
 
 PANEL_STACK_MAX = 16384
@@ -143,10 +143,10 @@ class DepthwiseSpec:
     panels: bool = False
     """the output is written as the next 1x1 layer's B panels (`gemm.NR`-column panels of C
     K rows, the last one's columns past the plane zeros: `conv.pack_rows_kernel`'s layout)
-    instead of planes: one sample, no residual, `_padded_layout` planes only (`PANEL_OUTPUT`)"""
+    instead of planes: one sample, no residual, `padded_layout` planes only (`PANEL_OUTPUT`)"""
     input_activation: tuple[str, tuple[float, ...]] = ("none", ())
     """an activation (relu or clamp: f(0) = 0, so the zero pads stay zeros) applied to the
-    input as its rows are copied into the stack plane (`_padded_layout` planes only): the
+    input as its rows are copied into the stack plane (`padded_layout` planes only): the
     ReLU between a residual sum and the depthwise layer reading it, whose input the sum's
     other reader needs raw (Xception's middle flow: `ops/input_activation.py`)"""
     channels_arg: bool = False
@@ -241,7 +241,7 @@ def depthwise_kernel(module: ir.Module, spec: DepthwiseSpec, name: str) -> None:
     late = (kind in ("act.swish", "act.sigmoid") and (g.kh * g.kw > LATE_TAPS or g.ow < LATE_WIDTH)
             or kind in LATE_CHEAP and (g.stride == (1, 1) or g.kh * g.kw > 9))
     per_plane = late and g.p <= PLANE_PASS
-    if _padded_layout(g, n, spec.panels) is not None:
+    if padded_layout(g, n, spec.panels) is not None:
         _padded_plane_kernel(kb, spec, late, per_plane)
         return
     assert not spec.panels, "B panels are written by the stack-plane kernel only (panel_output_fits)"
@@ -389,7 +389,7 @@ def _ring_rows(g: ConvGeometry) -> int:
     return 1 << (need - 1).bit_length()
 
 
-def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayout | None:
+def padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayout | None:
     """The stack plane for `g`, or None where the cut kernel runs (wide rows, strides over 2,
     a plane too large for the stack); `panels`: for a layer writing B panels."""
     sy, sx = g.stride
@@ -419,7 +419,7 @@ def _padded_layout(g: ConvGeometry, n: int, panels: bool = False) -> _PaddedLayo
 
 
 def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per_plane: bool) -> None:
-    """The kernel body for planes of `_padded_layout`: per plane, its input rows are copied
+    """The kernel body for planes of `padded_layout`: per plane, its input rows are copied
     into the stack plane (zeroed once: the copies' lanes past a row are zeros, so the pads
     stay zero), then the output rows run in blocks of ROWS over plain loads (with `ring`,
     each block first splits the input rows it reads past the previous block's into the ring). A row's vectors
@@ -427,7 +427,7 @@ def _padded_plane_kernel(kb: KernelBuilder, spec: DepthwiseSpec, late: bool, per
     the next row's first vector, stored after it; only the plane's very last vector is
     masked (the next plane may be another thread's)."""
     g, n = spec.geometry, spec.lanes
-    lay = _padded_layout(g, n, spec.panels)
+    lay = padded_layout(g, n, spec.panels)
     assert lay is not None and not (spec.panels and spec.epilogue.residual)
     b = kb.b
     x, w, out = kb.slot(0), kb.slot(1), kb.slot(2)

@@ -6,7 +6,7 @@ read one sum twice: raw, as the next residual, and through a ReLU, by a depthwis
 The epilogue of the GEMM making the sum cannot apply the ReLU (the raw sum is needed), so
 the ReLU was a pointwise pass of its own over the whole tensor (Xception: 11 of them, a
 read and a write of 1-11 MiB each). A depthwise layer on the stack-plane kernel
-(`depthwise._padded_layout`: rows up to 32 wide, stride-2 rows up to 64) copies every input
+(`depthwise.padded_layout`: rows up to 32 wide, stride-2 rows up to 64) copies every input
 row anyway: it applies the activation to each vector it copies (`DepthwiseSpec.input_activation`).
 The activation keeps 0 at 0, so the plane's zero pads are what the activated input's pads
 would be. The ReLU's lowering defers (`defer_input_activation`: its result aliases its input,
@@ -42,7 +42,7 @@ def _stack_plane(conv: Convolution) -> bool:
     """Whether `conv` is a depthwise layer that `linear._depthwise` runs on the stack-plane
     kernel whatever it writes (planes, or B panels: `panel_output_fits` needs that kernel
     too, and a layout for panels implies one for planes)."""
-    from irforge.backends.cpu.codegen.depthwise import _padded_layout, host_lanes
+    from irforge.backends.cpu.codegen.depthwise import padded_layout, host_lanes
     from irforge.backends.cpu.ops.linear import geometry  # linear imports this module
 
     x = shape_of(conv.input)
@@ -50,7 +50,7 @@ def _stack_plane(conv: Convolution) -> bool:
         return False
     g: ConvGeometry = geometry(conv)
     o = shape_of(conv.weights)[0]
-    return g.group == g.c == o and g.group > 1 and _padded_layout(g, host_lanes()) is not None
+    return g.group == g.c == o and g.group > 1 and padded_layout(g, host_lanes()) is not None
 
 
 def defer_input_activation(ctx: Lowering, op: Operation) -> bool:

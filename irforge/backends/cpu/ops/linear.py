@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from irforge.backends.cpu.codegen.conv import ConvGeometry, crop_dead_taps, im2col_kernel, pack_rows_kernel
-from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, _padded_layout, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
+from irforge.backends.cpu.codegen.depthwise import DepthwiseSpec, padded_layout, depthwise_kernel, host_lanes, panel_output_fits, shared_channels
 from irforge.backends.cpu.codegen.deconv import Col2imSpec, col2im_kernel
 from irforge.backends.cpu.codegen.epilogue import Epilogue
 from irforge.backends.cpu.codegen.gemm import KC, NR, Batch, GemmSpec, pack_a_all, pack_b, runtime_k, splits_columns
@@ -233,7 +233,7 @@ def _depthwise(ctx: Lowering, op: Convolution, g: ConvGeometry, weights, x: Buff
     o = g.c
     panels = no_residual and panel_output_fits(g, host_lanes()) and reads_panels(ctx, final)
     act = take_input_activation(ctx, op)  # a ReLU before this layer, applied as its input is copied
-    if act is not None and _padded_layout(g, host_lanes(), panels) is None:  # not the stack-plane kernel after all
+    if act is not None and padded_layout(g, host_lanes(), panels) is None:  # not the stack-plane kernel after all
         x, act = materialize_input_activation(ctx, act), None
     if panels:
         out = ctx.buffer(4 * -(-g.p // NR) * NR * o, "arena")
