@@ -13,7 +13,7 @@ import pytest
 from irforge.backends.cpu import compile_model
 from irforge.backends.cpu.codegen import attention
 from irforge.dialects.nn import ScaledDotProductAttention as SDPA
-from tests.backends.cpu.conftest import matches_reference
+from tests.backends.cpu.conftest import matches_reference, run_cpu
 from tests.helpers import one_op_model, rand
 
 H, L, S, D = 2, 9, 21, 8
@@ -46,10 +46,6 @@ def test_lean_exp_equals_vector_exp(monkeypatch) -> None:  # type: ignore[no-unt
     outs = []
     for lean in (False, True):
         monkeypatch.setattr(attention, "LEAN_EXP", lean)
-        compiled = compile_model(model, threads=1, cache_dir=False)
-        try:
-            outs.append(compiled(feeds)["y0"])
-        finally:
-            compiled.close()
+        outs.append(run_cpu(model, feeds, False, threads=1)["y0"])
     assert np.isnan(outs[1][0, 1, 2]).all() and np.isnan(outs[1][0, 1, 5]).all() and np.isnan(outs[1][0, 0, 4]).any()
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6, atol=1e-7)
