@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from irforge.backends.cpu.ops import linear
+from irforge.backends.cpu.ops import gemm_function, linear
 from irforge.backends.reference import run
 from irforge.builder import ModelBuilder
 from irforge.dialects.nn import Eltwise, FullyConnected, MatMul, ReLU
@@ -39,8 +39,8 @@ def _model(producer: str, m: int, constant: bool = True):  # type: ignore[no-unt
 
 def _blocks(model, feeds, monkeypatch) -> int:  # type: ignore[no-untyped-def]
     taken = []
-    original = linear.gemm_kernel
-    monkeypatch.setattr(linear, "gemm_kernel", lambda mod, spec, name: (taken.append(spec.kc), original(mod, spec, name))[1])
+    original = gemm_function.gemm_kernel
+    monkeypatch.setattr(gemm_function, "gemm_kernel", lambda mod, spec, name: (taken.append(spec.kc), original(mod, spec, name))[1])
     np.testing.assert_allclose(run_cpu(model, feeds, False, threads=2)["y"], run(model, feeds)["y"], rtol=1e-5, atol=1e-5)
     assert len(taken) == 1
     return -(-K // taken[0])
