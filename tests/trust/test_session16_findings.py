@@ -31,6 +31,7 @@ WINOGRAD_CASES = {
     "f4_s2": (32, 32, 56, 2, 1, 1, 4),
     "dilated": (32, 32, 28, 1, 2, 1, 2),
     "grouped": (64, 64, 28, 1, 1, 2, 4),
+    "k_blocks": (400, 24, 28, 1, 1, 1, 4),  # C over the pack's K block (KC = 384): the fix-up reads U across two
 }
 
 
@@ -111,6 +112,53 @@ def test_the_winograd_guard_leaves_finite_inputs_bit_equal(monkeypatch: pytest.M
         monkeypatch.setattr(winograd, "NONFINITE_GUARD", guard)
         outs[guard] = _run_cpu(import_onnx(proto), feeds, 2)["y"]
     np.testing.assert_array_equal(outs[True], outs[False])
+
+
+@pytest.mark.parametrize(("m", "stride"), [(2, 1), (4, 1), (2, 2), (4, 2)])
+def test_the_fix_up_reads_each_tap_back_from_the_transformed_weights(m: int, stride: int) -> None:
+    """The fix-up reads the 3x3 weights back from U = G g G^T (`taps_from_points`, a left
+    inverse of G of one or two points per tap): exact in fractions, and on f32 U within a few
+    ulps of the taps' magnitude (the corners exactly)."""
+    from fractions import Fraction
+
+    from irforge.backends.cpu.codegen.winograd import matrices, transform_weights
+    from irforge.backends.cpu.codegen.winograd_guard import taps_from_points
+
+    g = matrices(m, stride)[1]
+    inverse = taps_from_points(g)
+    assert all(1 <= len(row) <= 2 for row in inverse)
+    for t, row in enumerate(inverse):
+        assert [sum((c * Fraction(g[i][k]) for i, c in row), Fraction(0)) for k in range(3)] == [int(t == k) for k in range(3)]
+    w = np.random.default_rng(m + stride).standard_normal((8, 5, 3, 3)).astype(np.float32)
+    u = transform_weights(w, m, stride).astype(np.float64)
+    a = len(g)
+    back = np.zeros_like(w, np.float64)
+    for ky in range(3):
+        for kx in range(3):
+            for px, cy in inverse[ky]:
+                for py, cx in inverse[kx]:
+                    back[:, :, ky, kx] += float(cy * cx) * u[px * a + py]
+    np.testing.assert_allclose(back, w, rtol=0, atol=16 * np.finfo(np.float32).eps * np.abs(w).max())
+    corners = (slice(None), slice(None), [0, 0, 2, 2], [0, 2, 0, 2])
+    np.testing.assert_array_equal(back[corners].astype(np.float32), w[corners])
+
+
+def test_the_winograd_guard_keeps_no_second_copy_of_the_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session 16's guard kept the raw 3x3 weights among the program's constants for its
+    fix-up (ResNet-50 +43 MiB); it now reads them back from the packed U, so the constants are
+    the same guard on or off but for the one-float bound."""
+    import irforge.backends.cpu.ops.winograd as winograd
+    from irforge.backends.cpu import compile_model
+
+    proto, _, geometry = _conv_case("f4_s1", True, np.random.default_rng(5))
+    assert _takes_winograd(geometry, True) == 4
+    sizes = {}
+    for guard in (False, True):
+        monkeypatch.setattr(winograd, "NONFINITE_GUARD", guard)
+        compiled = compile_model(import_onnx(proto), threads=1, cache_dir=False)
+        sizes[guard] = compiled.stats.constant_bytes
+        compiled.close()
+    assert sizes[True] - sizes[False] == 4
 
 
 # -- attention chains: a Where over an added run-time mask -----------------------------------

@@ -14,7 +14,11 @@ layer's phases keep it exact:
 - `fix_kernel` (after the output transform): returns at once where no plane of the batch is
   flagged; else it finds the tiles whose a x a input window holds such a value and recomputes
   their outputs by the direct window (every output channel, with the bias, residual and
-  activation), over the Winograd outputs.
+  activation), over the Winograd outputs. It reads the 3x3 weights back from the layer's
+  packed transformed weights U = G g G^T (`taps_from_points`: a left inverse of G with one or
+  two points per tap, exact in the corners, within a few ulps of the taps' magnitude in the
+  middle) instead of a second copy of the raw weights among the program's constants (ResNet-50
+  +43 MiB, VGG-16 +56 MiB when it kept one).
 
 Both are scalar or plain loops: the scan's cost is what finite inputs pay; the fix-up runs only
 for inputs with non-finite (or huge) values, and its direct sums are slow but exact.
@@ -23,12 +27,14 @@ for inputs with non-finite (or huge) values, and its direct sums are slow but ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from llvmlite import ir
 
 from irforge.backends.cpu.codegen.epilogue import apply_epilogue
-from irforge.backends.cpu.codegen.irutil import F32, I32, VW, KernelBuilder, f32, i64, undef, vec
+from irforge.backends.cpu.codegen.gemm import KC, MR
+from irforge.backends.cpu.codegen.irutil import F32, F64, I32, VW, KernelBuilder, f32, i64, undef, vec
 from irforge.backends.cpu.codegen.winograd import WinogradSpec, matrices
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -48,6 +54,36 @@ def safe_bound(u: np.ndarray, spec: WinogradSpec, channels: int) -> float:
         return 0.0
     bound = FLT_MAX / (4.0 * sa * sa * sb * sb * max(channels, 1) * max(umax, 1e-30))
     return float(2.0 ** np.floor(np.log2(min(bound, FLT_MAX))))  # (down to a power of 2: layers share scans)
+
+
+def taps_from_points(g: list[list]) -> list[list[tuple[int, Fraction]]]:  # type: ignore[type-arg]
+    """A left inverse L of the weight transform G [a x 3] (L G = I), row t as its nonzero
+    (point, coefficient) pairs: a point whose row of G is a multiple of tap t's unit vector,
+    else the first pair of points that combine to it (found and checked in exact fractions).
+    g[ky, kx] = sum over (x, y) of L[ky][x] L[kx][y] U[x * a + y]."""
+    rows = [[Fraction(v) for v in row] for row in g]
+    inverse = []
+    for t in range(3):
+        unit = [Fraction(int(t == i)) for i in range(3)]
+        found = next(([(i, 1 / row[t])] for i, row in enumerate(rows)
+                      if row[t] and all(v == 0 for k, v in enumerate(row) if k != t)), None)
+        for i in range(len(rows)) if found is None else ():
+            for j in range(i + 1, len(rows)):
+                p, q = rows[i], rows[j]
+                det = p[t] * q[(t + 1) % 3] - q[t] * p[(t + 1) % 3]
+                if det == 0:
+                    continue
+                # alpha p + beta q = unit on taps t and t + 1; checked on the third below
+                alpha, beta = q[(t + 1) % 3] / det, -p[(t + 1) % 3] / det
+                if all(alpha * p[k] + beta * q[k] == unit[k] for k in range(3)):
+                    found = [(i, alpha), (j, beta)]
+                    break
+            if found is not None:
+                break
+        if found is None:
+            raise ValueError(f"the Winograd weight transform {g} has no left inverse of one or two points per tap")
+        inverse.append(found)
+    return inverse
 
 
 @dataclass(frozen=True)
@@ -103,8 +139,9 @@ def scan_kernel(module: ir.Module, scan: ScanSpec, name: str) -> None:
 
 
 def fix_kernel(module: ir.Module, guard: GuardSpec, name: str) -> None:
-    """args: X, flags, W [O, C / group, 3, 3] (f32, as the model has them), Y, [bias],
-    [residual], the bound (one f32); threads split the output channels."""
+    """args: X, flags, the layer's packed U (`pack_a_all` of its [point, group] matrices of
+    [O / group, C / group], K blocks of `KC`), Y, [bias], [residual], the bound (one f32);
+    threads split the output channels."""
     spec = guard.spec
     module.unroll = False  # type: ignore[attr-defined]  # a rare path: small code
     kb = KernelBuilder(module, name)
@@ -152,24 +189,42 @@ def fix_kernel(module: ir.Module, guard: GuardSpec, name: str) -> None:
 def _direct_tile(kb: KernelBuilder, guard: GuardSpec, x, wt, y, bias, res, acc, n, ty, tx, o0, o1, og: int, cg: int,  # type: ignore[no-untyped-def]
                  plane: int, out_plane: int) -> None:
     """Outputs of tile (n, ty, tx) for channels [o0, o1) by the direct 3x3 window over the
-    input (taps in the padding skipped), then the bias, residual and activation."""
+    input (taps in the padding skipped), then the bias, residual and activation; each tap's
+    weight read back from U (`taps_from_points`, summed in f64)."""
     spec = guard.spec
     b = kb.b
-    s, m = spec.stride, spec.m
+    s, m, a = spec.stride, spec.m, spec.a
+    inverse = taps_from_points(matrices(m, s)[1])
+    blocks = -(-og // MR)
+    matrix = blocks * MR * cg  # one (point, group) matrix's packed floats
     with kb.loop(o0, o1, name="o") as o:
-        first = b.mul(b.udiv(o, i64(og)), i64(cg))  # the group's first input channel
+        group = b.udiv(o, i64(og))
+        first = b.mul(group, i64(cg))  # the group's first input channel
+        row = b.urem(o, i64(og))
+        row_at = b.add(b.mul(group, i64(matrix)), b.add(b.mul(b.udiv(row, i64(MR)), i64(MR)), b.urem(row, i64(MR))))
         with kb.loop(0, m, name="i") as i, kb.loop(0, m, name="j") as j:
             oy, ox = b.add(b.mul(ty, i64(m)), i), b.add(b.mul(tx, i64(m)), j)
             with kb.if_(b.and_(b.icmp_unsigned("<", oy, i64(spec.oh)), b.icmp_unsigned("<", ox, i64(spec.ow)))):
                 b.store(f32(0.0), acc)
-                with kb.loop(0, cg, name="c") as c, kb.loop(0, 3, name="ky") as ky, kb.loop(0, 3, name="kx") as kx:
-                    iy = b.sub(b.add(b.mul(oy, i64(s)), ky), i64(spec.pad[0]))
-                    ix = b.sub(b.add(b.mul(ox, i64(s)), kx), i64(spec.pad[1]))
-                    with kb.if_(b.and_(b.icmp_unsigned("<", iy, i64(spec.h)), b.icmp_unsigned("<", ix, i64(spec.w)))):
+                for k0 in range(0, cg, KC):  # the pack's K blocks: [row block][width][MR] each
+                    width = min(KC, cg - k0)
+                    block_at = b.add(row_at, b.mul(b.udiv(row, i64(MR)), i64(MR * (width - 1))))
+                    with kb.loop(k0, k0 + width, name="c") as c:
+                        at = b.add(b.add(block_at, i64(k0 * blocks * MR)), b.mul(b.sub(c, i64(k0)), i64(MR)))
                         plane_at = b.mul(b.add(b.mul(n, i64(spec.c)), b.add(first, c)), i64(plane))
-                        xv = b.load(kb.at(x, b.add(plane_at, b.add(b.mul(iy, i64(spec.w)), ix))))
-                        tap = b.add(b.mul(b.add(b.mul(o, i64(cg)), c), i64(9)), b.add(b.mul(ky, i64(3)), kx))
-                        b.store(b.fadd(b.load(acc), b.fmul(b.load(kb.at(wt, tap)), xv)), acc)
+                        for ky in range(3):
+                            iy = b.sub(b.add(b.mul(oy, i64(s)), i64(ky)), i64(spec.pad[0]))
+                            for kx in range(3):
+                                ix = b.sub(b.add(b.mul(ox, i64(s)), i64(kx)), i64(spec.pad[1]))
+                                with kb.if_(b.and_(b.icmp_unsigned("<", iy, i64(spec.h)), b.icmp_unsigned("<", ix, i64(spec.w)))):
+                                    xv = b.load(kb.at(x, b.add(plane_at, b.add(b.mul(iy, i64(spec.w)), ix))))
+                                    weight = None
+                                    for px, cy in inverse[ky]:
+                                        for py, cx in inverse[kx]:
+                                            point = b.fpext(b.load(kb.at(wt, b.add(at, i64((px * a + py) * guard.group * matrix)))), F64)
+                                            term = b.fmul(point, ir.Constant(F64, float(cy * cx)))
+                                            weight = term if weight is None else b.fadd(weight, term)
+                                    b.store(b.fadd(b.load(acc), b.fmul(b.fptrunc(weight, F32), xv)), acc)
                 value = b.load(acc)
                 if bias is not None:
                     value = b.fadd(value, b.load(kb.at(bias, o)))

@@ -127,11 +127,12 @@ def winograd_convolution(ctx: Lowering, op: Convolution, g: ConvGeometry, weight
     gemm = GemmSpec(m=og, n=tiles, k=cg, a_panel=True, ldb=channel, ldc=tiles, split_batches=True,
                     batches=(Batch(points, g.group * each, v_point, m_point), *groups))
     name = gemm_function(ctx, gemm)
-    ctx.phase(name, [ctx.const(panels), v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
+    packed = ctx.const(panels)
+    ctx.phase(name, [packed, v, m], "conv3x3", 2 * g.n * o * g.p * g.k_per_group)
     backward = ctx.kernel(("winograd_out", spec), lambda mod, n: output_transform_kernel(mod, spec, n))
     ctx.phase(backward, [m, out, *tail], "winograd")
     if guard is not None:
-        _guard_fix(ctx, guard, weights, x, out, tail)
+        _guard_fix(ctx, guard, packed, x, out, tail)
 
 
 def _guard_scan(ctx: Lowering, spec: WinogradSpec, g: ConvGeometry, u: np.ndarray, x: Buffer) -> tuple[GuardSpec, Buffer, Buffer]:
@@ -145,9 +146,10 @@ def _guard_scan(ctx: Lowering, spec: WinogradSpec, g: ConvGeometry, u: np.ndarra
     return guard, flags, bound
 
 
-def _guard_fix(ctx: Lowering, guarded: tuple[GuardSpec, Buffer, Buffer], weights: np.ndarray, x: Buffer, out: Buffer, tail: list[Buffer]) -> None:
-    """The `NONFINITE_GUARD` fix-up's phase: flagged tiles by the direct window (the weights as
-    f32 [O, C / group, 3, 3]; x stays live until here)."""
+def _guard_fix(ctx: Lowering, guarded: tuple[GuardSpec, Buffer, Buffer], packed: Buffer, x: Buffer, out: Buffer, tail: list[Buffer]) -> None:
+    """The `NONFINITE_GUARD` fix-up's phase: flagged tiles by the direct window, its weights
+    read back from the GEMM's packed U (no second copy of the layer's weights; x stays live
+    until here)."""
     guard, flags, bound = guarded
     fix = ctx.kernel(("finite_fix", guard), lambda mod, n: fix_kernel(mod, guard, n))
-    ctx.phase(fix, [x, flags, ctx.const(np.ascontiguousarray(weights, np.float32)), out, *tail, bound], "winograd")
+    ctx.phase(fix, [x, flags, packed, out, *tail, bound], "winograd")
