@@ -2,7 +2,9 @@
 
 A kernel's module is named by a hash of its specification (the key its lowering generates it
 for: op, shapes, attributes, fused epilogue), the code generator's version (a hash of the CPU
-backend's sources), the host CPU name and features, and the irforge version; on a hit the
+backend's sources), the settings of the moment (`knob_settings`: module-level knobs such as
+`gemm.B_PREFETCH_NEXT_PANEL` change the code without changing a spec), the host CPU name and
+features, and the irforge version; on a hit the
 kernel's IR is never built, and the object file is loaded as is. Other modules (the driver)
 are named by a hash of their IR text. Files are written atomically, so concurrent compiles
 never see partial objects, and each holds a SHA-256 of its object: a file truncated or
@@ -15,7 +17,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import os
+import sys
 import re
 import tempfile
 import time
@@ -38,6 +42,50 @@ def codegen_version() -> str:
     for path in sorted(_BACKEND.rglob("*.py")):
         digest.update(path.relative_to(_BACKEND).as_posix().encode())
         digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+KNOB_PACKAGES = ("irforge.backends.cpu", "irforge.passes")
+"""The packages whose module-level settings name every kernel and program (`knob_settings`)."""
+
+
+@functools.cache
+def _knob_modules() -> tuple[str, ...]:
+    """Every module of `KNOB_PACKAGES` (by its file: `codegen` is a namespace package, which
+    pkgutil does not walk), imported once (~0.1 s where a compile had not loaded them all):
+    the settings hashed must not depend on which modules a process happened to import, or two
+    processes would miss each other's objects."""
+    root = Path(irforge.__file__).parent.parent
+    names = []
+    for package in KNOB_PACKAGES:
+        for path in sorted((root / package.replace(".", "/")).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            try:
+                importlib.import_module(name)
+            except ImportError:  # an optional dependency missing: its module cannot run either
+                continue
+            names.append(name)
+    return tuple(names)
+
+
+def _plain(value: object) -> bool:
+    if isinstance(value, (bool, int, float, str, bytes, type(None))):
+        return True
+    return isinstance(value, (tuple, frozenset)) and all(_plain(v) for v in value)
+
+
+def knob_settings() -> str:
+    """A hash of the module-level settings of the CPU backend and the passes (UPPER_CASE names
+    bound to plain values: bools, numbers, strings, tuples of them), read at each compile
+    (~3 ms). A knob that changes generated code or the lowering without changing a kernel's
+    spec (a test's monkeypatch, a bench's A/B) then misses the other setting's objects and
+    programs instead of loading them."""
+    digest = hashlib.sha256()
+    for name in _knob_modules():
+        for key, value in sorted(vars(sys.modules[name]).items()):
+            if key.isupper() and _plain(value):
+                digest.update(f"{name}.{key}={value!r}\0".encode())
     return digest.hexdigest()[:16]
 
 
@@ -134,6 +182,7 @@ class ObjectCache:
     def __init__(self, directory: Path | None, target: str) -> None:
         self.directory = directory
         self.target = target
+        self.settings = knob_settings()
         self.hits = 0
         self.misses = 0
         self.loaded: dict[str, bytes] = {}
@@ -157,11 +206,11 @@ class ObjectCache:
         return "s" + self.hash_of(spec, codegen_version())
 
     def hash_of(self, *parts: str) -> str:
-        """A hash of `parts`, the target, the irforge version and the file format (MAGIC): an
+        """A hash of `parts`, the settings, the target, the irforge version and the file format (MAGIC): an
         irforge from before the framed format, sharing the folder, never finds a framed file
         under its key and hands it to LLVM's loader raw (which aborts the process)."""
         digest = hashlib.sha256()
-        for part in (*parts, self.target, irforge.__version__, MAGIC.decode()):
+        for part in (*parts, self.settings, self.target, irforge.__version__, MAGIC.decode()):
             digest.update(part.encode())
             digest.update(b"\0")
         return digest.hexdigest()[:40]
