@@ -26,7 +26,8 @@ onnxruntime (on the ONNX file) and OpenVINO (its own ONNX reader, f32) run alter
 this one process, `--runs` rounds after two warm-up runs each; the table gives irforge's
 median and its ratio to each engine's median (below 1: irforge is faster; on 1 thread also
 the ratio of the medians of process CPU time per run, which other jobs on a shared host do
-not inflate as they do wall time), irforge's max abs
+not inflate as they do wall time, and of their minima: "min /ort", the steadiest figure on
+this host), irforge's max abs
 error against onnxruntime relative to the largest |output| (random weights blow some outputs
 up to ~1e12: an absolute figure says nothing there), the compile times, and memory: the model's weights, the packed
 constants and arena of the compiled model, the peak RSS growth of the cold compile over the
@@ -402,10 +403,12 @@ def reset_peak() -> None:
         pass
 
 
-def alternate(engines: dict[str, Callable[[], object]], runs: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Median wall seconds of each engine, run in turn (one run each per round), and median
-    CPU seconds of this process over each run (on a shared host, other jobs stretch the wall
-    time of whichever engine they preempt; they do not add to its CPU time)."""
+def alternate(engines: dict[str, Callable[[], object]], runs: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Median wall seconds of each engine, run in turn (one run each per round), and the
+    median and minimum CPU seconds of this process over each run (on a shared host, other
+    jobs stretch the wall time of whichever engine they preempt; they do not add to its CPU
+    time, but this host's slow spells, `cpu_slow_spells.py`, stretch CPU time too, and a
+    median can land in one: the minimum rarely does)."""
     times: dict[str, list[float]] = {name: [] for name in engines}
     cpu: dict[str, list[float]] = {name: [] for name in engines}
     for fn in engines.values():
@@ -417,7 +420,8 @@ def alternate(engines: dict[str, Callable[[], object]], runs: int) -> tuple[dict
             fn()
             times[name].append(time.perf_counter() - start)
             cpu[name].append(time.process_time() - start_cpu)
-    return {name: statistics.median(t) for name, t in times.items()}, {name: statistics.median(t) for name, t in cpu.items()}
+    return ({name: statistics.median(t) for name, t in times.items()}, {name: statistics.median(t) for name, t in cpu.items()},
+            {name: min(t) for name, t in cpu.items()})
 
 
 def host_steps(compiled: object) -> str:
@@ -486,13 +490,15 @@ def bench(name: str, workdir: Path, runs: int, threads: list[int]) -> dict[str, 
         engines = {"irforge": lambda: mine(feeds), "openvino": lambda: request.infer(ov_feeds)}
         if t in sessions:
             engines["onnxruntime"] = lambda session=sessions[t]: session.run(None, ort_feeds)
-        medians, cpu = alternate(engines, runs)
+        medians, cpu, cpu_min = alternate(engines, runs)
         row[f"{t}T ms"] = f"{medians['irforge'] * 1e3:.1f}"
         row[f"{t}T /ort"] = f"{medians['irforge'] / medians['onnxruntime']:.2f}" if t in sessions else ort_missing
         row[f"{t}T /ov"] = f"{medians['irforge'] / medians['openvino']:.2f}"
         if t == 1:  # one thread each: the process's CPU time is the engine's work
             row["1T cpu /ort"] = f"{cpu['irforge'] / cpu['onnxruntime']:.2f}" if t in sessions else ort_missing
             row["1T cpu /ov"] = f"{cpu['irforge'] / cpu['openvino']:.2f}"
+            row["1T min /ort"] = f"{cpu_min['irforge'] / cpu_min['onnxruntime']:.2f}" if t in sessions else ort_missing
+            row["1T min /ov"] = f"{cpu_min['irforge'] / cpu_min['openvino']:.2f}"
         if mine is not cached:
             mine.close()
     row["resident +MiB"] = f"{(rss() - before) / MIB:.0f}"
@@ -526,6 +532,10 @@ def main() -> None:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(row.get(c, "") for c in columns) + " |" for row in rows]
     print("\n".join(lines))
+    summary = ratio_medians(rows)
+    if summary:
+        lines += ["", "medians over the rows: " + ", ".join(f"{c} {m:.3f} ({n} rows)" for c, (m, n) in summary.items())]
+        print(lines[-1])
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
     bad = [f"{row['model']} ({row.get('error', row.get('rel'))})" for row in rows
@@ -535,6 +545,21 @@ def main() -> None:
         # session): say it last and fail the run.
         print(f"WRONG OR FAILED ({len(bad)}): " + "; ".join(bad), file=sys.stderr)
         sys.exit(1)
+
+
+def ratio_medians(rows: list[dict[str, str]]) -> dict[str, tuple[float, int]]:
+    """Per ratio column (`/ort`, `/ov`), the median over the rows that hold a number, and their count."""
+    out = {}
+    for column in dict.fromkeys(k for row in rows for k in row if k.endswith(("/ort", "/ov"))):
+        values = []
+        for row in rows:
+            try:
+                values.append(float(row.get(column, "")))
+            except ValueError:
+                continue
+        if values:
+            out[column] = (statistics.median(values), len(values))
+    return out
 
 
 WRONG_ABOVE = 1e-3  # relative error; every correct row of the zoo reads <= 2e-5
