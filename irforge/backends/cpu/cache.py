@@ -72,20 +72,31 @@ def _knob_modules() -> tuple[str, ...]:
 def _plain(value: object) -> bool:
     if isinstance(value, (bool, int, float, str, bytes, type(None))):
         return True
+    if isinstance(value, dict):  # (`llvm_worker.OPT_LEVELS`, `linear.ROW_BLOCKS`)
+        return all(_plain(k) and _plain(v) for k, v in value.items())
     return isinstance(value, (tuple, frozenset)) and all(_plain(v) for v in value)
 
 
+def _canonical(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k!r}:{_canonical(v)}" for k, v in sorted(value.items(), key=repr)) + "}"
+    if isinstance(value, frozenset):
+        return "frozenset(" + ",".join(sorted(repr(v) for v in value)) + ")"
+    return repr(value)
+
+
 def knob_settings() -> str:
-    """A hash of the module-level settings of the CPU backend and the passes (UPPER_CASE names
-    bound to plain values: bools, numbers, strings, tuples of them), read at each compile
+    """A hash of the module-level settings of the CPU backend and the passes (public UPPER_CASE
+    names bound to plain values: bools, numbers, strings, tuples and dicts of them; a private
+    `_NAME` may be state a module keeps), read at each compile
     (~3 ms). A knob that changes generated code or the lowering without changing a kernel's
     spec (a test's monkeypatch, a bench's A/B) then misses the other setting's objects and
     programs instead of loading them."""
     digest = hashlib.sha256()
     for name in _knob_modules():
         for key, value in sorted(vars(sys.modules[name]).items()):
-            if key.isupper() and _plain(value):
-                digest.update(f"{name}.{key}={value!r}\0".encode())
+            if key.isupper() and not key.startswith("_") and _plain(value):
+                digest.update(f"{name}.{key}={_canonical(value)}\0".encode())
     return digest.hexdigest()[:16]
 
 

@@ -49,5 +49,12 @@ def test_the_settings_hash_follows_plain_knobs_only(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(winograd, "STRIDE2_F4_MIN_TILES", winograd.STRIDE2_F4_MIN_TILES + 1)
     assert knob_settings() != base
     monkeypatch.undo()
+    from irforge.backends.cpu import llvm_worker
+
+    monkeypatch.setitem(llvm_worker.OPT_LEVELS, "gemm/rolled", 3)  # a dict of plain values is a setting
+    assert knob_settings() != base
+    monkeypatch.undo()
+    assert knob_settings() == base
     monkeypatch.setattr(winograd, "not_a_knob", 1, raising=False)  # lower case: not a setting
+    monkeypatch.setattr(winograd, "_STATE", 1, raising=False)  # private: a module's own state
     assert knob_settings() == base
