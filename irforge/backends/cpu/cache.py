@@ -78,10 +78,14 @@ def _plain(value: object) -> bool:
 
 
 def _canonical(value: object) -> str:
+    """`repr` with sets and dicts in sorted order: a frozenset of strings iterates in an order
+    that changes with each process's hash seed, and the key must not."""
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k!r}:{_canonical(v)}" for k, v in sorted(value.items(), key=repr)) + "}"
+        return "{" + ",".join(sorted(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items())) + "}"
     if isinstance(value, frozenset):
-        return "frozenset(" + ",".join(sorted(repr(v) for v in value)) + ")"
+        return "frozenset(" + ",".join(sorted(_canonical(v) for v in value)) + ")"
+    if isinstance(value, tuple):
+        return "(" + ",".join(_canonical(v) for v in value) + ",)"
     return repr(value)
 
 

@@ -58,3 +58,17 @@ def test_the_settings_hash_follows_plain_knobs_only(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(winograd, "not_a_knob", 1, raising=False)  # lower case: not a setting
     monkeypatch.setattr(winograd, "_STATE", 1, raising=False)  # private: a module's own state
     assert knob_settings() == base
+
+
+def test_the_settings_hash_is_the_same_in_every_process() -> None:
+    """Sets of strings iterate in an order that follows each process's hash seed; the key is
+    hashed from a sorted form, or a second process (`ir-run` twice) missed the first one's
+    program (the clean clone's first run of this change did)."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import irforge.backends.cpu.ops\nfrom irforge.backends.cpu.cache import knob_settings\nprint(knob_settings())"
+    hashes = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
+                             text=True, check=True).stdout.strip() for seed in ("1", "2", "3")}
+    assert len(hashes) == 1 and knob_settings() in hashes
