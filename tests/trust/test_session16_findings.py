@@ -161,6 +161,28 @@ def test_the_winograd_guard_keeps_no_second_copy_of_the_weights(monkeypatch: pyt
     assert sizes[True] - sizes[False] == 4
 
 
+@pytest.mark.parametrize("name", ["f2_s1_odd", "f4_s1"])
+def test_weights_whose_transform_would_overflow_take_the_direct_path(name: str) -> None:
+    """Weights of 3e38 overflow U = G g G^T (up to 2.25x the largest weight for F(2x2)),
+    and the guard's fix-up reads its taps back from U: such a layer takes a direct path
+    (`winograd.weights_fit`), whose sums stay finite as the reference's do."""
+    from irforge.backends.cpu.ops.winograd import weights_fit
+
+    proto, feeds, geometry = _conv_case(name, False, np.random.default_rng(9))
+    w = onnx.numpy_helper.to_array(proto.graph.initializer[0]).copy()
+    w[3, 5] = 3e38  # all nine taps: U's middle points sum them (x 0.25 for F(2x2): inf)
+    assert not weights_fit(w) and weights_fit(w / 8)
+    proto.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(w, "w"))
+    feeds["x"] = np.random.default_rng(3).uniform(-0.5, 0.5, feeds["x"].shape).astype(np.float32)
+    feeds["x"][:, 5] *= 0.05  # the direct sums stay finite
+    want = _reference(proto, feeds)
+    assert np.isfinite(want).all() and np.abs(want).max() > 1e37
+    got = _run_cpu(import_onnx(proto), feeds, 2)["y"]
+    np.testing.assert_allclose(got[:, 3], want[:, 3], rtol=1e-4, atol=1e-6 * np.abs(want).max())
+    others = [c for c in range(want.shape[1]) if c != 3]
+    np.testing.assert_allclose(got[:, others], want[:, others], rtol=1e-4, atol=1e-4)
+
+
 # -- attention chains: a Where over an added run-time mask -----------------------------------
 
 

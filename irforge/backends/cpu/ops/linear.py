@@ -30,7 +30,7 @@ from irforge.backends.cpu.ops.movement import relayout
 from irforge.backends.cpu.ops.segmented import row_bands, row_bands_pay
 from irforge.backends.cpu.ops.volumetric import volumetric_convolution, volumetric_deconvolution
 from irforge.backends.cpu.ops.shifted import shifted_convolution, shifted_pays
-from irforge.backends.cpu.ops.winograd import winograd_convolution, winograd_pays
+from irforge.backends.cpu.ops.winograd import weights_fit, winograd_convolution, winograd_pays
 from irforge.dialects.nn import Convolution, Deconvolution, FullyConnected, MatMul, Reduce
 from irforge.dialects.nn.constant import Constant
 from irforge.errors import IrforgeError
@@ -196,10 +196,10 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if weights is not None:
         g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
     og, kg = o // g.group, g.k_per_group
-    if weights is not None and dilated_winograd_pays(g, epilogue):
+    if weights is not None and weights_fit(weights) and dilated_winograd_pays(g, epilogue):
         dilated_winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
-    if weights is not None and winograd_pays(g, o):
+    if weights is not None and weights_fit(weights) and winograd_pays(g, o):
         winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
     if weights is not None and shifted_pays(g):

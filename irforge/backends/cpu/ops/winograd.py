@@ -67,6 +67,17 @@ channels per group (ResNeXt's stage 4 only) 0.998 (-0.56 ms GEMMs, +0.54 transfo
 GROUPED_MIN_CHANNELS = 16
 
 
+def weights_fit(weights: np.ndarray) -> bool:
+    """Whether the transformed weights U = G g G^T stay finite: every |U| is at most 2.25
+    max |g| (the largest squared row sum of |G| over the tile sizes and strides), so weights
+    under FLT_MAX / 4 fit. Layers with larger or non-finite weights take a direct path: the
+    guard's fix-up reads its taps back from U (`winograd_guard.taps_from_points`), which an
+    inf in U would leave nothing exact to read."""
+    with np.errstate(all="ignore"):
+        top = float(np.abs(weights).max()) if weights.size else 0.0
+    return bool(np.isfinite(top) and top < float(np.finfo(np.float32).max) / 4)
+
+
 def winograd_pays(g: ConvGeometry, o: int | None = None) -> bool:
     """`o`: the output channels (stride 2 and groups need them); None: the input's."""
     if (g.kh, g.kw) != (3, 3) or g.dilation != (1, 1):
