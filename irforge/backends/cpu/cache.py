@@ -19,8 +19,8 @@ import functools
 import hashlib
 import importlib
 import os
-import sys
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path

@@ -15,16 +15,12 @@ from irforge.backends.cpu.cache import knob_settings
 from irforge.backends.cpu.codegen import gemm
 from irforge.frontends.onnx import import_onnx
 from irforge.testing import onnx_models
-
-X = {"data": np.random.default_rng(5).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+from tests.backends.cpu.test_program_cache import output
 
 
 def _compile(cache: Path):  # type: ignore[no-untyped-def]
     compiled = compile_model(import_onnx(onnx_models.resnet(seed=0)), threads=1, cache_dir=cache)
-    try:
-        return compiled.stats, next(iter(compiled(X).values()))
-    finally:
-        compiled.close()
+    return compiled.stats, output(compiled)
 
 
 def test_a_flipped_knob_misses_the_cached_program_and_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

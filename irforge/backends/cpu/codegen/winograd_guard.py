@@ -26,6 +26,7 @@ for inputs with non-finite (or huge) values, and its direct sums are slow but ex
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -64,26 +65,31 @@ def taps_from_points(g: list[list]) -> list[list[tuple[int, Fraction]]]:  # type
     rows = [[Fraction(v) for v in row] for row in g]
     inverse = []
     for t in range(3):
-        unit = [Fraction(int(t == i)) for i in range(3)]
-        found = next(([(i, 1 / row[t])] for i, row in enumerate(rows)
-                      if row[t] and all(v == 0 for k, v in enumerate(row) if k != t)), None)
-        for i in range(len(rows)) if found is None else ():
-            for j in range(i + 1, len(rows)):
-                p, q = rows[i], rows[j]
-                det = p[t] * q[(t + 1) % 3] - q[t] * p[(t + 1) % 3]
-                if det == 0:
-                    continue
-                # alpha p + beta q = unit on taps t and t + 1; checked on the third below
-                alpha, beta = q[(t + 1) % 3] / det, -p[(t + 1) % 3] / det
-                if all(alpha * p[k] + beta * q[k] == unit[k] for k in range(3)):
-                    found = [(i, alpha), (j, beta)]
-                    break
-            if found is not None:
-                break
+        found = _one_point(rows, t) or _two_points(rows, t)
         if found is None:
             raise ValueError(f"the Winograd weight transform {g} has no left inverse of one or two points per tap")
         inverse.append(found)
     return inverse
+
+
+def _one_point(rows: list[list[Fraction]], t: int) -> list[tuple[int, Fraction]] | None:
+    for i, row in enumerate(rows):
+        if row[t] and all(v == 0 for k, v in enumerate(row) if k != t):
+            return [(i, 1 / row[t])]
+    return None
+
+
+def _two_points(rows: list[list[Fraction]], t: int) -> list[tuple[int, Fraction]] | None:
+    """alpha p + beta q = tap t's unit vector: solved on taps t and t + 1, checked on all three."""
+    u = (t + 1) % 3
+    for (i, p), (j, q) in itertools.combinations(enumerate(rows), 2):
+        det = p[t] * q[u] - q[t] * p[u]
+        if det == 0:
+            continue
+        alpha, beta = q[u] / det, -p[u] / det
+        if all(alpha * p[k] + beta * q[k] == (k == t) for k in range(3)):
+            return [(i, alpha), (j, beta)]
+    return None
 
 
 @dataclass(frozen=True)
@@ -197,20 +203,22 @@ def _direct_tile(kb: KernelBuilder, guard: GuardSpec, x, wt, y, bias, res, acc, 
     inverse = taps_from_points(matrices(m, s)[1])
     blocks = -(-og // MR)
     matrix = blocks * MR * cg  # one (point, group) matrix's packed floats
+    point_step = guard.group * matrix  # from one transform point's matrices to the next's
     with kb.loop(o0, o1, name="o") as o:
         group = b.udiv(o, i64(og))
         first = b.mul(group, i64(cg))  # the group's first input channel
         row = b.urem(o, i64(og))
-        row_at = b.add(b.mul(group, i64(matrix)), b.add(b.mul(b.udiv(row, i64(MR)), i64(MR)), b.urem(row, i64(MR))))
+        lane = b.add(b.mul(group, i64(matrix)), b.urem(row, i64(MR)))
+        row_block = b.udiv(row, i64(MR))
         with kb.loop(0, m, name="i") as i, kb.loop(0, m, name="j") as j:
             oy, ox = b.add(b.mul(ty, i64(m)), i), b.add(b.mul(tx, i64(m)), j)
             with kb.if_(b.and_(b.icmp_unsigned("<", oy, i64(spec.oh)), b.icmp_unsigned("<", ox, i64(spec.ow)))):
                 b.store(f32(0.0), acc)
                 for k0 in range(0, cg, KC):  # the pack's K blocks: [row block][width][MR] each
                     width = min(KC, cg - k0)
-                    block_at = b.add(row_at, b.mul(b.udiv(row, i64(MR)), i64(MR * (width - 1))))
+                    block_at = b.add(lane, b.add(i64(k0 * blocks * MR), b.mul(row_block, i64(MR * width))))
                     with kb.loop(k0, k0 + width, name="c") as c:
-                        at = b.add(b.add(block_at, i64(k0 * blocks * MR)), b.mul(b.sub(c, i64(k0)), i64(MR)))
+                        at = b.add(block_at, b.mul(b.sub(c, i64(k0)), i64(MR)))  # U[point 0][o][c]
                         plane_at = b.mul(b.add(b.mul(n, i64(spec.c)), b.add(first, c)), i64(plane))
                         for ky in range(3):
                             iy = b.sub(b.add(b.mul(oy, i64(s)), i64(ky)), i64(spec.pad[0]))
@@ -218,13 +226,9 @@ def _direct_tile(kb: KernelBuilder, guard: GuardSpec, x, wt, y, bias, res, acc, 
                                 ix = b.sub(b.add(b.mul(ox, i64(s)), i64(kx)), i64(spec.pad[1]))
                                 with kb.if_(b.and_(b.icmp_unsigned("<", iy, i64(spec.h)), b.icmp_unsigned("<", ix, i64(spec.w)))):
                                     xv = b.load(kb.at(x, b.add(plane_at, b.add(b.mul(iy, i64(spec.w)), ix))))
-                                    weight = None
-                                    for px, cy in inverse[ky]:
-                                        for py, cx in inverse[kx]:
-                                            point = b.fpext(b.load(kb.at(wt, b.add(at, i64((px * a + py) * guard.group * matrix)))), F64)
-                                            term = b.fmul(point, ir.Constant(F64, float(cy * cx)))
-                                            weight = term if weight is None else b.fadd(weight, term)
-                                    b.store(b.fadd(b.load(acc), b.fmul(b.fptrunc(weight, F32), xv)), acc)
+                                    weight = _tap_weight(kb, wt, at, [((px * a + py) * point_step, float(cy * cx))
+                                                                      for px, cy in inverse[ky] for py, cx in inverse[kx]])
+                                    b.store(b.fadd(b.load(acc), b.fmul(weight, xv)), acc)
                 value = b.load(acc)
                 if bias is not None:
                     value = b.fadd(value, b.load(kb.at(bias, o)))
@@ -233,3 +237,13 @@ def _direct_tile(kb: KernelBuilder, guard: GuardSpec, x, wt, y, bias, res, acc, 
                 one = b.insert_element(undef(vec(1, F32)), value, lane)
                 residual = b.insert_element(undef(vec(1, F32)), b.load(kb.at(res, at)), lane) if res is not None else None
                 b.store(b.extract_element(apply_epilogue(kb, spec.epilogue, one, residual), lane), kb.at(y, at))
+
+
+def _tap_weight(kb: KernelBuilder, wt: ir.Value, at: ir.Value, terms: list[tuple[int, float]]) -> ir.Value:
+    """One 3x3 weight from U: the sum, in f64, of coefficient x U at `at` + offset over `terms`."""
+    b = kb.b
+    total = None
+    for offset, coefficient in terms:
+        term = b.fmul(b.fpext(b.load(kb.at(wt, b.add(at, i64(offset)))), F64), ir.Constant(F64, coefficient))
+        total = term if total is None else b.fadd(total, term)
+    return b.fptrunc(total, F32)

@@ -196,10 +196,10 @@ def convolution(ctx: Lowering, op: Convolution) -> None:
     if weights is not None:
         g, weights = crop_dead_taps(g, weights.reshape(o, g.c // g.group, g.kh, g.kw))
     og, kg = o // g.group, g.k_per_group
-    if weights is not None and weights_fit(weights) and dilated_winograd_pays(g, epilogue):
+    if weights is not None and dilated_winograd_pays(g, epilogue) and weights_fit(weights):
         dilated_winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
-    if weights is not None and weights_fit(weights) and winograd_pays(g, o):
+    if weights is not None and winograd_pays(g, o) and weights_fit(weights):  # (geometry first: a pass over the weights)
         winograd_convolution(ctx, op, g, weights, [x, out, *tail], epilogue)
         return
     if weights is not None and shifted_pays(g):
